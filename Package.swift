@@ -1,0 +1,35 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "GarageLite",
+    platforms: [
+        .macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v7),
+    ],
+    products: [
+        .library(name: "GarageLite", targets: ["GarageLite"]),
+        .executable(name: "garage-demo", targets: ["garage-demo"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        .target(
+            name: "GarageLite",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "garage-demo",
+            dependencies: ["GarageLite"]
+        ),
+        .testTarget(
+            name: "GarageLiteTests",
+            dependencies: ["GarageLite", "garage-demo"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

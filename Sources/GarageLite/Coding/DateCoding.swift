@@ -1,0 +1,63 @@
+import Foundation
+
+/// The garage's default date strategies, and the date formats GarageStorage wrote.
+enum DateCoding {
+    /// Dates are written as their `timeIntervalSinceReferenceDate`, in the shortest text that
+    /// reads back as the same `Double`: a date round-trips exactly.
+    static let defaultEncodingStrategy: JSONEncoder.DateEncodingStrategy = .deferredToDate
+
+    /// Reads the default format, and also ISO 8601 strings, such as the
+    /// `yyyy-MM-dd'T'HH:mm:ssZZZZZ` strings GarageStorage wrote.
+    static let defaultDecodingStrategy: JSONDecoder.DateDecodingStrategy = .custom(decodeDefault)
+
+    @Sendable
+    static func decodeDefault(_ decoder: any Decoder) throws -> Date {
+        let container = try decoder.singleValueContainer()
+        if let seconds = try? container.decode(Double.self) {
+            return Date(timeIntervalSinceReferenceDate: seconds)
+        }
+        let text = try container.decode(String.self)
+        if let date = parseISO8601(text) {
+            return date
+        }
+        throw DecodingError.dataCorrupted(.init(
+            codingPath: container.codingPath,
+            debugDescription: "Expected a date, as seconds since 2001-01-01 or an ISO 8601 string "
+                + "such as 2019-10-03T12:34:56Z, but found \"\(text)\"."))
+    }
+
+    static func parseISO8601(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
+    /// Encodes a date with Foundation's `JSONEncoder`, for strategies the garage's encoder
+    /// does not implement itself.
+    static func encodeWithFoundation(_ date: Date, strategy: JSONEncoder.DateEncodingStrategy,
+                                     codingPath: [any CodingKey]) throws -> JSONValue {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = strategy
+        guard case .array(let values) = try JSONReader.parse(try encoder.encode([date])), let value = values.first else {
+            throw EncodingError.invalidValue(date, .init(
+                codingPath: codingPath, debugDescription: "The date encoding strategy produced no value."))
+        }
+        return value
+    }
+
+    /// Decodes a date with Foundation's `JSONDecoder`, for strategies the garage's decoder
+    /// does not implement itself.
+    static func decodeWithFoundation(_ value: JSONValue, strategy: JSONDecoder.DateDecodingStrategy,
+                                     codingPath: [any CodingKey]) throws -> Date {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = strategy
+        do {
+            return try decoder.decode([Date].self, from: Data(JSONWriter.bytes(from: .array([value])))).first
+                ?? Date(timeIntervalSinceReferenceDate: 0)
+        } catch DecodingError.dataCorrupted(let context) {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: codingPath, debugDescription: context.debugDescription, underlyingError: context.underlyingError))
+        }
+    }
+}

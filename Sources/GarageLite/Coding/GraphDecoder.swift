@@ -1,0 +1,162 @@
+import Foundation
+
+/// Rebuilds objects from rows, resolving each reference stub to the row it names.
+///
+/// One `GraphDecoder` serves one retrieve: all its rows come from one snapshot (the
+/// `row` closure reads inside one read transaction), each row is decoded at most once,
+/// and the same instance is returned for every reference to it.
+final class GraphDecoder {
+    let dateStrategy: JSONDecoder.DateDecodingStrategy
+    private let rowLookup: (RowKey) throws -> StoredRow?
+    private let openRow: (StoredRow) throws -> JSONValue
+    private var decoded: [RowKey: Any] = [:]
+    /// The rows being decoded, outermost first: a reference back to one of them is a cycle.
+    private var inProgress: [RowKey] = []
+
+    /// - parameters:
+    ///   - row: Looks a row up by key.
+    ///   - open: Decrypts a row's data if needed, and parses its JSON.
+    init(dateStrategy: JSONDecoder.DateDecodingStrategy,
+         row: @escaping (RowKey) throws -> StoredRow?,
+         open: @escaping (StoredRow) throws -> JSONValue) {
+        self.dateStrategy = dateStrategy
+        self.rowLookup = row
+        self.openRow = open
+    }
+
+    /// Decodes the object a row holds, setting its sync status from the row.
+    func decode<T: Decodable>(_ type: T.Type, from row: StoredRow) throws -> T {
+        if let object = decoded[row.key] as? T {
+            return object
+        }
+        if let start = inProgress.firstIndex(of: row.key) {
+            throw GarageError.referenceCycle(
+                typeName: row.key.type, identifier: row.key.identifier,
+                cycle: (inProgress[start...] + [row.key]).map(\.description))
+        }
+        inProgress.append(row.key)
+        defer { inProgress.removeLast() }
+        var object = try unbox(T.self, from: try openRow(row), codingPath: [], isRowObject: true)
+        if let syncable = object as? any Syncable, let updated = syncable.settingSyncStatus(row.syncStatus) as? T {
+            object = updated
+        }
+        decoded[row.key] = object
+        return object
+    }
+
+    /// The object a reference stub names; `nil` when its row is missing and `lenient`
+    /// (the reference is optional).
+    func resolve<T: Decodable>(_ type: T.Type, identifier: String, codingPath: [any CodingKey],
+                               lenient: Bool) throws -> T? {
+        let key = RowKey(type: Identity.typeName(T.self), identifier: identifier)
+        if let object = decoded[key] as? T {
+            return object
+        }
+        guard let row = try rowLookup(key) else {
+            if lenient { return nil }
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: codingPath,
+                debugDescription: "Missing Identifiable reference: no object of type \(key.type) with "
+                    + "identifier \(identifier) is parked. Park it again, or make the property optional."))
+        }
+        return try decode(T.self, from: row)
+    }
+
+    /// Decodes one value at `codingPath`. A string where an `Identifiable` is expected is a
+    /// reference stub.
+    func unbox<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: [any CodingKey],
+                             isRowObject: Bool = false) throws -> T {
+        if let primitive = T.self as? any JSONPrimitive.Type {
+            return try decodePrimitive(primitive, from: value, codingPath: codingPath)
+        }
+        if T.self == Date.self {
+            return try decodeDate(from: value, codingPath: codingPath) as! T
+        }
+        if T.self == Data.self {
+            guard case .string(let text) = value else {
+                throw String.typeMismatch(value, codingPath)
+            }
+            guard let data = Data(base64Encoded: text) else {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: codingPath, debugDescription: "Expected Data as a base64 string."))
+            }
+            return data as! T
+        }
+        if T.self == URL.self {
+            guard case .string(let text) = value else { throw String.typeMismatch(value, codingPath) }
+            guard let url = URL(string: text) else {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: codingPath, debugDescription: "Invalid URL string \"\(text)\"."))
+            }
+            return url as! T
+        }
+        if T.self == Decimal.self {
+            guard case .number(let text) = value, let decimal = Decimal(string: text, locale: nil) else {
+                throw DecodingError.typeMismatch(Decimal.self, .init(
+                    codingPath: codingPath, debugDescription: "Expected a number for Decimal but found \(value.kindName)."))
+            }
+            return decimal as! T
+        }
+        if let optional = T.self as? any OptionalReference.Type {
+            return try decodeOptional(optional, from: value, codingPath: codingPath)
+        }
+        if !isRowObject, T.self is any Identifiable.Type, case .string(let identifier) = value {
+            // `lenient: false` throws instead of returning nil.
+            return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: false)!
+        }
+        return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self))
+    }
+
+    private func decodePrimitive<T, P: JSONPrimitive>(_ primitive: P.Type, from value: JSONValue,
+                                                       codingPath: [any CodingKey]) throws -> T {
+        try P.decode(from: value, codingPath: codingPath) as! T
+    }
+
+    private func decodeOptional<T, O: OptionalReference>(_ optional: O.Type, from value: JSONValue,
+                                                          codingPath: [any CodingKey]) throws -> T {
+        try O.decodeOptional(from: value, codingPath: codingPath, graph: self) as! T
+    }
+
+    private func decodeDate(from value: JSONValue, codingPath: [any CodingKey]) throws -> Date {
+        func number() throws -> Double { try Double.decode(from: value, codingPath: codingPath) }
+        func string() throws -> String { try String.decode(from: value, codingPath: codingPath) }
+        switch dateStrategy {
+        case .deferredToDate:
+            return Date(timeIntervalSinceReferenceDate: try number())
+        case .secondsSince1970:
+            return Date(timeIntervalSince1970: try number())
+        case .millisecondsSince1970:
+            return Date(timeIntervalSince1970: try number() / 1000)
+        case .iso8601:
+            let text = try string()
+            guard let date = ISO8601DateFormatter().date(from: text) else {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: codingPath, debugDescription: "Expected an ISO 8601 date but found \"\(text)\"."))
+            }
+            return date
+        case .custom(let decode):
+            return try decode(ReferenceDecoder(value: value, codingPath: codingPath, graph: self))
+        #if canImport(Darwin)
+        default:
+            // `.formatted` (on Linux, `.formatted` is a `.custom` closure) and future strategies.
+            return try DateCoding.decodeWithFoundation(value, strategy: dateStrategy, codingPath: codingPath)
+        #endif
+        }
+    }
+}
+
+/// An optional at any position (array element, dictionary value, property) decodes a
+/// reference to a missing row as `nil`.
+protocol OptionalReference {
+    static func decodeOptional(from value: JSONValue, codingPath: [any CodingKey], graph: GraphDecoder) throws -> Self
+}
+
+extension Optional: OptionalReference where Wrapped: Decodable {
+    static func decodeOptional(from value: JSONValue, codingPath: [any CodingKey], graph: GraphDecoder) throws -> Self {
+        if case .null = value { return .none }
+        if Wrapped.self is any Identifiable.Type, case .string(let identifier) = value {
+            return try graph.resolve(Wrapped.self, identifier: identifier, codingPath: codingPath, lenient: true)
+        }
+        return .some(try graph.unbox(Wrapped.self, from: value, codingPath: codingPath))
+    }
+}

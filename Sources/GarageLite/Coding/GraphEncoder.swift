@@ -1,0 +1,188 @@
+import Foundation
+
+/// One row produced by parking: an object's JSON and what the row needs besides.
+struct EncodedRow {
+    var key: RowKey
+    var json: String
+    /// The object's status when it is ``Syncable``.
+    var syncStatus: SyncStatus?
+    var references: [RowKey]
+    var isRoot: Bool
+}
+
+/// Turns objects into rows: one row per object parked, plus one row per nested
+/// `Identifiable` value, which is replaced in its parent's JSON by its identifier.
+///
+/// Encoding is pure: it does no I/O. The rows of one `GraphEncoder` are written in one
+/// transaction. An object reached twice (or through a cycle) is encoded once.
+final class GraphEncoder {
+    let dateStrategy: JSONEncoder.DateEncodingStrategy
+    private(set) var rows: [EncodedRow] = []
+    private var rowIndex: [RowKey: Int] = [:]
+    /// Keys of rows encoded or being encoded: a reference to one of them is just a stub.
+    private var visited: Set<RowKey> = []
+
+    init(dateStrategy: JSONEncoder.DateEncodingStrategy) {
+        self.dateStrategy = dateStrategy
+    }
+
+    /// Encodes `object` as a root row (and the rows it references); returns its key.
+    @discardableResult
+    func encodeRoot<T: Encodable>(_ object: T) throws -> RowKey {
+        let typeName = Identity.typeName(T.self)
+        if let identifier = try Identity.declaredIdentifier(of: object) {
+            let key = RowKey(type: typeName, identifier: identifier)
+            visited.insert(key)
+            try store(object, key: key, isRoot: true)
+            return key
+        }
+        guard object is any Hashable else {
+            throw GarageError.missingConformance(typeName)
+        }
+        let (json, references) = try encodeContent(object)
+        let bytes = JSONWriter.bytes(from: json)
+        let key = RowKey(type: typeName, identifier: Identity.contentIdentifier(ofJSON: bytes))
+        visited.insert(key)
+        add(EncodedRow(key: key, json: String(decoding: bytes, as: UTF8.self),
+                       syncStatus: (object as? any Syncable)?.syncStatus, references: references, isRoot: true))
+        return key
+    }
+
+    /// The identifier `object` is parked under.
+    func identifier<T: Encodable>(of object: T) throws -> String {
+        if let identifier = try Identity.declaredIdentifier(of: object) {
+            return identifier
+        }
+        guard object is any Hashable else {
+            throw GarageError.missingConformance(Identity.typeName(T.self))
+        }
+        let (json, _) = try encodeContent(object)
+        return Identity.contentIdentifier(ofJSON: JSONWriter.bytes(from: json))
+    }
+
+    /// Encodes a nested `Identifiable` value as its own row, unless it already is one.
+    func reference<T: Encodable>(_ object: T, key: RowKey) throws {
+        guard visited.insert(key).inserted else { return }
+        try store(object, key: key, isRoot: false)
+    }
+
+    private func store<T: Encodable>(_ object: T, key: RowKey, isRoot: Bool) throws {
+        let (json, references) = try encodeContent(object)
+        add(EncodedRow(key: key, json: JSONWriter.string(from: json),
+                       syncStatus: (object as? any Syncable)?.syncStatus, references: references, isRoot: isRoot))
+    }
+
+    private func add(_ row: EncodedRow) {
+        if let index = rowIndex[row.key] {
+            // Parked again in the same call (parkAll of an object also referenced, or twice):
+            // the last content wins, and a root stays a root.
+            let wasRoot = rows[index].isRoot
+            rows[index] = row
+            rows[index].isRoot = row.isRoot || wasRoot
+        } else {
+            rowIndex[row.key] = rows.count
+            rows.append(row)
+        }
+    }
+
+    /// The JSON of one row's object, and the keys of the rows it references.
+    private func encodeContent<T: Encodable>(_ object: T) throws -> (JSONValue, [RowKey]) {
+        let row = RowEncoding(graph: self, storesSyncStatusInRow: object is any Syncable)
+        let slot = try row.box(object, codingPath: [], isRowObject: true)
+        return (slot.jsonValue, row.references)
+    }
+}
+
+/// The encoding state of one row: the graph it belongs to, and the references it holds.
+final class RowEncoding {
+    unowned let graph: GraphEncoder
+    /// The row's object is `Syncable`: its status lives in the row, not in its JSON.
+    let storesSyncStatusInRow: Bool
+    private(set) var references: [RowKey] = []
+    private var referenceSet: Set<RowKey> = []
+
+    init(graph: GraphEncoder, storesSyncStatusInRow: Bool) {
+        self.graph = graph
+        self.storesSyncStatusInRow = storesSyncStatusInRow
+    }
+
+    /// Encodes one value at `codingPath`. A nested `Identifiable` becomes a reference stub.
+    func box<T: Encodable>(_ value: T, codingPath: [any CodingKey], isRowObject: Bool = false) throws -> EncodedSlot {
+        if let primitive = value as? any JSONPrimitive {
+            return .value(try primitive.jsonValue(codingPath: codingPath))
+        }
+        if T.self == Date.self, let date = value as? Date {
+            return try boxDate(date, codingPath: codingPath)
+        }
+        if T.self == Data.self, let data = value as? Data {
+            return .value(.string(data.base64EncodedString()))
+        }
+        if T.self == URL.self, let url = value as? URL {
+            return .value(.string(url.absoluteString))
+        }
+        if T.self == Decimal.self, let decimal = value as? Decimal {
+            guard decimal.isFinite else {
+                throw EncodingError.invalidValue(decimal, .init(
+                    codingPath: codingPath, debugDescription: "Unable to encode Decimal.nan in JSON."))
+            }
+            return .value(.number(decimal.description))
+        }
+        if !isRowObject, T.self is any Identifiable.Type, let identifiable = value as? any Identifiable {
+            let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable))
+            try graph.reference(value, key: key)
+            if referenceSet.insert(key).inserted {
+                references.append(key)
+            }
+            return .value(.string(key.identifier))
+        }
+        let encoder = ReferenceEncoder(row: self, codingPath: codingPath)
+        try value.encode(to: encoder)
+        return encoder.slot ?? .value(.object([:]))
+    }
+
+    private func boxDate(_ date: Date, codingPath: [any CodingKey]) throws -> EncodedSlot {
+        switch graph.dateStrategy {
+        case .deferredToDate:
+            return .value(try date.timeIntervalSinceReferenceDate.jsonValue(codingPath: codingPath))
+        case .secondsSince1970:
+            return .value(try date.timeIntervalSince1970.jsonValue(codingPath: codingPath))
+        case .millisecondsSince1970:
+            return .value(try (date.timeIntervalSince1970 * 1000).jsonValue(codingPath: codingPath))
+        case .iso8601:
+            return .value(.string(ISO8601DateFormatter().string(from: date)))
+        case .custom(let encode):
+            let encoder = ReferenceEncoder(row: self, codingPath: codingPath)
+            try encode(date, encoder)
+            return encoder.slot ?? .value(.object([:]))
+        #if canImport(Darwin)
+        default:
+            // `.formatted` (on Linux, `.formatted` is a `.custom` closure) and future strategies.
+            return .value(try DateCoding.encodeWithFoundation(date, strategy: graph.dateStrategy, codingPath: codingPath))
+        #endif
+        }
+    }
+}
+
+/// A JSON value being built. Objects and arrays are references, so that a container
+/// handed out by an encoder keeps writing into the value its parent holds.
+enum EncodedSlot {
+    case value(JSONValue)
+    case object(ObjectBuilder)
+    case array(ArrayBuilder)
+
+    var jsonValue: JSONValue {
+        switch self {
+        case .value(let value): return value
+        case .object(let builder): return .object(builder.members.mapValues(\.jsonValue))
+        case .array(let builder): return .array(builder.elements.map(\.jsonValue))
+        }
+    }
+}
+
+final class ObjectBuilder {
+    var members: [String: EncodedSlot] = [:]
+}
+
+final class ArrayBuilder {
+    var elements: [EncodedSlot] = []
+}

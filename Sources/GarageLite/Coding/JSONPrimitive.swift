@@ -1,0 +1,89 @@
+import Foundation
+
+/// The Swift values that are JSON scalars, encoded and decoded without a container.
+///
+/// A single protocol lets the coders recognise every scalar with one dynamic cast.
+protocol JSONPrimitive: Codable {
+    func jsonValue(codingPath: [any CodingKey]) throws -> JSONValue
+    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> Self
+}
+
+extension JSONPrimitive {
+    static func typeMismatch(_ value: JSONValue, _ codingPath: [any CodingKey]) -> DecodingError {
+        if case .null = value {
+            return .valueNotFound(Self.self, .init(
+                codingPath: codingPath, debugDescription: "Expected \(Self.self) but found null."))
+        }
+        return .typeMismatch(Self.self, .init(
+            codingPath: codingPath, debugDescription: "Expected \(Self.self) but found \(value.kindName)."))
+    }
+}
+
+extension String: JSONPrimitive {
+    func jsonValue(codingPath: [any CodingKey]) -> JSONValue { .string(self) }
+    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> String {
+        guard case .string(let string) = value else { throw typeMismatch(value, codingPath) }
+        return string
+    }
+}
+
+extension Bool: JSONPrimitive {
+    func jsonValue(codingPath: [any CodingKey]) -> JSONValue { .bool(self) }
+    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> Bool {
+        guard case .bool(let flag) = value else { throw typeMismatch(value, codingPath) }
+        return flag
+    }
+}
+
+/// Integers keep their exact text, so `Int64.min` and `UInt64.max` survive.
+protocol JSONInteger: JSONPrimitive, FixedWidthInteger {}
+
+extension JSONInteger {
+    func jsonValue(codingPath: [any CodingKey]) -> JSONValue { .number(String(self)) }
+    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> Self {
+        guard case .number(let text) = value else { throw typeMismatch(value, codingPath) }
+        if let integer = Self(text) { return integer }
+        // "3.0" or "1e3": accept it when it is a whole number that fits.
+        if let double = Double(text), let integer = Self(exactly: double) { return integer }
+        throw DecodingError.dataCorrupted(.init(
+            codingPath: codingPath, debugDescription: "The number \(text) does not fit in \(Self.self)."))
+    }
+}
+
+extension Int: JSONInteger {}
+extension Int8: JSONInteger {}
+extension Int16: JSONInteger {}
+extension Int32: JSONInteger {}
+extension Int64: JSONInteger {}
+extension UInt: JSONInteger {}
+extension UInt8: JSONInteger {}
+extension UInt16: JSONInteger {}
+extension UInt32: JSONInteger {}
+extension UInt64: JSONInteger {}
+
+/// Floating-point values are written in their shortest exact form; NaN and infinities
+/// are refused, as `JSONEncoder` does by default.
+protocol JSONFloat: JSONPrimitive, BinaryFloatingPoint, LosslessStringConvertible {}
+
+extension JSONFloat {
+    func jsonValue(codingPath: [any CodingKey]) throws -> JSONValue {
+        guard isFinite else {
+            throw EncodingError.invalidValue(self, .init(
+                codingPath: codingPath,
+                debugDescription: "Unable to encode \(Self.self).\(self) directly in JSON."))
+        }
+        return .number(description)
+    }
+
+    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> Self {
+        guard case .number(let text) = value else { throw typeMismatch(value, codingPath) }
+        guard let number = Self(text), number.isFinite else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: codingPath, debugDescription: "The number \(text) is not a valid \(Self.self)."))
+        }
+        return number
+    }
+}
+
+extension Double: JSONFloat {}
+extension Float: JSONFloat {}

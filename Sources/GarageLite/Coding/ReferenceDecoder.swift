@@ -1,0 +1,193 @@
+import Foundation
+
+/// The `Decoder` the garage hands to `init(from:)`: it reads one JSON value and resolves
+/// reference stubs through its ``GraphDecoder``.
+struct ReferenceDecoder: Decoder {
+    let value: JSONValue
+    let codingPath: [any CodingKey]
+    let graph: GraphDecoder
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard case .object(let members) = value else {
+            throw mismatch([String: Any].self, "a keyed container")
+        }
+        return KeyedDecodingContainer(KeyedContainer(members: members, codingPath: codingPath, graph: graph))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard case .array(let elements) = value else {
+            throw mismatch([Any].self, "an unkeyed container")
+        }
+        return UnkeyedContainer(elements: elements, codingPath: codingPath, graph: graph)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        SingleValueContainer(value: value, codingPath: codingPath, graph: graph)
+    }
+
+    private func mismatch(_ type: Any.Type, _ what: String) -> DecodingError {
+        if case .null = value {
+            return .valueNotFound(type, .init(codingPath: codingPath, debugDescription: "Expected \(what) but found null."))
+        }
+        return .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "Expected \(what) but found \(value.kindName)."))
+    }
+}
+
+extension ReferenceDecoder {
+    struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let members: [String: JSONValue]
+        let codingPath: [any CodingKey]
+        let graph: GraphDecoder
+
+        var allKeys: [Key] { members.keys.compactMap { Key(stringValue: $0) } }
+
+        func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }
+
+        private func value(for key: Key) throws -> JSONValue {
+            guard let value = members[key.stringValue] else {
+                throw DecodingError.keyNotFound(key, .init(
+                    codingPath: codingPath, debugDescription: "No value associated with key \(key.stringValue)."))
+            }
+            return value
+        }
+
+        func decodeNil(forKey key: Key) throws -> Bool {
+            if case .null = try value(for: key) { return true }
+            return false
+        }
+
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            try graph.unbox(T.self, from: try value(for: key), codingPath: codingPath + [key])
+        }
+
+        func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+            guard let value = members[key.stringValue] else { return nil }
+            return try graph.unbox(T?.self, from: value, codingPath: codingPath + [key])
+        }
+
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try primitive(key) }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try primitive(key) }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try primitive(key) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try primitive(key) }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try primitive(key) }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try primitive(key) }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try primitive(key) }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try primitive(key) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try primitive(key) }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try primitive(key) }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try primitive(key) }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try primitive(key) }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try primitive(key) }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try primitive(key) }
+
+        private func primitive<P: JSONPrimitive>(_ key: Key) throws -> P {
+            try P.decode(from: try value(for: key), codingPath: codingPath + [key])
+        }
+
+        func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type, forKey key: Key
+        ) throws -> KeyedDecodingContainer<NestedKey> {
+            try ReferenceDecoder(value: try value(for: key), codingPath: codingPath + [key], graph: graph)
+                .container(keyedBy: type)
+        }
+
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            try ReferenceDecoder(value: try value(for: key), codingPath: codingPath + [key], graph: graph)
+                .unkeyedContainer()
+        }
+
+        func superDecoder() throws -> any Decoder {
+            let key = GarageCodingKey(stringValue: "super")
+            return ReferenceDecoder(value: members["super"] ?? .null, codingPath: codingPath + [key], graph: graph)
+        }
+
+        func superDecoder(forKey key: Key) throws -> any Decoder {
+            ReferenceDecoder(value: members[key.stringValue] ?? .null, codingPath: codingPath + [key], graph: graph)
+        }
+    }
+
+    struct UnkeyedContainer: UnkeyedDecodingContainer {
+        let elements: [JSONValue]
+        let codingPath: [any CodingKey]
+        let graph: GraphDecoder
+        private(set) var currentIndex = 0
+
+        init(elements: [JSONValue], codingPath: [any CodingKey], graph: GraphDecoder) {
+            self.elements = elements
+            self.codingPath = codingPath
+            self.graph = graph
+        }
+
+        var count: Int? { elements.count }
+        var isAtEnd: Bool { currentIndex >= elements.count }
+
+        private var currentPath: [any CodingKey] { codingPath + [GarageCodingKey(intValue: currentIndex)] }
+
+        private func current<T>(_ type: T.Type) throws -> JSONValue {
+            guard !isAtEnd else {
+                throw DecodingError.valueNotFound(type, .init(
+                    codingPath: currentPath, debugDescription: "Unkeyed container is at end."))
+            }
+            return elements[currentIndex]
+        }
+
+        mutating func decodeNil() throws -> Bool {
+            if case .null = try current(Never?.self) {
+                currentIndex += 1
+                return true
+            }
+            return false
+        }
+
+        mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            let value = try graph.unbox(T.self, from: try current(T.self), codingPath: currentPath)
+            currentIndex += 1
+            return value
+        }
+
+        mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
+            guard !isAtEnd else { return nil }
+            let value = try graph.unbox(T?.self, from: elements[currentIndex], codingPath: currentPath)
+            currentIndex += 1
+            return value
+        }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type
+        ) throws -> KeyedDecodingContainer<NestedKey> {
+            let container = try ReferenceDecoder(value: try current(type), codingPath: currentPath, graph: graph)
+                .container(keyedBy: type)
+            currentIndex += 1
+            return container
+        }
+
+        mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            let container = try ReferenceDecoder(value: try current([Any].self), codingPath: currentPath, graph: graph)
+                .unkeyedContainer()
+            currentIndex += 1
+            return container
+        }
+
+        mutating func superDecoder() throws -> any Decoder {
+            let decoder = ReferenceDecoder(value: try current(Any.self), codingPath: currentPath, graph: graph)
+            currentIndex += 1
+            return decoder
+        }
+    }
+
+    struct SingleValueContainer: SingleValueDecodingContainer {
+        let value: JSONValue
+        let codingPath: [any CodingKey]
+        let graph: GraphDecoder
+
+        func decodeNil() -> Bool {
+            if case .null = value { return true }
+            return false
+        }
+
+        func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            try graph.unbox(T.self, from: value, codingPath: codingPath)
+        }
+    }
+}

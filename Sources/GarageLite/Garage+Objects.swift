@@ -1,0 +1,246 @@
+import Foundation
+import GRDB
+
+// Parking, retrieving, deleting and counting objects.
+extension Garage {
+    // MARK: - Parking
+
+    /// Parks `object`: stores a snapshot of it, replacing the one stored under the same type
+    /// and identifier. Every nested `Identifiable` value is parked as its own row, and the
+    /// whole graph is written in one transaction.
+    ///
+    /// ```swift
+    /// try garage.park(person)      // person, and person.brother as its own row
+    /// ```
+    ///
+    /// The identifier is the object's `id` when it is `Identifiable`, otherwise a hash of its
+    /// content when it is `Hashable` (see ``identifier(for:)``). A ``Syncable`` object's
+    /// status is stored in its row.
+    ///
+    /// - throws: ``GarageError/missingConformance(_:)`` when the object is neither
+    ///   `Identifiable` nor `Hashable`; ``GarageError/unsupportedIDConformance(_:)`` when an
+    ///   `Identifiable` ID anywhere in the graph is not a `String`, `UUID` or
+    ///   `LosslessStringConvertible`; `EncodingError`; the encryption delegate's errors.
+    ///   When it throws, nothing was written.
+    public func park<T: Encodable>(_ object: T) throws {
+        try parkGraph { try $0.encodeRoot(object) }
+    }
+
+    /// Parks every object of `objects` (see ``park(_:)``), all in one transaction: if one
+    /// fails, none is parked.
+    ///
+    /// ```swift
+    /// try garage.parkAll([brother, sister, mom, dad])
+    /// ```
+    public func parkAll<T: Encodable>(_ objects: [T]) throws {
+        try parkGraph { graph in
+            for object in objects {
+                try graph.encodeRoot(object)
+            }
+        }
+    }
+
+    private func parkGraph(_ encode: (GraphEncoder) throws -> Void) throws {
+        let configuration = configuration()
+        let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy)
+        try encode(graph)
+        var changes = ChangeSet()
+        for row in graph.rows {
+            let data: String
+            let isEncrypted: Bool
+            if let delegate = configuration.dataEncryptionDelegate {
+                data = try delegate.encrypt(Data(row.json.utf8))
+                isEncrypted = true
+            } else {
+                data = row.json
+                isEncrypted = false
+            }
+            changes.record(.park(RowPayload(
+                data: data, isEncrypted: isEncrypted, syncStatus: row.syncStatus,
+                references: ReferenceList.encode(row.references), isRoot: row.isRoot)), for: row.key)
+        }
+        try write(changes) { _, _ in }
+    }
+
+    /// The identifier `object` is (or would be) parked under: its `id` when it is
+    /// `Identifiable`, otherwise, when it is `Hashable`, the SHA-256 of its JSON (with sorted
+    /// keys, references as identifiers, and without its sync status), in hex.
+    ///
+    /// Unlike GarageStorage's `hashValue`, the content identifier is the same in every process,
+    /// so a `Hashable` object parked before a relaunch is found after it. It changes when the
+    /// object's content does.
+    public func identifier<T: Encodable>(for object: T) throws -> String {
+        try key(of: object).identifier
+    }
+
+    func key<T>(of object: T) throws -> RowKey {
+        let typeName = Identity.typeName(T.self)
+        if let identifier = try Identity.declaredIdentifier(of: object) {
+            return RowKey(type: typeName, identifier: identifier)
+        }
+        guard let encodable = object as? any Encodable else {
+            throw GarageError.missingConformance(typeName)
+        }
+        return RowKey(type: typeName, identifier: try contentIdentifier(of: encodable))
+    }
+
+    private func contentIdentifier<E: Encodable>(of object: E) throws -> String {
+        try GraphEncoder(dateStrategy: configuration().dateEncodingStrategy).identifier(of: object)
+    }
+
+    // MARK: - Retrieving
+
+    /// Retrieves the object of type `T` parked under `identifier`, with every object it
+    /// references; `nil` when there is none.
+    ///
+    /// ```swift
+    /// let person = try garage.retrieve(Person.self, identifier: "123-45-6789")
+    /// let order = try garage.retrieve(Order.self, identifier: 42)          // an Int ID
+    /// ```
+    ///
+    /// All rows come from one snapshot of the store, so a concurrent writer can't tear the
+    /// graph. A reference to a missing row decodes as `nil` where it is optional, and throws
+    /// `DecodingError.dataCorrupted` ("Missing Identifiable reference ...") otherwise.
+    ///
+    /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
+    /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for another identifier type;
+    ///   `DecodingError`; ``GarageError/referenceCycle(typeName:identifier:cycle:)``;
+    ///   ``GarageError/missingEncryptionDelegate(typeName:identifier:)``; the encryption
+    ///   delegate's errors.
+    public func retrieve<T: Decodable, ID>(_ type: T.Type, identifier: ID) throws -> T? {
+        let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
+        return try retrieving("retrieve \(key)") { db, pending, decoder in
+            guard let row = try Self.visibleRow(key, in: db, pending: pending) else { return nil }
+            return try decoder.decode(T.self, from: row)
+        }
+    }
+
+    /// Retrieves every object of type `T`, in identifier order.
+    ///
+    /// ```swift
+    /// let people = try garage.retrieveAll(Person.self)
+    /// ```
+    public func retrieveAll<T: Decodable>(_ type: T.Type) throws -> [T] {
+        let typeName = Identity.typeName(T.self)
+        return try retrieving("retrieve all \(typeName)") { db, pending, decoder in
+            try Self.visibleRows(ofType: typeName, in: db, pending: pending).map {
+                try decoder.decode(T.self, from: $0)
+            }
+        }
+    }
+
+    /// Runs `body` in one read transaction, with a decoder that resolves references in it.
+    func retrieving<T>(_ operation: String, _ body: (Database, ChangeSet?, GraphDecoder) throws -> T) throws -> T {
+        let configuration = configuration()
+        return try read(operation) { db, pending in
+            let decoder = GraphDecoder(
+                dateStrategy: configuration.dateDecodingStrategy,
+                row: { key in try Self.visibleRow(key, in: db, pending: pending) },
+                open: { row in try Self.open(row, delegate: configuration.dataEncryptionDelegate) })
+            return try body(db, pending, decoder)
+        }
+    }
+
+    /// The JSON a row holds, decrypted if need be.
+    static func open(_ row: StoredRow, delegate: (any DataEncryptionDelegate)?) throws -> JSONValue {
+        do {
+            guard row.isEncrypted else {
+                return try JSONReader.parse(row.data)
+            }
+            guard let delegate else {
+                throw GarageError.missingEncryptionDelegate(typeName: row.key.type, identifier: row.key.identifier)
+            }
+            return try JSONReader.parse(try delegate.decrypt(row.data))
+        } catch let failure as JSONReader.Failure {
+            throw GarageError.corruptData(typeName: row.key.type, identifier: row.key.identifier,
+                                          reason: "its JSON is invalid: \(failure)")
+        }
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes `object`'s row. Objects it references stay parked, as in GarageStorage.
+    ///
+    /// ```swift
+    /// try garage.delete(person)
+    /// ```
+    ///
+    /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when it is not parked.
+    public func delete<T: Encodable>(_ object: T) throws {
+        let key = try key(of: object)
+        var changes = ChangeSet()
+        changes.record(.delete, for: key)
+        try write(changes) { db, pending in
+            guard try Self.visibleRow(key, in: db, pending: pending) != nil else {
+                throw GarageError.failedToRetrieveObject(key.type, key.identifier)
+            }
+        }
+    }
+
+    /// Deletes every object of type `T`; returns how many there were.
+    ///
+    /// ```swift
+    /// try garage.deleteAll(Person.self)
+    /// ```
+    @discardableResult
+    public func deleteAll<T>(_ type: T.Type) throws -> Int {
+        let typeName = Identity.typeName(T.self)
+        var changes = ChangeSet()
+        changes.record(.deleteAll(type: typeName))
+        return try write(changes) { db, pending in
+            try Self.visibleCount(ofType: typeName, in: db, pending: pending)
+        }
+    }
+
+    /// Deletes every object of every type; returns how many there were.
+    @discardableResult
+    public func deleteAllObjects() throws -> Int {
+        var changes = ChangeSet()
+        changes.record(.deleteAll(type: nil))
+        return try write(changes) { db, pending in
+            guard let pending else { return try Store.count(db) }
+            return try pending.types(in: db).reduce(0) { total, type in
+                total + (try Self.visibleCount(ofType: type, in: db, pending: pending))
+            }
+        }
+    }
+
+    /// Moves every object parked under the type name `oldClassName` to type `T`, for a type
+    /// that was renamed; returns how many moved. An object of type `T` with the same
+    /// identifier is replaced. References to the moved objects keep working.
+    ///
+    /// ```swift
+    /// try garage.migrateAll(fromOldClassName: "Employee", to: Person.self)
+    /// ```
+    @discardableResult
+    public func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) throws -> Int {
+        let typeName = Identity.typeName(T.self)
+        guard oldClassName != typeName else { return 0 }
+        var changes = ChangeSet()
+        changes.record(.renameType(from: oldClassName, to: typeName))
+        return try write(changes) { db, pending in
+            try Self.visibleCount(ofType: oldClassName, in: db, pending: pending)
+        }
+    }
+
+    // MARK: - Counting
+
+    /// The number of objects of type `T`.
+    public func count<T>(_ type: T.Type) throws -> Int {
+        let typeName = Identity.typeName(T.self)
+        return try read("count \(typeName)") { db, pending in
+            try Self.visibleCount(ofType: typeName, in: db, pending: pending)
+        }
+    }
+
+    /// The identifiers of every object of type `T`, in order.
+    public func identifiers<T>(of type: T.Type) throws -> [String] {
+        let typeName = Identity.typeName(T.self)
+        return try read("list identifiers of \(typeName)") { db, pending in
+            if let pending, pending.touches(type: typeName) {
+                return try pending.rows(ofType: typeName, in: db, now: Date()).map(\.key.identifier)
+            }
+            return try Store.identifiers(db, type: typeName)
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+
+/// A store of `Codable` object graphs in one SQLite file: you *park* objects in it and
+/// *retrieve* them later.
+///
+/// Every object is one JSON row, identified by its type name and identifier. A nested
+/// `Identifiable` value is parked as its own row, and its parent's JSON holds its
+/// identifier; retrieving the parent rebuilds the graph. Values that are not
+/// `Identifiable` are stored inline.
+///
+/// ```swift
+/// struct Person: Mappable {
+///     var id: String
+///     var name: String
+///     var brother: Person?
+/// }
+///
+/// let garage = try Garage(named: "People")
+/// try garage.park(Person(id: "1", name: "Sam", brother: Person(id: "2", name: "Max")))
+/// let sam = try garage.retrieve(Person.self, identifier: "1")   // sam?.brother?.name == "Max"
+/// ```
+///
+/// A `Garage` may be used from any number of threads at once. With autosave on (the
+/// default), every call that changes the store has committed when it returns.
+public final class Garage: Sendable {
+    let store: Store
+    let state: Protected<State>
+    /// Serialises saves, so that unsaved changes are written once and in order.
+    let saveLock = NSLock()
+
+    struct State {
+        var isAutosaveEnabled = true
+        /// Calls of `withAutosaveDisabled` in progress, on any thread.
+        var autosaveSuspensions = 0
+        var dateEncodingStrategy = DateCoding.defaultEncodingStrategy
+        var dateDecodingStrategy = DateCoding.defaultDecodingStrategy
+        var dataEncryptionDelegate: (any DataEncryptionDelegate)?
+        /// Changes made while autosave was off.
+        var unsaved = ChangeSet()
+        /// Numbers each call recorded in `unsaved`, so that a save removes only what it wrote.
+        var generation: UInt64 = 0
+        /// Changes each time unsaved changes are discarded.
+        var epoch: UInt64 = 0
+    }
+
+    private init(store: Store) {
+        self.store = store
+        self.state = Protected(State())
+    }
+
+    // MARK: - Opening a garage
+
+    /// Opens the garage named `name`: the file `<name>.sqlite` in the user's application
+    /// support directory (on Linux, `$XDG_DATA_HOME` or `~/.local/share`), creating the
+    /// directory and the store as needed.
+    ///
+    /// ```swift
+    /// let garage = try Garage(named: "MyGarage")
+    /// ```
+    ///
+    /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when the store can't be
+    ///   opened or created; ``GarageError/notAGarageStore(path:reason:)`` or
+    ///   ``GarageError/newerFormatVersion(path:version:supportedVersion:)`` when the file
+    ///   is not a store this version can read (the file is then left untouched).
+    public convenience init(named name: String) throws {
+        let fileManager = FileManager.default
+        guard let folder = fileManager.urls(for: .applicationSupportDirectory, in: .userDomainMask).first else {
+            throw GarageError.cannotOpenStore(path: "\(name).sqlite", reason: "the system has no application support directory")
+        }
+        do {
+            try fileManager.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw GarageError.cannotOpenStore(
+                path: folder.appendingPathComponent("\(name).sqlite").path,
+                reason: "the folder \(folder.path) cannot be created: \(error.localizedDescription)")
+        }
+        try self.init(url: folder.appendingPathComponent("\(name).sqlite"))
+    }
+
+    /// Opens the store file at `url`, creating it if it does not exist. Its folder must exist.
+    ///
+    /// - throws: See ``init(named:)``.
+    public convenience init(url: URL) throws {
+        guard url.isFileURL else {
+            throw GarageError.cannotOpenStore(path: url.absoluteString, reason: "it is not a file URL")
+        }
+        try self.init(path: url.path)
+    }
+
+    /// Opens the store file at `path`, creating it if it does not exist. Its folder must exist.
+    ///
+    /// ```swift
+    /// let garage = try Garage(path: "/var/lib/myapp/garage.sqlite")
+    /// ```
+    ///
+    /// - throws: See ``init(named:)``.
+    public convenience init(path: String) throws {
+        self.init(store: try Store.open(path: path))
+    }
+
+    /// Returns a new, empty garage held in memory, gone when the garage is released.
+    public static func inMemory() throws -> Garage {
+        Garage(store: try Store.inMemory())
+    }
+
+    /// The path of the store file, or `nil` for an in-memory garage.
+    public var path: String? { store.path }
+
+    // MARK: - Configuration
+
+    /// Whether every call that changes the garage commits before it returns. Default `true`.
+    ///
+    /// When `false`, changes are kept in memory until ``save()``: this garage reads them, other
+    /// garages and processes don't see them, and they hold no lock on the store. Inside
+    /// ``withAutosaveDisabled(_:)``, this is `false`.
+    public var isAutosaveEnabled: Bool {
+        get { state.read { $0.isAutosaveEnabled && $0.autosaveSuspensions == 0 } }
+        set { state.write { $0.isAutosaveEnabled = newValue } }
+    }
+
+    /// How `Date` values are written into an object's JSON. The default writes the date's
+    /// `timeIntervalSinceReferenceDate`, which round-trips exactly.
+    ///
+    /// A `Hashable` object's identifier is computed from its JSON, so it depends on this strategy.
+    public var dateEncodingStrategy: JSONEncoder.DateEncodingStrategy {
+        get { state.read { $0.dateEncodingStrategy } }
+        set { state.write { $0.dateEncodingStrategy = newValue } }
+    }
+
+    /// How `Date` values are read from an object's JSON. The default reads what the default
+    /// ``dateEncodingStrategy`` writes, and ISO 8601 strings such as GarageStorage's
+    /// `yyyy-MM-dd'T'HH:mm:ssZZZZZ`; anything else throws `DecodingError.dataCorrupted`.
+    public var dateDecodingStrategy: JSONDecoder.DateDecodingStrategy {
+        get { state.read { $0.dateDecodingStrategy } }
+        set { state.write { $0.dateDecodingStrategy = newValue } }
+    }
+
+    /// Encrypts rows as they are parked and decrypts them as they are retrieved. Held strongly.
+    ///
+    /// Reading an encrypted row while this is `nil` throws
+    /// ``GarageError/missingEncryptionDelegate(typeName:identifier:)``.
+    public var dataEncryptionDelegate: (any DataEncryptionDelegate)? {
+        get { state.read { $0.dataEncryptionDelegate } }
+        set { state.write { $0.dataEncryptionDelegate = newValue } }
+    }
+
+    /// Runs `body` with dates encoded by `strategy`, then restores the previous strategy.
+    ///
+    /// The strategy applies to the calls `body` makes on this garage from the same thread or
+    /// task; other threads keep the garage's ``dateEncodingStrategy``.
+    ///
+    /// ```swift
+    /// try garage.withDateEncodingStrategy(.iso8601) {
+    ///     try garage.park(event)
+    /// }
+    /// ```
+    public func withDateEncodingStrategy<Result>(
+        _ strategy: JSONEncoder.DateEncodingStrategy, _ body: () throws -> Result
+    ) rethrows -> Result {
+        try GarageScope.$current.withValue(GarageScope(garage: self, dateEncodingStrategy: strategy)) {
+            try body()
+        }
+    }
+
+    /// Runs `body` with dates decoded by `strategy`, then restores the previous strategy.
+    ///
+    /// The strategy applies to the calls `body` makes on this garage from the same thread or
+    /// task; other threads keep the garage's ``dateDecodingStrategy``.
+    ///
+    /// ```swift
+    /// let event = try garage.withDateDecodingStrategy(.iso8601) {
+    ///     try garage.retrieve(Event.self, identifier: "launch")
+    /// }
+    /// ```
+    public func withDateDecodingStrategy<Result>(
+        _ strategy: JSONDecoder.DateDecodingStrategy, _ body: () throws -> Result
+    ) rethrows -> Result {
+        try GarageScope.$current.withValue(GarageScope(garage: self, dateDecodingStrategy: strategy)) {
+            try body()
+        }
+    }
+
+    /// What one call works with: the garage's settings, with the overrides of the
+    /// `with...` scopes the call runs in.
+    struct Configuration {
+        var dateEncodingStrategy: JSONEncoder.DateEncodingStrategy
+        var dateDecodingStrategy: JSONDecoder.DateDecodingStrategy
+        var dataEncryptionDelegate: (any DataEncryptionDelegate)?
+    }
+
+    func configuration() -> Configuration {
+        var configuration = state.read {
+            Configuration(dateEncodingStrategy: $0.dateEncodingStrategy,
+                          dateDecodingStrategy: $0.dateDecodingStrategy,
+                          dataEncryptionDelegate: $0.dataEncryptionDelegate)
+        }
+        var encodingSet = false, decodingSet = false
+        for scope in GarageScope.scopes(of: self) {
+            if !encodingSet, let strategy = scope.dateEncodingStrategy {
+                configuration.dateEncodingStrategy = strategy
+                encodingSet = true
+            }
+            if !decodingSet, let strategy = scope.dateDecodingStrategy {
+                configuration.dateDecodingStrategy = strategy
+                decodingSet = true
+            }
+        }
+        return configuration
+    }
+}
+
+/// The `with...` and `transaction` scopes a call runs in, innermost first, for any garage.
+///
+/// Kept in a task-local value, so that a scope covers the calls of its own thread or task
+/// only, and other threads using the same garage are unaffected.
+final class GarageScope: Sendable {
+    @TaskLocal static var current: GarageScope?
+
+    let garage: ObjectIdentifier
+    let parent: GarageScope?
+    let dateEncodingStrategy: JSONEncoder.DateEncodingStrategy?
+    let dateDecodingStrategy: JSONDecoder.DateDecodingStrategy?
+    /// The changes of a `transaction { }` in progress.
+    let transaction: Protected<ChangeSet>?
+
+    init(garage: Garage,
+         dateEncodingStrategy: JSONEncoder.DateEncodingStrategy? = nil,
+         dateDecodingStrategy: JSONDecoder.DateDecodingStrategy? = nil,
+         transaction: Protected<ChangeSet>? = nil) {
+        self.garage = ObjectIdentifier(garage)
+        self.parent = GarageScope.current
+        self.dateEncodingStrategy = dateEncodingStrategy
+        self.dateDecodingStrategy = dateDecodingStrategy
+        self.transaction = transaction
+    }
+
+    /// The scopes of `garage` the current call runs in, innermost first.
+    static func scopes(of garage: Garage) -> [GarageScope] {
+        var result: [GarageScope] = []
+        var scope = current
+        let identifier = ObjectIdentifier(garage)
+        while let found = scope {
+            if found.garage == identifier { result.append(found) }
+            scope = found.parent
+        }
+        return result
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// Every error the garage throws, apart from `DecodingError` and `EncodingError`
+/// raised while converting objects to and from JSON.
+///
+/// Each case carries what you need to find the problem: the type name and identifier
+/// of the object, or the path of the store. Its `description` says what went wrong and
+/// what to do about it.
+///
+/// The first three cases and their descriptions are GarageStorage's, unchanged.
+///
+/// ```swift
+/// do {
+///     try garage.delete(person)
+/// } catch GarageError.failedToRetrieveObject(let type, let identifier) {
+///     // nothing of that type and identifier is parked
+/// }
+/// ```
+public enum GarageError: Error, Equatable, Sendable {
+    /// No object of this type name (first value) and identifier (second value) is parked.
+    case failedToRetrieveObject(String, String)
+
+    /// A top-level object is neither `Identifiable` nor `Hashable` (the type name).
+    case missingConformance(String)
+
+    /// An `Identifiable` object's `ID` type (the type name) is not `String`, `UUID`
+    /// or `LosslessStringConvertible`.
+    case unsupportedIDConformance(String)
+
+    /// The store at `path` could not be opened or created.
+    case cannotOpenStore(path: String, reason: String)
+
+    /// The file at `path` is not a GarageLite store. It was left untouched.
+    case notAGarageStore(path: String, reason: String)
+
+    /// The store at `path` was written by a newer version of GarageLite, with a file
+    /// format this version does not know. It was left untouched.
+    case newerFormatVersion(path: String, version: Int, supportedVersion: Int)
+
+    /// The row was stored encrypted, and the garage has no ``DataEncryptionDelegate``.
+    case missingEncryptionDelegate(typeName: String, identifier: String)
+
+    /// The row's data is not valid JSON (or not valid UTF-8 after decryption).
+    case corruptData(typeName: String, identifier: String, reason: String)
+
+    /// Retrieving an object came back to an object that is still being decoded. `cycle`
+    /// lists the objects involved, as `Type(identifier)`, from the first to the repeated one.
+    case referenceCycle(typeName: String, identifier: String, cycle: [String])
+
+    /// SQLite failed while the garage performed `operation`.
+    case storageFailure(operation: String, reason: String)
+}
+
+extension GarageError: CustomStringConvertible, LocalizedError {
+    public var description: String {
+        switch self {
+        case let .failedToRetrieveObject(type, identifier):
+            return "Failed to retrieve object of type: \(type) with identifier: \(identifier)"
+        case let .missingConformance(type):
+            return "Missing Identifiable or Hashable conformance for type: \(type)"
+        case let .unsupportedIDConformance(idType):
+            return "Identifiable ID type '\(idType)' must be String, UUID, or LosslessStringConvertible"
+        case let .cannotOpenStore(path, reason):
+            return "Cannot open the garage store at \(path): \(reason)"
+        case let .notAGarageStore(path, reason):
+            return "The file at \(path) is not a GarageLite store (\(reason)); it was left untouched. "
+                + "Open another path, or move the file away if it is not needed."
+        case let .newerFormatVersion(path, version, supported):
+            return "The garage store at \(path) has format version \(version), but this version of "
+                + "GarageLite reads versions up to \(supported); the file was left untouched. "
+                + "Update GarageLite to open it."
+        case let .missingEncryptionDelegate(type, identifier):
+            return "The object of type \(type) with identifier \(identifier) is stored encrypted, "
+                + "but the garage has no dataEncryptionDelegate. Set the delegate that encrypted it."
+        case let .corruptData(type, identifier, reason):
+            return "The stored data of the object of type \(type) with identifier \(identifier) "
+                + "is corrupt: \(reason). Park the object again, or delete it."
+        case let .referenceCycle(type, identifier, cycle):
+            return "Retrieving the object of type \(type) with identifier \(identifier) needs itself: "
+                + "the references \(cycle.joined(separator: " -> ")) form a cycle that Decodable "
+                + "cannot rebuild. Make one of these references optional and restore it after retrieving."
+        case let .storageFailure(operation, reason):
+            return "The garage store failed to \(operation): \(reason)"
+        }
+    }
+
+    public var errorDescription: String? { description }
+
+    public var recoverySuggestion: String? {
+        switch self {
+        case .failedToRetrieveObject:
+            return "Park the object first, or check its type and identifier."
+        case .missingConformance:
+            return "Make the type Identifiable (with a String, UUID or LosslessStringConvertible ID) or Hashable."
+        case .unsupportedIDConformance:
+            return "Use a String, UUID, Int or other LosslessStringConvertible ID."
+        default:
+            return nil
+        }
+    }
+}

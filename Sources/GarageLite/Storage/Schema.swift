@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+
+/// The file format: the object table, its index, and the migrations between versions.
+///
+/// A store records its format version in SQLite's `user_version` and marks itself as a
+/// GarageLite store with SQLite's `application_id`. Opening a store runs the migrations it
+/// lacks, all in one immediate transaction, so that two processes opening a new file at the
+/// same time cannot both create the schema.
+enum Schema {
+    /// The format version this version of GarageLite writes, and the newest it reads.
+    static let formatVersion = 1
+
+    /// `"GarL"`, in SQLite's `application_id` header field.
+    static let applicationID: Int32 = 0x4761_724C
+
+    /// Each migration takes a store from the previous version to its own.
+    static let migrations: [(version: Int, migrate: @Sendable (Database) throws -> Void)] = [
+        (1, createVersion1),
+    ]
+
+    private static func createVersion1(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE garage_object (
+                type TEXT NOT NULL,
+                identifier TEXT NOT NULL,
+                data TEXT NOT NULL,
+                isEncrypted INTEGER NOT NULL DEFAULT 0,
+                syncStatus INTEGER NOT NULL DEFAULT 0,
+                creationDate REAL NOT NULL,
+                modificationDate REAL NOT NULL,
+                revision INTEGER NOT NULL DEFAULT 1,
+                isRoot INTEGER NOT NULL DEFAULT 0,
+                refs TEXT NOT NULL DEFAULT '[]',
+                UNIQUE (type, identifier)
+            );
+            CREATE INDEX garage_object_sync ON garage_object (type, syncStatus, modificationDate);
+            """)
+    }
+
+    /// Brings the store to ``formatVersion``, or refuses it.
+    static func migrate(_ db: Database, path: String) throws {
+        let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        if applicationID != Self.applicationID {
+            let tableCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0
+            guard applicationID == 0, version == 0, tableCount == 0 else {
+                throw GarageError.notAGarageStore(
+                    path: path, reason: "it is an SQLite database of another application")
+            }
+        }
+        guard version <= formatVersion else {
+            throw GarageError.newerFormatVersion(path: path, version: version, supportedVersion: formatVersion)
+        }
+        guard version < formatVersion else { return }
+        for migration in migrations where migration.version > version {
+            try migration.migrate(db)
+        }
+        // Pragmas take no parameters; both values are constants of this file.
+        try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)")
+        try db.execute(sql: "PRAGMA user_version = \(formatVersion)")
+    }
+}

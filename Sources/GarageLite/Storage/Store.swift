@@ -1,0 +1,294 @@
+import Foundation
+import GRDB
+
+/// The only place that talks to SQLite: opening a store file, and every statement the
+/// garage runs on the object table.
+///
+/// File stores use a `DatabasePool` (WAL mode: readers never wait for the writer, and
+/// each read runs in one snapshot). In-memory stores use a `DatabaseQueue`.
+final class Store: Sendable {
+    let writer: any DatabaseWriter
+    /// The file path, or `nil` for an in-memory store.
+    let path: String?
+
+    private init(writer: any DatabaseWriter, path: String?) {
+        self.writer = writer
+        self.path = path
+    }
+
+    private static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.label = "GarageLite"
+        // Under ordinary contention a writer waits for the lock instead of failing.
+        configuration.busyMode = .timeout(10)
+        return configuration
+    }
+
+    /// Opens the store file at `path`, creating it if needed.
+    ///
+    /// A file that is not a GarageLite store, or that was written by a newer format
+    /// version, is refused before anything is written to it.
+    static func open(path: String) throws -> Store {
+        try StoreFile.checkBeforeOpening(path: path)
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration())
+        } catch {
+            throw openingError(error, path: path)
+        }
+        let store = Store(writer: pool, path: path)
+        try store.migrate(path: path)
+        return store
+    }
+
+    /// Opens a new, empty store in memory.
+    static func inMemory() throws -> Store {
+        do {
+            let store = Store(writer: try DatabaseQueue(configuration: configuration()), path: nil)
+            try store.migrate(path: ":memory:")
+            return store
+        } catch let error as GarageError {
+            throw error
+        } catch {
+            throw GarageError.cannotOpenStore(path: ":memory:", reason: reason(error))
+        }
+    }
+
+    private func migrate(path: String) throws {
+        do {
+            try writer.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try Schema.migrate(db, path: path)
+                    return .commit
+                }
+            }
+        } catch let error as GarageError {
+            throw error
+        } catch {
+            throw Self.openingError(error, path: path)
+        }
+    }
+
+    static func openingError(_ error: any Error, path: String) -> GarageError {
+        if let error = error as? DatabaseError, error.resultCode == .SQLITE_NOTADB {
+            return .notAGarageStore(path: path, reason: "it is not an SQLite database")
+        }
+        return .cannotOpenStore(path: path, reason: reason(error))
+    }
+
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return "\(error.message ?? "\(error.resultCode)") (SQLite error \(error.extendedResultCode.rawValue))"
+        }
+        return "\(error)"
+    }
+
+    // MARK: - Access
+
+    /// Runs `body` in one read transaction: everything it reads comes from one snapshot.
+    func read<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
+        do {
+            return try writer.read(body)
+        } catch let error as DatabaseError {
+            throw GarageError.storageFailure(operation: operation, reason: Self.reason(error))
+        }
+    }
+
+    /// Runs `body` in one write transaction, committed when it returns.
+    func write<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
+        do {
+            return try writer.write(body)
+        } catch let error as DatabaseError {
+            throw GarageError.storageFailure(operation: operation, reason: Self.reason(error))
+        }
+    }
+
+    // MARK: - Reading rows
+
+    private static let columns =
+        "type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs"
+
+    private static func storedRow(_ row: Row) throws -> StoredRow {
+        let key = RowKey(type: try row.decode(String.self, atIndex: 0),
+                         identifier: try row.decode(String.self, atIndex: 1))
+        let statusValue = try row.decode(Int.self, atIndex: 4)
+        guard let status = SyncStatus(rawValue: statusValue) else {
+            throw GarageError.corruptData(typeName: key.type, identifier: key.identifier,
+                                          reason: "unknown sync status \(statusValue)")
+        }
+        return StoredRow(
+            key: key,
+            data: try row.decode(String.self, atIndex: 2),
+            isEncrypted: try row.decode(Bool.self, atIndex: 3),
+            syncStatus: status,
+            creationDate: Date(timeIntervalSince1970: try row.decode(Double.self, atIndex: 5)),
+            modificationDate: Date(timeIntervalSince1970: try row.decode(Double.self, atIndex: 6)),
+            revision: try row.decode(Int64.self, atIndex: 7),
+            isRoot: try row.decode(Bool.self, atIndex: 8),
+            references: try row.decode(String.self, atIndex: 9))
+    }
+
+    static func row(_ db: Database, _ key: RowKey) throws -> StoredRow? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [key.type, key.identifier]) else { return nil }
+        return try storedRow(row)
+    }
+
+    /// The rows of `type`, in identifier order.
+    static func rows(_ db: Database, type: String) throws -> [StoredRow] {
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(columns) FROM garage_object WHERE type = ? ORDER BY identifier")
+        return try Row.fetchCursor(statement, arguments: [type]).map(storedRow).reduce(into: []) { $0.append($1) }
+    }
+
+    /// The rows of `type` with `status`, oldest modification first.
+    static func rows(_ db: Database, type: String, status: SyncStatus) throws -> [StoredRow] {
+        let statement = try db.cachedStatement(sql: """
+            SELECT \(columns) FROM garage_object WHERE type = ? AND syncStatus = ?
+            ORDER BY modificationDate, identifier
+            """)
+        return try Row.fetchCursor(statement, arguments: [type, status.rawValue])
+            .map(storedRow).reduce(into: []) { $0.append($1) }
+    }
+
+    static func count(_ db: Database, type: String) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM garage_object WHERE type = ?"),
+                         arguments: [type]) ?? 0
+    }
+
+    static func count(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object") ?? 0
+    }
+
+    /// The distinct type names of the rows.
+    static func types(_ db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT DISTINCT type FROM garage_object")
+    }
+
+    /// The identifiers of `type`, in order.
+    static func identifiers(_ db: Database, type: String) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT identifier FROM garage_object WHERE type = ? ORDER BY identifier"),
+            arguments: [type])
+    }
+
+    // MARK: - Writing rows
+
+    /// Writes every change of `changes`: bulk changes first, then row changes.
+    static func apply(_ changes: ChangeSet, to db: Database, now: Date) throws {
+        for change in changes.bulk {
+            switch change {
+            case .deleteAll(let type):
+                _ = try deleteAll(db, type: type)
+            case .renameType(let from, let to):
+                _ = try renameType(db, from: from, to: to)
+            }
+        }
+        for (key, change) in changes.rows {
+            switch change {
+            case .park(let payload):
+                try park(db, key: key, payload: payload, now: now)
+            case .replace(let payload):
+                try delete(db, key: key)
+                try park(db, key: key, payload: payload, now: now)
+            case .delete:
+                try delete(db, key: key)
+            case .setSyncStatus(let status):
+                try setSyncStatus(db, key: key, status: status)
+            }
+        }
+    }
+
+    /// Inserts or updates the row. Its revision and modification date change only when its
+    /// data does; a row once parked as a root stays a root.
+    static func park(_ db: Database, key: RowKey, payload: RowPayload, now: Date) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO garage_object
+                (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs)
+            VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), ?6, ?6, 1, ?7, ?8)
+            ON CONFLICT (type, identifier) DO UPDATE SET
+                data = excluded.data,
+                isEncrypted = excluded.isEncrypted,
+                refs = excluded.refs,
+                isRoot = max(isRoot, excluded.isRoot),
+                syncStatus = coalesce(?5, syncStatus),
+                revision = revision + (data IS NOT excluded.data),
+                modificationDate = CASE WHEN data IS excluded.data THEN modificationDate ELSE ?6 END
+            WHERE data IS NOT excluded.data OR syncStatus IS NOT coalesce(?5, syncStatus)
+                OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs
+            """)
+        try statement.execute(arguments: [
+            key.type, key.identifier, payload.data, payload.isEncrypted, payload.syncStatus?.rawValue,
+            now.timeIntervalSince1970, payload.isRoot, payload.references,
+        ])
+    }
+
+    /// Deletes the row; returns whether there was one.
+    @discardableResult
+    static func delete(_ db: Database, key: RowKey) throws -> Bool {
+        try db.cachedStatement(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ?")
+            .execute(arguments: [key.type, key.identifier])
+        return db.changesCount > 0
+    }
+
+    /// Sets the row's status; returns whether the row exists.
+    @discardableResult
+    static func setSyncStatus(_ db: Database, key: RowKey, status: SyncStatus) throws -> Bool {
+        try db.cachedStatement(sql: "UPDATE garage_object SET syncStatus = ? WHERE type = ? AND identifier = ?")
+            .execute(arguments: [status.rawValue, key.type, key.identifier])
+        return db.changesCount > 0
+    }
+
+    /// Deletes every row of `type` (every row when `nil`); returns how many.
+    static func deleteAll(_ db: Database, type: String?) throws -> Int {
+        if let type {
+            try db.execute(sql: "DELETE FROM garage_object WHERE type = ?", arguments: [type])
+        } else {
+            try db.execute(sql: "DELETE FROM garage_object")
+        }
+        return db.changesCount
+    }
+
+    /// Moves every row of type `from` to type `to`, and rewrites the references other rows
+    /// hold to them; returns how many rows moved.
+    static func renameType(_ db: Database, from: String, to: String) throws -> Int {
+        try db.execute(sql: "UPDATE OR REPLACE garage_object SET type = ? WHERE type = ?", arguments: [to, from])
+        let moved = db.changesCount
+        // Only rows whose reference list mentions the old name as a JSON string can be affected.
+        let needle = JSONWriter.string(from: .string(from))
+        let candidates = try Row.fetchAll(
+            db, sql: "SELECT rowid, refs FROM garage_object WHERE instr(refs, ?) > 0", arguments: [needle])
+        for candidate in candidates {
+            let rowID = try candidate.decode(Int64.self, atIndex: 0)
+            let refs = try candidate.decode(String.self, atIndex: 1)
+            guard let keys = try? ReferenceList.decode(refs) else { continue }
+            let renamed = keys.map { $0.type == from ? RowKey(type: to, identifier: $0.identifier) : $0 }
+            try db.execute(sql: "UPDATE garage_object SET refs = ? WHERE rowid = ?",
+                           arguments: [ReferenceList.encode(renamed), rowID])
+        }
+        return moved
+    }
+}
+
+/// The JSON form of a row's outgoing references: `[["Type","identifier"], ...]`.
+///
+/// Kept as JSON so that tools can read it with SQLite's `json_each`, without the app's types.
+enum ReferenceList {
+    static func encode(_ keys: [RowKey]) -> String {
+        JSONWriter.string(from: .array(keys.map { .array([.string($0.type), .string($0.identifier)]) }))
+    }
+
+    static func decode(_ text: String) throws -> [RowKey] {
+        guard case .array(let pairs) = try JSONReader.parse(text) else {
+            throw JSONReader.Failure(reason: "the reference list is not an array", offset: 0)
+        }
+        return try pairs.map { pair in
+            guard case .array(let parts) = pair, parts.count == 2,
+                  case .string(let type) = parts[0], case .string(let identifier) = parts[1] else {
+                throw JSONReader.Failure(reason: "a reference is not a [type, identifier] pair", offset: 0)
+            }
+            return RowKey(type: type, identifier: identifier)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+
+/// Checks on a store file made before SQLite opens it, so that a file that is not a
+/// GarageLite store, or one of a newer format, is refused without being touched:
+/// opening it as a `DatabasePool` would switch it to WAL mode.
+enum StoreFile {
+    private static let sqliteMagic = Array("SQLite format 3\0".utf8)
+
+    static func checkBeforeOpening(path: String) throws {
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            let folder = (path as NSString).deletingLastPathComponent
+            if !folder.isEmpty, !fileManager.fileExists(atPath: folder) {
+                throw GarageError.cannotOpenStore(
+                    path: path, reason: "the folder \(folder) does not exist; create it first")
+            }
+            return
+        }
+        guard !isDirectory.boolValue else {
+            throw GarageError.cannotOpenStore(path: path, reason: "it is a folder, not a file")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw GarageError.cannotOpenStore(path: path, reason: "the file cannot be read (check its permissions)")
+        }
+        defer { try? handle.close() }
+        let header = [UInt8](handle.readData(ofLength: 100))
+        if header.isEmpty { return } // an empty file becomes a new store
+        guard header.count == 100, Array(header[0..<16]) == sqliteMagic else {
+            throw GarageError.notAGarageStore(path: path, reason: "it is not an SQLite database")
+        }
+        // The header fields are big-endian. In WAL mode they may lag behind the latest
+        // commit, so they only decide what is certain; Schema.migrate checks the rest.
+        let userVersion = header[60..<64].reduce(0) { $0 << 8 | Int($1) }
+        let applicationID = Int32(bitPattern: header[68..<72].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        if applicationID != 0, applicationID != Schema.applicationID {
+            throw GarageError.notAGarageStore(path: path, reason: "it is an SQLite database of another application")
+        }
+        if applicationID == 0, userVersion != 0 {
+            throw GarageError.notAGarageStore(path: path, reason: "it is an SQLite database of another application")
+        }
+        if applicationID == Schema.applicationID, userVersion > Schema.formatVersion {
+            throw GarageError.newerFormatVersion(
+                path: path, version: userVersion, supportedVersion: Schema.formatVersion)
+        }
+        if applicationID == 0 {
+            // Either another application's database, or a store whose creation is still in
+            // its WAL file. Only SQLite can tell, and reading does not change the file.
+            try checkWithSQLite(path: path)
+        }
+    }
+
+    private static func checkWithSQLite(path: String) throws {
+        let (applicationID, tableCount): (Int32, Int)
+        do {
+            let queue = try DatabaseQueue(path: path)
+            (applicationID, tableCount) = try queue.read { db in
+                (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
+                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0)
+            }
+        } catch {
+            throw Store.openingError(error, path: path)
+        }
+        if applicationID != Schema.applicationID, tableCount > 0 {
+            throw GarageError.notAGarageStore(path: path, reason: "it is an SQLite database of another application")
+        }
+    }
+}
