@@ -1,0 +1,345 @@
+import Foundation
+import Testing
+@testable import GarageLite
+
+@Suite("Parking and retrieving objects")
+struct GarageObjectsTests {
+    @Test func personWithBrotherAndSiblings() throws {
+        let garage = try Garage.inMemory()
+        let sam = Person(name: "Sam", address: Address(street: "1 Main St", city: "Springfield", zip: "12345"))
+        let max = Person(name: "Max", age: 28)
+        let ada = Person(name: "Ada", age: 25)
+        sam.brother = max
+        sam.siblings = [max, ada]
+        sam.importantDates = [Date(timeIntervalSinceReferenceDate: 1), Date(timeIntervalSinceReferenceDate: 2.5)]
+        try garage.park(sam)
+
+        #expect(try garage.count(Person.self) == 3)
+        #expect(try garage.identifiers(of: Person.self) == ["Ada", "Max", "Sam"])
+        let retrieved = try #require(try garage.retrieve(Person.self, identifier: "Sam"))
+        #expect(retrieved.address == sam.address)
+        #expect(retrieved.brother?.name == "Max")
+        #expect(retrieved.brother?.age == 28)
+        #expect(retrieved.siblings.map(\.name) == ["Max", "Ada"])
+        #expect(retrieved.importantDates == sam.importantDates)
+        // One referenced row is decoded once per retrieve: both references share an instance.
+        #expect(retrieved.brother === retrieved.siblings.first)
+
+        // The brother is its own row, retrievable by itself.
+        let brother = try #require(try garage.retrieve(Person.self, identifier: "Max"))
+        #expect(brother.age == 28)
+    }
+
+    @Test func parentJSONHoldsIdentifierStubs() throws {
+        let garage = try Garage.inMemory()
+        let sam = Person(name: "Sam")
+        sam.brother = Person(name: "Max")
+        sam.siblings = [Person(name: "Max"), Person(name: "Ada")]
+        try garage.park(sam)
+        let row = try #require(try garage.store.read("test") { db in
+            try Store.row(db, RowKey(type: "Person", identifier: "Sam"))
+        })
+        #expect(row.data.contains(#""brother":"Max""#))
+        #expect(row.data.contains(#""siblings":["Max","Ada"]"#))
+        #expect(row.isRoot)
+        #expect(try ReferenceList.decode(row.references) == [
+            RowKey(type: "Person", identifier: "Max"), RowKey(type: "Person", identifier: "Ada"),
+        ])
+        let max = try #require(try garage.store.read("test") { db in
+            try Store.row(db, RowKey(type: "Person", identifier: "Max"))
+        })
+        #expect(!max.isRoot)
+    }
+
+    @Test func treeThreeLevelsDeepParkedThroughItsRoot() throws {
+        let garage = try Garage.inMemory()
+        let tree = Tree(id: "oak", root: Branch(id: "trunk", leaves: 0, children: [
+            Branch(id: "left", leaves: 1, children: [
+                Branch(id: "left.1", leaves: 10), Branch(id: "left.2", leaves: 20),
+            ]),
+            Branch(id: "right", leaves: 2, children: [Branch(id: "right.1", leaves: 30)]),
+        ]))
+        try garage.park(tree)
+        #expect(try garage.count(Tree.self) == 1)
+        #expect(try garage.count(Branch.self) == 6)
+        let retrieved = try #require(try garage.retrieve(Tree.self, identifier: "oak"))
+        #expect(retrieved.root == tree.root)
+        let left = try #require(try garage.retrieve(Branch.self, identifier: "left"))
+        #expect(left.children.map(\.leaves) == [10, 20])
+    }
+
+    @Test func intAndUUIDIdentifiers() throws {
+        let garage = try Garage.inMemory()
+        let author = Author(id: UUID(), name: "Le Guin")
+        try garage.park(Book(id: 42, title: "The Dispossessed", author: author))
+
+        let byInt = try #require(try garage.retrieve(Book.self, identifier: 42))
+        #expect(byInt.title == "The Dispossessed")
+        #expect(try garage.retrieve(Book.self, identifier: "42")?.title == "The Dispossessed")
+        #expect(try garage.retrieve(Book.self, identifier: 43) == nil)
+        #expect(try garage.retrieve(Author.self, identifier: author.id)?.name == "Le Guin")
+        #expect(try garage.identifiers(of: Author.self) == [author.id.uuidString])
+    }
+
+    @Test func hashableIdentifierIsStableAcrossGaragesAndProcesses() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let note = Note(text: "buy milk", tags: ["home"])
+        let identifier: String
+        do {
+            let garage = try Garage(path: path)
+            try garage.park(note)
+            identifier = try garage.identifier(for: note)
+        }
+        // The SHA-256 of the note's canonical JSON, {"syncStatus":0,"tags":["home"],"text":"buy milk"}
+        // (computed independently): a per-process `hashValue` could never equal this constant,
+        // so the same object finds the same row after a relaunch.
+        #expect(identifier == "6b5f0c052ae733c33311743845851b46216361c0848a3ffeb90c3a71f0cb356e")
+        let reopened = try Garage(path: path)
+        #expect(try reopened.identifier(for: note) == identifier)
+        #expect(try reopened.retrieve(Note.self, identifier: identifier) == note)
+        // Parking it again updates the same row instead of adding a duplicate.
+        try reopened.park(note)
+        #expect(try reopened.count(Note.self) == 1)
+    }
+
+    @Test func hashableIdentifierIgnoresSyncStatus() throws {
+        let garage = try Garage.inMemory()
+        var note = Note(text: "call mom", tags: [])
+        try garage.park(note)
+        let identifier = try garage.identifier(for: note)
+        note.syncStatus = .synced
+        #expect(try garage.identifier(for: note) == identifier)
+        try garage.setSyncStatus(.synced, for: note)
+        let retrieved = try #require(try garage.retrieve(Note.self, identifier: identifier))
+        #expect(retrieved.syncStatus == .synced)
+        try garage.delete(retrieved)
+        #expect(try garage.count(Note.self) == 0)
+    }
+
+    @Test func missingConformanceAndUnsupportedIDs() throws {
+        let garage = try Garage.inMemory()
+        #expect(throws: GarageError.missingConformance("Anonymous")) {
+            try garage.park(Anonymous(value: 1))
+        }
+        let place = Place(id: Coordinates(x: 1, y: 2), name: "Home")
+        #expect(throws: GarageError.unsupportedIDConformance("Coordinates")) {
+            try garage.park(place)
+        }
+        #expect(throws: GarageError.unsupportedIDConformance("Coordinates")) {
+            try garage.retrieve(Place.self, identifier: Coordinates(x: 1, y: 2))
+        }
+        #expect(throws: GarageError.unsupportedIDConformance("Coordinates")) {
+            try garage.delete(place)
+        }
+        #expect(GarageError.unsupportedIDConformance("Coordinates").description
+            == "Identifiable ID type 'Coordinates' must be String, UUID, or LosslessStringConvertible")
+        #expect(GarageError.missingConformance("Anonymous").description
+            == "Missing Identifiable or Hashable conformance for type: Anonymous")
+    }
+
+    @Test func parkAllWithAnUnsupportedIDDeepInTheGraphParksNothing() throws {
+        let garage = try Garage.inMemory()
+        let good = Trip(id: "good", stops: [])
+        let bad = Trip(id: "bad", stops: [
+            Trip.Stop(day: 1, place: Place(id: Coordinates(x: 0, y: 0), name: "Origin")),
+        ])
+        #expect(throws: GarageError.unsupportedIDConformance("Coordinates")) {
+            try garage.parkAll([good, bad])
+        }
+        #expect(try garage.count(Trip.self) == 0)
+        #expect(try garage.count(Place.self) == 0)
+    }
+
+    @Test func referencesInDictionariesSetsNestedArraysAndInlineStructs() throws {
+        let garage = try Garage.inMemory()
+        let authors = (0..<6).map { Author(id: UUID(), name: "Author \($0)") }
+        let shelf = Shelf(
+            id: "main",
+            byGenre: ["sf": authors[0], "poetry": authors[1]],
+            byRank: [1: authors[2]],
+            favourites: [authors[3], authors[0]],
+            rows: [[authors[4]], [authors[5], authors[0]]],
+            optionalAuthors: [authors[1], nil],
+            display: Shelf.Display(label: "Staff picks", featured: authors[2]))
+        try garage.park(shelf)
+        #expect(try garage.count(Author.self) == 6)
+
+        let row = try #require(try garage.store.read("test") { db in
+            try Store.row(db, RowKey(type: "Shelf", identifier: "main"))
+        })
+        // Every author is a stub: no author's name is inlined in the shelf's JSON.
+        #expect(!row.data.contains("Author "))
+        #expect(row.data.contains(#""rows":[["\#(authors[4].id.uuidString)"]"#))
+
+        let retrieved = try #require(try garage.retrieve(Shelf.self, identifier: "main"))
+        #expect(retrieved.byGenre["sf"]?.name == "Author 0")
+        #expect(retrieved.byRank[1]?.name == "Author 2")
+        #expect(Set(retrieved.favourites.map(\.name)) == ["Author 3", "Author 0"])
+        #expect(retrieved.rows.map { $0.map(\.name) } == [["Author 4"], ["Author 5", "Author 0"]])
+        #expect(retrieved.optionalAuthors.map { $0?.name } == ["Author 1", nil])
+        #expect(retrieved.display?.featured.name == "Author 2")
+        #expect(retrieved.display?.label == "Staff picks")
+    }
+
+    @Test func missingRequiredReferenceThrowsAndMissingOptionalOneIsNil() throws {
+        let garage = try Garage.inMemory()
+        let author = Author(id: UUID(), name: "Borges")
+        let book = Book(id: 7, title: "Ficciones", author: author)
+        let guarantor = Author(id: UUID(), name: "Bioy")
+        try garage.park(Loan(id: "loan", book: book, guarantor: guarantor))
+
+        try garage.delete(guarantor)
+        let loan = try #require(try garage.retrieve(Loan.self, identifier: "loan"))
+        #expect(loan.guarantor == nil)
+        #expect(loan.book.author.name == "Borges")
+
+        try garage.delete(book)
+        do {
+            _ = try garage.retrieve(Loan.self, identifier: "loan")
+            Issue.record("retrieving a loan whose book is gone should throw")
+        } catch let DecodingError.dataCorrupted(context) {
+            #expect(context.debugDescription.contains("Missing Identifiable reference"))
+            #expect(context.debugDescription.contains("Book"))
+            #expect(context.debugDescription.contains("7"))
+        }
+    }
+
+    @Test func missingOptionalReferenceInsideAnArrayIsNil() throws {
+        let garage = try Garage.inMemory()
+        let kept = Author(id: UUID(), name: "kept")
+        let gone = Author(id: UUID(), name: "gone")
+        try garage.park(Shelf(id: "s", optionalAuthors: [kept, gone]))
+        try garage.delete(gone)
+        let shelf = try #require(try garage.retrieve(Shelf.self, identifier: "s"))
+        #expect(shelf.optionalAuthors.map { $0?.name } == ["kept", nil])
+    }
+
+    @Test func referenceCycleParksAndRetrievingItThrowsACycleError() throws {
+        let garage = try Garage.inMemory()
+        let a = Friend(id: "a")
+        let b = Friend(id: "b")
+        a.friend = b
+        b.friend = a
+        try garage.park(a)
+        #expect(try garage.count(Friend.self) == 2)
+        #expect(throws: GarageError.referenceCycle(
+            typeName: "Friend", identifier: "a", cycle: ["Friend(a)", "Friend(b)", "Friend(a)"])) {
+            try garage.retrieve(Friend.self, identifier: "a")
+        }
+        // Breaking the cycle makes both retrievable again.
+        b.friend = nil
+        try garage.park(b)
+        let retrieved = try #require(try garage.retrieve(Friend.self, identifier: "a"))
+        #expect(retrieved.friend?.id == "b")
+    }
+
+    @Test func objectReferencedTwiceIsWrittenOnce() throws {
+        let garage = try Garage.inMemory()
+        let max = Person(name: "Max")
+        let sam = Person(name: "Sam")
+        sam.brother = max
+        sam.siblings = [max, max]
+        try garage.park(sam)
+        let revision = try garage.store.read("test") { db in
+            try Store.row(db, RowKey(type: "Person", identifier: "Max"))?.revision
+        }
+        #expect(revision == 1)
+    }
+
+    @Test func parkingAgainReplacesAndBumpsRevisionOnlyWhenContentChanges() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Counter(id: 1, value: 1))
+        try garage.park(Counter(id: 1, value: 1))
+        func revision() throws -> Int64? {
+            try garage.store.read("test") { db in try Store.row(db, RowKey(type: "Counter", identifier: "1"))?.revision }
+        }
+        #expect(try revision() == 1)
+        try garage.park(Counter(id: 1, value: 2))
+        #expect(try revision() == 2)
+        #expect(try garage.retrieve(Counter.self, identifier: 1)?.value == 2)
+        #expect(try garage.count(Counter.self) == 1)
+    }
+
+    @Test func deleteRemovesOnlyThatRow() throws {
+        let garage = try Garage.inMemory()
+        let sam = Person(name: "Sam")
+        sam.brother = Person(name: "Max")
+        try garage.park(sam)
+        try garage.delete(sam)
+        #expect(try garage.retrieve(Person.self, identifier: "Sam") == nil)
+        #expect(try garage.retrieve(Person.self, identifier: "Max") != nil)
+        #expect(throws: GarageError.failedToRetrieveObject("Person", "Sam")) {
+            try garage.delete(sam)
+        }
+        #expect(GarageError.failedToRetrieveObject("Person", "Sam").description
+            == "Failed to retrieve object of type: Person with identifier: Sam")
+    }
+
+    @Test func deleteAllAndDeleteAllObjectsReturnHowManyTheyDeleted() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkAll((1...5).map { Counter(id: $0, value: $0) })
+        try garage.park(Tree(id: "t", root: Branch(id: "b", leaves: 1)))
+        #expect(try garage.deleteAll(Counter.self) == 5)
+        #expect(try garage.deleteAll(Counter.self) == 0)
+        #expect(try garage.count(Branch.self) == 1)
+        #expect(try garage.deleteAllObjects() == 2)
+        #expect(try garage.count(Tree.self) == 0)
+    }
+
+    @Test func retrieveAllReturnsEveryObjectOfTheTypeOnly() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkAll([Counter(id: 2, value: 20), Counter(id: 1, value: 10)])
+        try garage.park(Person(name: "Sam"))
+        let counters = try garage.retrieveAll(Counter.self)
+        #expect(counters.map(\.value).sorted() == [10, 20])
+        #expect(try garage.retrieveAll(Person.self).map(\.name) == ["Sam"])
+        #expect(try garage.retrieveAll(Tree.self).isEmpty)
+    }
+
+    @Test func migrateAllMovesRowsToTheNewTypeName() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkAll([Counter(id: 1, value: 10), Counter(id: 2, value: 20)])
+        #expect(try garage.migrateAll(fromOldClassName: "Counter", to: RenamedCounter.self) == 2)
+        #expect(try garage.count(Counter.self) == 0)
+        #expect(try garage.retrieve(RenamedCounter.self, identifier: 2)?.value == 20)
+    }
+
+    @Test func migrateAllKeepsReferencesToMovedRowsWorking() throws {
+        let garage = try Garage.inMemory()
+        let author = Author(id: UUID(), name: "Calvino")
+        try garage.park(Book(id: 1, title: "Invisible Cities", author: author))
+        try garage.migrateAll(fromOldClassName: "Book", to: Volume.self)
+        let volume = try #require(try garage.retrieve(Volume.self, identifier: 1))
+        #expect(volume.author.name == "Calvino")
+        let refs = try garage.store.read("test") { db in
+            try Store.row(db, RowKey(type: "Volume", identifier: "1"))?.references
+        }
+        #expect(refs == ReferenceList.encode([RowKey(type: "Author", identifier: author.id.uuidString)]))
+    }
+
+    @Test func typeNameIsTheSwiftTypeName() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Generic(id: "g", value: 3))
+        let types = try garage.store.read("test") { db in try Store.types(db) }
+        #expect(types == ["Generic<Int>"])
+        #expect(try garage.retrieve(Generic<Int>.self, identifier: "g")?.value == 3)
+        #expect(try garage.retrieve(Generic<String>.self, identifier: "g") == nil)
+    }
+}
+
+struct RenamedCounter: Codable, Identifiable {
+    var id: Int
+    var value: Int
+}
+
+struct Volume: Codable, Identifiable {
+    var id: Int
+    var title: String
+    var author: Author
+}
+
+struct Generic<Value: Codable>: Codable, Identifiable {
+    var id: String
+    var value: Value
+}
