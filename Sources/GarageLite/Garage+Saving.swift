@@ -21,7 +21,7 @@ extension Garage {
     ///
     /// If the write fails, nothing is written and the changes stay unsaved.
     public func save() throws {
-        try write(ChangeSet()) { _, _ in }
+        try save(adding: ChangeSet()) { _, _ in }
     }
 
     /// Forgets every unsaved change.
@@ -118,6 +118,11 @@ extension Garage {
             }
             return result
         }
+        return try save(adding: changes, check: check)
+    }
+
+    /// Writes the unsaved changes and `changes` in one transaction, after `check`.
+    private func save<T>(adding changes: ChangeSet, check: (Database, ChangeSet?) throws -> T) throws -> T {
         saveLock.lock()
         defer { saveLock.unlock() }
         let (unsaved, epoch) = state.read { ($0.unsaved, $0.epoch) }
