@@ -1,0 +1,141 @@
+import Foundation
+import GRDB
+import Testing
+@testable import GarageLite
+
+@Suite("Opening store files")
+struct StoreFileTests {
+    @Test func createsAndReopensAStoreFile() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("garage.sqlite")
+        do {
+            let garage = try Garage(path: path)
+            #expect(garage.path == path)
+            try garage.park(Counter(id: 1, value: 1))
+        }
+        let reopened = try Garage(url: URL(fileURLWithPath: path))
+        #expect(try reopened.retrieve(Counter.self, identifier: 1)?.value == 1)
+        // The file records its format and is in WAL mode.
+        let queue = try DatabaseQueue(path: path)
+        let (version, applicationID, journalMode) = try queue.read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
+             try Int32.fetchOne(db, sql: "PRAGMA application_id"),
+             try String.fetchOne(db, sql: "PRAGMA journal_mode"))
+        }
+        #expect(version == Schema.formatVersion)
+        #expect(applicationID == Schema.applicationID)
+        #expect(journalMode == "wal")
+    }
+
+    @Test func theSyncQueryIsARangeScanOfAnIndex() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("garage.sqlite")
+        _ = try Garage(path: path)
+        let plan = try DatabaseQueue(path: path).read { db in
+            try Row.fetchAll(db, sql: """
+                EXPLAIN QUERY PLAN SELECT * FROM garage_object WHERE type = 'T' AND syncStatus = 1
+                ORDER BY modificationDate
+                """).map { $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.contains("USING INDEX garage_object_sync (type=? AND syncStatus=?)") })
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") })
+    }
+
+    @Test func aMissingFolderIsAClearError() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("nowhere/garage.sqlite")
+        #expect(throws: GarageError.cannotOpenStore(
+            path: path, reason: "the folder \(directory.path("nowhere")) does not exist; create it first")) {
+            try Garage(path: path)
+        }
+    }
+
+    @Test func aFileThatIsNotADatabaseIsRefusedUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.txt")
+        let bytes = Data(String(repeating: "not a database at all\n", count: 20).utf8)
+        try bytes.write(to: URL(fileURLWithPath: path))
+        #expect(throws: GarageError.notAGarageStore(path: path, reason: "it is not an SQLite database")) {
+            try Garage(path: path)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["notes.txt"])
+    }
+
+    @Test func anotherSQLiteDatabaseIsRefusedUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("other.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+            }
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: GarageError.notAGarageStore(
+            path: path, reason: "it is an SQLite database of another application")) {
+            try Garage(path: path)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test func aStoreOfANewerFormatIsRefusedUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("future.sqlite")
+        do {
+            let garage = try Garage(path: path)
+            try garage.park(Counter(id: 1, value: 1))
+        }
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA user_version = 2")
+                try db.checkpoint(.truncate)
+            }
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: GarageError.newerFormatVersion(path: path, version: 2, supportedVersion: 1)) {
+            try Garage(path: path)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test func anEmptyFileBecomesAStore() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("empty.sqlite")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        let garage = try Garage(path: path)
+        try garage.park(Counter(id: 1, value: 1))
+        #expect(try garage.count(Counter.self) == 1)
+    }
+
+    @Test func aFolderIsNotAStore() throws {
+        let directory = try TemporaryDirectory()
+        #expect(throws: GarageError.cannotOpenStore(path: directory.url.path, reason: "it is a folder, not a file")) {
+            try Garage(path: directory.url.path)
+        }
+    }
+
+    @Test func namedGaragesLiveInApplicationSupport() throws {
+        let name = "GarageLiteTests-\(UUID().uuidString)"
+        let garage = try Garage(named: name)
+        let path = try #require(garage.path)
+        defer {
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: path + suffix)
+            }
+        }
+        #expect(path.hasSuffix("/\(name).sqlite"))
+        let folder = try #require(FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first)
+        #expect(path == folder.appendingPathComponent("\(name).sqlite").path)
+        try garage.park(Counter(id: 1, value: 1))
+        #expect(try Garage(named: name).count(Counter.self) == 1)
+    }
+
+    @Test func errorsSayWhatToDo() {
+        let error = GarageError.newerFormatVersion(path: "/tmp/x.sqlite", version: 2, supportedVersion: 1)
+        #expect(error.description.contains("/tmp/x.sqlite"))
+        #expect(error.description.contains("Update GarageLite"))
+        #expect(error.localizedDescription == error.description)
+    }
+}
