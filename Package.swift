@@ -28,7 +28,12 @@ let package = Package(
         ),
         .testTarget(
             name: "GarageLiteTests",
-            dependencies: ["GarageLite", "garage-demo"]
+            dependencies: [
+                "GarageLite",
+                "garage-demo",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
