@@ -30,7 +30,6 @@ let package = Package(
             name: "GarageLiteTests",
             dependencies: [
                 "GarageLite",
-                "garage-demo",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

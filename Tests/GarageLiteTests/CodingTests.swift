@@ -263,13 +263,15 @@ private struct CodingUnkeyedSuper: Codable, Identifiable, Equatable {
     var id: String
     var base: CodingPerson   // written inline through superEncoder, not as a reference
 
+    enum BaseKeys: String, CodingKey { case id, name }
+
     init(id: String, base: CodingPerson) { self.id = id; self.base = base }
 
     init(from decoder: any Decoder) throws {
         var container = try decoder.unkeyedContainer()
         id = try container.decode(String.self)
         let superDecoder = try container.superDecoder()
-        let keyed = try superDecoder.container(keyedBy: CodingPerson.CodingKeys.self)
+        let keyed = try superDecoder.container(keyedBy: BaseKeys.self)
         base = CodingPerson(id: try keyed.decode(String.self, forKey: .id),
                             name: try keyed.decode(String.self, forKey: .name))
     }
@@ -278,7 +280,7 @@ private struct CodingUnkeyedSuper: Codable, Identifiable, Equatable {
         var container = encoder.unkeyedContainer()
         try container.encode(id)
         let superEncoder = container.superEncoder()
-        var keyed = superEncoder.container(keyedBy: CodingPerson.CodingKeys.self)
+        var keyed = superEncoder.container(keyedBy: BaseKeys.self)
         try keyed.encode(base.id, forKey: .id)
         try keyed.encode(base.name, forKey: .name)
     }
@@ -859,7 +861,7 @@ private struct CodingOwner: Codable, Identifiable, Equatable {
             try garage.park(CodingEvent(id: "f", when: Date()))
         }
         let retrieved = try #require(try garage.retrieve(CodingEvent.self, identifier: "f"))
-        #expect(retrieved.when == Date(timeIntervalSince1970: 1_570_131_296.25))
+        #expect(abs(retrieved.when.timeIntervalSince1970 - 1_570_131_296.25) < 0.0001)
     }
 
     @Test func unparseableDateStringThrowsDataCorrupted() throws {
