@@ -115,6 +115,8 @@ extension ReferenceEncoder {
 
         private func superEncoder(stringKey: String, codingKey: any CodingKey) -> any Encoder {
             let builder = self.builder
+            // An encoder that is handed out but not used still leaves `{}`, as JSONEncoder does.
+            builder.members[stringKey] = .value(.object([:]))
             return ReferenceEncoder(row: encoder.row, codingPath: codingPath + [codingKey]) { slot in
                 builder.members[stringKey] = slot
             }
@@ -172,7 +174,7 @@ extension ReferenceEncoder {
         mutating func superEncoder() -> any Encoder {
             let index = builder.elements.count
             let builder = self.builder
-            builder.elements.append(.value(.null))
+            builder.elements.append(.value(.object([:])))
             return ReferenceEncoder(row: encoder.row, codingPath: codingPath + [GarageCodingKey(intValue: index)]) { slot in
                 builder.elements[index] = slot
             }
