@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
 
-// Parking, retrieving, deleting and counting objects.
+// Parking, retrieving, deleting and counting objects. Each operation is prepared once
+// (pure work: encoding, identifiers) and then run synchronously or asynchronously.
 extension Garage {
     // MARK: - Parking
 
@@ -20,10 +21,17 @@ extension Garage {
     /// - throws: ``GarageError/missingConformance(_:)`` when the object is neither
     ///   `Identifiable` nor `Hashable`; ``GarageError/unsupportedIDConformance(_:)`` when an
     ///   `Identifiable` ID anywhere in the graph is not a `String`, `UUID` or
-    ///   `LosslessStringConvertible`; `EncodingError`; the encryption delegate's errors.
-    ///   When it throws, nothing was written.
+    ///   `LosslessStringConvertible`; `EncodingError`; the encryption delegate's errors;
+    ///   ``GarageError/storeBusy(operation:path:)``. When it throws, nothing was written.
     public func park<T: Encodable>(_ object: T) throws {
-        try parkGraph { try $0.encodeRoot(object) }
+        let (operation, changes) = try parking { try $0.encodeRoot(object) }
+        try write(operation, changes) { _, _ in }
+    }
+
+    /// Parks `object` (see ``park(_:)``) without blocking the calling thread.
+    public func park<T: Encodable>(_ object: T) async throws {
+        let (operation, changes) = try parking { try $0.encodeRoot(object) }
+        try await write(operation, changes) { _, _ in }
     }
 
     /// Parks every object of `objects` (see ``park(_:)``), all in one transaction: if one
@@ -33,14 +41,22 @@ extension Garage {
     /// try garage.parkAll([brother, sister, mom, dad])
     /// ```
     public func parkAll<T: Encodable>(_ objects: [T]) throws {
-        try parkGraph { graph in
-            for object in objects {
-                try graph.encodeRoot(object)
-            }
+        let (operation, changes) = try parking { graph in
+            for object in objects { try graph.encodeRoot(object) }
         }
+        try write(operation, changes) { _, _ in }
     }
 
-    private func parkGraph(_ encode: (GraphEncoder) throws -> Void) throws {
+    /// Parks every object of `objects` (see ``parkAll(_:)``) without blocking the calling thread.
+    public func parkAll<T: Encodable>(_ objects: [T]) async throws {
+        let (operation, changes) = try parking { graph in
+            for object in objects { try graph.encodeRoot(object) }
+        }
+        try await write(operation, changes) { _, _ in }
+    }
+
+    /// Encodes (and encrypts) a graph into the changes that park it.
+    private func parking(_ encode: (GraphEncoder) throws -> Void) throws -> (operation: String, changes: ChangeSet) {
         let configuration = configuration()
         let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy)
         try encode(graph)
@@ -59,7 +75,8 @@ extension Garage {
                 data: data, isEncrypted: isEncrypted, syncStatus: row.syncStatus,
                 references: ReferenceList.encode(row.references), isRoot: row.isRoot)), for: row.key)
         }
-        try write(changes) { _, _ in }
+        let operation = graph.rows.first.map { "park \($0.key)" } ?? "park nothing"
+        return (operation, changes)
     }
 
     /// The identifier `object` is (or would be) parked under: its `id` when it is
@@ -109,9 +126,22 @@ extension Garage {
     ///   delegate's errors.
     public func retrieve<T: Decodable, ID>(_ type: T.Type, identifier: ID) throws -> T? {
         let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
-        return try retrieving("retrieve \(key)") { db, pending, decoder in
-            guard let row = try Self.visibleRow(key, in: db, pending: pending) else { return nil }
-            return try decoder.decode(T.self, from: row)
+        let configuration = configuration()
+        return try read("retrieve \(key)") { db, pending in
+            try Self.visibleRow(key, in: db, pending: pending).map {
+                try Self.decoder(db, pending, configuration).decode(T.self, from: $0)
+            }
+        }
+    }
+
+    /// Retrieves an object (see ``retrieve(_:identifier:)``) without blocking the calling thread.
+    public func retrieve<T: Decodable & Sendable, ID>(_ type: T.Type, identifier: ID) async throws -> T? {
+        let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
+        let configuration = configuration()
+        return try await read("retrieve \(key)") { db, pending in
+            try Self.visibleRow(key, in: db, pending: pending).map {
+                try Self.decoder(db, pending, configuration).decode(T.self, from: $0)
+            }
         }
     }
 
@@ -122,23 +152,29 @@ extension Garage {
     /// ```
     public func retrieveAll<T: Decodable>(_ type: T.Type) throws -> [T] {
         let typeName = Identity.typeName(T.self)
-        return try retrieving("retrieve all \(typeName)") { db, pending, decoder in
-            try Self.visibleRows(ofType: typeName, in: db, pending: pending).map {
-                try decoder.decode(T.self, from: $0)
-            }
+        let configuration = configuration()
+        return try read("retrieve all \(typeName)") { db, pending in
+            let decoder = Self.decoder(db, pending, configuration)
+            return try Self.visibleRows(ofType: typeName, in: db, pending: pending).map { try decoder.decode(T.self, from: $0) }
         }
     }
 
-    /// Runs `body` in one read transaction, with a decoder that resolves references in it.
-    func retrieving<T>(_ operation: String, _ body: (Database, ChangeSet?, GraphDecoder) throws -> T) throws -> T {
+    /// Retrieves every object of type `T` without blocking the calling thread.
+    public func retrieveAll<T: Decodable & Sendable>(_ type: T.Type) async throws -> [T] {
+        let typeName = Identity.typeName(T.self)
         let configuration = configuration()
-        return try read(operation) { db, pending in
-            let decoder = GraphDecoder(
-                dateStrategy: configuration.dateDecodingStrategy,
-                row: { key in try Self.visibleRow(key, in: db, pending: pending) },
-                open: { row in try Self.open(row, delegate: configuration.dataEncryptionDelegate) })
-            return try body(db, pending, decoder)
+        return try await read("retrieve all \(typeName)") { db, pending in
+            let decoder = Self.decoder(db, pending, configuration)
+            return try Self.visibleRows(ofType: typeName, in: db, pending: pending).map { try decoder.decode(T.self, from: $0) }
         }
+    }
+
+    /// A decoder that resolves references in `db`'s read transaction, with the pending changes.
+    static func decoder(_ db: Database, _ pending: ChangeSet?, _ configuration: Configuration) -> GraphDecoder {
+        GraphDecoder(
+            dateStrategy: configuration.dateDecodingStrategy,
+            row: { key in try visibleRow(key, in: db, pending: pending) },
+            open: { row in try open(row, delegate: configuration.dataEncryptionDelegate) })
     }
 
     /// The JSON a row holds, decrypted if need be.
@@ -167,11 +203,31 @@ extension Garage {
     ///
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when it is not parked.
     public func delete<T: Encodable>(_ object: T) throws {
+        let (key, changes) = try deleting(object)
+        try write("delete \(key)", changes, check: Self.checkExists(key))
+    }
+
+    /// Deletes `object`'s row (see ``delete(_:)``) without blocking the calling thread.
+    public func delete<T: Encodable>(_ object: T) async throws {
+        let (key, changes) = try deleting(object)
+        try await write("delete \(key)", changes, check: Self.checkExists(key))
+    }
+
+    private func deleting<T>(_ object: T) throws -> (RowKey, ChangeSet) {
         let key = try key(of: object)
         var changes = ChangeSet()
         changes.record(.delete, for: key)
-        try write(changes) { db, pending in
-            guard try Self.visibleRow(key, in: db, pending: pending) != nil else {
+        return (key, changes)
+    }
+
+    /// A check that throws ``GarageError/failedToRetrieveObject(_:_:)`` unless every row exists.
+    static func checkExists(_ keys: RowKey...) -> @Sendable (Database, ChangeSet?) throws -> Void {
+        checkExists(keys)
+    }
+
+    static func checkExists(_ keys: [RowKey]) -> @Sendable (Database, ChangeSet?) throws -> Void {
+        { db, pending in
+            for key in keys where try visibleRow(key, in: db, pending: pending) == nil {
                 throw GarageError.failedToRetrieveObject(key.type, key.identifier)
             }
         }
@@ -187,7 +243,7 @@ extension Garage {
         let typeName = Identity.typeName(T.self)
         var changes = ChangeSet()
         changes.record(.deleteAll(type: typeName))
-        return try write(changes) { db, pending in
+        return try write("delete all \(typeName)", changes) { db, pending in
             try Self.visibleCount(ofType: typeName, in: db, pending: pending)
         }
     }
@@ -197,7 +253,7 @@ extension Garage {
     public func deleteAllObjects() throws -> Int {
         var changes = ChangeSet()
         changes.record(.deleteAll(type: nil))
-        return try write(changes) { db, pending in
+        return try write("delete all objects", changes) { db, pending in
             guard let pending else { return try Store.count(db) }
             return try pending.types(in: db).reduce(0) { total, type in
                 total + (try Self.visibleCount(ofType: type, in: db, pending: pending))
@@ -218,7 +274,7 @@ extension Garage {
         guard oldClassName != typeName else { return 0 }
         var changes = ChangeSet()
         changes.record(.renameType(from: oldClassName, to: typeName))
-        return try write(changes) { db, pending in
+        return try write("move \(oldClassName) to \(typeName)", changes) { db, pending in
             try Self.visibleCount(ofType: oldClassName, in: db, pending: pending)
         }
     }

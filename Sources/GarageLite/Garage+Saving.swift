@@ -21,7 +21,12 @@ extension Garage {
     ///
     /// If the write fails, nothing is written and the changes stay unsaved.
     public func save() throws {
-        try save(adding: ChangeSet()) { _, _ in }
+        try store.write("save", saveWork(adding: ChangeSet()) { _, _ in })
+    }
+
+    /// Writes every unsaved change, in one transaction, without blocking the calling thread.
+    public func save() async throws {
+        try await store.write("save", saveWork(adding: ChangeSet()) { _, _ in })
     }
 
     /// Forgets every unsaved change.
@@ -72,7 +77,7 @@ extension Garage {
         let result = try GarageScope.$current.withValue(GarageScope(garage: self, transaction: changes)) {
             try body()
         }
-        try write(changes.read { $0 }) { _, _ in }
+        try write("commit a transaction", changes.read { $0 }) { _, _ in }
         return result
     }
 
@@ -97,50 +102,110 @@ extension Garage {
         return try store.read(operation) { db in try body(db, pending) }
     }
 
+    /// Runs `body` in one read transaction without blocking the calling thread.
+    func read<T: Sendable>(
+        _ operation: String, _ body: @escaping @Sendable (Database, ChangeSet?) throws -> T
+    ) async throws -> T {
+        let pending = pendingChanges()
+        return try await store.read(operation) { db in try body(db, pending) }
+    }
+
+    /// Where a change goes.
+    private enum WriteRoute {
+        /// Into the innermost transaction the call runs in.
+        case transaction(Protected<ChangeSet>)
+        /// Into the unsaved changes: autosave is off.
+        case unsaved
+        /// Into the store, with the unsaved changes, in one transaction.
+        case store
+    }
+
+    private func writeRoute() -> WriteRoute {
+        if let transaction = GarageScope.scopes(of: self).lazy.compactMap(\.transaction).first {
+            return .transaction(transaction)
+        }
+        return isAutosaveEnabled ? .store : .unsaved
+    }
+
+    private func recordUnsaved(_ changes: ChangeSet) {
+        state.write { $0.unsaved.merge(changes) }
+    }
+
     /// Records `changes` where they belong: in the innermost transaction this call runs in,
     /// in the unsaved changes when autosave is off, or in the store, with the unsaved changes,
     /// in one transaction.
     ///
-    /// `check` runs first, on the store as it reads with the pending changes, inside the write
-    /// transaction when there is one; it throws to refuse the changes, and its result is returned.
-    func write<T>(_ changes: ChangeSet, check: (Database, ChangeSet?) throws -> T) throws -> T {
-        let transactions = GarageScope.scopes(of: self).compactMap(\.transaction)
-        if let transaction = transactions.first {
-            let result = try read("check a change") { db, pending in try check(db, pending) }
+    /// `check` runs first, on the store as it reads with the pending changes (inside the
+    /// write transaction when there is one); it throws to refuse the changes, and its result
+    /// is returned.
+    func write<T: Sendable>(
+        _ operation: String, _ changes: ChangeSet,
+        check: @escaping @Sendable (Database, ChangeSet?) throws -> T
+    ) throws -> T {
+        switch writeRoute() {
+        case .transaction(let transaction):
+            let result = try read(operation) { db, pending in try check(db, pending) }
             transaction.write { $0.merge(changes) }
             return result
-        }
-        guard isAutosaveEnabled else {
-            let result = try read("check a change") { db, pending in try check(db, pending) }
-            state.write {
-                $0.generation += 1
-                $0.unsaved.merge(changes, generation: $0.generation)
-            }
+        case .unsaved:
+            let result = try read(operation) { db, pending in try check(db, pending) }
+            recordUnsaved(changes)
             return result
+        case .store:
+            return try store.write(operation, saveWork(adding: changes, check: check))
         }
-        return try save(adding: changes, check: check)
     }
 
-    /// Writes the unsaved changes and `changes` in one transaction, after `check`.
-    private func save<T>(adding changes: ChangeSet, check: (Database, ChangeSet?) throws -> T) throws -> T {
-        saveLock.lock()
-        defer { saveLock.unlock() }
-        let (unsaved, epoch) = state.read { ($0.unsaved, $0.epoch) }
-        var combined = unsaved
-        combined.merge(changes)
-        let result = try store.write("save") { db in
-            let value = try check(db, unsaved.isEmpty ? nil : unsaved)
-            try Store.apply(combined, to: db, now: Date())
-            return value
+    /// Records `changes` where they belong (see the synchronous variant), without blocking
+    /// the calling thread.
+    func write<T: Sendable>(
+        _ operation: String, _ changes: ChangeSet,
+        check: @escaping @Sendable (Database, ChangeSet?) throws -> T
+    ) async throws -> T {
+        switch writeRoute() {
+        case .transaction(let transaction):
+            let result = try await read(operation) { db, pending in try check(db, pending) }
+            transaction.write { $0.merge(changes) }
+            return result
+        case .unsaved:
+            let result = try await read(operation) { db, pending in try check(db, pending) }
+            recordUnsaved(changes)
+            return result
+        case .store:
+            return try await store.write(operation, saveWork(adding: changes, check: check))
         }
-        if !unsaved.isEmpty {
-            state.write {
-                if $0.epoch == epoch {
-                    $0.unsaved = $0.unsaved.removing(saved: unsaved)
+    }
+
+    /// The work of writing the unsaved changes and `changes` in one transaction, after `check`.
+    ///
+    /// It runs on the store's writer, where writes are serialised: taking the unsaved changes,
+    /// committing them, then forgetting them happen without another save in between.
+    private func saveWork<T>(
+        adding changes: ChangeSet, check: @escaping @Sendable (Database, ChangeSet?) throws -> T
+    ) -> @Sendable (Database) throws -> T {
+        { [self] db in
+            // Changes recorded from now on go to new segments, kept when these are saved.
+            let (unsaved, epoch) = state.write { state in
+                state.unsaved.seal()
+                return (state.unsaved, state.epoch)
+            }
+            var combined = unsaved
+            combined.merge(changes)
+            let result = try Store.inTransaction(db) { db in
+                let result = try check(db, unsaved.isEmpty ? nil : unsaved)
+                try Store.apply(combined, to: db, now: Date())
+                return result
+            }
+            if !unsaved.isEmpty {
+                state.write {
+                    if $0.epoch == epoch {
+                        $0.unsaved = $0.unsaved.removing(saved: unsaved)
+                    }
                 }
             }
+            observers.publish(combined)
+            return result
         }
-        return result
     }
 
     /// The row `key` as this call sees it.

@@ -25,8 +25,7 @@ import Foundation
 public final class Garage: Sendable {
     let store: Store
     let state: Protected<State>
-    /// Serialises saves, so that unsaved changes are written once and in order.
-    let saveLock = NSLock()
+    let observers = ChangeObservers()
 
     struct State {
         var isAutosaveEnabled = true
@@ -37,8 +36,6 @@ public final class Garage: Sendable {
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
         /// Changes made while autosave was off.
         var unsaved = ChangeSet()
-        /// Numbers each call recorded in `unsaved`, so that a save removes only what it wrote.
-        var generation: UInt64 = 0
         /// Changes each time unsaved changes are discarded.
         var epoch: UInt64 = 0
     }
@@ -79,12 +76,15 @@ public final class Garage: Sendable {
 
     /// Opens the store file at `url`, creating it if it does not exist. Its folder must exist.
     ///
+    /// - parameter busyTimeout: How long a write waits for another connection (another
+    ///   garage, or another process) to release the store before it throws
+    ///   ``GarageError/storeBusy(operation:path:)``.
     /// - throws: See ``init(named:)``.
-    public convenience init(url: URL) throws {
+    public convenience init(url: URL, busyTimeout: TimeInterval = Garage.defaultBusyTimeout) throws {
         guard url.isFileURL else {
             throw GarageError.cannotOpenStore(path: url.absoluteString, reason: "it is not a file URL")
         }
-        try self.init(path: url.path)
+        try self.init(path: url.path, busyTimeout: busyTimeout)
     }
 
     /// Opens the store file at `path`, creating it if it does not exist. Its folder must exist.
@@ -93,10 +93,19 @@ public final class Garage: Sendable {
     /// let garage = try Garage(path: "/var/lib/myapp/garage.sqlite")
     /// ```
     ///
+    /// The store runs in SQLite's WAL mode: readers never wait for writers, and a writer waits
+    /// up to `busyTimeout` for another writer to finish.
+    ///
+    /// - parameter busyTimeout: How long a write waits for another connection (another
+    ///   garage, or another process) to release the store before it throws
+    ///   ``GarageError/storeBusy(operation:path:)``.
     /// - throws: See ``init(named:)``.
-    public convenience init(path: String) throws {
-        self.init(store: try Store.open(path: path))
+    public convenience init(path: String, busyTimeout: TimeInterval = Garage.defaultBusyTimeout) throws {
+        self.init(store: try Store.open(path: path, busyTimeout: busyTimeout))
     }
+
+    /// How long a write waits for the store by default: 10 seconds.
+    public static let defaultBusyTimeout: TimeInterval = 10
 
     /// Returns a new, empty garage held in memory, gone when the garage is released.
     public static func inMemory() throws -> Garage {
@@ -182,7 +191,10 @@ public final class Garage: Sendable {
 
     /// What one call works with: the garage's settings, with the overrides of the
     /// `with...` scopes the call runs in.
-    struct Configuration {
+    ///
+    /// The encryption delegate is documented as thread-safe, so the configuration may be
+    /// handed to the store's threads.
+    struct Configuration: @unchecked Sendable {
         var dateEncodingStrategy: JSONEncoder.DateEncodingStrategy
         var dateDecodingStrategy: JSONDecoder.DateDecodingStrategy
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?

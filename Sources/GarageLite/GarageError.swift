@@ -47,6 +47,10 @@ public enum GarageError: Error, Equatable, Sendable {
     /// lists the objects involved, as `Type(identifier)`, from the first to the repeated one.
     case referenceCycle(typeName: String, identifier: String, cycle: [String])
 
+    /// Another connection held the store's write lock for longer than the busy timeout,
+    /// so `operation` gave up.
+    case storeBusy(operation: String, path: String)
+
     /// SQLite failed while the garage performed `operation`.
     case storageFailure(operation: String, reason: String)
 }
@@ -79,6 +83,10 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             return "Retrieving the object of type \(type) with identifier \(identifier) needs itself: "
                 + "the references \(cycle.joined(separator: " -> ")) form a cycle that Decodable "
                 + "cannot rebuild. Make one of these references optional and restore it after retrieving."
+        case let .storeBusy(operation, path):
+            return "The garage store at \(path) is busy: another connection kept it locked for longer "
+                + "than the busy timeout, so \(operation) gave up. Try again, or shorten the other "
+                + "connection's transactions."
         case let .storageFailure(operation, reason):
             return "The garage store failed to \(operation): \(reason)"
         }

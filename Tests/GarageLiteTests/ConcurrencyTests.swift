@@ -63,11 +63,11 @@ struct ConcurrencyTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for id in 0..<20 {
                 group.addTask {
-                    try garage.park(Counter(id: id, value: id * 2))
+                    try await garage.park(Counter(id: id, value: id * 2))
                 }
             }
             try await group.waitForAll()
         }
-        #expect(try garage.retrieveAll(Counter.self).map(\.value).sorted() == (0..<20).map { $0 * 2 })
+        #expect(try await garage.retrieveAll(Counter.self).map(\.value).sorted() == (0..<20).map { $0 * 2 })
     }
 }

@@ -37,7 +37,7 @@ struct StoreFileTests {
                 ORDER BY modificationDate
                 """).map { $0["detail"] as String }
         }
-        #expect(plan.contains { $0.contains("USING INDEX garage_object_sync (type=? AND syncStatus=?)") })
+        #expect(plan.contains { $0.contains("USING INDEX garage_object_sync (syncStatus=? AND type=?)") })
         #expect(!plan.contains { $0.contains("TEMP B-TREE") })
     }
 

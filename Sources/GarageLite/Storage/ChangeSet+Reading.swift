@@ -6,90 +6,97 @@ import GRDB
 extension ChangeSet {
     /// The row `key` as it reads with these changes applied over the store.
     func row(_ key: RowKey, in db: Database, now: Date) throws -> StoredRow? {
-        switch rows[key] {
-        case .delete:
-            return nil
-        case .replace(let payload):
-            return payload.applied(to: nil, key: key, now: now)
-        case .park(let payload):
-            return payload.applied(to: try baseRow(key, in: db, afterBulk: bulk.count), key: key, now: now)
-        case .setSyncStatus(let status):
-            var row = try baseRow(key, in: db, afterBulk: bulk.count)
-            row?.syncStatus = status
-            return row
-        case nil:
-            return try baseRow(key, in: db, afterBulk: bulk.count)
-        }
+        try row(key, in: db, now: now, afterSegments: segments.count)
     }
 
     /// The rows of `type` as they read with these changes applied, in identifier order.
     func rows(ofType type: String, in db: Database, now: Date) throws -> [StoredRow] {
-        var rowsByIdentifier: [String: StoredRow] = [:]
-        for row in try baseRows(ofType: type, in: db, afterBulk: bulk.count) {
-            rowsByIdentifier[row.key.identifier] = row
-        }
-        for key in rows.keys where key.type == type {
-            rowsByIdentifier[key.identifier] = try row(key, in: db, now: now)
-        }
-        return Self.sortedByIdentifier(rowsByIdentifier.values)
+        try rows(ofType: type, in: db, now: now, afterSegments: segments.count)
     }
 
     /// The type names of the rows as they read with these changes applied.
     func types(in db: Database) throws -> Set<String> {
         var types = Set(try Store.types(db))
-        for change in bulk {
-            switch change {
-            case .deleteAll(nil): types.removeAll()
-            case .deleteAll(let type?): types.remove(type)
-            case .renameType(let from, let to):
+        for segment in segments {
+            switch segment.bulk {
+            case .deleteAll(nil)?: types.removeAll()
+            case .deleteAll(let type?)?: types.remove(type)
+            case .renameType(let from, let to)?:
                 if types.remove(from) != nil { types.insert(to) }
+            case nil: break
             }
+            types.formUnion(segment.rows.keys.map(\.type))
         }
-        types.formUnion(rows.keys.map(\.type))
         return types
     }
 
-    /// The row `key` after the first `count` bulk changes.
-    private func baseRow(_ key: RowKey, in db: Database, afterBulk count: Int) throws -> StoredRow? {
+    /// The row `key` after the first `count` segments.
+    private func row(_ key: RowKey, in db: Database, now: Date, afterSegments count: Int) throws -> StoredRow? {
         guard count > 0 else { return try Store.row(db, key) }
-        switch bulk[count - 1] {
-        case .deleteAll(let type) where type == nil || type == key.type:
+        let segment = segments[count - 1]
+        if let change = segment.rows[key] {
+            switch change {
+            case .delete:
+                return nil
+            case .replace(let payload):
+                return payload.applied(to: nil, key: key, now: now)
+            case .park(let payload):
+                return payload.applied(to: try row(key, in: db, now: now, beforeRowsOf: count), key: key, now: now)
+            case .setSyncStatus(let status):
+                var row = try row(key, in: db, now: now, beforeRowsOf: count)
+                row?.syncStatus = status
+                return row
+            }
+        }
+        return try row(key, in: db, now: now, beforeRowsOf: count)
+    }
+
+    /// The row `key` after the bulk change of segment `count - 1`, before its row changes.
+    private func row(_ key: RowKey, in db: Database, now: Date, beforeRowsOf count: Int) throws -> StoredRow? {
+        switch segments[count - 1].bulk {
+        case .deleteAll(let type)? where type == nil || type == key.type:
             return nil
-        case .renameType(let from, _) where from == key.type:
+        case .renameType(let from, _)? where from == key.type:
             return nil
-        case .renameType(let from, let to) where to == key.type:
-            let movedKey = RowKey(type: from, identifier: key.identifier)
-            if var moved = try baseRow(movedKey, in: db, afterBulk: count - 1) {
+        case .renameType(let from, let to)? where to == key.type:
+            if var moved = try row(RowKey(type: from, identifier: key.identifier), in: db, now: now,
+                                   afterSegments: count - 1) {
                 moved.key = key
                 return moved
             }
-            return try baseRow(key, in: db, afterBulk: count - 1)
+            return try row(key, in: db, now: now, afterSegments: count - 1)
         default:
-            return try baseRow(key, in: db, afterBulk: count - 1)
+            return try row(key, in: db, now: now, afterSegments: count - 1)
         }
     }
 
-    /// The rows of `type` after the first `count` bulk changes.
-    private func baseRows(ofType type: String, in db: Database, afterBulk count: Int) throws -> [StoredRow] {
+    /// The rows of `type` after the first `count` segments.
+    private func rows(ofType type: String, in db: Database, now: Date, afterSegments count: Int) throws -> [StoredRow] {
         guard count > 0 else { return try Store.rows(db, type: type) }
-        switch bulk[count - 1] {
-        case .deleteAll(let deleted) where deleted == nil || deleted == type:
-            return []
-        case .renameType(let from, _) where from == type:
-            return []
-        case .renameType(let from, let to) where to == type:
-            var rowsByIdentifier: [String: StoredRow] = [:]
-            for row in try baseRows(ofType: type, in: db, afterBulk: count - 1) {
+        let segment = segments[count - 1]
+        var rowsByIdentifier: [String: StoredRow] = [:]
+        switch segment.bulk {
+        case .deleteAll(let deleted)? where deleted == nil || deleted == type:
+            break
+        case .renameType(let from, _)? where from == type:
+            break
+        case .renameType(let from, let to)? where to == type:
+            for row in try rows(ofType: type, in: db, now: now, afterSegments: count - 1) {
                 rowsByIdentifier[row.key.identifier] = row
             }
-            for var row in try baseRows(ofType: from, in: db, afterBulk: count - 1) {
+            for var row in try rows(ofType: from, in: db, now: now, afterSegments: count - 1) {
                 row.key.type = to
                 rowsByIdentifier[row.key.identifier] = row
             }
-            return Self.sortedByIdentifier(rowsByIdentifier.values)
         default:
-            return try baseRows(ofType: type, in: db, afterBulk: count - 1)
+            for row in try rows(ofType: type, in: db, now: now, afterSegments: count - 1) {
+                rowsByIdentifier[row.key.identifier] = row
+            }
         }
+        for key in segment.rows.keys where key.type == type {
+            rowsByIdentifier[key.identifier] = try row(key, in: db, now: now, afterSegments: count)
+        }
+        return Self.sortedByIdentifier(rowsByIdentifier.values)
     }
 
     /// Sorted as SQLite sorts identifiers (byte order of their UTF-8).

@@ -3,7 +3,7 @@ import Foundation
 /// A change to one row, waiting to be written.
 enum RowChange: Sendable {
     /// Insert the row, or update it keeping its creation date, status (when the payload has
-    /// none) and revision history.
+    /// none), claim and revision history.
     case park(RowPayload)
     /// Delete whatever row is there, then insert this one.
     case replace(RowPayload)
@@ -29,91 +29,103 @@ enum BulkChange: Sendable {
 /// Changes not written yet: the unsaved changes of a garage whose autosave is off, the
 /// changes of a `transaction { }` in progress, or the changes of one call.
 ///
-/// A change set holds the final state of each row it touches, plus the bulk changes, in
-/// order. Writing it (``Store/apply(_:to:now:)``) runs the bulk changes first, then the row
-/// changes: recording a bulk change folds the row changes it overrides, so that this
-/// order gives the same result as running every call in sequence.
+/// The changes are kept in call order as segments: each segment starts with at most one
+/// bulk change, followed by the final state of each row changed after it. Writing the set
+/// (``Store/apply(_:to:now:)``) runs the segments in order, so the result is the same as
+/// running every call in sequence; within a segment, later changes to a row fold into
+/// earlier ones.
 struct ChangeSet: Sendable {
-    private(set) var rows: [RowKey: RowChange] = [:]
-    private(set) var bulk: [BulkChange] = []
-    /// For each row, the number of the last call that changed it; see ``removing(saved:)``.
-    private(set) var generations: [RowKey: UInt64] = [:]
-
-    var isEmpty: Bool { rows.isEmpty && bulk.isEmpty }
-
-    mutating func record(_ change: RowChange, for key: RowKey, generation: UInt64 = 0) {
-        generations[key] = generation
-        guard let existing = rows[key] else {
-            rows[key] = change
-            return
-        }
-        switch (existing, change) {
-        case (.park(let old), .park(var new)), (.replace(let old), .park(var new)):
-            new.isRoot = new.isRoot || old.isRoot
-            new.syncStatus = new.syncStatus ?? old.syncStatus
-            if case .replace = existing { rows[key] = .replace(new) } else { rows[key] = .park(new) }
-        case (.setSyncStatus(let status), .park(var new)):
-            new.syncStatus = new.syncStatus ?? status
-            rows[key] = .park(new)
-        case (.delete, .park(let new)):
-            rows[key] = .replace(new)
-        case (.park(var old), .setSyncStatus(let status)):
-            old.syncStatus = status
-            rows[key] = .park(old)
-        case (.replace(var old), .setSyncStatus(let status)):
-            old.syncStatus = status
-            rows[key] = .replace(old)
-        case (.delete, .setSyncStatus):
-            break // callers check that the row exists before changing its status
-        default:
-            rows[key] = change
-        }
+    struct Segment: Sendable {
+        var bulk: BulkChange?
+        var rows: [RowKey: RowChange] = [:]
     }
 
-    mutating func record(_ change: BulkChange, generation: UInt64 = 0) {
-        switch change {
-        case .deleteAll:
-            for key in rows.keys where change.affects(type: key.type) {
-                rows[key] = nil
-                generations[key] = nil
-            }
-        case .renameType(let from, let to):
-            for (key, rowChange) in rows where key.type == from {
-                rows[key] = nil
-                generations[key] = nil
-                let moved = RowKey(type: to, identifier: key.identifier)
-                rows[moved] = rowChange
-                generations[moved] = generation
-            }
+    private(set) var segments: [Segment] = []
+    /// When set, the next change starts a new segment: the segments before it are being
+    /// saved, and must stay as they were taken.
+    private var isSealed = false
+
+    var isEmpty: Bool { segments.isEmpty }
+
+    mutating func record(_ change: RowChange, for key: RowKey) {
+        if segments.isEmpty || isSealed {
+            segments.append(Segment())
+            isSealed = false
         }
-        bulk.append(change)
+        let last = segments.count - 1
+        guard let existing = segments[last].rows[key] else {
+            segments[last].rows[key] = change
+            return
+        }
+        segments[last].rows[key] = Self.fold(change, into: existing)
+    }
+
+    mutating func record(_ change: BulkChange) {
+        if case .deleteAll = change, !isSealed, var last = segments.popLast() {
+            // Row changes the deletion overrides need not be written at all.
+            last.rows = last.rows.filter { !change.affects(type: $0.key.type) }
+            if last.bulk != nil || !last.rows.isEmpty { segments.append(last) }
+        }
+        segments.append(Segment(bulk: change))
+        isSealed = false
     }
 
     /// Adds every change of `other`, as if its calls came after this set's.
-    mutating func merge(_ other: ChangeSet, generation: UInt64 = 0) {
-        for change in other.bulk {
-            record(change, generation: generation)
-        }
-        for (key, change) in other.rows {
-            record(change, for: key, generation: generation)
+    mutating func merge(_ other: ChangeSet) {
+        for segment in other.segments {
+            if let bulk = segment.bulk { record(bulk) }
+            for (key, change) in segment.rows { record(change, for: key) }
         }
     }
 
-    /// This set without the changes of `saved`, a copy of it taken earlier and now written.
-    /// Changes recorded after the copy was taken stay.
+    /// Makes the next change start a new segment, so that the segments taken now for a save
+    /// can be removed once saved, without removing what was recorded meanwhile.
+    mutating func seal() {
+        isSealed = true
+    }
+
+    /// This set without its first segments, those of `saved`: a sealed copy taken earlier,
+    /// now written.
     func removing(saved: ChangeSet) -> ChangeSet {
         var remaining = self
-        // Bulk changes are only ever appended, so the saved ones are the first ones.
-        remaining.bulk.removeFirst(min(saved.bulk.count, remaining.bulk.count))
-        for (key, generation) in saved.generations where remaining.generations[key] == generation {
-            remaining.rows[key] = nil
-            remaining.generations[key] = nil
-        }
+        remaining.segments.removeFirst(min(saved.segments.count, segments.count))
+        if remaining.segments.isEmpty { remaining.isSealed = false }
         return remaining
     }
 
     /// Whether any change touches rows of `type`.
     func touches(type: String) -> Bool {
-        bulk.contains { $0.affects(type: type) } || rows.keys.contains { $0.type == type }
+        segments.contains { segment in
+            (segment.bulk?.affects(type: type) ?? false) || segment.rows.keys.contains { $0.type == type }
+        }
+    }
+
+    /// The change `new` made after `existing` to the same row, as one change.
+    private static func fold(_ new: RowChange, into existing: RowChange) -> RowChange {
+        switch (existing, new) {
+        case (.park(let old), .park(var payload)):
+            payload.isRoot = payload.isRoot || old.isRoot
+            payload.syncStatus = payload.syncStatus ?? old.syncStatus
+            return .park(payload)
+        case (.replace(let old), .park(var payload)):
+            payload.isRoot = payload.isRoot || old.isRoot
+            payload.syncStatus = payload.syncStatus ?? old.syncStatus
+            return .replace(payload)
+        case (.setSyncStatus(let status), .park(var payload)):
+            payload.syncStatus = payload.syncStatus ?? status
+            return .park(payload)
+        case (.delete, .park(let payload)):
+            return .replace(payload)
+        case (.park(var old), .setSyncStatus(let status)):
+            old.syncStatus = status
+            return .park(old)
+        case (.replace(var old), .setSyncStatus(let status)):
+            old.syncStatus = status
+            return .replace(old)
+        case (.delete, .setSyncStatus):
+            return .delete // callers check that the row exists before changing its status
+        default:
+            return new
+        }
     }
 }

@@ -20,6 +20,10 @@ enum Schema {
     ]
 
     private static func createVersion1(_ db: Database) throws {
+        // `claim` and `claimedAt` belong to sync jobs: the claim that holds the row, and when
+        // it was taken. The sync index serves "rows of type T with status S, oldest change
+        // first" and "counts per type for status S" as range scans; the claim index holds only
+        // claimed rows, so finding stale claims costs what there is to find.
         try db.execute(sql: """
             CREATE TABLE garage_object (
                 type TEXT NOT NULL,
@@ -32,9 +36,12 @@ enum Schema {
                 revision INTEGER NOT NULL DEFAULT 1,
                 isRoot INTEGER NOT NULL DEFAULT 0,
                 refs TEXT NOT NULL DEFAULT '[]',
-                UNIQUE (type, identifier)
+                claim TEXT,
+                claimedAt REAL,
+                PRIMARY KEY (type, identifier)
             );
-            CREATE INDEX garage_object_sync ON garage_object (type, syncStatus, modificationDate);
+            CREATE INDEX garage_object_sync ON garage_object (syncStatus, type, modificationDate);
+            CREATE INDEX garage_object_claim ON garage_object (claimedAt) WHERE claim IS NOT NULL;
             """)
     }
 

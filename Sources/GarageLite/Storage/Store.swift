@@ -16,11 +16,11 @@ final class Store: Sendable {
         self.path = path
     }
 
-    private static func configuration() -> Configuration {
+    private static func configuration(busyTimeout: TimeInterval) -> Configuration {
         var configuration = Configuration()
         configuration.label = "GarageLite"
         // Under ordinary contention a writer waits for the lock instead of failing.
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(busyTimeout)
         return configuration
     }
 
@@ -28,11 +28,11 @@ final class Store: Sendable {
     ///
     /// A file that is not a GarageLite store, or that was written by a newer format
     /// version, is refused before anything is written to it.
-    static func open(path: String) throws -> Store {
+    static func open(path: String, busyTimeout: TimeInterval) throws -> Store {
         try StoreFile.checkBeforeOpening(path: path)
         let pool: DatabasePool
         do {
-            pool = try DatabasePool(path: path, configuration: configuration())
+            pool = try DatabasePool(path: path, configuration: configuration(busyTimeout: busyTimeout))
         } catch {
             throw openingError(error, path: path)
         }
@@ -44,7 +44,7 @@ final class Store: Sendable {
     /// Opens a new, empty store in memory.
     static func inMemory() throws -> Store {
         do {
-            let store = Store(writer: try DatabaseQueue(configuration: configuration()), path: nil)
+            let store = Store(writer: try DatabaseQueue(configuration: configuration(busyTimeout: 0)), path: nil)
             try store.migrate(path: ":memory:")
             return store
         } catch let error as GarageError {
@@ -57,10 +57,7 @@ final class Store: Sendable {
     private func migrate(path: String) throws {
         do {
             try writer.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
-                    try Schema.migrate(db, path: path)
-                    return .commit
-                }
+                try Self.inTransaction(db) { db in try Schema.migrate(db, path: path) }
             }
         } catch let error as GarageError {
             throw error
@@ -83,6 +80,14 @@ final class Store: Sendable {
         return "\(error)"
     }
 
+    /// The garage's error for an SQLite error met while performing `operation`.
+    private func garageError(_ error: DatabaseError, operation: String) -> GarageError {
+        if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            return .storeBusy(operation: operation, path: path ?? ":memory:")
+        }
+        return .storageFailure(operation: operation, reason: Self.reason(error))
+    }
+
     // MARK: - Access
 
     /// Runs `body` in one read transaction: everything it reads comes from one snapshot.
@@ -90,23 +95,58 @@ final class Store: Sendable {
         do {
             return try writer.read(body)
         } catch let error as DatabaseError {
-            throw GarageError.storageFailure(operation: operation, reason: Self.reason(error))
+            throw garageError(error, operation: operation)
         }
     }
 
-    /// Runs `body` in one write transaction, committed when it returns.
+    /// Runs `body` in one read transaction, without blocking the calling thread.
+    func read<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await writer.read(body)
+        } catch let error as DatabaseError {
+            throw garageError(error, operation: operation)
+        }
+    }
+
+    /// Runs `body` with the writer connection, alone: writes of this store are serialised.
+    /// `body` opens its transactions itself, with ``inTransaction(_:_:)``.
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
         do {
-            return try writer.write(body)
+            return try writer.writeWithoutTransaction(body)
         } catch let error as DatabaseError {
-            throw GarageError.storageFailure(operation: operation, reason: Self.reason(error))
+            throw garageError(error, operation: operation)
         }
+    }
+
+    /// Runs `body` with the writer connection, alone, without blocking the calling thread.
+    func write<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await writer.writeWithoutTransaction(body)
+        } catch let error as DatabaseError {
+            throw garageError(error, operation: operation)
+        }
+    }
+
+    /// Runs `body` in an immediate transaction, committed when it returns: the write lock is
+    /// taken at the start (waiting for it under the busy timeout), never upgraded midway.
+    static func inTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        var result: T?
+        try db.inTransaction(.immediate) {
+            result = try body(db)
+            return .commit
+        }
+        guard let result else {
+            throw GarageError.storageFailure(operation: "commit", reason: "the transaction ended without a result")
+        }
+        return result
     }
 
     // MARK: - Reading rows
 
-    private static let columns =
-        "type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs"
+    private static let columns = """
+        type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs, \
+        claim, claimedAt
+        """
 
     private static func storedRow(_ row: Row) throws -> StoredRow {
         let key = RowKey(type: try row.decode(String.self, atIndex: 0),
@@ -125,7 +165,9 @@ final class Store: Sendable {
             modificationDate: Date(timeIntervalSince1970: try row.decode(Double.self, atIndex: 6)),
             revision: try row.decode(Int64.self, atIndex: 7),
             isRoot: try row.decode(Bool.self, atIndex: 8),
-            references: try row.decode(String.self, atIndex: 9))
+            references: try row.decode(String.self, atIndex: 9),
+            claim: try row.decode(String?.self, atIndex: 10),
+            claimedAt: try row.decode(Double?.self, atIndex: 11).map(Date.init(timeIntervalSince1970:)))
     }
 
     static func row(_ db: Database, _ key: RowKey) throws -> StoredRow? {
@@ -142,14 +184,40 @@ final class Store: Sendable {
         return try Row.fetchCursor(statement, arguments: [type]).map(storedRow).reduce(into: []) { $0.append($1) }
     }
 
-    /// The rows of `type` with `status`, oldest modification first.
+    /// The rows of `type` with `status`, oldest modification first (in the sync index's order).
     static func rows(_ db: Database, type: String, status: SyncStatus) throws -> [StoredRow] {
         let statement = try db.cachedStatement(sql: """
-            SELECT \(columns) FROM garage_object WHERE type = ? AND syncStatus = ?
-            ORDER BY modificationDate, identifier
+            SELECT \(columns) FROM garage_object WHERE syncStatus = ? AND type = ? ORDER BY modificationDate
             """)
-        return try Row.fetchCursor(statement, arguments: [type, status.rawValue])
+        return try Row.fetchCursor(statement, arguments: [status.rawValue, type])
             .map(storedRow).reduce(into: []) { $0.append($1) }
+    }
+
+    static func count(_ db: Database, type: String, status: SyncStatus) throws -> Int {
+        try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT COUNT(*) FROM garage_object WHERE syncStatus = ? AND type = ?"),
+            arguments: [status.rawValue, type]) ?? 0
+    }
+
+    /// The identifiers of `type` with `status`, oldest modification first.
+    static func identifiers(_ db: Database, type: String, status: SyncStatus) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: """
+                SELECT identifier FROM garage_object WHERE syncStatus = ? AND type = ? ORDER BY modificationDate
+                """),
+            arguments: [status.rawValue, type])
+    }
+
+    /// The number of rows with `status`, per type: a range scan of the sync index.
+    static func countsPerType(_ db: Database, status: SyncStatus) throws -> [String: Int] {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT type, COUNT(*) FROM garage_object WHERE syncStatus = ? GROUP BY type"),
+            arguments: [status.rawValue])
+        var counts: [String: Int] = [:]
+        for row in rows {
+            counts[try row.decode(String.self, atIndex: 0)] = try row.decode(Int.self, atIndex: 1)
+        }
+        return counts
     }
 
     static func count(_ db: Database, type: String) throws -> Int {
@@ -175,27 +243,29 @@ final class Store: Sendable {
 
     // MARK: - Writing rows
 
-    /// Writes every change of `changes`: bulk changes first, then row changes.
+    /// Writes every change of `changes`, segment after segment.
     static func apply(_ changes: ChangeSet, to db: Database, now: Date) throws {
-        for change in changes.bulk {
-            switch change {
-            case .deleteAll(let type):
+        for segment in changes.segments {
+            switch segment.bulk {
+            case .deleteAll(let type)?:
                 _ = try deleteAll(db, type: type)
-            case .renameType(let from, let to):
+            case .renameType(let from, let to)?:
                 _ = try renameType(db, from: from, to: to)
+            case nil:
+                break
             }
-        }
-        for (key, change) in changes.rows {
-            switch change {
-            case .park(let payload):
-                try park(db, key: key, payload: payload, now: now)
-            case .replace(let payload):
-                try delete(db, key: key)
-                try park(db, key: key, payload: payload, now: now)
-            case .delete:
-                try delete(db, key: key)
-            case .setSyncStatus(let status):
-                try setSyncStatus(db, key: key, status: status)
+            for (key, change) in segment.rows {
+                switch change {
+                case .park(let payload):
+                    try park(db, key: key, payload: payload, now: now)
+                case .replace(let payload):
+                    try delete(db, key: key)
+                    try park(db, key: key, payload: payload, now: now)
+                case .delete:
+                    try delete(db, key: key)
+                case .setSyncStatus(let status):
+                    try setSyncStatus(db, key: key, status: status)
+                }
             }
         }
     }
@@ -268,6 +338,51 @@ final class Store: Sendable {
                            arguments: [ReferenceList.encode(renamed), rowID])
         }
         return moved
+    }
+}
+
+extension Store {
+    // MARK: - Claims
+
+    /// Up to `limit` unclaimed rows of `type` with `status`, oldest modification first.
+    static func claimableRows(_ db: Database, type: String, status: SyncStatus, limit: Int) throws -> [StoredRow] {
+        let statement = try db.cachedStatement(sql: """
+            SELECT \(columns) FROM garage_object
+            WHERE syncStatus = ? AND type = ? AND claim IS NULL
+            ORDER BY modificationDate LIMIT ?
+            """)
+        return try Row.fetchCursor(statement, arguments: [status.rawValue, type, limit])
+            .map(storedRow).reduce(into: []) { $0.append($1) }
+    }
+
+    /// Moves the row to `.syncing` under `claim`.
+    static func markClaimed(_ db: Database, key: RowKey, claim: String, at date: Date) throws {
+        try db.cachedStatement(sql: """
+            UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ? WHERE type = ? AND identifier = ?
+            """).execute(arguments: [SyncStatus.syncing.rawValue, claim, date.timeIntervalSince1970,
+                                     key.type, key.identifier])
+    }
+
+    /// Ends the row's claim, setting its status to `status` (or leaving it when `nil`).
+    static func endClaim(_ db: Database, key: RowKey, status: SyncStatus?) throws {
+        try db.cachedStatement(sql: """
+            UPDATE garage_object SET syncStatus = coalesce(?, syncStatus), claim = NULL, claimedAt = NULL
+            WHERE type = ? AND identifier = ?
+            """).execute(arguments: [status?.rawValue, key.type, key.identifier])
+    }
+
+    /// Ends every claim taken before `cutoff`: rows still `.syncing` go back to `.notSynced`.
+    /// Returns the rows released.
+    static func releaseClaims(_ db: Database, takenBefore cutoff: Date) throws -> [RowKey] {
+        let rows = try Row.fetchAll(db, sql: """
+            UPDATE garage_object
+            SET syncStatus = CASE WHEN syncStatus = ? THEN ? ELSE syncStatus END, claim = NULL, claimedAt = NULL
+            WHERE claim IS NOT NULL AND claimedAt < ?
+            RETURNING type, identifier
+            """, arguments: [SyncStatus.syncing.rawValue, SyncStatus.notSynced.rawValue, cutoff.timeIntervalSince1970])
+        return try rows.map {
+            RowKey(type: try $0.decode(String.self, atIndex: 0), identifier: try $0.decode(String.self, atIndex: 1))
+        }
     }
 }
 

@@ -23,6 +23,9 @@ struct StoredRow: Sendable {
     var isRoot: Bool
     /// The rows this row references, as a JSON array of `[type, identifier]` pairs.
     var references: String
+    /// The sync job's claim holding the row, and when it was taken.
+    var claim: String? = nil
+    var claimedAt: Date? = nil
 }
 
 /// What a park writes into a row.
@@ -46,7 +49,9 @@ struct RowPayload: Sendable {
             modificationDate: changed ? now : (existing?.modificationDate ?? now),
             revision: existing.map { $0.revision + (changed ? 1 : 0) } ?? 1,
             isRoot: isRoot || (existing?.isRoot ?? false),
-            references: references)
+            references: references,
+            claim: existing?.claim,
+            claimedAt: existing?.claimedAt)
     }
 }
 

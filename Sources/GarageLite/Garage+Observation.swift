@@ -1,0 +1,71 @@
+import Foundation
+
+// Observing changes: asynchronous sequences fed after each commit of this garage.
+extension Garage {
+    /// The changes to objects of type `T`, one element per commit that made some.
+    ///
+    /// ```swift
+    /// for await changes in garage.changes(of: Note.self) {
+    ///     for change in changes where change.kind == .parked {
+    ///         refresh(change.identifier)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Elements arrive after the commit: a `retrieve` then sees the change. Changes made while
+    /// autosave is off arrive when they are saved; those of a transaction, when it commits.
+    /// Only the changes made through this `Garage` instance are observed: writes from another
+    /// garage or another process on the same file are not. The sequence ends when the task
+    /// iterating it is cancelled; elements are buffered until they are read.
+    public func changes<T>(of type: T.Type) -> AsyncStream<[GarageChange]> {
+        observers.subscribe(typeName: Identity.typeName(T.self))
+    }
+
+    /// The object of type `T` parked under `identifier`, after each commit that changed it:
+    /// its new value, or `nil` once it is deleted.
+    ///
+    /// ```swift
+    /// for try await note in try garage.changes(to: Note.self, identifier: "n1") {
+    ///     show(note)                 // nil when deleted
+    /// }
+    /// ```
+    ///
+    /// The value is retrieved when the element is read, so a burst of commits may show the
+    /// latest value more than once. Like ``changes(of:)``, only this garage's commits are
+    /// observed.
+    ///
+    /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for an unsupported identifier type.
+    public func changes<T: Decodable & Sendable, ID>(to type: T.Type, identifier: ID) throws -> ObjectChanges<T> {
+        let identifier = try Identity.string(fromID: identifier)
+        return ObjectChanges(
+            garage: self, identifier: identifier,
+            changes: observers.subscribe(typeName: Identity.typeName(T.self), identifier: identifier))
+    }
+}
+
+/// The values of one object after each commit that changed it: see
+/// ``Garage/changes(to:identifier:)``.
+public struct ObjectChanges<Object: Decodable & Sendable>: AsyncSequence, Sendable {
+    public typealias Element = Object?
+
+    let garage: Garage
+    let identifier: String
+    let changes: AsyncStream<[GarageChange]>
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(garage: garage, identifier: identifier, changes: changes.makeAsyncIterator())
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let garage: Garage
+        let identifier: String
+        var changes: AsyncStream<[GarageChange]>.AsyncIterator
+
+        /// The object after the next commit that changed it (`.some(nil)` once deleted), or
+        /// `nil` when the sequence ends.
+        public mutating func next() async throws -> Object?? {
+            guard await changes.next() != nil else { return nil }
+            return .some(try await garage.retrieve(Object.self, identifier: identifier))
+        }
+    }
+}

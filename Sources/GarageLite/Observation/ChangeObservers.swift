@@ -1,0 +1,87 @@
+import Foundation
+
+/// The observers of one garage, and the delivery of each commit's changes to them.
+///
+/// Changes are published right after their transaction commits, from the store's writer
+/// (writes are serialised there), so every observer sees commits in order.
+final class ChangeObservers: Sendable {
+    private struct Subscriber {
+        var typeName: String
+        var identifier: String?
+        var continuation: AsyncStream<[GarageChange]>.Continuation
+    }
+
+    private let subscribers = Protected<[UUID: Subscriber]>([:])
+
+    /// A stream of the changes to objects of `typeName` (to one object when `identifier` is
+    /// set), one element per commit that made some.
+    func subscribe(typeName: String, identifier: String? = nil) -> AsyncStream<[GarageChange]> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<[GarageChange]>.makeStream()
+        continuation.onTermination = { [weak self] _ in
+            self?.subscribers.write { $0[id] = nil }
+        }
+        subscribers.write {
+            $0[id] = Subscriber(typeName: typeName, identifier: identifier, continuation: continuation)
+        }
+        return stream
+    }
+
+    /// Publishes what a committed change set did.
+    func publish(_ changes: ChangeSet) {
+        deliver { typeName, identifier in
+            var result: [GarageChange] = []
+            for segment in changes.segments {
+                switch segment.bulk {
+                case .deleteAll(let type)? where type == nil || type == typeName:
+                    result.append(GarageChange(typeName: typeName, identifier: nil, kind: .deleted))
+                case .renameType(let from, _)? where from == typeName:
+                    result.append(GarageChange(typeName: typeName, identifier: nil, kind: .deleted))
+                case .renameType(_, let to)? where to == typeName:
+                    result.append(GarageChange(typeName: typeName, identifier: nil, kind: .parked))
+                default:
+                    break
+                }
+                if let identifier {
+                    if let change = segment.rows[RowKey(type: typeName, identifier: identifier)] {
+                        result.append(GarageChange(typeName: typeName, identifier: identifier, kind: change.observedKind))
+                    }
+                } else {
+                    for (key, change) in segment.rows where key.type == typeName {
+                        result.append(GarageChange(typeName: typeName, identifier: key.identifier, kind: change.observedKind))
+                    }
+                }
+            }
+            return result
+        }
+    }
+
+    /// Publishes status changes made by a sync job.
+    func publishSyncStatusChanges(_ keys: [RowKey]) {
+        deliver { typeName, identifier in
+            keys.filter { $0.type == typeName && (identifier == nil || $0.identifier == identifier) }
+                .map { GarageChange(typeName: $0.type, identifier: $0.identifier, kind: .syncStatusChanged) }
+        }
+    }
+
+    private func deliver(_ changesFor: (String, String?) -> [GarageChange]) {
+        let current = subscribers.read { $0 }
+        guard !current.isEmpty else { return }
+        for subscriber in current.values {
+            let changes = changesFor(subscriber.typeName, subscriber.identifier)
+            if !changes.isEmpty {
+                subscriber.continuation.yield(changes)
+            }
+        }
+    }
+}
+
+extension RowChange {
+    var observedKind: GarageChange.Kind {
+        switch self {
+        case .park, .replace: return .parked
+        case .delete: return .deleted
+        case .setSyncStatus: return .syncStatusChanged
+        }
+    }
+}
