@@ -49,11 +49,12 @@ extension Garage {
     /// try garage.save()
     /// ```
     ///
-    /// Autosave is off for every thread while any `withAutosaveDisabled` runs.
+    /// Autosave is off for the calls `body` makes from its own thread or task; other threads
+    /// keep autosaving (and a change they make saves everything unsaved, this batch included).
     public func withAutosaveDisabled<Result>(_ body: () throws -> Result) rethrows -> Result {
-        state.write { $0.autosaveSuspensions += 1 }
-        defer { state.write { $0.autosaveSuspensions -= 1 } }
-        return try body()
+        try GarageScope.$current.withValue(GarageScope(garage: self, disablesAutosave: true)) {
+            try body()
+        }
     }
 
     /// Runs `body`, and commits every change it made to this garage together, or none if it throws.
@@ -73,11 +74,17 @@ extension Garage {
     ///
     /// - throws: The error `body` threw, or the error of the commit.
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
-        let changes = Protected(ChangeSet())
-        let result = try GarageScope.$current.withValue(GarageScope(garage: self, transaction: changes)) {
-            try body()
+        let buffer = TransactionBuffer()
+        let result: Result
+        do {
+            result = try GarageScope.$current.withValue(GarageScope(garage: self, transaction: buffer)) {
+                try body()
+            }
+        } catch {
+            _ = buffer.close()
+            throw error
         }
-        try write("commit a transaction", changes.read { $0 }) { _, _ in }
+        try write("commit a transaction", buffer.close()) { _, _ in }
         return result
     }
 
@@ -88,8 +95,8 @@ extension Garage {
     func pendingChanges() -> ChangeSet? {
         var pending = state.read { $0.unsaved }
         for scope in GarageScope.scopes(of: self).reversed() {
-            if let transaction = scope.transaction {
-                pending.merge(transaction.read { $0 })
+            if let changes = scope.transaction?.pending {
+                pending.merge(changes)
             }
         }
         return pending.isEmpty ? nil : pending
@@ -113,16 +120,19 @@ extension Garage {
     /// Where a change goes.
     private enum WriteRoute {
         /// Into the innermost transaction the call runs in.
-        case transaction(Protected<ChangeSet>)
+        case transaction(TransactionBuffer)
         /// Into the unsaved changes: autosave is off.
         case unsaved
         /// Into the store, with the unsaved changes, in one transaction.
         case store
     }
 
-    private func writeRoute() -> WriteRoute {
-        if let transaction = GarageScope.scopes(of: self).lazy.compactMap(\.transaction).first {
-            return .transaction(transaction)
+    private func writeRoute(skipping closed: TransactionBuffer? = nil) -> WriteRoute {
+        let open = GarageScope.scopes(of: self).lazy.compactMap(\.transaction).first {
+            $0 !== closed && $0.pending != nil
+        }
+        if let open {
+            return .transaction(open)
         }
         return isAutosaveEnabled ? .store : .unsaved
     }
@@ -142,17 +152,20 @@ extension Garage {
         _ operation: String, _ changes: ChangeSet,
         check: @escaping @Sendable (Database, ChangeSet?) throws -> T
     ) throws -> T {
-        switch writeRoute() {
-        case .transaction(let transaction):
-            let result = try read(operation) { db, pending in try check(db, pending) }
-            transaction.write { $0.merge(changes) }
-            return result
-        case .unsaved:
-            let result = try read(operation) { db, pending in try check(db, pending) }
-            recordUnsaved(changes)
-            return result
-        case .store:
-            return try store.write(operation, saveWork(adding: changes, check: check))
+        var route = writeRoute()
+        while true {
+            switch route {
+            case .transaction(let transaction):
+                let result = try read(operation) { db, pending in try check(db, pending) }
+                if transaction.record(changes) { return result }
+                route = writeRoute(skipping: transaction) // it ended meanwhile
+            case .unsaved:
+                let result = try read(operation) { db, pending in try check(db, pending) }
+                recordUnsaved(changes)
+                return result
+            case .store:
+                return try store.write(operation, saveWork(adding: changes, check: check))
+            }
         }
     }
 
@@ -162,17 +175,20 @@ extension Garage {
         _ operation: String, _ changes: ChangeSet,
         check: @escaping @Sendable (Database, ChangeSet?) throws -> T
     ) async throws -> T {
-        switch writeRoute() {
-        case .transaction(let transaction):
-            let result = try await read(operation) { db, pending in try check(db, pending) }
-            transaction.write { $0.merge(changes) }
-            return result
-        case .unsaved:
-            let result = try await read(operation) { db, pending in try check(db, pending) }
-            recordUnsaved(changes)
-            return result
-        case .store:
-            return try await store.write(operation, saveWork(adding: changes, check: check))
+        var route = writeRoute()
+        while true {
+            switch route {
+            case .transaction(let transaction):
+                let result = try await read(operation) { db, pending in try check(db, pending) }
+                if transaction.record(changes) { return result }
+                route = writeRoute(skipping: transaction) // it ended meanwhile
+            case .unsaved:
+                let result = try await read(operation) { db, pending in try check(db, pending) }
+                recordUnsaved(changes)
+                return result
+            case .store:
+                return try await store.write(operation, saveWork(adding: changes, check: check))
+            }
         }
     }
 

@@ -29,8 +29,6 @@ public final class Garage: Sendable {
 
     struct State {
         var isAutosaveEnabled = true
-        /// Calls of `withAutosaveDisabled` in progress, on any thread.
-        var autosaveSuspensions = 0
         var dateEncodingStrategy = DateCoding.defaultEncodingStrategy
         var dateDecodingStrategy = DateCoding.defaultDecodingStrategy
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
@@ -121,9 +119,11 @@ public final class Garage: Sendable {
     ///
     /// When `false`, changes are kept in memory until ``save()``: this garage reads them, other
     /// garages and processes don't see them, and they hold no lock on the store. Inside
-    /// ``withAutosaveDisabled(_:)``, this is `false`.
+    /// ``withAutosaveDisabled(_:)``, this is `false` for the calls of that closure.
     public var isAutosaveEnabled: Bool {
-        get { state.read { $0.isAutosaveEnabled && $0.autosaveSuspensions == 0 } }
+        get {
+            state.read { $0.isAutosaveEnabled } && !GarageScope.scopes(of: self).contains { $0.disablesAutosave }
+        }
         set { state.write { $0.isAutosaveEnabled = newValue } }
     }
 
@@ -232,17 +232,20 @@ final class GarageScope: Sendable {
     let parent: GarageScope?
     let dateEncodingStrategy: JSONEncoder.DateEncodingStrategy?
     let dateDecodingStrategy: JSONDecoder.DateDecodingStrategy?
+    let disablesAutosave: Bool
     /// The changes of a `transaction { }` in progress.
-    let transaction: Protected<ChangeSet>?
+    let transaction: TransactionBuffer?
 
     init(garage: Garage,
          dateEncodingStrategy: JSONEncoder.DateEncodingStrategy? = nil,
          dateDecodingStrategy: JSONDecoder.DateDecodingStrategy? = nil,
-         transaction: Protected<ChangeSet>? = nil) {
+         disablesAutosave: Bool = false,
+         transaction: TransactionBuffer? = nil) {
         self.garage = ObjectIdentifier(garage)
         self.parent = GarageScope.current
         self.dateEncodingStrategy = dateEncodingStrategy
         self.dateDecodingStrategy = dateDecodingStrategy
+        self.disablesAutosave = disablesAutosave
         self.transaction = transaction
     }
 
@@ -256,5 +259,35 @@ final class GarageScope: Sendable {
             scope = found.parent
         }
         return result
+    }
+}
+
+/// The changes of one `transaction { }`, until it ends.
+///
+/// A task started inside a transaction inherits its scope, and may write after the
+/// transaction has ended: a closed buffer refuses those changes, which then go where they
+/// would have gone outside the transaction.
+final class TransactionBuffer: Sendable {
+    private let changes = Protected<ChangeSet?>(ChangeSet())
+
+    /// The changes so far, or `nil` once closed.
+    var pending: ChangeSet? { changes.read { $0 } }
+
+    /// Adds `other`; returns `false` when the transaction has already ended.
+    func record(_ other: ChangeSet) -> Bool {
+        changes.write {
+            guard $0 != nil else { return false }
+            $0?.merge(other)
+            return true
+        }
+    }
+
+    /// Ends the transaction; returns its changes.
+    func close() -> ChangeSet {
+        changes.write { changes in
+            let closed = changes ?? ChangeSet()
+            changes = nil
+            return closed
+        }
     }
 }

@@ -51,6 +51,10 @@ public enum GarageError: Error, Equatable, Sendable {
     /// so `operation` gave up.
     case storeBusy(operation: String, path: String)
 
+    /// `operation` was called from code the garage runs while it reads or writes the store:
+    /// an `init(from:)`, an `encode(to:)`, the encryption delegate or a custom date strategy.
+    case reentrantCall(operation: String)
+
     /// SQLite failed while the garage performed `operation`.
     case storageFailure(operation: String, reason: String)
 }
@@ -65,7 +69,8 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .unsupportedIDConformance(idType):
             return "Identifiable ID type '\(idType)' must be String, UUID, or LosslessStringConvertible"
         case let .cannotOpenStore(path, reason):
-            return "Cannot open the garage store at \(path): \(reason)"
+            return "Cannot open the garage store at \(path): \(reason). Check that the folder exists "
+                + "and that this process may read and write there."
         case let .notAGarageStore(path, reason):
             return "The file at \(path) is not a GarageLite store (\(reason)); it was left untouched. "
                 + "Open another path, or move the file away if it is not needed."
@@ -87,8 +92,13 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             return "The garage store at \(path) is busy: another connection kept it locked for longer "
                 + "than the busy timeout, so \(operation) gave up. Try again, or shorten the other "
                 + "connection's transactions."
+        case let .reentrantCall(operation):
+            return "\(operation) was called while the garage was reading or writing the store (from an "
+                + "init(from:), encode(to:), encryption delegate or date strategy). Call the garage "
+                + "after that operation returns."
         case let .storageFailure(operation, reason):
-            return "The garage store failed to \(operation): \(reason)"
+            return "The garage store failed to \(operation): \(reason). Nothing of that operation was "
+                + "written; check the file, its folder and the free space, then try again."
         }
     }
 

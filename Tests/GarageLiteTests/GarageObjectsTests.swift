@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import GarageLite
 
@@ -325,6 +326,156 @@ struct GarageObjectsTests {
         #expect(types == ["Generic<Int>"])
         #expect(try garage.retrieve(Generic<Int>.self, identifier: "g")?.value == 3)
         #expect(try garage.retrieve(Generic<String>.self, identifier: "g") == nil)
+    }
+}
+
+extension GarageObjectsTests {
+    @Test func hashableIdentifierDoesNotDependOnSetOrder() throws {
+        let garage = try Garage.inMemory()
+        let words = (0..<200).map { "word\($0)" }
+        var forward = Set<String>(minimumCapacity: 16)
+        words.forEach { forward.insert($0) }
+        var backward = Set<String>(minimumCapacity: 1024)
+        words.reversed().forEach { backward.insert($0) }
+        let first = Labelled(labels: forward, scores: [Coordinates(x: 1, y: 2): 3, Coordinates(x: 0, y: 0): 1])
+        let second = Labelled(labels: backward, scores: [Coordinates(x: 0, y: 0): 1, Coordinates(x: 1, y: 2): 3])
+        #expect(try garage.identifier(for: first) == garage.identifier(for: second))
+        try garage.park(first)
+        try garage.park(second)
+        #expect(try garage.count(Labelled.self) == 1)
+        let row = try #require(try garage.store.read("test") { db in try Store.rows(db, type: "Labelled").first })
+        // Stored sorted, so the JSON (and the identifier) is the same in every process.
+        #expect(row.data.contains(#""labels":["word0","word1","word10","word100","word101""#))
+        #expect(try garage.retrieveAll(Labelled.self).first == first)
+    }
+
+    @Test func onlyThePropertyNamedSyncStatusIsKeptOutOfTheJSON() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Upload(id: "u", syncStatus: .synced, serverStatus: .syncing, lastStatus: .notSynced))
+        let upload = try #require(try garage.retrieve(Upload.self, identifier: "u"))
+        #expect(upload.syncStatus == .synced)
+        #expect(upload.serverStatus == .syncing)
+        #expect(upload.lastStatus == .notSynced)
+    }
+
+    @Test func anOptionalIDIsRefusedWhateverItsValue() throws {
+        let garage = try Garage.inMemory()
+        #expect(throws: GarageError.unsupportedIDConformance("Optional<String>")) {
+            try garage.park(MaybeIdentified(id: "x"))
+        }
+        #expect(throws: GarageError.unsupportedIDConformance("Optional<String>")) {
+            try garage.park(MaybeIdentified(id: nil))
+        }
+    }
+
+    @Test func aLongChainOfReferencesParksWithoutDeepRecursion() throws {
+        let garage = try Garage.inMemory()
+        var node = Link(id: 0, next: nil)
+        for id in 1..<5_000 {
+            node = Link(id: id, next: node)
+        }
+        try garage.park(node)
+        #expect(try garage.count(Link.self) == 5_000)
+        let row = try #require(try garage.store.read("test") { db in try Store.row(db, RowKey(type: "Link", identifier: "4999")) })
+        #expect(row.data == #"{"id":4999,"next":"4998"}"#)
+    }
+
+    @Test func valuesNestedTooDeepAreRefusedWhenParked() throws {
+        let garage = try Garage.inMemory()
+        var nested = Nested(child: nil)
+        for _ in 0..<(JSONReader.maximumDepth + 10) {
+            nested = Nested(child: nested)
+        }
+        do {
+            try garage.park(Holder(id: "deep", nested: nested))
+            Issue.record("parking a value nested deeper than the limit should throw")
+        } catch EncodingError.invalidValue(_, let context) {
+            #expect(context.debugDescription.contains("nested"))
+        }
+        #expect(try garage.count(Holder.self) == 0)
+    }
+
+    @Test func aDecodingErrorNamesTheRowItHappenedIn() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Counter(id: 7, value: 1))
+        try garage.migrateAll(fromOldClassName: "Counter", to: Labelled.self)
+        do {
+            _ = try garage.retrieveAll(Labelled.self)
+            Issue.record("decoding a Counter row as Labelled should throw")
+        } catch let DecodingError.keyNotFound(_, context) {
+            #expect(context.debugDescription.hasPrefix("Labelled(7): "))
+        }
+    }
+
+    @Test func theTableIsKeyedByTypeAndIdentifier() throws {
+        let garage = try Garage.inMemory()
+        let keyColumns = try garage.store.read("test") { db in
+            try Row.fetchAll(db, sql: "PRAGMA table_info(garage_object)")
+                .filter { ($0["pk"] as Int) > 0 }
+                .sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }
+                .map { $0["name"] as String }
+        }
+        #expect(keyColumns == ["type", "identifier"])
+    }
+
+    @Test func callingTheGarageFromInitFromThrowsInsteadOfCrashing() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Reentrant(id: "r"))
+        Reentrant.$garage.withValue(garage) {
+            #expect(throws: GarageError.reentrantCall(operation: "count Counter")) {
+                try garage.retrieve(Reentrant.self, identifier: "r")
+            }
+        }
+    }
+}
+
+struct Labelled: Codable, Hashable {
+    var labels: Set<String>
+    var scores: [Coordinates: Int] = [:]
+}
+
+struct Upload: Codable, Identifiable, Syncable {
+    var id: String
+    var syncStatus: SyncStatus
+    var serverStatus: SyncStatus
+    var lastStatus: SyncStatus?
+}
+
+struct MaybeIdentified: Codable, Identifiable {
+    var id: String?
+}
+
+final class Link: Codable, Identifiable {
+    var id: Int
+    var next: Link?
+
+    init(id: Int, next: Link?) {
+        self.id = id
+        self.next = next
+    }
+}
+
+final class Nested: Codable {
+    var child: Nested?
+    init(child: Nested?) { self.child = child }
+}
+
+struct Holder: Codable, Identifiable {
+    var id: String
+    var nested: Nested
+}
+
+/// Calls the garage from its `init(from:)`, as user code might.
+struct Reentrant: Codable, Identifiable {
+    @TaskLocal static var garage: Garage?
+    var id: String
+
+    init(id: String) { self.id = id }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        _ = try Self.garage?.count(Counter.self)
     }
 }
 

@@ -164,5 +164,75 @@ struct SavingTests {
         }
         #expect(try garage.count(Counter.self) == 1)
     }
-}
 
+    /// Runs the same calls with autosave on, and with autosave off then save(): the store
+    /// must end the same.
+    @Test(arguments: [false, true])
+    func unsavedRenamesDeletesAndParksEndAsIfEachWereSaved(autosave: Bool) throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Counter(id: 1, value: 10))            // Counter/1
+        try garage.park(RenamedCounter(id: 1, value: 99))     // RenamedCounter/1
+        try garage.park(RenamedCounter(id: 2, value: 20))     // RenamedCounter/2
+        garage.isAutosaveEnabled = autosave
+        try garage.delete(Counter(id: 1, value: 10))
+        try garage.park(RenamedCounter(id: 2, value: 21))
+        try garage.park(Counter(id: 3, value: 30))
+        try garage.migrateAll(fromOldClassName: "Counter", to: RenamedCounter.self)
+        try garage.park(Counter(id: 4, value: 40))
+        let seenBeforeSave = try garage.retrieveAll(RenamedCounter.self).map { "\($0.id):\($0.value)" }
+        try garage.save()
+        let stored = try garage.retrieveAll(RenamedCounter.self).map { "\($0.id):\($0.value)" }
+        #expect(stored == ["1:99", "2:21", "3:30"])
+        #expect(seenBeforeSave == stored)
+        #expect(try garage.identifiers(of: Counter.self) == ["4"])
+    }
+
+    @Test func aChangeRecordedDuringASaveStaysUnsavedOnItsOwn() {
+        let key = RowKey(type: "Counter", identifier: "1")
+        let payload = RowPayload(data: "{}", isEncrypted: false, syncStatus: nil, references: "[]", isRoot: true)
+        var unsaved = ChangeSet()
+        unsaved.record(.park(payload), for: key)
+        unsaved.seal()
+        let saving = unsaved
+        unsaved.record(.setSyncStatus(.synced), for: key)   // recorded while the save runs
+        let remaining = unsaved.removing(saved: saving)
+        #expect(remaining.segments.count == 1)
+        guard case .setSyncStatus(.synced)? = remaining.segments.first?.rows[key] else {
+            Issue.record("only the status change should stay unsaved, not the saved park")
+            return
+        }
+    }
+
+    @Test func aTaskStartedInATransactionWritesAfterItEnds() async throws {
+        let garage = try Garage.inMemory()
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let task = try garage.transaction {
+            try garage.park(Counter(id: 1, value: 1))
+            return Task {
+                for await _ in gate { break }
+                try await garage.park(Counter(id: 2, value: 2))   // after the transaction ended
+            }
+        }
+        open.yield()
+        try await task.value
+        #expect(try await garage.retrieveAll(Counter.self).map(\.id) == [1, 2])
+        #expect(!garage.hasUnsavedChanges)
+    }
+
+    @Test func withAutosaveDisabledLeavesOtherThreadsAutosaving() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("garage.sqlite")
+        let garage = try Garage(path: path)
+        let other = try Garage(path: path)
+        try garage.withAutosaveDisabled {
+            try garage.park(Counter(id: 1, value: 1))
+            let elsewhere = onAnotherThread { () -> Bool in
+                (try? garage.park(Counter(id: 2, value: 2))) != nil && garage.isAutosaveEnabled
+            }
+            #expect(elsewhere)
+            #expect(!garage.isAutosaveEnabled)
+        }
+        // The other thread's park committed, and with it everything unsaved.
+        #expect(try other.identifiers(of: Counter.self) == ["1", "2"])
+    }
+}

@@ -36,7 +36,12 @@ final class GraphDecoder {
         }
         inProgress.append(row.key)
         defer { inProgress.removeLast() }
-        var object = try unbox(T.self, from: try openRow(row), codingPath: [], isRowObject: true)
+        var object: T
+        do {
+            object = try unbox(T.self, from: try openRow(row), codingPath: [], isRowObject: true)
+        } catch let error as DecodingError {
+            throw error.locating(row.key)
+        }
         if let syncable = object as? any Syncable, let updated = syncable.settingSyncStatus(row.syncStatus) as? T {
             object = updated
         }
@@ -158,5 +163,23 @@ extension Optional: OptionalReference where Wrapped: Decodable {
             return try graph.resolve(Wrapped.self, identifier: identifier, codingPath: codingPath, lenient: true)
         }
         return .some(try graph.unbox(Wrapped.self, from: value, codingPath: codingPath))
+    }
+}
+
+extension DecodingError {
+    /// The same error, its description prefixed with the row it happened in, so that a
+    /// failure deep in a graph, or in one row of many, names the object to look at.
+    func locating(_ key: RowKey) -> DecodingError {
+        func located(_ context: Context) -> Context {
+            Context(codingPath: context.codingPath, debugDescription: "\(key): \(context.debugDescription)",
+                    underlyingError: context.underlyingError)
+        }
+        switch self {
+        case let .typeMismatch(type, context): return .typeMismatch(type, located(context))
+        case let .valueNotFound(type, context): return .valueNotFound(type, located(context))
+        case let .keyNotFound(key, context): return .keyNotFound(key, located(context))
+        case let .dataCorrupted(context): return .dataCorrupted(located(context))
+        @unknown default: return self
+        }
     }
 }

@@ -21,6 +21,9 @@ final class GraphEncoder {
     private var rowIndex: [RowKey: Int] = [:]
     /// Keys of rows encoded or being encoded: a reference to one of them is just a stub.
     private var visited: Set<RowKey> = []
+    /// Referenced objects waiting to be encoded. Encoding them from a queue, rather than
+    /// from inside their parent's encoding, keeps a long chain of references off the stack.
+    private var queue: [() throws -> Void] = []
 
     init(dateStrategy: JSONEncoder.DateEncodingStrategy) {
         self.dateStrategy = dateStrategy
@@ -34,6 +37,7 @@ final class GraphEncoder {
             let key = RowKey(type: typeName, identifier: identifier)
             visited.insert(key)
             try store(object, key: key, isRoot: true)
+            try drainQueue()
             return key
         }
         guard object is any Hashable else {
@@ -45,7 +49,17 @@ final class GraphEncoder {
         visited.insert(key)
         add(EncodedRow(key: key, json: String(decoding: bytes, as: UTF8.self),
                        syncStatus: (object as? any Syncable)?.syncStatus, references: references, isRoot: true))
+        try drainQueue()
         return key
+    }
+
+    private func drainQueue() throws {
+        var index = 0
+        while index < queue.count {
+            try queue[index]()
+            index += 1
+        }
+        queue.removeAll()
     }
 
     /// The identifier `object` is parked under.
@@ -60,10 +74,11 @@ final class GraphEncoder {
         return Identity.contentIdentifier(ofJSON: JSONWriter.bytes(from: json))
     }
 
-    /// Encodes a nested `Identifiable` value as its own row, unless it already is one.
-    func reference<T: Encodable>(_ object: T, key: RowKey) throws {
+    /// Schedules a nested `Identifiable` value to be encoded as its own row, unless it
+    /// already is one.
+    func reference<T: Encodable>(_ object: T, key: RowKey) {
         guard visited.insert(key).inserted else { return }
-        try store(object, key: key, isRoot: false)
+        queue.append { [unowned self] in try store(object, key: key, isRoot: false) }
     }
 
     private func store<T: Encodable>(_ object: T, key: RowKey, isRoot: Bool) throws {
@@ -108,6 +123,13 @@ final class RowEncoding {
 
     /// Encodes one value at `codingPath`. A nested `Identifiable` becomes a reference stub.
     func box<T: Encodable>(_ value: T, codingPath: [any CodingKey], isRowObject: Bool = false) throws -> EncodedSlot {
+        if codingPath.count >= JSONReader.maximumDepth {
+            throw EncodingError.invalidValue(value, .init(
+                codingPath: codingPath,
+                debugDescription: "The value is nested \(codingPath.count) levels deep; an object stores at most "
+                    + "\(JSONReader.maximumDepth). Make some nested values Identifiable, so that they are parked "
+                    + "as rows of their own."))
+        }
         if let primitive = value as? any JSONPrimitive {
             return .value(try primitive.jsonValue(codingPath: codingPath))
         }
@@ -129,7 +151,7 @@ final class RowEncoding {
         }
         if !isRowObject, T.self is any Identifiable.Type, let identifiable = value as? any Identifiable {
             let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable))
-            try graph.reference(value, key: key)
+            graph.reference(value, key: key)
             if referenceSet.insert(key).inserted {
                 references.append(key)
             }
@@ -137,7 +159,25 @@ final class RowEncoding {
         }
         let encoder = ReferenceEncoder(row: self, codingPath: codingPath)
         try value.encode(to: encoder)
+        if let unordered = T.self as? any UnorderedEncodable.Type, case .array(let builder)? = encoder.slot {
+            return .value(.array(Self.canonicalOrder(builder.elements.map(\.jsonValue),
+                                                     valuesPerEntry: unordered.valuesPerEntry)))
+        }
         return encoder.slot ?? .value(.object([:]))
+    }
+
+    /// The entries of a set (or of a dictionary encoded as `[key, value, ...]`), sorted by
+    /// their JSON: their iteration order is seeded per process, and the stored JSON and a
+    /// `Hashable` object's identifier must not depend on it.
+    private static func canonicalOrder(_ values: [JSONValue], valuesPerEntry: Int) -> [JSONValue] {
+        guard valuesPerEntry > 0, values.count % valuesPerEntry == 0 else { return values }
+        let entries = stride(from: 0, to: values.count, by: valuesPerEntry).map {
+            Array(values[$0..<$0 + valuesPerEntry])
+        }
+        return entries
+            .map { (bytes: JSONWriter.bytes(from: .array($0)), values: $0) }
+            .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+            .flatMap(\.values)
     }
 
     private func boxDate(_ date: Date, codingPath: [any CodingKey]) throws -> EncodedSlot {
@@ -161,6 +201,20 @@ final class RowEncoding {
         #endif
         }
     }
+}
+
+/// Collections whose encoding order is not their content: their entries are sorted.
+protocol UnorderedEncodable {
+    /// How many encoded values make one entry: 1 for a set, 2 (key, value) for a dictionary.
+    static var valuesPerEntry: Int { get }
+}
+
+extension Set: UnorderedEncodable {
+    static var valuesPerEntry: Int { 1 }
+}
+
+extension Dictionary: UnorderedEncodable {
+    static var valuesPerEntry: Int { 2 }
 }
 
 /// A JSON value being built. Objects and arrays are references, so that a container

@@ -10,8 +10,9 @@ struct JSONReader {
         var description: String { "\(reason) at byte \(offset)" }
     }
 
-    /// Deeper documents are refused rather than risk exhausting the stack.
-    static let maximumDepth = 2048
+    /// Deeper documents are refused rather than risk exhausting the stack; the encoder
+    /// refuses to park deeper values, so every parked object can be read back.
+    static let maximumDepth = 512
 
     static func parse<Bytes: Collection>(_ bytes: Bytes) throws -> JSONValue where Bytes.Element == UInt8 {
         if let result = try bytes.withContiguousStorageIfAvailable({ try parse(buffer: $0) }) {

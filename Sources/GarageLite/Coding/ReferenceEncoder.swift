@@ -81,7 +81,8 @@ extension ReferenceEncoder {
         mutating func encode(_ value: UInt64, forKey key: Key) { set(.number(String(value)), key) }
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            if T.self == SyncStatus.self, codingPath.isEmpty, encoder.row.storesSyncStatusInRow {
+            if T.self == SyncStatus.self, codingPath.isEmpty, key.stringValue == "syncStatus",
+               encoder.row.storesSyncStatusInRow {
                 // The row's status column is the truth: keeping it out of the JSON means a status
                 // change neither changes the stored content nor a Hashable object's identifier.
                 set(.number(String(SyncStatus.undetermined.rawValue)), key)

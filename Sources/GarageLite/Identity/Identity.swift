@@ -12,10 +12,15 @@ enum Identity {
     ///
     /// - throws: ``GarageError/unsupportedIDConformance(_:)`` unless the ID is a `String`,
     ///   a `UUID` (its `uuidString`) or `LosslessStringConvertible` (its description).
+    ///
+    /// The decision is made on the type, not the value: an `Optional` ID is refused even when
+    /// it holds a string, so that parking never depends on a value being `nil` or not.
     static func string<ID>(fromID id: ID) throws -> String {
-        if let string = id as? String { return string }
-        if let uuid = id as? UUID { return uuid.uuidString }
-        if let convertible = id as? any LosslessStringConvertible { return convertible.description }
+        if ID.self == String.self, let string = id as? String { return string }
+        if ID.self == UUID.self, let uuid = id as? UUID { return uuid.uuidString }
+        if ID.self is any LosslessStringConvertible.Type, let convertible = id as? any LosslessStringConvertible {
+            return convertible.description
+        }
         throw GarageError.unsupportedIDConformance(String(describing: ID.self))
     }
 

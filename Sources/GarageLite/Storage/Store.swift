@@ -90,10 +90,24 @@ final class Store: Sendable {
 
     // MARK: - Access
 
+    /// Whether the current thread runs inside one of the store's database accesses.
+    ///
+    /// User code runs there (`init(from:)`, the encryption delegate, a custom date strategy).
+    /// If it calls the garage, GRDB would stop the process ("Database methods are not
+    /// reentrant"): the store throws instead.
+    @TaskLocal private static var isAccessing = false
+
+    private static func checkNotReentrant(_ operation: String) throws {
+        if isAccessing {
+            throw GarageError.reentrantCall(operation: operation)
+        }
+    }
+
     /// Runs `body` in one read transaction: everything it reads comes from one snapshot.
     func read<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
+        try Self.checkNotReentrant(operation)
         do {
-            return try writer.read(body)
+            return try writer.read { db in try Self.$isAccessing.withValue(true) { try body(db) } }
         } catch let error as DatabaseError {
             throw garageError(error, operation: operation)
         }
@@ -101,8 +115,9 @@ final class Store: Sendable {
 
     /// Runs `body` in one read transaction, without blocking the calling thread.
     func read<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try Self.checkNotReentrant(operation)
         do {
-            return try await writer.read(body)
+            return try await writer.read { db in try Self.$isAccessing.withValue(true) { try body(db) } }
         } catch let error as DatabaseError {
             throw garageError(error, operation: operation)
         }
@@ -111,8 +126,11 @@ final class Store: Sendable {
     /// Runs `body` with the writer connection, alone: writes of this store are serialised.
     /// `body` opens its transactions itself, with ``inTransaction(_:_:)``.
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
+        try Self.checkNotReentrant(operation)
         do {
-            return try writer.writeWithoutTransaction(body)
+            return try writer.writeWithoutTransaction { db in
+                try Self.$isAccessing.withValue(true) { try body(db) }
+            }
         } catch let error as DatabaseError {
             throw garageError(error, operation: operation)
         }
@@ -120,8 +138,11 @@ final class Store: Sendable {
 
     /// Runs `body` with the writer connection, alone, without blocking the calling thread.
     func write<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try Self.checkNotReentrant(operation)
         do {
-            return try await writer.writeWithoutTransaction(body)
+            return try await writer.writeWithoutTransaction { db in
+                try Self.$isAccessing.withValue(true) { try body(db) }
+            }
         } catch let error as DatabaseError {
             throw garageError(error, operation: operation)
         }

@@ -54,7 +54,11 @@ enum StoreFile {
     private static func checkWithSQLite(path: String) throws {
         let (applicationID, tableCount): (Int32, Int)
         do {
-            let queue = try DatabaseQueue(path: path)
+            // Read-only, so that closing the connection can't checkpoint another
+            // application's WAL into its database file.
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
             (applicationID, tableCount) = try queue.read { db in
                 (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
                  try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0)
