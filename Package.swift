@@ -26,10 +26,16 @@ let package = Package(
             name: "garage-demo",
             dependencies: ["GarageLite"]
         ),
+        // Runs one side of the cross-process stress test; the tests launch it.
+        .executableTarget(
+            name: "garage-stress-worker",
+            dependencies: ["GarageLite"]
+        ),
         .testTarget(
             name: "GarageLiteTests",
             dependencies: [
                 "GarageLite",
+                "garage-stress-worker",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

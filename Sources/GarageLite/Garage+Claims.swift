@@ -187,6 +187,9 @@ public struct Claim<Object> {
     /// Whether nothing was claimed: there is nothing to upload.
     public var isEmpty: Bool { objects.isEmpty }
 
+    /// How many objects were claimed.
+    public var count: Int { objects.count }
+
     var keys: [RowKey] { identifiers.map { RowKey(type: typeName, identifier: $0) } }
 
     /// What ending the claim needs: everything but the objects.

@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+@testable import GarageLite
+
+@Suite("Observing changes")
+struct ObservationTests {
+    @Test func changesOfATypeArriveAfterEachCommit() async throws {
+        let garage = try Garage.inMemory()
+        var changes = garage.changes(of: Memo.self).makeAsyncIterator()
+        try await garage.park(Memo(id: "a", text: "1"))
+        try await garage.park(Counter(id: 1, value: 1))               // another type: not delivered
+        try await garage.parkAll([Memo(id: "b", text: ""), Memo(id: "c", text: "")])
+        try garage.setSyncStatus(.synced, for: Memo(id: "a", text: ""))
+        try await garage.delete(Memo(id: "b", text: ""))
+        try garage.deleteAll(Memo.self)
+
+        #expect(await changes.next() == [GarageChange(typeName: "Memo", identifier: "a", kind: .parked)])
+        #expect(Set(await changes.next() ?? []) == [
+            GarageChange(typeName: "Memo", identifier: "b", kind: .parked),
+            GarageChange(typeName: "Memo", identifier: "c", kind: .parked),
+        ])
+        #expect(await changes.next() == [GarageChange(typeName: "Memo", identifier: "a", kind: .syncStatusChanged)])
+        #expect(await changes.next() == [GarageChange(typeName: "Memo", identifier: "b", kind: .deleted)])
+        #expect(await changes.next() == [GarageChange(typeName: "Memo", identifier: nil, kind: .deleted)])
+    }
+
+    @Test func unsavedChangesArriveWhenSavedAndTransactionsWhenCommitted() async throws {
+        let garage = try Garage.inMemory()
+        var changes = garage.changes(of: Memo.self).makeAsyncIterator()
+        garage.isAutosaveEnabled = false
+        try await garage.park(Memo(id: "a", text: ""))
+        try await garage.park(Memo(id: "b", text: ""))
+        try await garage.save()
+        garage.isAutosaveEnabled = true
+        #expect(Set((await changes.next() ?? []).map(\.identifier)) == ["a", "b"])
+
+        try garage.transaction {
+            try garage.park(Memo(id: "c", text: ""))
+        }
+        struct Abort: Error {}
+        try? garage.transaction {
+            try garage.park(Memo(id: "rolled back", text: ""))
+            throw Abort()
+        }
+        try await garage.park(Memo(id: "d", text: ""))
+        #expect(await changes.next()?.map(\.identifier) == ["c"])
+        #expect(await changes.next()?.map(\.identifier) == ["d"])
+    }
+
+    @Test func syncJobsStatusChangesAreObserved() async throws {
+        let garage = try Garage.inMemory()
+        try await garage.parkAll([Memo(id: "a", text: ""), Memo(id: "b", text: "")])
+        var changes = garage.changes(of: Memo.self).makeAsyncIterator()
+        let claim = try await garage.claim(Memo.self, limit: 5)
+        try await garage.complete(claim)
+        let claimed = await changes.next() ?? []
+        let completed = await changes.next() ?? []
+        #expect(claimed.count == 2 && claimed.allSatisfy { $0.kind == .syncStatusChanged })
+        #expect(completed.count == 2 && completed.allSatisfy { $0.kind == .syncStatusChanged })
+    }
+
+    @Test func migratingATypeIsObservedOnBothSides() async throws {
+        let garage = try Garage.inMemory()
+        try await garage.park(Counter(id: 1, value: 1))
+        var old = garage.changes(of: Counter.self).makeAsyncIterator()
+        var new = garage.changes(of: RenamedCounter.self).makeAsyncIterator()
+        try garage.migrateAll(fromOldClassName: "Counter", to: RenamedCounter.self)
+        #expect(await old.next() == [GarageChange(typeName: "Counter", identifier: nil, kind: .deleted)])
+        #expect(await new.next() == [GarageChange(typeName: "RenamedCounter", identifier: nil, kind: .parked)])
+    }
+
+    @Test func oneObjectIsObservedAsItsNewValue() async throws {
+        let garage = try Garage.inMemory()
+        let values = try garage.changes(to: Memo.self, identifier: "a")
+        var iterator = values.makeAsyncIterator()
+        try await garage.park(Memo(id: "other", text: ""))        // not this object
+        try await garage.park(Memo(id: "a", text: "first"))
+        #expect(try await iterator.next()??.text == "first")
+        try await garage.park(Memo(id: "a", text: "second"))
+        #expect(try await iterator.next()??.text == "second")
+        try await garage.delete(Memo(id: "a", text: ""))
+        let deleted = try await iterator.next()
+        #expect(deleted != nil && deleted! == nil)
+    }
+
+    @Test func cancellingTheObserverEndsTheSequence() async throws {
+        let garage = try Garage.inMemory()
+        let task = Task {
+            var received = 0
+            for await _ in garage.changes(of: Memo.self) { received += 1 }
+            return received
+        }
+        task.cancel()
+        #expect(await task.value >= 0)
+        try await garage.park(Memo(id: "a", text: ""))   // no observer left to block or crash
+    }
+}
+
+/// Garage calls from an actor, under strict concurrency.
+actor Archive {
+    let garage: Garage
+
+    init(garage: Garage) {
+        self.garage = garage
+    }
+
+    func store(_ memos: [Memo]) async throws {
+        try await garage.parkAll(memos)
+    }
+
+    func memos() async throws -> [Memo] {
+        try await garage.retrieveAll(Memo.self)
+    }
+
+    func memo(_ id: String) async throws -> Memo? {
+        try await garage.retrieve(Memo.self, identifier: id)
+    }
+
+    func remove(_ memo: Memo) async throws {
+        try await garage.delete(memo)
+    }
+}
+
+@Suite("Async API")
+struct AsyncAPITests {
+    @Test func parkRetrieveAndDeleteFromAnActor() async throws {
+        let directory = try TemporaryDirectory()
+        let archive = Archive(garage: try Garage(path: directory.path("archive.sqlite")))
+        try await archive.store([Memo(id: "a", text: "A"), Memo(id: "b", text: "B")])
+        #expect(try await archive.memos().map(\.text) == ["A", "B"])
+        #expect(try await archive.memo("b")?.text == "B")
+        try await archive.remove(Memo(id: "a", text: ""))
+        #expect(try await archive.memos().map(\.id) == ["b"])
+        #expect(try await archive.memo("a") == nil)
+    }
+
+    @Test func asyncCallsSeeUnsavedChangesAndTransactions() async throws {
+        let garage = try Garage.inMemory()
+        garage.isAutosaveEnabled = false
+        try await garage.park(Memo(id: "a", text: ""))
+        #expect(try await garage.retrieve(Memo.self, identifier: "a") != nil)
+        #expect(garage.hasUnsavedChanges)
+        try await garage.save()
+        #expect(!garage.hasUnsavedChanges)
+    }
+
+    @Test func asyncErrorsAreTheSameAsSyncOnes() async throws {
+        let garage = try Garage.inMemory()
+        await #expect(throws: GarageError.failedToRetrieveObject("Memo", "none")) {
+            try await garage.delete(Memo(id: "none", text: ""))
+        }
+        await #expect(throws: GarageError.unsupportedIDConformance("Coordinates")) {
+            try await garage.retrieve(Memo.self, identifier: Coordinates(x: 0, y: 0))
+        }
+    }
+}
