@@ -139,3 +139,24 @@ struct StoreFileTests {
         #expect(error.localizedDescription == error.description)
     }
 }
+
+@Suite("Opening one new store from many places")
+struct ConcurrentOpeningTests {
+    @Test func severalGaragesCreateTheSameNewFileAtOnce() throws {
+        let directory = try TemporaryDirectory()
+        let failures = Protected<[String]>([])
+        for round in 0..<25 {
+            let path = directory.path("fresh-\(round).sqlite")
+            DispatchQueue.concurrentPerform(iterations: 4) { index in
+                do {
+                    let garage = try Garage(path: path)
+                    try garage.park(Counter(id: index, value: round))
+                } catch {
+                    failures.write { $0.append("round \(round), opener \(index): \(error)") }
+                }
+            }
+            #expect(try Garage(path: path).count(Counter.self) == 4)
+        }
+        #expect(failures.read { $0 } == [])
+    }
+}

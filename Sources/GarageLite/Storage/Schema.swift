@@ -6,7 +6,8 @@ import GRDB
 /// A store records its format version in SQLite's `user_version` and marks itself as a
 /// GarageLite store with SQLite's `application_id`. Opening a store runs the migrations it
 /// lacks, all in one immediate transaction, so that two processes opening a new file at the
-/// same time cannot both create the schema.
+/// same time cannot both create the schema (``Store/open(path:busyTimeout:)`` also retries the
+/// switch to WAL mode, which SQLite does not wait for).
 enum Schema {
     /// The format version this version of GarageLite writes, and the newest it reads.
     static let formatVersion = 1

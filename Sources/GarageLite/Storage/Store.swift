@@ -29,40 +29,44 @@ final class Store: Sendable {
     /// A file that is not a GarageLite store, or that was written by a newer format
     /// version, is refused before anything is written to it.
     static func open(path: String, busyTimeout: TimeInterval) throws -> Store {
-        try StoreFile.checkBeforeOpening(path: path)
-        let pool: DatabasePool
-        do {
-            pool = try DatabasePool(path: path, configuration: configuration(busyTimeout: busyTimeout))
-        } catch {
-            throw openingError(error, path: path)
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        while true {
+            do {
+                return try openOnce(path: path, busyTimeout: busyTimeout)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
+                // Switching a new file to WAL mode needs it alone, and SQLite does not wait for
+                // that under the busy timeout: when other connections open the same new file at
+                // the same moment, try again until the timeout.
+                Thread.sleep(forTimeInterval: 0.005)
+            } catch let error as GarageError {
+                throw error
+            } catch {
+                throw openingError(error, path: path)
+            }
         }
-        let store = Store(writer: pool, path: path)
-        try store.migrate(path: path)
-        return store
+    }
+
+    private static func openOnce(path: String, busyTimeout: TimeInterval) throws -> Store {
+        try StoreFile.checkBeforeOpening(path: path)
+        let pool = try DatabasePool(path: path, configuration: configuration(busyTimeout: busyTimeout))
+        try pool.writeWithoutTransaction { db in
+            try inTransaction(db) { db in try Schema.migrate(db, path: path) }
+        }
+        return Store(writer: pool, path: path)
     }
 
     /// Opens a new, empty store in memory.
     static func inMemory() throws -> Store {
         do {
-            let store = Store(writer: try DatabaseQueue(configuration: configuration(busyTimeout: 0)), path: nil)
-            try store.migrate(path: ":memory:")
-            return store
+            let queue = try DatabaseQueue(configuration: configuration(busyTimeout: 0))
+            try queue.writeWithoutTransaction { db in
+                try inTransaction(db) { db in try Schema.migrate(db, path: ":memory:") }
+            }
+            return Store(writer: queue, path: nil)
         } catch let error as GarageError {
             throw error
         } catch {
             throw GarageError.cannotOpenStore(path: ":memory:", reason: reason(error))
-        }
-    }
-
-    private func migrate(path: String) throws {
-        do {
-            try writer.writeWithoutTransaction { db in
-                try Self.inTransaction(db) { db in try Schema.migrate(db, path: path) }
-            }
-        } catch let error as GarageError {
-            throw error
-        } catch {
-            throw Self.openingError(error, path: path)
         }
     }
 

@@ -63,6 +63,8 @@ enum StoreFile {
                 (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
                  try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0)
             }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw error // another connection is creating the store: Store.open tries again
         } catch {
             throw Store.openingError(error, path: path)
         }
