@@ -218,7 +218,8 @@ public struct ClaimReport: Sendable, Hashable {
     public var keptByApp: [String] = []
     /// Deleted during the claim: nothing was done.
     public var deleted: [String] = []
-    /// No longer under this claim (released as stale): nothing was done.
+    /// No longer under this claim (released as stale, or deleted and parked again): nothing
+    /// was done.
     public var lost: [String] = []
 
     public init() {}
