@@ -209,6 +209,26 @@ final class Store: Sendable {
         return try Row.fetchCursor(statement, arguments: [type]).map(storedRow).reduce(into: []) { $0.append($1) }
     }
 
+    /// Up to `limit` rows of `type` whose identifier follows `identifier` (all when `nil`), in
+    /// identifier order: one page of a scan of the primary key.
+    static func rows(_ db: Database, type: String, after identifier: String?, limit: Int) throws -> [StoredRow] {
+        // Two statements: `identifier > ?` must stand alone to be a range of the key.
+        let statement: Statement
+        let arguments: StatementArguments
+        if let identifier {
+            statement = try db.cachedStatement(sql: """
+                SELECT \(columns) FROM garage_object WHERE type = ? AND identifier > ? ORDER BY identifier LIMIT ?
+                """)
+            arguments = [type, identifier, limit]
+        } else {
+            statement = try db.cachedStatement(sql: """
+                SELECT \(columns) FROM garage_object WHERE type = ? ORDER BY identifier LIMIT ?
+                """)
+            arguments = [type, limit]
+        }
+        return try Row.fetchCursor(statement, arguments: arguments).map(storedRow).reduce(into: []) { $0.append($1) }
+    }
+
     /// The rows of `type` with `status`, oldest modification first (in the sync index's order).
     static func rows(_ db: Database, type: String, status: SyncStatus) throws -> [StoredRow] {
         let statement = try db.cachedStatement(sql: """
