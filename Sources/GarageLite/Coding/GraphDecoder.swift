@@ -38,7 +38,7 @@ final class GraphDecoder {
         defer { inProgress.removeLast() }
         var object: T
         do {
-            object = try unbox(T.self, from: try openRow(row), codingPath: [], isRowObject: true)
+            object = try unbox(T.self, from: try openRow(row), codingPath: .root, isRowObject: true)
         } catch let error as DecodingError {
             throw error.locating(row.key)
         }
@@ -51,7 +51,7 @@ final class GraphDecoder {
 
     /// The object a reference stub names; `nil` when its row is missing and `lenient`
     /// (the reference is optional).
-    func resolve<T: Decodable>(_ type: T.Type, identifier: String, codingPath: [any CodingKey],
+    func resolve<T: Decodable>(_ type: T.Type, identifier: String, codingPath: CodingPath,
                                lenient: Bool) throws -> T? {
         let key = RowKey(type: Identity.typeName(T.self), identifier: identifier)
         if let object = decoded[key] as? T {
@@ -60,7 +60,7 @@ final class GraphDecoder {
         guard let row = try rowLookup(key) else {
             if lenient { return nil }
             throw DecodingError.dataCorrupted(.init(
-                codingPath: codingPath,
+                codingPath: codingPath.keys,
                 debugDescription: "Missing Identifiable reference: no object of type \(key.type) with "
                     + "identifier \(identifier) is parked. Park it again, or make the property optional."))
         }
@@ -69,7 +69,7 @@ final class GraphDecoder {
 
     /// Decodes one value at `codingPath`. A string where an `Identifiable` is expected is a
     /// reference stub.
-    func unbox<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: [any CodingKey],
+    func unbox<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath,
                              isRowObject: Bool = false) throws -> T {
         if let primitive = T.self as? any JSONPrimitive.Type {
             return try decodePrimitive(primitive, from: value, codingPath: codingPath)
@@ -83,7 +83,7 @@ final class GraphDecoder {
             }
             guard let data = Data(base64Encoded: text) else {
                 throw DecodingError.dataCorrupted(.init(
-                    codingPath: codingPath, debugDescription: "Expected Data as a base64 string."))
+                    codingPath: codingPath.keys, debugDescription: "Expected Data as a base64 string."))
             }
             return data as! T
         }
@@ -91,14 +91,14 @@ final class GraphDecoder {
             guard case .string(let text) = value else { throw String.typeMismatch(value, codingPath) }
             guard let url = URL(string: text) else {
                 throw DecodingError.dataCorrupted(.init(
-                    codingPath: codingPath, debugDescription: "Invalid URL string \"\(text)\"."))
+                    codingPath: codingPath.keys, debugDescription: "Invalid URL string \"\(text)\"."))
             }
             return url as! T
         }
         if T.self == Decimal.self {
             guard case .number(let text) = value, let decimal = Decimal(string: text, locale: nil) else {
                 throw DecodingError.typeMismatch(Decimal.self, .init(
-                    codingPath: codingPath, debugDescription: "Expected a number for Decimal but found \(value.kindName)."))
+                    codingPath: codingPath.keys, debugDescription: "Expected a number for Decimal but found \(value.kindName)."))
             }
             return decimal as! T
         }
@@ -113,16 +113,16 @@ final class GraphDecoder {
     }
 
     private func decodePrimitive<T, P: JSONPrimitive>(_ primitive: P.Type, from value: JSONValue,
-                                                       codingPath: [any CodingKey]) throws -> T {
+                                                       codingPath: CodingPath) throws -> T {
         try P.decode(from: value, codingPath: codingPath) as! T
     }
 
     private func decodeOptional<T, O: OptionalReference>(_ optional: O.Type, from value: JSONValue,
-                                                          codingPath: [any CodingKey]) throws -> T {
+                                                          codingPath: CodingPath) throws -> T {
         try O.decodeOptional(from: value, codingPath: codingPath, graph: self) as! T
     }
 
-    private func decodeDate(from value: JSONValue, codingPath: [any CodingKey]) throws -> Date {
+    private func decodeDate(from value: JSONValue, codingPath: CodingPath) throws -> Date {
         func number() throws -> Double { try Double.decode(from: value, codingPath: codingPath) }
         func string() throws -> String { try String.decode(from: value, codingPath: codingPath) }
         switch dateStrategy {
@@ -136,7 +136,7 @@ final class GraphDecoder {
             let text = try string()
             guard let date = ISO8601DateFormatter().date(from: text) else {
                 throw DecodingError.dataCorrupted(.init(
-                    codingPath: codingPath, debugDescription: "Expected an ISO 8601 date but found \"\(text)\"."))
+                    codingPath: codingPath.keys, debugDescription: "Expected an ISO 8601 date but found \"\(text)\"."))
             }
             return date
         case .custom(let decode):
@@ -144,7 +144,7 @@ final class GraphDecoder {
         #if canImport(Darwin)
         default:
             // `.formatted` (on Linux, `.formatted` is a `.custom` closure) and future strategies.
-            return try DateCoding.decodeWithFoundation(value, strategy: dateStrategy, codingPath: codingPath)
+            return try DateCoding.decodeWithFoundation(value, strategy: dateStrategy, codingPath: codingPath.keys)
         #endif
         }
     }
@@ -153,11 +153,11 @@ final class GraphDecoder {
 /// An optional at any position (array element, dictionary value, property) decodes a
 /// reference to a missing row as `nil`.
 protocol OptionalReference {
-    static func decodeOptional(from value: JSONValue, codingPath: [any CodingKey], graph: GraphDecoder) throws -> Self
+    static func decodeOptional(from value: JSONValue, codingPath: CodingPath, graph: GraphDecoder) throws -> Self
 }
 
 extension Optional: OptionalReference where Wrapped: Decodable {
-    static func decodeOptional(from value: JSONValue, codingPath: [any CodingKey], graph: GraphDecoder) throws -> Self {
+    static func decodeOptional(from value: JSONValue, codingPath: CodingPath, graph: GraphDecoder) throws -> Self {
         if case .null = value { return .none }
         if Wrapped.self is any Identifiable.Type, case .string(let identifier) = value {
             return try graph.resolve(Wrapped.self, identifier: identifier, codingPath: codingPath, lenient: true)

@@ -103,7 +103,7 @@ final class GraphEncoder {
     /// The JSON of one row's object, and the keys of the rows it references.
     private func encodeContent<T: Encodable>(_ object: T) throws -> (JSONValue, [RowKey]) {
         let row = RowEncoding(graph: self, storesSyncStatusInRow: object is any Syncable)
-        let slot = try row.box(object, codingPath: [], isRowObject: true)
+        let slot = try row.box(object, at: .root, isRowObject: true)
         return (slot.jsonValue, row.references)
     }
 }
@@ -121,20 +121,20 @@ final class RowEncoding {
         self.storesSyncStatusInRow = storesSyncStatusInRow
     }
 
-    /// Encodes one value at `codingPath`. A nested `Identifiable` becomes a reference stub.
-    func box<T: Encodable>(_ value: T, codingPath: [any CodingKey], isRowObject: Bool = false) throws -> EncodedSlot {
-        if codingPath.count >= JSONReader.maximumDepth {
+    /// Encodes one value at `path`. A nested `Identifiable` becomes a reference stub.
+    func box<T: Encodable>(_ value: T, at path: CodingPath, isRowObject: Bool = false) throws -> EncodedSlot {
+        if let primitive = value as? any JSONPrimitive {
+            return .value(try primitive.jsonValue(codingPath: path))
+        }
+        if path.depth >= JSONReader.maximumDepth {
             throw EncodingError.invalidValue(value, .init(
-                codingPath: codingPath,
-                debugDescription: "The value is nested \(codingPath.count) levels deep; an object stores at most "
+                codingPath: path.keys,
+                debugDescription: "The value is nested \(path.depth) levels deep; an object stores at most "
                     + "\(JSONReader.maximumDepth). Make some nested values Identifiable, so that they are parked "
                     + "as rows of their own."))
         }
-        if let primitive = value as? any JSONPrimitive {
-            return .value(try primitive.jsonValue(codingPath: codingPath))
-        }
         if T.self == Date.self, let date = value as? Date {
-            return try boxDate(date, codingPath: codingPath)
+            return try boxDate(date, at: path)
         }
         if T.self == Data.self, let data = value as? Data {
             return .value(.string(data.base64EncodedString()))
@@ -145,7 +145,7 @@ final class RowEncoding {
         if T.self == Decimal.self, let decimal = value as? Decimal {
             guard decimal.isFinite else {
                 throw EncodingError.invalidValue(decimal, .init(
-                    codingPath: codingPath, debugDescription: "Unable to encode Decimal.nan in JSON."))
+                    codingPath: path.keys, debugDescription: "Unable to encode Decimal.nan in JSON."))
             }
             return .value(.number(decimal.description))
         }
@@ -157,13 +157,13 @@ final class RowEncoding {
             }
             return .value(.string(key.identifier))
         }
-        let encoder = ReferenceEncoder(row: self, codingPath: codingPath)
+        let encoder = ReferenceEncoder(row: self, path: path)
         try value.encode(to: encoder)
         if let unordered = T.self as? any UnorderedEncodable.Type, case .array(let builder)? = encoder.slot {
             return .value(.array(Self.canonicalOrder(builder.elements.map(\.jsonValue),
                                                      valuesPerEntry: unordered.valuesPerEntry)))
         }
-        return encoder.slot ?? .value(.object([:]))
+        return encoder.slot ?? .value(.object([]))
     }
 
     /// The entries of a set (or of a dictionary encoded as `[key, value, ...]`), sorted by
@@ -180,24 +180,24 @@ final class RowEncoding {
             .flatMap(\.values)
     }
 
-    private func boxDate(_ date: Date, codingPath: [any CodingKey]) throws -> EncodedSlot {
+    private func boxDate(_ date: Date, at path: CodingPath) throws -> EncodedSlot {
         switch graph.dateStrategy {
         case .deferredToDate:
-            return .value(try date.timeIntervalSinceReferenceDate.jsonValue(codingPath: codingPath))
+            return .value(try date.timeIntervalSinceReferenceDate.jsonValue(codingPath: path))
         case .secondsSince1970:
-            return .value(try date.timeIntervalSince1970.jsonValue(codingPath: codingPath))
+            return .value(try date.timeIntervalSince1970.jsonValue(codingPath: path))
         case .millisecondsSince1970:
-            return .value(try (date.timeIntervalSince1970 * 1000).jsonValue(codingPath: codingPath))
+            return .value(try (date.timeIntervalSince1970 * 1000).jsonValue(codingPath: path))
         case .iso8601:
             return .value(.string(ISO8601DateFormatter().string(from: date)))
         case .custom(let encode):
-            let encoder = ReferenceEncoder(row: self, codingPath: codingPath)
+            let encoder = ReferenceEncoder(row: self, path: path)
             try encode(date, encoder)
-            return encoder.slot ?? .value(.object([:]))
+            return encoder.slot ?? .value(.object([]))
         #if canImport(Darwin)
         default:
             // `.formatted` (on Linux, `.formatted` is a `.custom` closure) and future strategies.
-            return .value(try DateCoding.encodeWithFoundation(date, strategy: graph.dateStrategy, codingPath: codingPath))
+            return .value(try DateCoding.encodeWithFoundation(date, strategy: graph.dateStrategy, codingPath: path.keys))
         #endif
         }
     }
@@ -227,14 +227,39 @@ enum EncodedSlot {
     var jsonValue: JSONValue {
         switch self {
         case .value(let value): return value
-        case .object(let builder): return .object(builder.members.mapValues(\.jsonValue))
+        case .object(let builder): return .object(builder.members())
         case .array(let builder): return .array(builder.elements.map(\.jsonValue))
         }
     }
 }
 
+/// The members of an object being encoded, in the order they were encoded.
 final class ObjectBuilder {
-    var members: [String: EncodedSlot] = [:]
+    private var keys: [String] = []
+    private var slots: [EncodedSlot] = []
+
+    func set(_ slot: EncodedSlot, for key: String) {
+        keys.append(key)
+        slots.append(slot)
+    }
+
+    /// The members, sorted by key, the last value of a key encoded twice winning: the
+    /// canonical order that makes equal values encode to equal bytes.
+    func members() -> [JSONMember] {
+        var order = Array(keys.indices)
+        order.sort { keys[$0].utf8.lexicographicallyPrecedes(keys[$1].utf8) || (keys[$0] == keys[$1] && $0 < $1) }
+        var members: [JSONMember] = []
+        members.reserveCapacity(order.count)
+        for index in order {
+            let member = JSONMember(key: keys[index], value: slots[index].jsonValue)
+            if let last = members.last, last.key == member.key {
+                members[members.count - 1] = member
+            } else {
+                members.append(member)
+            }
+        }
+        return members
+    }
 }
 
 final class ArrayBuilder {

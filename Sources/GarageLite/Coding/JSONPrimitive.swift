@@ -4,32 +4,32 @@ import Foundation
 ///
 /// A single protocol lets the coders recognise every scalar with one dynamic cast.
 protocol JSONPrimitive: Codable {
-    func jsonValue(codingPath: [any CodingKey]) throws -> JSONValue
-    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> Self
+    func jsonValue(codingPath: CodingPath) throws -> JSONValue
+    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> Self
 }
 
 extension JSONPrimitive {
-    static func typeMismatch(_ value: JSONValue, _ codingPath: [any CodingKey]) -> DecodingError {
+    static func typeMismatch(_ value: JSONValue, _ codingPath: CodingPath) -> DecodingError {
         if case .null = value {
             return .valueNotFound(Self.self, .init(
-                codingPath: codingPath, debugDescription: "Expected \(Self.self) but found null."))
+                codingPath: codingPath.keys, debugDescription: "Expected \(Self.self) but found null."))
         }
         return .typeMismatch(Self.self, .init(
-            codingPath: codingPath, debugDescription: "Expected \(Self.self) but found \(value.kindName)."))
+            codingPath: codingPath.keys, debugDescription: "Expected \(Self.self) but found \(value.kindName)."))
     }
 }
 
 extension String: JSONPrimitive {
-    func jsonValue(codingPath: [any CodingKey]) -> JSONValue { .string(self) }
-    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> String {
+    func jsonValue(codingPath: CodingPath) -> JSONValue { .string(self) }
+    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> String {
         guard case .string(let string) = value else { throw typeMismatch(value, codingPath) }
         return string
     }
 }
 
 extension Bool: JSONPrimitive {
-    func jsonValue(codingPath: [any CodingKey]) -> JSONValue { .bool(self) }
-    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> Bool {
+    func jsonValue(codingPath: CodingPath) -> JSONValue { .bool(self) }
+    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> Bool {
         guard case .bool(let flag) = value else { throw typeMismatch(value, codingPath) }
         return flag
     }
@@ -39,14 +39,14 @@ extension Bool: JSONPrimitive {
 protocol JSONInteger: JSONPrimitive, FixedWidthInteger {}
 
 extension JSONInteger {
-    func jsonValue(codingPath: [any CodingKey]) -> JSONValue { .number(String(self)) }
-    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> Self {
+    func jsonValue(codingPath: CodingPath) -> JSONValue { .number(String(self)) }
+    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> Self {
         guard case .number(let text) = value else { throw typeMismatch(value, codingPath) }
         if let integer = Self(text) { return integer }
         // "3.0" or "1e3": accept it when it is a whole number that fits.
         if let double = Double(text), let integer = Self(exactly: double) { return integer }
         throw DecodingError.dataCorrupted(.init(
-            codingPath: codingPath, debugDescription: "The number \(text) does not fit in \(Self.self)."))
+            codingPath: codingPath.keys, debugDescription: "The number \(text) does not fit in \(Self.self)."))
     }
 }
 
@@ -66,20 +66,20 @@ extension UInt64: JSONInteger {}
 protocol JSONFloat: JSONPrimitive, BinaryFloatingPoint, LosslessStringConvertible {}
 
 extension JSONFloat {
-    func jsonValue(codingPath: [any CodingKey]) throws -> JSONValue {
+    func jsonValue(codingPath: CodingPath) throws -> JSONValue {
         guard isFinite else {
             throw EncodingError.invalidValue(self, .init(
-                codingPath: codingPath,
+                codingPath: codingPath.keys,
                 debugDescription: "Unable to encode \(Self.self).\(self) directly in JSON."))
         }
         return .number(description)
     }
 
-    static func decode(from value: JSONValue, codingPath: [any CodingKey]) throws -> Self {
+    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> Self {
         guard case .number(let text) = value else { throw typeMismatch(value, codingPath) }
         guard let number = Self(text), number.isFinite else {
             throw DecodingError.dataCorrupted(.init(
-                codingPath: codingPath, debugDescription: "The number \(text) is not a valid \(Self.self)."))
+                codingPath: codingPath.keys, debugDescription: "The number \(text) is not a valid \(Self.self)."))
         }
         return number
     }

@@ -92,7 +92,7 @@ struct JSONReader {
     private mutating func parseObject(depth: Int) throws -> JSONValue {
         guard depth <= Self.maximumDepth else { throw fail("nesting deeper than \(Self.maximumDepth) levels") }
         index += 1
-        var members: [String: JSONValue] = [:]
+        var members: [JSONMember] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -106,7 +106,7 @@ struct JSONReader {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue(depth: depth)
+            members.append(JSONMember(key: key, value: try parseValue(depth: depth)))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of data") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }

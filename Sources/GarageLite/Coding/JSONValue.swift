@@ -2,13 +2,16 @@
 ///
 /// Numbers keep their text, so that `Int64`, `UInt64` and `Decimal` values round-trip
 /// without going through `Double`.
+///
+/// Two objects are equal when they have the same members, whatever their order.
 enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case number(String)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    /// Members in document order. The encoder produces them sorted by key, without duplicates.
+    case object([JSONMember])
 
     /// A short name of the kind of value, for error messages.
     var kindName: String {
@@ -21,4 +24,27 @@ enum JSONValue: Equatable, Sendable {
         case .object: return "an object"
         }
     }
+}
+
+extension JSONValue {
+    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.number(a), .number(b)): return a == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            let left = MemberLookup(a), right = MemberLookup(b)
+            let keys = Set(a.map(\.key))
+            return keys == Set(b.map(\.key)) && keys.allSatisfy { left[$0] == right[$0] }
+        default: return false
+        }
+    }
+}
+
+/// One member of a JSON object.
+struct JSONMember: Equatable, Sendable {
+    var key: String
+    var value: JSONValue
 }

@@ -1,7 +1,8 @@
-/// Writes a ``JSONValue`` as compact UTF-8 JSON with object keys sorted.
+/// Writes a ``JSONValue`` as compact UTF-8 JSON, members in the order they are held.
 ///
-/// Sorted keys make the output canonical: the same value always gives the same bytes,
-/// which is what a `Hashable` object's content identifier is computed from.
+/// The encoder holds them sorted by key, which makes its output canonical: the same value
+/// always gives the same bytes, which is what a `Hashable` object's content identifier is
+/// computed from.
 enum JSONWriter {
     static func string(from value: JSONValue) -> String {
         var bytes: [UInt8] = []
@@ -36,14 +37,11 @@ enum JSONWriter {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            var first = true
-            for key in members.keys.sorted() {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                writeString(key, into: &out)
+            for (index, member) in members.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                // The key comes from the dictionary itself.
-                write(members[key] ?? .null, into: &out)
+                write(member.value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -4,50 +4,98 @@ import Foundation
 /// reference stubs through its ``GraphDecoder``.
 struct ReferenceDecoder: Decoder {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    let path: CodingPath
     let graph: GraphDecoder
+    var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(value: JSONValue, codingPath: CodingPath, graph: GraphDecoder) {
+        self.value = value
+        self.path = codingPath
+        self.graph = graph
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else {
             throw mismatch([String: Any].self, "a keyed container")
         }
-        return KeyedDecodingContainer(KeyedContainer(members: members, codingPath: codingPath, graph: graph))
+        return KeyedDecodingContainer(KeyedContainer(members: MemberLookup(members), path: path, graph: graph))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let elements) = value else {
             throw mismatch([Any].self, "an unkeyed container")
         }
-        return UnkeyedContainer(elements: elements, codingPath: codingPath, graph: graph)
+        return UnkeyedContainer(elements: elements, path: path, graph: graph)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        SingleValueContainer(value: value, codingPath: codingPath, graph: graph)
+        SingleValueContainer(value: value, path: path, graph: graph)
     }
 
     private func mismatch(_ type: Any.Type, _ what: String) -> DecodingError {
         if case .null = value {
-            return .valueNotFound(type, .init(codingPath: codingPath, debugDescription: "Expected \(what) but found null."))
+            return .valueNotFound(type, .init(codingPath: path.keys, debugDescription: "Expected \(what) but found null."))
         }
-        return .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "Expected \(what) but found \(value.kindName)."))
+        return .typeMismatch(type, .init(codingPath: path.keys, debugDescription: "Expected \(what) but found \(value.kindName)."))
+    }
+}
+
+/// Finds an object's members by key: a scan for the few members of most objects, an index
+/// built once for large ones. With a key repeated in the document, the last one wins.
+struct MemberLookup {
+    let members: [JSONMember]
+    private let index: [String: Int]?
+
+    private static let indexThreshold = 16
+
+    init(_ members: [JSONMember]) {
+        self.members = members
+        if members.count > Self.indexThreshold {
+            var index: [String: Int] = [:]
+            index.reserveCapacity(members.count)
+            for (position, member) in members.enumerated() {
+                index[member.key] = position
+            }
+            self.index = index
+        } else {
+            self.index = nil
+        }
+    }
+
+    subscript(key: String) -> JSONValue? {
+        if let index {
+            return index[key].map { members[$0].value }
+        }
+        var position = members.count - 1
+        while position >= 0 {
+            if members[position].key == key { return members[position].value }
+            position -= 1
+        }
+        return nil
     }
 }
 
 extension ReferenceDecoder {
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let members: [String: JSONValue]
-        let codingPath: [any CodingKey]
+        let members: MemberLookup
+        let path: CodingPath
         let graph: GraphDecoder
+        var codingPath: [any CodingKey] { path.keys }
 
-        var allKeys: [Key] { members.keys.compactMap { Key(stringValue: $0) } }
+        var allKeys: [Key] {
+            var seen = Set<String>()
+            return members.members.compactMap { member in
+                seen.insert(member.key).inserted ? Key(stringValue: member.key) : nil
+            }
+        }
 
         func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }
 
         private func value(for key: Key) throws -> JSONValue {
             guard let value = members[key.stringValue] else {
                 throw DecodingError.keyNotFound(key, .init(
-                    codingPath: codingPath, debugDescription: "No value associated with key \(key.stringValue)."))
+                    codingPath: path.keys, debugDescription: "No value associated with key \(key.stringValue)."))
             }
             return value
         }
@@ -58,12 +106,13 @@ extension ReferenceDecoder {
         }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            try graph.unbox(T.self, from: try value(for: key), codingPath: codingPath + [key])
+            try graph.unbox(T.self, from: try value(for: key), codingPath: path.appending(key))
         }
 
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             guard let value = members[key.stringValue] else { return nil }
-            return try graph.unbox(T?.self, from: value, codingPath: codingPath + [key])
+            if case .null = value { return nil }
+            return try graph.unbox(T?.self, from: value, codingPath: path.appending(key))
         }
 
         func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try primitive(key) }
@@ -82,52 +131,59 @@ extension ReferenceDecoder {
         func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try primitive(key) }
 
         private func primitive<P: JSONPrimitive>(_ key: Key) throws -> P {
-            try P.decode(from: try value(for: key), codingPath: codingPath + [key])
+            let value = try value(for: key)
+            // The path is built only when there is an error to report.
+            do {
+                return try P.decode(from: value, codingPath: .root)
+            } catch {
+                return try P.decode(from: value, codingPath: path.appending(key))
+            }
         }
 
         func nestedContainer<NestedKey: CodingKey>(
             keyedBy type: NestedKey.Type, forKey key: Key
         ) throws -> KeyedDecodingContainer<NestedKey> {
-            try ReferenceDecoder(value: try value(for: key), codingPath: codingPath + [key], graph: graph)
+            try ReferenceDecoder(value: try value(for: key), codingPath: path.appending(key), graph: graph)
                 .container(keyedBy: type)
         }
 
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            try ReferenceDecoder(value: try value(for: key), codingPath: codingPath + [key], graph: graph)
+            try ReferenceDecoder(value: try value(for: key), codingPath: path.appending(key), graph: graph)
                 .unkeyedContainer()
         }
 
         func superDecoder() throws -> any Decoder {
             let key = GarageCodingKey(stringValue: "super")
-            return ReferenceDecoder(value: members["super"] ?? .null, codingPath: codingPath + [key], graph: graph)
+            return ReferenceDecoder(value: members["super"] ?? .null, codingPath: path.appending(key), graph: graph)
         }
 
         func superDecoder(forKey key: Key) throws -> any Decoder {
-            ReferenceDecoder(value: members[key.stringValue] ?? .null, codingPath: codingPath + [key], graph: graph)
+            ReferenceDecoder(value: members[key.stringValue] ?? .null, codingPath: path.appending(key), graph: graph)
         }
     }
 
     struct UnkeyedContainer: UnkeyedDecodingContainer {
         let elements: [JSONValue]
-        let codingPath: [any CodingKey]
+        let path: CodingPath
         let graph: GraphDecoder
         private(set) var currentIndex = 0
 
-        init(elements: [JSONValue], codingPath: [any CodingKey], graph: GraphDecoder) {
+        init(elements: [JSONValue], path: CodingPath, graph: GraphDecoder) {
             self.elements = elements
-            self.codingPath = codingPath
+            self.path = path
             self.graph = graph
         }
 
+        var codingPath: [any CodingKey] { path.keys }
         var count: Int? { elements.count }
         var isAtEnd: Bool { currentIndex >= elements.count }
 
-        private var currentPath: [any CodingKey] { codingPath + [GarageCodingKey(intValue: currentIndex)] }
+        private var currentPath: CodingPath { path.appending(index: currentIndex) }
 
         private func current<T>(_ type: T.Type) throws -> JSONValue {
             guard !isAtEnd else {
                 throw DecodingError.valueNotFound(type, .init(
-                    codingPath: currentPath, debugDescription: "Unkeyed container is at end."))
+                    codingPath: currentPath.keys, debugDescription: "Unkeyed container is at end."))
             }
             return elements[currentIndex]
         }
@@ -141,9 +197,24 @@ extension ReferenceDecoder {
         }
 
         mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            let value = try graph.unbox(T.self, from: try current(T.self), codingPath: currentPath)
+            let value = try current(T.self)
+            let decoded: T
+            if let primitive = T.self as? any JSONPrimitive.Type {
+                // The path is built only when there is an error to report.
+                do {
+                    decoded = try decodePrimitive(primitive, value)
+                } catch {
+                    decoded = try graph.unbox(T.self, from: value, codingPath: currentPath)
+                }
+            } else {
+                decoded = try graph.unbox(T.self, from: value, codingPath: currentPath)
+            }
             currentIndex += 1
-            return value
+            return decoded
+        }
+
+        private func decodePrimitive<T, P: JSONPrimitive>(_ type: P.Type, _ value: JSONValue) throws -> T {
+            try P.decode(from: value, codingPath: .root) as! T
         }
 
         mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
@@ -178,8 +249,9 @@ extension ReferenceDecoder {
 
     struct SingleValueContainer: SingleValueDecodingContainer {
         let value: JSONValue
-        let codingPath: [any CodingKey]
+        let path: CodingPath
         let graph: GraphDecoder
+        var codingPath: [any CodingKey] { path.keys }
 
         func decodeNil() -> Bool {
             if case .null = value { return true }
@@ -187,7 +259,7 @@ extension ReferenceDecoder {
         }
 
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
-            try graph.unbox(T.self, from: value, codingPath: codingPath)
+            try graph.unbox(T.self, from: value, codingPath: path)
         }
     }
 }

@@ -4,7 +4,8 @@ import Foundation
 /// every nested `Identifiable` into a reference stub through its ``RowEncoding``.
 final class ReferenceEncoder: Encoder {
     let row: RowEncoding
-    let codingPath: [any CodingKey]
+    let path: CodingPath
+    var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     /// What was encoded, if anything.
@@ -12,9 +13,9 @@ final class ReferenceEncoder: Encoder {
     /// Writes the slot into a parent container, for encoders handed out by `superEncoder()`.
     private let sink: ((EncodedSlot) -> Void)?
 
-    init(row: RowEncoding, codingPath: [any CodingKey], sink: ((EncodedSlot) -> Void)? = nil) {
+    init(row: RowEncoding, path: CodingPath, sink: ((EncodedSlot) -> Void)? = nil) {
         self.row = row
-        self.codingPath = codingPath
+        self.path = path
         self.sink = sink
     }
 
@@ -31,7 +32,7 @@ final class ReferenceEncoder: Encoder {
             builder = ObjectBuilder()
             setSlot(.object(builder))
         }
-        return KeyedEncodingContainer(KeyedContainer(encoder: self, builder: builder, codingPath: codingPath))
+        return KeyedEncodingContainer(KeyedContainer(row: row, builder: builder, path: path))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -42,7 +43,7 @@ final class ReferenceEncoder: Encoder {
             builder = ArrayBuilder()
             setSlot(.array(builder))
         }
-        return UnkeyedContainer(encoder: self, builder: builder, codingPath: codingPath)
+        return UnkeyedContainer(row: row, builder: builder, path: path)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -52,22 +53,23 @@ final class ReferenceEncoder: Encoder {
 
 extension ReferenceEncoder {
     struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-        let encoder: ReferenceEncoder
+        let row: RowEncoding
         let builder: ObjectBuilder
-        let codingPath: [any CodingKey]
+        let path: CodingPath
+        var codingPath: [any CodingKey] { path.keys }
 
         private func set(_ value: JSONValue, _ key: Key) {
-            builder.members[key.stringValue] = .value(value)
+            builder.set(.value(value), for: key.stringValue)
         }
 
         mutating func encodeNil(forKey key: Key) { set(.null, key) }
         mutating func encode(_ value: Bool, forKey key: Key) { set(.bool(value), key) }
         mutating func encode(_ value: String, forKey key: Key) { set(.string(value), key) }
         mutating func encode(_ value: Double, forKey key: Key) throws {
-            set(try value.jsonValue(codingPath: codingPath + [key]), key)
+            set(try value.jsonValue(codingPath: path.appending(key)), key)
         }
         mutating func encode(_ value: Float, forKey key: Key) throws {
-            set(try value.jsonValue(codingPath: codingPath + [key]), key)
+            set(try value.jsonValue(codingPath: path.appending(key)), key)
         }
         mutating func encode(_ value: Int, forKey key: Key) { set(.number(String(value)), key) }
         mutating func encode(_ value: Int8, forKey key: Key) { set(.number(String(value)), key) }
@@ -81,102 +83,109 @@ extension ReferenceEncoder {
         mutating func encode(_ value: UInt64, forKey key: Key) { set(.number(String(value)), key) }
 
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            if T.self == SyncStatus.self, codingPath.isEmpty, key.stringValue == "syncStatus",
-               encoder.row.storesSyncStatusInRow {
+            let name = key.stringValue
+            if T.self == SyncStatus.self, path.depth == 0, name == "syncStatus", row.storesSyncStatusInRow {
                 // The row's status column is the truth: keeping it out of the JSON means a status
                 // change neither changes the stored content nor a Hashable object's identifier.
-                set(.number(String(SyncStatus.undetermined.rawValue)), key)
+                builder.set(.value(.number(String(SyncStatus.undetermined.rawValue))), for: name)
                 return
             }
-            builder.members[key.stringValue] = try encoder.row.box(value, codingPath: codingPath + [key])
+            if let primitive = value as? any JSONPrimitive {
+                builder.set(.value(try primitive.jsonValue(codingPath: path.appending(key))), for: name)
+            } else {
+                builder.set(try row.box(value, at: path.appending(key)), for: name)
+            }
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(
             keyedBy keyType: NestedKey.Type, forKey key: Key
         ) -> KeyedEncodingContainer<NestedKey> {
             let nested = ObjectBuilder()
-            builder.members[key.stringValue] = .object(nested)
-            return KeyedEncodingContainer(KeyedContainer<NestedKey>(
-                encoder: encoder, builder: nested, codingPath: codingPath + [key]))
+            builder.set(.object(nested), for: key.stringValue)
+            return KeyedEncodingContainer(KeyedContainer<NestedKey>(row: row, builder: nested, path: path.appending(key)))
         }
 
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
             let nested = ArrayBuilder()
-            builder.members[key.stringValue] = .array(nested)
-            return UnkeyedContainer(encoder: encoder, builder: nested, codingPath: codingPath + [key])
+            builder.set(.array(nested), for: key.stringValue)
+            return UnkeyedContainer(row: row, builder: nested, path: path.appending(key))
         }
 
         mutating func superEncoder() -> any Encoder {
-            superEncoder(stringKey: "super", codingKey: GarageCodingKey(stringValue: "super"))
+            superEncoder(key: GarageCodingKey(stringValue: "super"))
         }
 
         mutating func superEncoder(forKey key: Key) -> any Encoder {
-            superEncoder(stringKey: key.stringValue, codingKey: key)
+            superEncoder(key: key)
         }
 
-        private func superEncoder(stringKey: String, codingKey: any CodingKey) -> any Encoder {
+        private func superEncoder(key: any CodingKey) -> any Encoder {
             let builder = self.builder
+            let name = key.stringValue
             // An encoder that is handed out but not used still leaves `{}`, as JSONEncoder does.
-            builder.members[stringKey] = .value(.object([:]))
-            return ReferenceEncoder(row: encoder.row, codingPath: codingPath + [codingKey]) { slot in
-                builder.members[stringKey] = slot
+            builder.set(.value(.object([])), for: name)
+            return ReferenceEncoder(row: row, path: path.appending(key)) { slot in
+                builder.set(slot, for: name)
             }
         }
     }
 
     struct UnkeyedContainer: UnkeyedEncodingContainer {
-        let encoder: ReferenceEncoder
+        let row: RowEncoding
         let builder: ArrayBuilder
-        let codingPath: [any CodingKey]
+        let path: CodingPath
+        var codingPath: [any CodingKey] { path.keys }
         var count: Int { builder.elements.count }
 
-        private var nextKey: any CodingKey { GarageCodingKey(intValue: builder.elements.count) }
+        private var nextPath: CodingPath { path.appending(index: builder.elements.count) }
 
-        mutating func encodeNil() { builder.elements.append(.value(.null)) }
-        mutating func encode(_ value: Bool) { builder.elements.append(.value(.bool(value))) }
-        mutating func encode(_ value: String) { builder.elements.append(.value(.string(value))) }
-        mutating func encode(_ value: Double) throws {
-            builder.elements.append(.value(try value.jsonValue(codingPath: codingPath + [nextKey])))
-        }
-        mutating func encode(_ value: Float) throws {
-            builder.elements.append(.value(try value.jsonValue(codingPath: codingPath + [nextKey])))
-        }
-        mutating func encode(_ value: Int) { builder.elements.append(.value(.number(String(value)))) }
-        mutating func encode(_ value: Int8) { builder.elements.append(.value(.number(String(value)))) }
-        mutating func encode(_ value: Int16) { builder.elements.append(.value(.number(String(value)))) }
-        mutating func encode(_ value: Int32) { builder.elements.append(.value(.number(String(value)))) }
-        mutating func encode(_ value: Int64) { builder.elements.append(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt) { builder.elements.append(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt8) { builder.elements.append(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt16) { builder.elements.append(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt32) { builder.elements.append(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt64) { builder.elements.append(.value(.number(String(value)))) }
+        private func append(_ value: JSONValue) { builder.elements.append(.value(value)) }
+
+        mutating func encodeNil() { append(.null) }
+        mutating func encode(_ value: Bool) { append(.bool(value)) }
+        mutating func encode(_ value: String) { append(.string(value)) }
+        mutating func encode(_ value: Double) throws { append(try value.jsonValue(codingPath: nextPath)) }
+        mutating func encode(_ value: Float) throws { append(try value.jsonValue(codingPath: nextPath)) }
+        mutating func encode(_ value: Int) { append(.number(String(value))) }
+        mutating func encode(_ value: Int8) { append(.number(String(value))) }
+        mutating func encode(_ value: Int16) { append(.number(String(value))) }
+        mutating func encode(_ value: Int32) { append(.number(String(value))) }
+        mutating func encode(_ value: Int64) { append(.number(String(value))) }
+        mutating func encode(_ value: UInt) { append(.number(String(value))) }
+        mutating func encode(_ value: UInt8) { append(.number(String(value))) }
+        mutating func encode(_ value: UInt16) { append(.number(String(value))) }
+        mutating func encode(_ value: UInt32) { append(.number(String(value))) }
+        mutating func encode(_ value: UInt64) { append(.number(String(value))) }
 
         mutating func encode<T: Encodable>(_ value: T) throws {
-            builder.elements.append(try encoder.row.box(value, codingPath: codingPath + [nextKey]))
+            if let primitive = value as? any JSONPrimitive {
+                append(try primitive.jsonValue(codingPath: nextPath))
+            } else {
+                builder.elements.append(try row.box(value, at: nextPath))
+            }
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(
             keyedBy keyType: NestedKey.Type
         ) -> KeyedEncodingContainer<NestedKey> {
-            let path = codingPath + [nextKey]
+            let nestedPath = nextPath
             let nested = ObjectBuilder()
             builder.elements.append(.object(nested))
-            return KeyedEncodingContainer(KeyedContainer<NestedKey>(encoder: encoder, builder: nested, codingPath: path))
+            return KeyedEncodingContainer(KeyedContainer<NestedKey>(row: row, builder: nested, path: nestedPath))
         }
 
         mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-            let path = codingPath + [nextKey]
+            let nestedPath = nextPath
             let nested = ArrayBuilder()
             builder.elements.append(.array(nested))
-            return UnkeyedContainer(encoder: encoder, builder: nested, codingPath: path)
+            return UnkeyedContainer(row: row, builder: nested, path: nestedPath)
         }
 
         mutating func superEncoder() -> any Encoder {
             let index = builder.elements.count
             let builder = self.builder
-            builder.elements.append(.value(.object([:])))
-            return ReferenceEncoder(row: encoder.row, codingPath: codingPath + [GarageCodingKey(intValue: index)]) { slot in
+            builder.elements.append(.value(.object([])))
+            return ReferenceEncoder(row: row, path: path.appending(index: index)) { slot in
                 builder.elements[index] = slot
             }
         }
@@ -186,40 +195,26 @@ extension ReferenceEncoder {
         let encoder: ReferenceEncoder
         var codingPath: [any CodingKey] { encoder.codingPath }
 
-        mutating func encodeNil() { encoder.setSlot(.value(.null)) }
-        mutating func encode(_ value: Bool) { encoder.setSlot(.value(.bool(value))) }
-        mutating func encode(_ value: String) { encoder.setSlot(.value(.string(value))) }
-        mutating func encode(_ value: Double) throws { encoder.setSlot(.value(try value.jsonValue(codingPath: codingPath))) }
-        mutating func encode(_ value: Float) throws { encoder.setSlot(.value(try value.jsonValue(codingPath: codingPath))) }
-        mutating func encode(_ value: Int) { encoder.setSlot(.value(.number(String(value)))) }
-        mutating func encode(_ value: Int8) { encoder.setSlot(.value(.number(String(value)))) }
-        mutating func encode(_ value: Int16) { encoder.setSlot(.value(.number(String(value)))) }
-        mutating func encode(_ value: Int32) { encoder.setSlot(.value(.number(String(value)))) }
-        mutating func encode(_ value: Int64) { encoder.setSlot(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt) { encoder.setSlot(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt8) { encoder.setSlot(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt16) { encoder.setSlot(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt32) { encoder.setSlot(.value(.number(String(value)))) }
-        mutating func encode(_ value: UInt64) { encoder.setSlot(.value(.number(String(value)))) }
+        private func set(_ value: JSONValue) { encoder.setSlot(.value(value)) }
+
+        mutating func encodeNil() { set(.null) }
+        mutating func encode(_ value: Bool) { set(.bool(value)) }
+        mutating func encode(_ value: String) { set(.string(value)) }
+        mutating func encode(_ value: Double) throws { set(try value.jsonValue(codingPath: encoder.path)) }
+        mutating func encode(_ value: Float) throws { set(try value.jsonValue(codingPath: encoder.path)) }
+        mutating func encode(_ value: Int) { set(.number(String(value))) }
+        mutating func encode(_ value: Int8) { set(.number(String(value))) }
+        mutating func encode(_ value: Int16) { set(.number(String(value))) }
+        mutating func encode(_ value: Int32) { set(.number(String(value))) }
+        mutating func encode(_ value: Int64) { set(.number(String(value))) }
+        mutating func encode(_ value: UInt) { set(.number(String(value))) }
+        mutating func encode(_ value: UInt8) { set(.number(String(value))) }
+        mutating func encode(_ value: UInt16) { set(.number(String(value))) }
+        mutating func encode(_ value: UInt32) { set(.number(String(value))) }
+        mutating func encode(_ value: UInt64) { set(.number(String(value))) }
 
         mutating func encode<T: Encodable>(_ value: T) throws {
-            encoder.setSlot(try encoder.row.box(value, codingPath: codingPath))
+            encoder.setSlot(try encoder.row.box(value, at: encoder.path))
         }
-    }
-}
-
-/// A coding key for array positions, `super`, and dictionary keys.
-struct GarageCodingKey: CodingKey {
-    var stringValue: String
-    var intValue: Int?
-
-    init(stringValue: String) {
-        self.stringValue = stringValue
-        self.intValue = nil
-    }
-
-    init(intValue: Int) {
-        self.stringValue = "Index \(intValue)"
-        self.intValue = intValue
     }
 }
