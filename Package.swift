@@ -9,10 +9,12 @@ let package = Package(
     products: [
         .library(name: "GarageLite", targets: ["GarageLite"]),
         .executable(name: "garage-demo", targets: ["garage-demo"]),
+        .executable(name: "garage-bench", targets: ["garage-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         .target(
@@ -25,6 +27,17 @@ let package = Package(
         .executableTarget(
             name: "garage-demo",
             dependencies: ["GarageLite"]
+        ),
+        // Benchmarks GarageLite against raw SQLite and plain GRDB records: `swift run -c release garage-bench --quick`.
+        .executableTarget(
+            name: "garage-bench",
+            dependencies: [
+                "GarageLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/garage-bench"
         ),
         // Runs one side of the cross-process stress test; the tests launch it.
         .executableTarget(

@@ -5,8 +5,17 @@ import Foundation
 enum Identity {
     /// The type name stored in a row: `String(describing: T.self)`, as GarageStorage.
     static func typeName<T>(_ type: T.Type) -> String {
-        String(describing: type)
+        let key = ObjectIdentifier(type)
+        if let name = typeNames.read({ $0[key] }) {
+            return name
+        }
+        // Describing a type demangles its name at run time: worth remembering.
+        let name = String(describing: type)
+        typeNames.write { $0[key] = name }
+        return name
     }
+
+    private static let typeNames = Protected<[ObjectIdentifier: String]>([:])
 
     /// The identifier string of an `Identifiable` ID, or of an identifier passed to `retrieve`.
     ///

@@ -1,0 +1,177 @@
+import Foundation
+import GarageLite
+import GRDB
+
+/// A GRDB record: the row of one person (or team), its JSON in a data column.
+struct PersonRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "person"
+    var id: String
+    var data: String // JSON from JSONEncoder
+    var syncStatus: Int
+    var modificationDate: Date
+    var revision: Int
+}
+
+struct TeamRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "team"
+    var id: String
+    var data: String // JSON of a StoredTeam: the members are PersonRecords
+    var syncStatus: Int
+    var modificationDate: Date
+    var revision: Int
+}
+
+/// The baseline a user would write instead of GarageLite: GRDB records in a DatabasePool
+/// (WAL, synchronous=NORMAL), JSON through JSONEncoder/JSONDecoder, one `write` per batch.
+final class GRDBContender: Contender {
+    private var dbPool: DatabasePool?
+    private let encoder = JSONEncoder()
+    private let decoder = JSONDecoder()
+
+    private enum Columns {
+        static let syncStatus = Column("syncStatus")
+        static let modificationDate = Column("modificationDate")
+        static let revision = Column("revision")
+    }
+
+    init(path: String) throws {
+        let pool = try DatabasePool(path: path)
+        try pool.write { db in
+            for table in [PersonRecord.databaseTableName, TeamRecord.databaseTableName] {
+                try db.create(table: table) { t in
+                    t.primaryKey("id", .text)
+                    t.column("data", .text).notNull()
+                    t.column("syncStatus", .integer).notNull()
+                    t.column("modificationDate", .datetime).notNull()
+                    t.column("revision", .integer).notNull()
+                }
+            }
+            try db.create(index: "person_sync", on: PersonRecord.databaseTableName,
+                          columns: ["syncStatus", "modificationDate"])
+        }
+        dbPool = pool
+    }
+
+    private var pool: DatabasePool {
+        get throws {
+            guard let dbPool else { throw BenchFailure("GRDB store used after close") }
+            return dbPool
+        }
+    }
+
+    private func record(_ person: BenchPerson, at date: Date) throws -> PersonRecord {
+        PersonRecord(id: person.id, data: String(decoding: try encoder.encode(person), as: UTF8.self),
+                     syncStatus: person.syncStatus.rawValue, modificationDate: date, revision: 1)
+    }
+
+    private func person(_ record: PersonRecord) throws -> BenchPerson {
+        var person = try decoder.decode(BenchPerson.self, from: Data(record.data.utf8))
+        person.syncStatus = SyncStatus(rawValue: record.syncStatus) ?? .undetermined
+        return person
+    }
+
+    // MARK: - Workloads
+
+    func parkAll(_ people: [BenchPerson]) throws {
+        try pool.write { db in
+            let now = Date()
+            for person in people { try record(person, at: now).insert(db) }
+        }
+    }
+
+    func park(_ person: BenchPerson) throws {
+        try pool.write { db in try record(person, at: Date()).insert(db) }
+    }
+
+    func parkAll(teams: [BenchTeam]) throws {
+        try pool.write { db in
+            let now = Date()
+            for team in teams {
+                for member in team.members { try record(member, at: now).insert(db) }
+                let stored = StoredTeam(id: team.id, name: team.name, memberIDs: team.members.map(\.id))
+                try TeamRecord(id: team.id, data: String(decoding: try encoder.encode(stored), as: UTF8.self),
+                               syncStatus: SyncStatus.undetermined.rawValue, modificationDate: now, revision: 1)
+                    .insert(db)
+            }
+        }
+    }
+
+    func retrieve(id: String) throws -> BenchPerson? {
+        try pool.read { db in try PersonRecord.fetchOne(db, key: id) }.map(person)
+    }
+
+    func retrieveAll() throws -> [BenchPerson] {
+        try pool.read { db in try PersonRecord.fetchAll(db) }.map(person)
+    }
+
+    func retrieveTeam(id: String) throws -> BenchTeam? {
+        try pool.read { db in
+            guard let record = try TeamRecord.fetchOne(db, key: id) else { return nil }
+            let stored = try decoder.decode(StoredTeam.self, from: Data(record.data.utf8))
+            let members = try stored.memberIDs.map { memberID in
+                guard let member = try PersonRecord.fetchOne(db, key: memberID) else {
+                    throw BenchFailure("GRDB: missing member \(memberID)")
+                }
+                return try person(member)
+            }
+            return BenchTeam(id: stored.id, name: stored.name, members: members)
+        }
+    }
+
+    func countNotSynced() throws -> Int {
+        try pool.read { db in
+            try PersonRecord.filter(Columns.syncStatus == SyncStatus.notSynced.rawValue).fetchCount(db)
+        }
+    }
+
+    func retrieveNotSynced() throws -> [BenchPerson] {
+        try pool.read { db in
+            try PersonRecord
+                .filter(Columns.syncStatus == SyncStatus.notSynced.rawValue)
+                .order(Columns.modificationDate)
+                .fetchAll(db)
+        }.map(person)
+    }
+
+    func claimAndComplete(limit: Int) throws -> Int {
+        let pool = try pool
+        // Claim: one write transaction.
+        let claimed: [(id: String, revision: Int)] = try pool.write { db in
+            let records = try PersonRecord
+                .filter(Columns.syncStatus == SyncStatus.notSynced.rawValue)
+                .order(Columns.modificationDate)
+                .limit(limit)
+                .fetchAll(db)
+            let objects = try records.map { var p = try person($0); p.syncStatus = .syncing; return p }
+            try PersonRecord.filter(keys: records.map(\.id))
+                .updateAll(db, Columns.syncStatus.set(to: SyncStatus.syncing.rawValue))
+            try expect(objects.count == records.count, "GRDB: claim decoded \(objects.count) of \(records.count)")
+            return records.map { ($0.id, $0.revision) }
+        }
+        if claimed.isEmpty { return 0 }
+        // Complete: another write transaction, .synced where the revision is unchanged.
+        return try pool.write { db in
+            var synced = 0
+            for row in claimed {
+                synced += try PersonRecord.filter(key: row.id)
+                    .filter(Columns.revision == row.revision)
+                    .updateAll(db, Columns.syncStatus.set(to: SyncStatus.synced.rawValue))
+            }
+            return synced
+        }
+    }
+
+    func forEachPerson(_ body: (BenchPerson) throws -> Void) throws {
+        try pool.read { db in
+            let cursor = try PersonRecord.fetchCursor(db)
+            while let record = try cursor.next() {
+                try body(try person(record))
+            }
+        }
+    }
+
+    func close() throws {
+        try dbPool?.close()
+        dbPool = nil
+    }
+}

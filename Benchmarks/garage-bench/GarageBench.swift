@@ -1,0 +1,498 @@
+import ArgumentParser
+import Foundation
+import GarageLite
+import GRDB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@main
+struct GarageBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "garage-bench",
+        abstract: "Benchmarks GarageLite against raw SQLite (the floor) and plain GRDB records (the baseline).",
+        discussion: """
+            Each workload runs, in this process, through three implementations, each on a fresh \
+            store in a fresh temporary directory (deleted afterwards):
+              GarageLite  the library, as its README uses it;
+              floor       JSONEncoder/JSONDecoder and SQLite's C API (prepared statements reused) on \
+            an equivalent table with the same keys and sync index, WAL, synchronous=NORMAL, one \
+            transaction per batch;
+              GRDB        a Codable GRDB record with a JSON data column in a DatabasePool \
+            (insert, fetchOne(key:), one write per batch).
+
+            Workloads (the objects are people with an address, two dates and three tags, ~250 \
+            bytes of JSON):
+              parkAll of 100k flat objects in one call; 5k single parks with autosave; parkAll of \
+            10k parents with 3 identifiable children each; retrieve 100k objects by identifier \
+            in random order; retrieveAll of 100k objects; retrieve one parent with 100 \
+            references; the sync query (count + retrieve the 100 .notSynced rows) in stores of \
+            10k, 100k and 1M rows; claim/complete batches of 100 until 100k rows are synced; a \
+            streaming read of 1M rows.
+
+            The table on stdout gives operations per second, the ratios GarageLite/floor and \
+            GarageLite/GRDB (above 1: GarageLite is faster) and the peak RSS of each timed cell; \
+            progress goes to stderr. Data and random orders come from a seeded SplitMix64, so \
+            every run does the same work. Run it in release: swift build -c release --product garage-bench.
+            """)
+
+    @Flag(help: "Smaller workloads (sync query on 10k and 100k rows only, streaming on 100k rows), one run per cell: under a minute.")
+    var quick = false
+
+    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\".")
+    var filter: String?
+
+    func run() throws {
+        let sizes = quick ? Sizes.quick : Sizes.full
+        let started = ContinuousClock.now
+        let workloads = Workloads(sizes: sizes).all.filter { workload in
+            guard let filter, !filter.isEmpty else { return true }
+            return workload.name.localizedCaseInsensitiveContains(filter)
+        }
+        guard !workloads.isEmpty else {
+            throw ValidationError("No workload matches --filter \(filter ?? ""). Workloads: "
+                                  + Workloads(sizes: sizes).all.map { "\"\($0.name)\"" }.joined(separator: ", "))
+        }
+
+        let jsonSizes = try measureJSONSizes()
+        var rows: [Row] = []
+        for (number, workload) in workloads.enumerated() {
+            progress("[\(number + 1)/\(workloads.count)] \(workload.name)")
+            rows.append(workload.run())
+        }
+        let elapsed = (ContinuousClock.now - started).seconds
+
+        print(Report(sizes: sizes, rows: rows, jsonSizes: jsonSizes, elapsed: elapsed).markdown, terminator: "")
+        progress(String(format: "done in %.1f s", elapsed))
+    }
+
+    /// The average JSON size of a person, as JSONEncoder writes it (floor, GRDB) and as
+    /// GarageLite stores it (without the sync status, which lives in its own column).
+    private func measureJSONSizes() throws -> (foundation: Double, garageLite: Double) {
+        let people = BenchData.people(0..<1000)
+        let encoder = JSONEncoder()
+        let foundation = Double(try people.reduce(0) { $0 + (try encoder.encode($1)).count }) / Double(people.count)
+        let garageLite = try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("size.sqlite").path
+            let garage = try Garage(path: path)
+            try garage.parkAll(people)
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            defer { try? queue.close() }
+            return try queue.read { db in
+                try Double.fetchOne(db, sql: "SELECT avg(length(CAST(data AS BLOB))) FROM garage_object") ?? 0
+            }
+        }
+        return (foundation, garageLite)
+    }
+}
+
+// MARK: - Sizes
+
+struct Sizes {
+    var isQuick: Bool
+    var flat: Int
+    var singleParks: Int
+    var teams: Int
+    var retrieveByID: Int
+    var retrieveAll: Int
+    var parentReferences = 100
+    var parentRepetitions: Int
+    var syncStoreSizes: [Int]
+    var syncNotSynced = 100
+    var syncRepetitions: Int
+    var claimRows: Int
+    var claimBatch = 100
+    var streamRows: Int
+    /// Timed runs of the read-only workloads (the best is kept); write workloads run once.
+    var readRuns: Int
+    /// Stores are built and large inputs generated in batches of this many objects.
+    var buildBatch = 100_000
+
+    static let full = Sizes(
+        isQuick: false, flat: 100_000, singleParks: 5_000, teams: 10_000, retrieveByID: 100_000,
+        retrieveAll: 100_000, parentRepetitions: 2_000, syncStoreSizes: [10_000, 100_000, 1_000_000],
+        syncRepetitions: 1_000, claimRows: 100_000, streamRows: 1_000_000, readRuns: 2)
+
+    static let quick = Sizes(
+        isQuick: true, flat: 20_000, singleParks: 1_000, teams: 2_000, retrieveByID: 20_000,
+        retrieveAll: 20_000, parentRepetitions: 200, syncStoreSizes: [10_000, 100_000],
+        syncRepetitions: 200, claimRows: 10_000, streamRows: 100_000, readRuns: 1)
+}
+
+/// 100000 → "100k", 1000000 → "1M".
+func short(_ n: Int) -> String {
+    if n >= 1_000_000, n % 1_000_000 == 0 { return "\(n / 1_000_000)M" }
+    if n >= 1_000, n % 1_000 == 0 { return "\(n / 1_000)k" }
+    return "\(n)"
+}
+
+// MARK: - Cells and rows
+
+struct Cell {
+    var opsPerSecond: Double
+    /// Seconds of the run kept.
+    var seconds: Double
+    var peakMB: Double
+}
+
+struct Row {
+    var name: String
+    var unit: String
+    /// For the sync query rows: the store's size.
+    var syncStoreSize: Int?
+    var cells: [Implementation: Result<Cell, any Error>] = [:]
+
+    func opsPerSecond(_ implementation: Implementation) -> Double? {
+        try? cells[implementation]?.get().opsPerSecond
+    }
+}
+
+struct Workload {
+    var name: String
+    var unit: String
+    /// Timed runs kept best-of; 1 for workloads that change the store.
+    var runs: Int
+    /// Prepares a fresh store (not timed).
+    var setup: (any Contender) throws -> Void
+    /// The timed part; returns how many operations it did.
+    var timed: (any Contender) throws -> Int
+    /// Checks the store afterwards (not timed, not in the peak).
+    var verify: (any Contender) throws -> Void = { _ in }
+    /// Generates shared inputs before the cells run, and drops them afterwards.
+    var prepareInputs: () -> Void = {}
+    var dropInputs: () -> Void = {}
+    /// For the sync query workloads: the store's size.
+    var syncStoreSize: Int?
+
+    func run() -> Row {
+        var row = Row(name: name, unit: unit, syncStoreSize: syncStoreSize)
+        prepareInputs()
+        defer { dropInputs() }
+        for implementation in Implementation.allCases {
+            do {
+                let cell = try measure(implementation)
+                row.cells[implementation] = .success(cell)
+                let label = implementation.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+                progress(String(format: "    %@ %10.0f %@ (%.2f s), peak RSS %.0f MB",
+                                label, cell.opsPerSecond, unit, cell.seconds, cell.peakMB))
+            } catch {
+                row.cells[implementation] = .failure(error)
+                progress("    \(implementation.rawValue) FAILED: \(error)")
+            }
+        }
+        return row
+    }
+
+    private func measure(_ implementation: Implementation) throws -> Cell {
+        try withTemporaryDirectory { directory in
+            let contender = try implementation.open(path: directory.appendingPathComponent("store.sqlite").path)
+            defer { try? contender.close() }
+            try setup(contender)
+            Memory.resetPeak()
+            var best: Cell?
+            for _ in 0..<runs {
+                let start = ContinuousClock.now
+                let operations = try timed(contender)
+                let seconds = (ContinuousClock.now - start).seconds
+                let opsPerSecond = Double(operations) / seconds
+                if best == nil || opsPerSecond > best!.opsPerSecond {
+                    best = Cell(opsPerSecond: opsPerSecond, seconds: seconds, peakMB: 0)
+                }
+            }
+            best!.peakMB = Memory.peakMB()
+            try verify(contender)
+            return best!
+        }
+    }
+}
+
+/// Holds a workload's shared input between `prepareInputs` and `dropInputs`.
+final class Input<Value> {
+    private var value: Value?
+    func set(_ newValue: Value?) { value = newValue }
+    func get() throws -> Value {
+        guard let value else { throw BenchFailure("input not prepared") }
+        return value
+    }
+}
+
+// MARK: - Workloads
+
+struct Workloads {
+    var sizes: Sizes
+
+    /// Parks people `0..<count` in batches, with `status(i)` for person `i`.
+    func build(_ contender: any Contender, count: Int, status: @escaping (Int) -> SyncStatus = { _ in .notSynced }) throws {
+        var start = 0
+        while start < count {
+            let end = min(start + sizes.buildBatch, count)
+            try contender.parkAll(BenchData.people(start..<end, status: status))
+            start = end
+        }
+    }
+
+    var all: [Workload] {
+        var workloads = [parkAllFlat, singleParks, parkAllTeams, retrieveByID, retrieveAll, retrieveParent]
+        workloads += sizes.syncStoreSizes.map(syncQuery)
+        workloads += [claimComplete, stream]
+        return workloads
+    }
+
+    var parkAllFlat: Workload {
+        let n = sizes.flat
+        let people = Input<[BenchPerson]>()
+        return Workload(
+            name: "parkAll \(short(n)) flat objects, one call", unit: "objects/s", runs: 1,
+            setup: { _ in },
+            timed: { try $0.parkAll(people.get()); return n },
+            verify: { let count = try $0.countNotSynced(); try expect(count == n, "parked \(count) of \(n)") },
+            prepareInputs: { people.set(BenchData.people(0..<n)) },
+            dropInputs: { people.set(nil) })
+    }
+
+    var singleParks: Workload {
+        let n = sizes.singleParks
+        let people = Input<[BenchPerson]>()
+        return Workload(
+            name: "\(short(n)) single parks, autosave (one commit each)", unit: "parks/s", runs: 1,
+            setup: { _ in },
+            timed: { contender in
+                for person in try people.get() { try contender.park(person) }
+                return n
+            },
+            verify: { let count = try $0.countNotSynced(); try expect(count == n, "parked \(count) of \(n)") },
+            prepareInputs: { people.set(BenchData.people(0..<n)) },
+            dropInputs: { people.set(nil) })
+    }
+
+    var parkAllTeams: Workload {
+        let n = sizes.teams
+        let teams = Input<[BenchTeam]>()
+        return Workload(
+            name: "parkAll \(short(n)) parents × 3 identifiable children, one call", unit: "parents/s", runs: 1,
+            setup: { _ in },
+            timed: { try $0.parkAll(teams: teams.get()); return n },
+            verify: { contender in
+                let count = try contender.countNotSynced()
+                try expect(count == 3 * n, "parked \(count) children of \(3 * n)")
+                let team = try contender.retrieveTeam(id: BenchData.identifier("t", n - 1))
+                try expect(team?.members.count == 3, "last team has \(team?.members.count ?? -1) members")
+            },
+            prepareInputs: { teams.set(BenchData.teams(0..<n, memberCount: 3)) },
+            dropInputs: { teams.set(nil) })
+    }
+
+    var retrieveByID: Workload {
+        let n = sizes.retrieveByID
+        let identifiers = Input<[String]>()
+        return Workload(
+            name: "retrieve \(short(n)) objects by identifier, random order", unit: "objects/s", runs: sizes.readRuns,
+            setup: { try build($0, count: n) },
+            timed: { contender in
+                for id in try identifiers.get() {
+                    guard try contender.retrieve(id: id) != nil else { throw BenchFailure("\(id) not found") }
+                }
+                return n
+            },
+            prepareInputs: {
+                var rng = SplitMix64(seed: BenchData.seed)
+                var ids = (0..<n).map { BenchData.identifier("p", $0) }
+                ids.shuffle(using: &rng)
+                identifiers.set(ids)
+            },
+            dropInputs: { identifiers.set(nil) })
+    }
+
+    var retrieveAll: Workload {
+        let n = sizes.retrieveAll
+        return Workload(
+            name: "retrieveAll \(short(n)) objects", unit: "objects/s", runs: sizes.readRuns,
+            setup: { try build($0, count: n) },
+            timed: { contender in
+                let count = try contender.retrieveAll().count
+                try expect(count == n, "retrieved \(count) of \(n)")
+                return n
+            })
+    }
+
+    var retrieveParent: Workload {
+        let k = sizes.parentRepetitions
+        let references = sizes.parentReferences
+        let teamID = BenchData.identifier("t", 0)
+        return Workload(
+            name: "retrieve 1 parent with \(references) references (×\(short(k)))", unit: "parents/s",
+            runs: sizes.readRuns,
+            setup: { try $0.parkAll(teams: BenchData.teams(0..<1, memberCount: references)) },
+            timed: { contender in
+                for _ in 0..<k {
+                    let team = try contender.retrieveTeam(id: teamID)
+                    try expect(team?.members.count == references, "team has \(team?.members.count ?? -1) members")
+                }
+                return k
+            })
+    }
+
+    func syncQuery(storeSize n: Int) -> Workload {
+        let k = sizes.syncRepetitions
+        let pending = sizes.syncNotSynced
+        let stride = n / pending
+        var workload = Workload(
+            name: "sync query, \(short(n)) rows: count + retrieve the \(pending) .notSynced (×\(short(k)))",
+            unit: "queries/s", runs: sizes.readRuns,
+            setup: { try build($0, count: n, status: { $0 % stride == 0 ? .notSynced : .synced }) },
+            timed: { contender in
+                for _ in 0..<k {
+                    let count = try contender.countNotSynced()
+                    let people = try contender.retrieveNotSynced()
+                    try expect(count == pending && people.count == pending,
+                               "count \(count), retrieved \(people.count), expected \(pending)")
+                }
+                return k
+            })
+        workload.syncStoreSize = n
+        return workload
+    }
+
+    var claimComplete: Workload {
+        let n = sizes.claimRows
+        let batch = sizes.claimBatch
+        return Workload(
+            name: "claim/complete batches of \(batch) until \(short(n)) rows are synced", unit: "rows/s", runs: 1,
+            setup: { try build($0, count: n) },
+            timed: { contender in
+                var synced = 0
+                while true {
+                    let done = try contender.claimAndComplete(limit: batch)
+                    if done == 0 { break }
+                    synced += done
+                }
+                try expect(synced == n, "synced \(synced) of \(n)")
+                return n
+            },
+            verify: { let left = try $0.countNotSynced(); try expect(left == 0, "\(left) rows left .notSynced") })
+    }
+
+    var stream: Workload {
+        let n = sizes.streamRows
+        return Workload(
+            name: "streaming read of \(short(n)) rows (visit each object once)", unit: "objects/s", runs: 1,
+            setup: { try build($0, count: n) },
+            timed: { contender in
+                var count = 0
+                var tags = 0
+                try contender.forEachPerson { person in
+                    count += 1
+                    tags &+= person.tags.count
+                }
+                try expect(count == n && tags == 3 * n, "visited \(count) of \(n)")
+                return n
+            })
+    }
+}
+
+// MARK: - Report
+
+struct Report {
+    var sizes: Sizes
+    var rows: [Row]
+    var jsonSizes: (foundation: Double, garageLite: Double)
+    var elapsed: Double
+
+    var markdown: String {
+        var out = "# garage-bench\n\n"
+        out += "- date: \(Date().formatted(.iso8601))\n"
+        out += "- system: \(unameDescription) — \(ProcessInfo.processInfo.operatingSystemVersionString)\n"
+        out += "- cores: \(ProcessInfo.processInfo.activeProcessorCount) active (\(ProcessInfo.processInfo.processorCount) total)\n"
+        #if DEBUG
+        out += "- build: DEBUG — numbers are meaningless, build with -c release\n"
+        #else
+        out += "- build: release\n"
+        #endif
+        if sizes.isQuick {
+            out += "- mode: quick — smaller workloads; sync query on 10k and 100k rows only (not 1M); "
+                + "streaming on \(short(sizes.streamRows)) rows (not 1M); one timed run per cell\n"
+        } else {
+            out += "- mode: full — read-only workloads: best of \(sizes.readRuns) runs on the same store; "
+                + "workloads that write: one run on a fresh store\n"
+        }
+        out += String(format: "- person JSON: %.0f bytes on average (JSONEncoder: floor, GRDB), %.0f bytes (as GarageLite stores it)\n",
+                      jsonSizes.foundation, jsonSizes.garageLite)
+        out += "- peak RSS: \(Memory.method)\n"
+        out += "- ratios: GarageLite ops/s ÷ other ops/s; above 1 = GarageLite is faster\n\n"
+
+        out += "| workload | GarageLite ops/s | floor ops/s | GRDB ops/s | GL/floor | GL/GRDB | peak RSS MB (GL / floor / GRDB) |\n"
+        out += "|---|---:|---:|---:|---:|---:|---:|\n"
+        for row in rows {
+            let ops = Implementation.allCases.map { implementation -> String in
+                switch row.cells[implementation] {
+                case .success(let cell)?: return formatted(cell.opsPerSecond)
+                case .failure?: return "failed"
+                case nil: return "–"
+                }
+            }
+            let rss = Implementation.allCases.map { implementation -> String in
+                (try? row.cells[implementation]?.get()).map { String(format: "%.0f", $0.peakMB) } ?? "–"
+            }
+            out += "| \(row.name) (\(row.unit)) | \(ops[0]) | \(ops[1]) | \(ops[2]) "
+                + "| \(ratio(row, .floor)) | \(ratio(row, .grdb)) | \(rss.joined(separator: " / ")) |\n"
+        }
+
+        let syncRows = rows.compactMap { row in row.syncStoreSize.map { ($0, row) } }
+        if let smallest = syncRows.first, let largest = syncRows.last, smallest.0 != largest.0 {
+            let parts = Implementation.allCases.map { implementation -> String in
+                guard let small = smallest.1.opsPerSecond(implementation),
+                      let large = largest.1.opsPerSecond(implementation) else { return "\(implementation.rawValue) –" }
+                return String(format: "%@ %.2f", implementation.rawValue, small / large)
+            }
+            out += "\nSync query time(\(short(largest.0)))/time(\(short(smallest.0))) (1 = independent of store size): "
+                + parts.joined(separator: ", ") + "\n"
+        }
+
+        let failures = rows.flatMap { row in
+            Implementation.allCases.compactMap { implementation -> String? in
+                if case .failure(let error)? = row.cells[implementation] {
+                    return "- \(row.name), \(implementation.rawValue): \(error)"
+                }
+                return nil
+            }
+        }
+        if !failures.isEmpty {
+            out += "\nFailures:\n" + failures.joined(separator: "\n") + "\n"
+        }
+        out += String(format: "\nTotal wall time: %.1f s\n", elapsed)
+        return out
+    }
+
+    private func ratio(_ row: Row, _ other: Implementation) -> String {
+        guard let garageLite = row.opsPerSecond(.garageLite), let value = row.opsPerSecond(other), value > 0 else {
+            return "–"
+        }
+        return String(format: "%.2f", garageLite / value)
+    }
+
+    private func formatted(_ value: Double) -> String {
+        let digits = String(Int(value.rounded()))
+        var out = ""
+        for (index, character) in digits.reversed().enumerated() {
+            if index > 0, index % 3 == 0 { out.append(",") }
+            out.append(character)
+        }
+        return String(out.reversed())
+    }
+
+    /// `uname -srm`.
+    private var unameDescription: String {
+        var info = utsname()
+        guard uname(&info) == 0 else { return "unknown" }
+        func field<T>(_ value: T) -> String {
+            withUnsafeBytes(of: value) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
+        return "\(field(info.sysname)) \(field(info.release)) \(field(info.machine))"
+    }
+}

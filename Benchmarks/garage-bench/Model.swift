@@ -1,0 +1,116 @@
+import Foundation
+import GarageLite
+
+// The objects every implementation parks: a person with an address, two dates and three tags
+// (about 250 bytes of JSON), and a team that holds identifiable people.
+
+struct BenchAddress: Codable, Hashable {
+    var street: String
+    var city: String
+    var zip: String
+    var country: String
+}
+
+struct BenchPerson: Codable, Identifiable, Syncable {
+    var id: String
+    var name: String
+    var email: String
+    var address: BenchAddress
+    var birthdate: Date
+    var createdAt: Date
+    var tags: [String]
+    var syncStatus: SyncStatus
+}
+
+/// A parent with identifiable children: GarageLite parks each member as its own row and keeps
+/// their identifiers in the team's JSON.
+struct BenchTeam: Codable, Identifiable {
+    var id: String
+    var name: String
+    var members: [BenchPerson]
+}
+
+/// How the floor and the GRDB baseline store a team: the members are their own rows, and the
+/// team's JSON lists their identifiers, which is what GarageLite does for them.
+struct StoredTeam: Codable {
+    var id: String
+    var name: String
+    var memberIDs: [String]
+}
+
+/// A tiny deterministic generator (Vigna's SplitMix64), so that every run and every
+/// implementation gets the same data and the same random order.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+enum BenchData {
+    static let seed: UInt64 = 0x6761_7261_6765 // "garage"
+
+    private static let firstNames = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Linus",
+                                     "Ken", "Dennis", "Frances", "John", "Radia", "Tim", "Katherine", "Guido"]
+    private static let lastNames = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Hamilton",
+                                    "Torvalds", "Thompson", "Ritchie", "Allen", "Backus", "Perlman", "Lee",
+                                    "Johnson", "Rossum"]
+    private static let streets = ["Maple Street", "Oak Avenue", "Cedar Lane", "Pine Road", "Elm Boulevard", "Birch Way"]
+    private static let cities = ["Springfield", "Riverside", "Fairview", "Greenville", "Madison", "Georgetown"]
+    private static let countries = ["US", "CA", "GB", "DE", "FR", "AU"]
+    private static let tagPool = ["swift", "sqlite", "json", "sync", "mobile", "linux", "server", "garage",
+                                  "codable", "offline"]
+
+    /// `prefix` followed by `n` padded with zeros, so that identifier order is creation order.
+    static func identifier(_ prefix: String, _ n: Int, width: Int = 7) -> String {
+        let digits = String(n)
+        return prefix + String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
+    /// The `index`th person: a pure function of `prefix` and `index`.
+    static func person(_ index: Int, prefix: String = "p", status: SyncStatus = .notSynced) -> BenchPerson {
+        var rng = SplitMix64(seed: seed ^ (UInt64(index) &* 0x2545_F491_4F6C_DD1D))
+        let first = firstNames.randomElement(using: &rng)!
+        let last = lastNames.randomElement(using: &rng)!
+        var tags = tagPool
+        tags.shuffle(using: &rng)
+        let birth = Double(Int.random(in: -14_000 ... -1_000, using: &rng) * 86_400) // a day, at midnight
+        let created = Double(Int.random(in: 600_000_000 ... 780_000_000, using: &rng)) + Double.random(in: 0..<1, using: &rng)
+        return BenchPerson(
+            id: identifier(prefix, index),
+            name: "\(first) \(last)",
+            email: "\(first.lowercased()).\(last.lowercased())@example.com",
+            address: BenchAddress(
+                street: "\(Int.random(in: 1...9999, using: &rng)) \(streets.randomElement(using: &rng)!)",
+                city: cities.randomElement(using: &rng)!,
+                zip: String(Int.random(in: 10000...99999, using: &rng)),
+                country: countries.randomElement(using: &rng)!),
+            birthdate: Date(timeIntervalSinceReferenceDate: birth),
+            createdAt: Date(timeIntervalSinceReferenceDate: created),
+            tags: Array(tags.prefix(3)),
+            syncStatus: status)
+    }
+
+    /// People `range` (flat objects).
+    static func people(_ range: Range<Int>, status: (Int) -> SyncStatus = { _ in .notSynced }) -> [BenchPerson] {
+        range.map { person($0, status: status($0)) }
+    }
+
+    /// Teams `range`, each with `memberCount` members of its own.
+    static func teams(_ range: Range<Int>, memberCount: Int) -> [BenchTeam] {
+        range.map { t in
+            let teamID = identifier("t", t)
+            return BenchTeam(
+                id: teamID,
+                name: "Team \(t)",
+                members: (0..<memberCount).map { m in person(t &* 1000 &+ m, prefix: "\(teamID)-m") })
+        }
+    }
+}
