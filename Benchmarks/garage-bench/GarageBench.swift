@@ -44,6 +44,19 @@ struct GarageBench: ParsableCommand {
     @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\".")
     var filter: String?
 
+    @Option(help: "Run only these implementations (GarageLite, floor, GRDB), e.g. to profile one: --only GarageLite.")
+    var only: [String] = []
+
+    private func implementations() throws -> [Implementation] {
+        guard !only.isEmpty else { return Implementation.allCases }
+        return try only.map { name in
+            guard let implementation = Implementation.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
+                throw ValidationError("Unknown implementation \(name): use GarageLite, floor or GRDB.")
+            }
+            return implementation
+        }
+    }
+
     func run() throws {
         let sizes = quick ? Sizes.quick : Sizes.full
         let started = ContinuousClock.now
@@ -60,7 +73,7 @@ struct GarageBench: ParsableCommand {
         var rows: [Row] = []
         for (number, workload) in workloads.enumerated() {
             progress("[\(number + 1)/\(workloads.count)] \(workload.name)")
-            rows.append(workload.run())
+            rows.append(workload.run(try implementations()))
         }
         let elapsed = (ContinuousClock.now - started).seconds
 
@@ -168,11 +181,11 @@ struct Workload {
     /// For the sync query workloads: the store's size.
     var syncStoreSize: Int?
 
-    func run() -> Row {
+    func run(_ implementations: [Implementation]) -> Row {
         var row = Row(name: name, unit: unit, syncStoreSize: syncStoreSize)
         prepareInputs()
         defer { dropInputs() }
-        for implementation in Implementation.allCases {
+        for implementation in implementations {
             do {
                 let cell = try measure(implementation)
                 row.cells[implementation] = .success(cell)

@@ -127,10 +127,30 @@ extension Garage {
     public func retrieve<T: Decodable, ID>(_ type: T.Type, identifier: ID) throws -> T? {
         let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
         let configuration = configuration()
-        return try read("retrieve \(key)") { db, pending in
+        guard let pending = pendingChanges() else {
+            return try store.readWithoutTransaction("retrieve \(key)") { db in
+                try Self.retrieveCommitted(T.self, key, in: db, configuration)
+            }
+        }
+        return try store.read("retrieve \(key)") { db in
             try Self.visibleRow(key, in: db, pending: pending).map {
                 try Self.decoder(db, pending, configuration).decode(T.self, from: $0)
             }
+        }
+    }
+
+    /// Retrieves from the committed store, on a connection outside any transaction: an object
+    /// without references is one statement; one with references is read again, with them, in
+    /// one read transaction.
+    static func retrieveCommitted<T: Decodable>(
+        _ type: T.Type, _ key: RowKey, in db: Database, _ configuration: Configuration
+    ) throws -> T? {
+        guard let row = try Store.contentRow(db, key) else { return nil }
+        if row.references == ReferenceList.empty {
+            return try decoder(db, nil, configuration).decode(T.self, from: row)
+        }
+        return try Store.inSnapshot(db) { db in
+            try Store.contentRow(db, key).map { try decoder(db, nil, configuration).decode(T.self, from: $0) }
         }
     }
 
@@ -172,8 +192,11 @@ extension Garage {
     /// A decoder that resolves references in `db`'s read transaction, with the pending changes.
     static func decoder(_ db: Database, _ pending: ChangeSet?, _ configuration: Configuration) -> GraphDecoder {
         GraphDecoder(
-            dateStrategy: configuration.dateDecodingStrategy,
-            row: { key in try visibleRow(key, in: db, pending: pending) },
+            dateDecoding: configuration.dateDecoding,
+            row: { key in
+                guard let pending else { return try Store.contentRow(db, key) }
+                return try pending.row(key, in: db, now: Date())
+            },
             open: { row in try open(row, delegate: configuration.dataEncryptionDelegate) })
     }
 

@@ -205,8 +205,11 @@ extension Garage {
                 state.unsaved.seal()
                 return (state.unsaved, state.epoch)
             }
-            var combined = unsaved
-            combined.merge(changes)
+            var combined = changes
+            if !unsaved.isEmpty {
+                combined = unsaved
+                combined.merge(changes)
+            }
             let result = try Store.inTransaction(db) { db in
                 let result = try check(db, unsaved.isEmpty ? nil : unsaved)
                 try Store.apply(combined, to: db, now: Date())

@@ -30,7 +30,7 @@ public final class Garage: Sendable {
     struct State {
         var isAutosaveEnabled = true
         var dateEncodingStrategy = DateCoding.defaultEncodingStrategy
-        var dateDecodingStrategy = DateCoding.defaultDecodingStrategy
+        var dateDecoding = DateDecoding.garageDefault
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
         /// Changes made while autosave was off.
         var unsaved = ChangeSet()
@@ -140,8 +140,8 @@ public final class Garage: Sendable {
     /// ``dateEncodingStrategy`` writes, and ISO 8601 strings such as GarageStorage's
     /// `yyyy-MM-dd'T'HH:mm:ssZZZZZ`; anything else throws `DecodingError.dataCorrupted`.
     public var dateDecodingStrategy: JSONDecoder.DateDecodingStrategy {
-        get { state.read { $0.dateDecodingStrategy } }
-        set { state.write { $0.dateDecodingStrategy = newValue } }
+        get { state.read { $0.dateDecoding.strategy } }
+        set { state.write { $0.dateDecoding = .strategy(newValue) } }
     }
 
     /// Encrypts rows as they are parked and decrypts them as they are retrieved. Held strongly.
@@ -196,14 +196,14 @@ public final class Garage: Sendable {
     /// handed to the store's threads.
     struct Configuration: @unchecked Sendable {
         var dateEncodingStrategy: JSONEncoder.DateEncodingStrategy
-        var dateDecodingStrategy: JSONDecoder.DateDecodingStrategy
+        var dateDecoding: DateDecoding
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
     }
 
     func configuration() -> Configuration {
         var configuration = state.read {
             Configuration(dateEncodingStrategy: $0.dateEncodingStrategy,
-                          dateDecodingStrategy: $0.dateDecodingStrategy,
+                          dateDecoding: $0.dateDecoding,
                           dataEncryptionDelegate: $0.dataEncryptionDelegate)
         }
         var encodingSet = false, decodingSet = false
@@ -213,7 +213,7 @@ public final class Garage: Sendable {
                 encodingSet = true
             }
             if !decodingSet, let strategy = scope.dateDecodingStrategy {
-                configuration.dateDecodingStrategy = strategy
+                configuration.dateDecoding = .strategy(strategy)
                 decodingSet = true
             }
         }

@@ -1,53 +1,71 @@
-/// A coding path, built as a linked list and turned into `[CodingKey]` only when asked.
+/// A coding path, turned into `[CodingKey]` only when asked: for an error message, or by the
+/// rare `Codable` implementation that reads `codingPath`.
 ///
-/// Encoding or decoding a property appends one key; an array of keys would be copied at
-/// every level, though it is read only for error messages and by the rare `Codable`
-/// implementation that looks at `codingPath`.
-///
-/// Immutable once made; the keys it holds are the callers' own, usually enums.
-final class CodingPath: @unchecked Sendable {
-    static let root = CodingPath()
-
-    private let parent: CodingPath?
-    private let key: (any CodingKey)?
+/// Appending a key makes a small value, with no allocation: the path up to the previous key
+/// is shared as a node, made once per container (``node``), so a container with ten
+/// properties allocates one node, not ten arrays.
+struct CodingPath: @unchecked Sendable {
+    /// The path without its last key.
+    private let parent: CodingPathNode?
+    private let last: (any CodingKey)?
     /// The number of keys.
     let depth: Int
 
-    private init() {
-        parent = nil
-        key = nil
-        depth = 0
+    static let root = CodingPath(parent: nil, last: nil, depth: 0)
+
+    private init(parent: CodingPathNode?, last: (any CodingKey)?, depth: Int) {
+        self.parent = parent
+        self.last = last
+        self.depth = depth
     }
 
-    private init(parent: CodingPath, key: any CodingKey) {
-        self.parent = parent
-        self.key = key
-        self.depth = parent.depth + 1
+    /// This path as a shared node, to append many keys to.
+    var node: CodingPathNode? {
+        guard let last else { return parent }
+        return CodingPathNode(parent: parent, key: last, depth: depth)
+    }
+
+    init(node: CodingPathNode?) {
+        self.init(parent: node, last: nil, depth: node?.depth ?? 0)
+    }
+
+    /// `node`'s path and `key`.
+    init(node: CodingPathNode?, appending key: any CodingKey) {
+        self.init(parent: node, last: key, depth: (node?.depth ?? 0) + 1)
     }
 
     func appending(_ key: any CodingKey) -> CodingPath {
-        CodingPath(parent: self, key: key)
+        CodingPath(node: node, appending: key)
     }
 
     func appending(index: Int) -> CodingPath {
-        CodingPath(parent: self, key: GarageCodingKey(intValue: index))
+        appending(GarageCodingKey(intValue: index))
     }
 
     /// The keys, from the root.
     var keys: [any CodingKey] {
         var keys: [any CodingKey] = []
         keys.reserveCapacity(depth)
-        var node: CodingPath? = self
-        while let current = node, let key = current.key {
-            keys.append(key)
-            node = current.parent
+        if let last { keys.append(last) }
+        var current = parent
+        while let node = current {
+            keys.append(node.key)
+            current = node.parent
         }
         return keys.reversed()
     }
+}
 
-    /// The keys after appending `key`, without keeping the new node.
-    func keys(appending key: any CodingKey) -> [any CodingKey] {
-        keys + [key]
+/// A shared prefix of coding paths.
+final class CodingPathNode: @unchecked Sendable {
+    let parent: CodingPathNode?
+    let key: any CodingKey
+    let depth: Int
+
+    init(parent: CodingPathNode?, key: any CodingKey, depth: Int) {
+        self.parent = parent
+        self.key = key
+        self.depth = depth
     }
 }
 

@@ -1,5 +1,19 @@
 import Foundation
 
+/// How a garage decodes dates: its own default, recognised as such so that it can take a
+/// fast path, or any of Foundation's strategies.
+enum DateDecoding: @unchecked Sendable {
+    case garageDefault
+    case strategy(JSONDecoder.DateDecodingStrategy)
+
+    var strategy: JSONDecoder.DateDecodingStrategy {
+        switch self {
+        case .garageDefault: return DateCoding.defaultDecodingStrategy
+        case .strategy(let strategy): return strategy
+        }
+    }
+}
+
 /// The garage's default date strategies, and the date formats GarageStorage wrote.
 enum DateCoding {
     /// Dates are written as their `timeIntervalSinceReferenceDate`, in the shortest text that
@@ -16,12 +30,16 @@ enum DateCoding {
         if let seconds = try? container.decode(Double.self) {
             return Date(timeIntervalSinceReferenceDate: seconds)
         }
-        let text = try container.decode(String.self)
+        return try decodeDefault(string: try container.decode(String.self), codingPath: container.codingPath)
+    }
+
+    /// The default strategy for a date written as a string.
+    static func decodeDefault(string text: String, codingPath: @autoclosure () -> [any CodingKey]) throws -> Date {
         if let date = parseISO8601(text) {
             return date
         }
         throw DecodingError.dataCorrupted(.init(
-            codingPath: container.codingPath,
+            codingPath: codingPath(),
             debugDescription: "Expected a date, as seconds since 2001-01-01 or an ISO 8601 string "
                 + "such as 2019-10-03T12:34:56Z, but found \"\(text)\"."))
     }

@@ -6,7 +6,7 @@ import Foundation
 /// `row` closure reads inside one read transaction), each row is decoded at most once,
 /// and the same instance is returned for every reference to it.
 final class GraphDecoder {
-    let dateStrategy: JSONDecoder.DateDecodingStrategy
+    let dateDecoding: DateDecoding
     private let rowLookup: (RowKey) throws -> StoredRow?
     private let openRow: (StoredRow) throws -> JSONValue
     private var decoded: [RowKey: Any] = [:]
@@ -16,10 +16,10 @@ final class GraphDecoder {
     /// - parameters:
     ///   - row: Looks a row up by key.
     ///   - open: Decrypts a row's data if needed, and parses its JSON.
-    init(dateStrategy: JSONDecoder.DateDecodingStrategy,
+    init(dateDecoding: DateDecoding,
          row: @escaping (RowKey) throws -> StoredRow?,
          open: @escaping (StoredRow) throws -> JSONValue) {
-        self.dateStrategy = dateStrategy
+        self.dateDecoding = dateDecoding
         self.rowLookup = row
         self.openRow = open
     }
@@ -71,13 +71,12 @@ final class GraphDecoder {
     /// reference stub.
     func unbox<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath,
                              isRowObject: Bool = false) throws -> T {
-        if let primitive = T.self as? any JSONPrimitive.Type {
+        switch ValueKind.of(T.self) {
+        case .primitive(let primitive):
             return try decodePrimitive(primitive, from: value, codingPath: codingPath)
-        }
-        if T.self == Date.self {
+        case .date:
             return try decodeDate(from: value, codingPath: codingPath) as! T
-        }
-        if T.self == Data.self {
+        case .data:
             guard case .string(let text) = value else {
                 throw String.typeMismatch(value, codingPath)
             }
@@ -86,28 +85,28 @@ final class GraphDecoder {
                     codingPath: codingPath.keys, debugDescription: "Expected Data as a base64 string."))
             }
             return data as! T
-        }
-        if T.self == URL.self {
+        case .url:
             guard case .string(let text) = value else { throw String.typeMismatch(value, codingPath) }
             guard let url = URL(string: text) else {
                 throw DecodingError.dataCorrupted(.init(
                     codingPath: codingPath.keys, debugDescription: "Invalid URL string \"\(text)\"."))
             }
             return url as! T
-        }
-        if T.self == Decimal.self {
+        case .decimal:
             guard case .number(let text) = value, let decimal = Decimal(string: text, locale: nil) else {
                 throw DecodingError.typeMismatch(Decimal.self, .init(
                     codingPath: codingPath.keys, debugDescription: "Expected a number for Decimal but found \(value.kindName)."))
             }
             return decimal as! T
-        }
-        if let optional = T.self as? any OptionalReference.Type {
+        case .optional(let optional):
             return try decodeOptional(optional, from: value, codingPath: codingPath)
-        }
-        if !isRowObject, T.self is any Identifiable.Type, case .string(let identifier) = value {
-            // `lenient: false` throws instead of returning nil.
-            return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: false)!
+        case .identifiable where !isRowObject:
+            if case .string(let identifier) = value {
+                // `lenient: false` throws instead of returning nil.
+                return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: false)!
+            }
+        default:
+            break
         }
         return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self))
     }
@@ -125,7 +124,18 @@ final class GraphDecoder {
     private func decodeDate(from value: JSONValue, codingPath: CodingPath) throws -> Date {
         func number() throws -> Double { try Double.decode(from: value, codingPath: codingPath) }
         func string() throws -> String { try String.decode(from: value, codingPath: codingPath) }
-        switch dateStrategy {
+        let strategy: JSONDecoder.DateDecodingStrategy
+        switch dateDecoding {
+        case .garageDefault:
+            switch value {
+            case .number: return Date(timeIntervalSinceReferenceDate: try number())
+            case .string(let text): return try DateCoding.decodeDefault(string: text, codingPath: codingPath.keys)
+            default: throw Date.mismatch(value, codingPath)
+            }
+        case .strategy(let chosen):
+            strategy = chosen
+        }
+        switch strategy {
         case .deferredToDate:
             return Date(timeIntervalSinceReferenceDate: try number())
         case .secondsSince1970:
@@ -144,7 +154,7 @@ final class GraphDecoder {
         #if canImport(Darwin)
         default:
             // `.formatted` (on Linux, `.formatted` is a `.custom` closure) and future strategies.
-            return try DateCoding.decodeWithFoundation(value, strategy: dateStrategy, codingPath: codingPath.keys)
+            return try DateCoding.decodeWithFoundation(value, strategy: strategy, codingPath: codingPath.keys)
         #endif
         }
     }
@@ -181,5 +191,15 @@ extension DecodingError {
         case let .dataCorrupted(context): return .dataCorrupted(located(context))
         @unknown default: return self
         }
+    }
+}
+
+extension Date {
+    static func mismatch(_ value: JSONValue, _ codingPath: CodingPath) -> DecodingError {
+        if case .null = value {
+            return .valueNotFound(Date.self, .init(codingPath: codingPath.keys, debugDescription: "Expected a date but found null."))
+        }
+        return .typeMismatch(Date.self, .init(
+            codingPath: codingPath.keys, debugDescription: "Expected a date but found \(value.kindName)."))
     }
 }

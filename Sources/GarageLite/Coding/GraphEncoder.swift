@@ -43,12 +43,11 @@ final class GraphEncoder {
         guard object is any Hashable else {
             throw GarageError.missingConformance(typeName)
         }
-        let (json, references) = try encodeContent(object)
-        let bytes = JSONWriter.bytes(from: json)
-        let key = RowKey(type: typeName, identifier: Identity.contentIdentifier(ofJSON: bytes))
+        let content = try encodeContent(object)
+        let key = RowKey(type: typeName, identifier: Identity.contentIdentifier(ofJSON: content.json))
         visited.insert(key)
-        add(EncodedRow(key: key, json: String(decoding: bytes, as: UTF8.self),
-                       syncStatus: (object as? any Syncable)?.syncStatus, references: references, isRoot: true))
+        add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self),
+                       syncStatus: content.syncStatus, references: content.references, isRoot: true))
         try drainQueue()
         return key
     }
@@ -70,8 +69,7 @@ final class GraphEncoder {
         guard object is any Hashable else {
             throw GarageError.missingConformance(Identity.typeName(T.self))
         }
-        let (json, _) = try encodeContent(object)
-        return Identity.contentIdentifier(ofJSON: JSONWriter.bytes(from: json))
+        return Identity.contentIdentifier(ofJSON: try encodeContent(object).json)
     }
 
     /// Schedules a nested `Identifiable` value to be encoded as its own row, unless it
@@ -82,9 +80,9 @@ final class GraphEncoder {
     }
 
     private func store<T: Encodable>(_ object: T, key: RowKey, isRoot: Bool) throws {
-        let (json, references) = try encodeContent(object)
-        add(EncodedRow(key: key, json: JSONWriter.string(from: json),
-                       syncStatus: (object as? any Syncable)?.syncStatus, references: references, isRoot: isRoot))
+        let content = try encodeContent(object)
+        add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self),
+                       syncStatus: content.syncStatus, references: content.references, isRoot: isRoot))
     }
 
     private func add(_ row: EncodedRow) {
@@ -100,11 +98,15 @@ final class GraphEncoder {
         }
     }
 
-    /// The JSON of one row's object, and the keys of the rows it references.
-    private func encodeContent<T: Encodable>(_ object: T) throws -> (JSONValue, [RowKey]) {
-        let row = RowEncoding(graph: self, storesSyncStatusInRow: object is any Syncable)
+    /// The JSON of one row's object, its status when it is `Syncable`, and the keys of the
+    /// rows it references.
+    private func encodeContent<T: Encodable>(
+        _ object: T
+    ) throws -> (json: [UInt8], syncStatus: SyncStatus?, references: [RowKey]) {
+        let syncStatus = (object as? any Syncable)?.syncStatus
+        let row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil)
         let slot = try row.box(object, at: .root, isRowObject: true)
-        return (slot.jsonValue, row.references)
+        return (JSONWriter.bytes(from: slot), syncStatus, row.references)
     }
 }
 
@@ -123,8 +125,9 @@ final class RowEncoding {
 
     /// Encodes one value at `path`. A nested `Identifiable` becomes a reference stub.
     func box<T: Encodable>(_ value: T, at path: CodingPath, isRowObject: Bool = false) throws -> EncodedSlot {
-        if let primitive = value as? any JSONPrimitive {
-            return .value(try primitive.jsonValue(codingPath: path))
+        let kind = ValueKind.of(T.self)
+        if case .primitive(let primitive) = kind {
+            return .value(try primitive.jsonValue(of: value, codingPath: path))
         }
         if path.depth >= JSONReader.maximumDepth {
             throw EncodingError.invalidValue(value, .init(
@@ -133,35 +136,37 @@ final class RowEncoding {
                     + "\(JSONReader.maximumDepth). Make some nested values Identifiable, so that they are parked "
                     + "as rows of their own."))
         }
-        if T.self == Date.self, let date = value as? Date {
-            return try boxDate(date, at: path)
-        }
-        if T.self == Data.self, let data = value as? Data {
-            return .value(.string(data.base64EncodedString()))
-        }
-        if T.self == URL.self, let url = value as? URL {
-            return .value(.string(url.absoluteString))
-        }
-        if T.self == Decimal.self, let decimal = value as? Decimal {
-            guard decimal.isFinite else {
-                throw EncodingError.invalidValue(decimal, .init(
-                    codingPath: path.keys, debugDescription: "Unable to encode Decimal.nan in JSON."))
+        switch kind {
+        case .date:
+            if let date = value as? Date { return try boxDate(date, at: path) }
+        case .data:
+            if let data = value as? Data { return .value(.string(data.base64EncodedString())) }
+        case .url:
+            if let url = value as? URL { return .value(.string(url.absoluteString)) }
+        case .decimal:
+            if let decimal = value as? Decimal {
+                guard decimal.isFinite else {
+                    throw EncodingError.invalidValue(decimal, .init(
+                        codingPath: path.keys, debugDescription: "Unable to encode Decimal.nan in JSON."))
+                }
+                return .value(.number(decimal.description))
             }
-            return .value(.number(decimal.description))
-        }
-        if !isRowObject, T.self is any Identifiable.Type, let identifiable = value as? any Identifiable {
-            let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable))
-            graph.reference(value, key: key)
-            if referenceSet.insert(key).inserted {
-                references.append(key)
+        case .identifiable where !isRowObject:
+            if let identifiable = value as? any Identifiable {
+                let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable))
+                graph.reference(value, key: key)
+                if referenceSet.insert(key).inserted {
+                    references.append(key)
+                }
+                return .value(.string(key.identifier))
             }
-            return .value(.string(key.identifier))
+        default:
+            break
         }
         let encoder = ReferenceEncoder(row: self, path: path)
         try value.encode(to: encoder)
-        if let unordered = T.self as? any UnorderedEncodable.Type, case .array(let builder)? = encoder.slot {
-            return .value(.array(Self.canonicalOrder(builder.elements.map(\.jsonValue),
-                                                     valuesPerEntry: unordered.valuesPerEntry)))
+        if case .unordered(let valuesPerEntry) = kind, case .array(let builder)? = encoder.slot {
+            return .value(.array(Self.canonicalOrder(builder.elements.map(\.jsonValue), valuesPerEntry: valuesPerEntry)))
         }
         return encoder.slot ?? .value(.object([]))
     }
@@ -246,20 +251,27 @@ final class ObjectBuilder {
     /// The members, sorted by key, the last value of a key encoded twice winning: the
     /// canonical order that makes equal values encode to equal bytes.
     func members() -> [JSONMember] {
+        canonicalOrder().map { JSONMember(key: keys[$0], value: slots[$0].jsonValue) }
+    }
+
+    /// The positions of the members to write, in canonical order (see ``members()``).
+    func canonicalOrder() -> [Int] {
         var order = Array(keys.indices)
         order.sort { keys[$0].utf8.lexicographicallyPrecedes(keys[$1].utf8) || (keys[$0] == keys[$1] && $0 < $1) }
-        var members: [JSONMember] = []
-        members.reserveCapacity(order.count)
+        var unique: [Int] = []
+        unique.reserveCapacity(order.count)
         for index in order {
-            let member = JSONMember(key: keys[index], value: slots[index].jsonValue)
-            if let last = members.last, last.key == member.key {
-                members[members.count - 1] = member
+            if let last = unique.last, keys[last] == keys[index] {
+                unique[unique.count - 1] = index
             } else {
-                members.append(member)
+                unique.append(index)
             }
         }
-        return members
+        return unique
     }
+
+    func key(at index: Int) -> String { keys[index] }
+    func slot(at index: Int) -> EncodedSlot { slots[index] }
 }
 
 final class ArrayBuilder {

@@ -9,6 +9,15 @@ protocol JSONPrimitive: Codable {
 }
 
 extension JSONPrimitive {
+    /// The JSON of `value`, whose type the caller knows to be `Self` (its ``ValueKind``):
+    /// this saves a dynamic cast on every value.
+    static func jsonValue<V>(of value: V, codingPath: CodingPath) throws -> JSONValue {
+        precondition(V.self == Self.self, "ValueKind classified \(V.self) as \(Self.self)")
+        return try withUnsafePointer(to: value) { pointer in
+            try pointer.withMemoryRebound(to: Self.self, capacity: 1) { try $0.pointee.jsonValue(codingPath: codingPath) }
+        }
+    }
+
     static func typeMismatch(_ value: JSONValue, _ codingPath: CodingPath) -> DecodingError {
         if case .null = value {
             return .valueNotFound(Self.self, .init(

@@ -18,6 +18,37 @@ enum JSONWriter {
         return bytes
     }
 
+    /// Writes what an encoder built, without making a ``JSONValue`` of it first.
+    static func bytes(from slot: EncodedSlot) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        write(slot, into: &bytes)
+        return bytes
+    }
+
+    private static func write(_ slot: EncodedSlot, into out: inout [UInt8]) {
+        switch slot {
+        case .value(let value):
+            write(value, into: &out)
+        case .array(let builder):
+            out.append(UInt8(ascii: "["))
+            for (index, element) in builder.elements.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                write(element, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let builder):
+            out.append(UInt8(ascii: "{"))
+            for (position, index) in builder.canonicalOrder().enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(builder.key(at: index), into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(builder.slot(at: index), into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
     private static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
         case .null:
@@ -51,6 +82,13 @@ enum JSONWriter {
 
     private static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copy them whole.
+        let needsEscape = text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        if !needsEscape {
+            out.append(contentsOf: text.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""):

@@ -81,7 +81,20 @@ extension ReferenceDecoder {
         let members: MemberLookup
         let path: CodingPath
         let graph: GraphDecoder
+        /// `path`, shared by the paths of the container's values.
+        private let base: CodingPathNode?
         var codingPath: [any CodingKey] { path.keys }
+
+        init(members: MemberLookup, path: CodingPath, graph: GraphDecoder) {
+            self.members = members
+            self.path = path
+            self.graph = graph
+            self.base = path.node
+        }
+
+        private func path(_ key: any CodingKey) -> CodingPath {
+            CodingPath(node: base, appending: key)
+        }
 
         var allKeys: [Key] {
             var seen = Set<String>()
@@ -106,13 +119,13 @@ extension ReferenceDecoder {
         }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            try graph.unbox(T.self, from: try value(for: key), codingPath: path.appending(key))
+            try graph.unbox(T.self, from: try value(for: key), codingPath: path(key))
         }
 
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             guard let value = members[key.stringValue] else { return nil }
             if case .null = value { return nil }
-            return try graph.unbox(T?.self, from: value, codingPath: path.appending(key))
+            return try graph.unbox(T?.self, from: value, codingPath: path(key))
         }
 
         func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try primitive(key) }
@@ -136,29 +149,29 @@ extension ReferenceDecoder {
             do {
                 return try P.decode(from: value, codingPath: .root)
             } catch {
-                return try P.decode(from: value, codingPath: path.appending(key))
+                return try P.decode(from: value, codingPath: path(key))
             }
         }
 
         func nestedContainer<NestedKey: CodingKey>(
             keyedBy type: NestedKey.Type, forKey key: Key
         ) throws -> KeyedDecodingContainer<NestedKey> {
-            try ReferenceDecoder(value: try value(for: key), codingPath: path.appending(key), graph: graph)
+            try ReferenceDecoder(value: try value(for: key), codingPath: path(key), graph: graph)
                 .container(keyedBy: type)
         }
 
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            try ReferenceDecoder(value: try value(for: key), codingPath: path.appending(key), graph: graph)
+            try ReferenceDecoder(value: try value(for: key), codingPath: path(key), graph: graph)
                 .unkeyedContainer()
         }
 
         func superDecoder() throws -> any Decoder {
             let key = GarageCodingKey(stringValue: "super")
-            return ReferenceDecoder(value: members["super"] ?? .null, codingPath: path.appending(key), graph: graph)
+            return ReferenceDecoder(value: members["super"] ?? .null, codingPath: path(key), graph: graph)
         }
 
         func superDecoder(forKey key: Key) throws -> any Decoder {
-            ReferenceDecoder(value: members[key.stringValue] ?? .null, codingPath: path.appending(key), graph: graph)
+            ReferenceDecoder(value: members[key.stringValue] ?? .null, codingPath: path(key), graph: graph)
         }
     }
 
@@ -168,17 +181,22 @@ extension ReferenceDecoder {
         let graph: GraphDecoder
         private(set) var currentIndex = 0
 
+        private let base: CodingPathNode?
+
         init(elements: [JSONValue], path: CodingPath, graph: GraphDecoder) {
             self.elements = elements
             self.path = path
             self.graph = graph
+            self.base = path.node
         }
 
         var codingPath: [any CodingKey] { path.keys }
         var count: Int? { elements.count }
         var isAtEnd: Bool { currentIndex >= elements.count }
 
-        private var currentPath: CodingPath { path.appending(index: currentIndex) }
+        private var currentPath: CodingPath {
+            CodingPath(node: base, appending: GarageCodingKey(intValue: currentIndex))
+        }
 
         private func current<T>(_ type: T.Type) throws -> JSONValue {
             guard !isAtEnd else {

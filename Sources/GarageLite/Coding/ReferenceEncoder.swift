@@ -56,7 +56,20 @@ extension ReferenceEncoder {
         let row: RowEncoding
         let builder: ObjectBuilder
         let path: CodingPath
+        /// `path`, shared by the paths of the container's values.
+        private let base: CodingPathNode?
         var codingPath: [any CodingKey] { path.keys }
+
+        init(row: RowEncoding, builder: ObjectBuilder, path: CodingPath) {
+            self.row = row
+            self.builder = builder
+            self.path = path
+            self.base = path.node
+        }
+
+        private func path(_ key: any CodingKey) -> CodingPath {
+            CodingPath(node: base, appending: key)
+        }
 
         private func set(_ value: JSONValue, _ key: Key) {
             builder.set(.value(value), for: key.stringValue)
@@ -66,10 +79,10 @@ extension ReferenceEncoder {
         mutating func encode(_ value: Bool, forKey key: Key) { set(.bool(value), key) }
         mutating func encode(_ value: String, forKey key: Key) { set(.string(value), key) }
         mutating func encode(_ value: Double, forKey key: Key) throws {
-            set(try value.jsonValue(codingPath: path.appending(key)), key)
+            set(try value.jsonValue(codingPath: path(key)), key)
         }
         mutating func encode(_ value: Float, forKey key: Key) throws {
-            set(try value.jsonValue(codingPath: path.appending(key)), key)
+            set(try value.jsonValue(codingPath: path(key)), key)
         }
         mutating func encode(_ value: Int, forKey key: Key) { set(.number(String(value)), key) }
         mutating func encode(_ value: Int8, forKey key: Key) { set(.number(String(value)), key) }
@@ -90,11 +103,7 @@ extension ReferenceEncoder {
                 builder.set(.value(.number(String(SyncStatus.undetermined.rawValue))), for: name)
                 return
             }
-            if let primitive = value as? any JSONPrimitive {
-                builder.set(.value(try primitive.jsonValue(codingPath: path.appending(key))), for: name)
-            } else {
-                builder.set(try row.box(value, at: path.appending(key)), for: name)
-            }
+            builder.set(try row.box(value, at: path(key)), for: name)
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(
@@ -102,13 +111,13 @@ extension ReferenceEncoder {
         ) -> KeyedEncodingContainer<NestedKey> {
             let nested = ObjectBuilder()
             builder.set(.object(nested), for: key.stringValue)
-            return KeyedEncodingContainer(KeyedContainer<NestedKey>(row: row, builder: nested, path: path.appending(key)))
+            return KeyedEncodingContainer(KeyedContainer<NestedKey>(row: row, builder: nested, path: path(key)))
         }
 
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
             let nested = ArrayBuilder()
             builder.set(.array(nested), for: key.stringValue)
-            return UnkeyedContainer(row: row, builder: nested, path: path.appending(key))
+            return UnkeyedContainer(row: row, builder: nested, path: path(key))
         }
 
         mutating func superEncoder() -> any Encoder {
@@ -124,7 +133,7 @@ extension ReferenceEncoder {
             let name = key.stringValue
             // An encoder that is handed out but not used still leaves `{}`, as JSONEncoder does.
             builder.set(.value(.object([])), for: name)
-            return ReferenceEncoder(row: row, path: path.appending(key)) { slot in
+            return ReferenceEncoder(row: row, path: path(key)) { slot in
                 builder.set(slot, for: name)
             }
         }
@@ -134,10 +143,20 @@ extension ReferenceEncoder {
         let row: RowEncoding
         let builder: ArrayBuilder
         let path: CodingPath
+        private let base: CodingPathNode?
         var codingPath: [any CodingKey] { path.keys }
         var count: Int { builder.elements.count }
 
-        private var nextPath: CodingPath { path.appending(index: builder.elements.count) }
+        init(row: RowEncoding, builder: ArrayBuilder, path: CodingPath) {
+            self.row = row
+            self.builder = builder
+            self.path = path
+            self.base = path.node
+        }
+
+        private var nextPath: CodingPath {
+            CodingPath(node: base, appending: GarageCodingKey(intValue: builder.elements.count))
+        }
 
         private func append(_ value: JSONValue) { builder.elements.append(.value(value)) }
 
@@ -158,11 +177,7 @@ extension ReferenceEncoder {
         mutating func encode(_ value: UInt64) { append(.number(String(value))) }
 
         mutating func encode<T: Encodable>(_ value: T) throws {
-            if let primitive = value as? any JSONPrimitive {
-                append(try primitive.jsonValue(codingPath: nextPath))
-            } else {
-                builder.elements.append(try row.box(value, at: nextPath))
-            }
+            builder.elements.append(try row.box(value, at: nextPath))
         }
 
         mutating func nestedContainer<NestedKey: CodingKey>(

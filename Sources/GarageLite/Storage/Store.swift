@@ -117,6 +117,34 @@ final class Store: Sendable {
         }
     }
 
+    /// Runs `body` with a reader connection outside any transaction: each statement is its
+    /// own snapshot. `body` opens a transaction (``inSnapshot(_:_:)``) when it reads more than
+    /// one statement must agree on.
+    ///
+    /// A retrieve of an object without references reads one row: one statement, with none of
+    /// the cost of beginning and committing a transaction.
+    func readWithoutTransaction<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
+        try Self.checkNotReentrant(operation)
+        do {
+            return try writer.unsafeRead { db in try Self.$isAccessing.withValue(true) { try body(db) } }
+        } catch let error as DatabaseError {
+            throw garageError(error, operation: operation)
+        }
+    }
+
+    /// Runs `body` in a read transaction, on a connection that is in none.
+    static func inSnapshot<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        var result: T?
+        try db.inTransaction(.deferred) {
+            result = try body(db)
+            return .commit
+        }
+        guard let result else {
+            throw GarageError.storageFailure(operation: "read", reason: "the transaction ended without a result")
+        }
+        return result
+    }
+
     /// Runs `body` in one read transaction, without blocking the calling thread.
     func read<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try Self.checkNotReentrant(operation)
@@ -193,6 +221,24 @@ final class Store: Sendable {
             references: try row.decode(String.self, atIndex: 9),
             claim: try row.decode(String?.self, atIndex: 10),
             claimedAt: try row.decode(Double?.self, atIndex: 11).map(Date.init(timeIntervalSince1970:)))
+    }
+
+    /// The row `key` with what decoding its object needs: its data, status and references
+    /// (the dates, revision and claim are left empty).
+    static func contentRow(_ db: Database, _ key: RowKey) throws -> StoredRow? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT data, isEncrypted, syncStatus, refs FROM garage_object WHERE type = ? AND identifier = ?")
+        let cursor = try Row.fetchCursor(statement, arguments: [key.type, key.identifier])
+        guard let row = try cursor.next() else { return nil }
+        let statusValue = try row.decode(Int.self, atIndex: 2)
+        guard let status = SyncStatus(rawValue: statusValue) else {
+            throw GarageError.corruptData(typeName: key.type, identifier: key.identifier,
+                                          reason: "unknown sync status \(statusValue)")
+        }
+        return StoredRow(
+            key: key, data: try row.decode(String.self, atIndex: 0), isEncrypted: try row.decode(Bool.self, atIndex: 1),
+            syncStatus: status, creationDate: .distantPast, modificationDate: .distantPast, revision: 0,
+            isRoot: false, references: try row.decode(String.self, atIndex: 3))
     }
 
     static func row(_ db: Database, _ key: RowKey) throws -> StoredRow? {
@@ -435,8 +481,12 @@ extension Store {
 ///
 /// Kept as JSON so that tools can read it with SQLite's `json_each`, without the app's types.
 enum ReferenceList {
+    /// The list of a row that references nothing.
+    static let empty = "[]"
+
     static func encode(_ keys: [RowKey]) -> String {
-        JSONWriter.string(from: .array(keys.map { .array([.string($0.type), .string($0.identifier)]) }))
+        if keys.isEmpty { return empty }
+        return JSONWriter.string(from: .array(keys.map { .array([.string($0.type), .string($0.identifier)]) }))
     }
 
     static func decode(_ text: String) throws -> [RowKey] {

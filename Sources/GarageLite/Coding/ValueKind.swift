@@ -1,0 +1,45 @@
+import Foundation
+
+/// How the coders treat the values of one type, worked out once per type: the conformance
+/// checks it takes cost more than encoding a small value, and would otherwise run for every
+/// property of every object.
+enum ValueKind: @unchecked Sendable {
+    case primitive(any JSONPrimitive.Type)
+    case date
+    case data
+    case url
+    case decimal
+    /// An `Optional`: a reference to a missing row decodes as `nil`.
+    case optional(any OptionalReference.Type)
+    /// An `Identifiable` (not a row's own object): a reference stub.
+    case identifiable
+    /// A set, or a dictionary encoded as `[key, value, ...]`: entries sorted when encoded.
+    case unordered(valuesPerEntry: Int)
+    case other
+
+    static func of<T>(_ type: T.Type) -> ValueKind {
+        let key = ObjectIdentifier(type)
+        if let kind = cache.read({ $0[key] }) {
+            return kind
+        }
+        let kind = classify(type)
+        cache.write { $0[key] = kind }
+        return kind
+    }
+
+    private static let cache = Protected<[ObjectIdentifier: ValueKind]>([:])
+
+    private static func classify<T>(_ type: T.Type) -> ValueKind {
+        if let primitive = type as? any JSONPrimitive.Type { return .primitive(primitive) }
+        if type == Date.self { return .date }
+        if type == Data.self { return .data }
+        if type == URL.self { return .url }
+        if type == Decimal.self { return .decimal }
+        if let optional = type as? any OptionalReference.Type { return .optional(optional) }
+        if type is any Identifiable.Type { return .identifiable }
+        if let unordered = type as? any UnorderedEncodable.Type {
+            return .unordered(valuesPerEntry: unordered.valuesPerEntry)
+        }
+        return .other
+    }
+}
