@@ -617,11 +617,12 @@ private struct CodingSilentSuper: Codable, Identifiable, Equatable {
         let nested = CodingNested.sample
         try garage.park(nested)
 
-        let json = try codingStoredJSON(garage, CodingNested.self, "n1")
-        #expect(json == #"{"corner":[7,8],"entries":[{"name":"a","score":10},{"name":"b","score":20}],"#
+        // Members are stored in the order encode(to:) gave them; compare the parsed JSON.
+        #expect(try codingStoredValue(garage, CodingNested.self, "n1") == JSONReader.parse(
+            #"{"corner":[7,8],"entries":[{"name":"a","score":10},{"name":"b","score":20}],"#
             + #""id":"n1","label":"hello","matrix":[[1,2],[],[3]],"#
             + #""position":{"meta":{"friends":["p1"],"unit":"cm"},"x":3,"y":-4},"#
-            + #""tags":["t1","t2"],"temperature":21.5}"#)
+            + #""tags":["t1","t2"],"temperature":21.5}"#))
         // The Identifiable deep in nested containers is a row of its own.
         #expect(try garage.count(CodingPerson.self) == 1)
         #expect(try codingStoredJSON(garage, CodingPerson.self, "p1") == #"{"id":"p1","name":"Sam"}"#)
@@ -1031,8 +1032,10 @@ private struct CodingSilentSuper: Codable, Identifiable, Equatable {
         let garage = try Garage.inMemory()
         let value = CodingContainerIntegers(id: "c", keyed: .max, unkeyed: .min, single: CodingBigCount(.max))
         try garage.park(value)
-        #expect(try codingStoredJSON(garage, CodingContainerIntegers.self, "c") ==
-            #"{"id":"c","keyed":18446744073709551615,"single":18446744073709551615,"unkeyed":[-9223372036854775808]}"#)
+        let json = try codingStoredJSON(garage, CodingContainerIntegers.self, "c")
+        #expect(json.contains(#""keyed":18446744073709551615"#))
+        #expect(json.contains(#""single":18446744073709551615"#))
+        #expect(json.contains(#""unkeyed":[-9223372036854775808]"#))
         #expect(try garage.retrieve(CodingContainerIntegers.self, identifier: "c") == value)
     }
 

@@ -43,7 +43,7 @@ final class GraphEncoder {
         guard object is any Hashable else {
             throw GarageError.missingConformance(typeName)
         }
-        let content = try encodeContent(object)
+        let content = try encodeContent(object, canonical: true)
         let key = RowKey(type: typeName, identifier: Identity.contentIdentifier(ofJSON: content.json))
         visited.insert(key)
         add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self),
@@ -69,7 +69,7 @@ final class GraphEncoder {
         guard object is any Hashable else {
             throw GarageError.missingConformance(Identity.typeName(T.self))
         }
-        return Identity.contentIdentifier(ofJSON: try encodeContent(object).json)
+        return Identity.contentIdentifier(ofJSON: try encodeContent(object, canonical: true).json)
     }
 
     /// Schedules a nested `Identifiable` value to be encoded as its own row, unless it
@@ -80,7 +80,7 @@ final class GraphEncoder {
     }
 
     private func store<T: Encodable>(_ object: T, key: RowKey, isRoot: Bool) throws {
-        let content = try encodeContent(object)
+        let content = try encodeContent(object, canonical: false)
         add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self),
                        syncStatus: content.syncStatus, references: content.references, isRoot: isRoot))
     }
@@ -100,13 +100,17 @@ final class GraphEncoder {
 
     /// The JSON of one row's object, its status when it is `Syncable`, and the keys of the
     /// rows it references.
+    ///
+    /// `canonical` JSON has its object members sorted by key: the form a content identifier
+    /// is computed from. Other rows keep the order their `encode(to:)` gave, which is the same
+    /// on every park of the same type, and cheaper.
     private func encodeContent<T: Encodable>(
-        _ object: T
+        _ object: T, canonical: Bool
     ) throws -> (json: [UInt8], syncStatus: SyncStatus?, references: [RowKey]) {
         let syncStatus = (object as? any Syncable)?.syncStatus
         let row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil)
         let slot = try row.box(object, at: .root, isRowObject: true)
-        return (JSONWriter.bytes(from: slot), syncStatus, row.references)
+        return (JSONWriter.bytes(from: slot, canonical: canonical), syncStatus, row.references)
     }
 }
 
@@ -242,22 +246,30 @@ enum EncodedSlot {
 final class ObjectBuilder {
     private var keys: [String] = []
     private var slots: [EncodedSlot] = []
+    /// Whether a key was encoded twice (the last value wins).
+    private var hasRepeatedKey = false
 
     func set(_ slot: EncodedSlot, for key: String) {
+        if !hasRepeatedKey, keys.contains(key) {
+            hasRepeatedKey = true
+        }
         keys.append(key)
         slots.append(slot)
     }
 
-    /// The members, sorted by key, the last value of a key encoded twice winning: the
-    /// canonical order that makes equal values encode to equal bytes.
+    /// The members, sorted by key: see ``writeOrder(canonical:)``.
     func members() -> [JSONMember] {
-        canonicalOrder().map { JSONMember(key: keys[$0], value: slots[$0].jsonValue) }
+        writeOrder(canonical: true).map { JSONMember(key: keys[$0], value: slots[$0].jsonValue) }
     }
 
-    /// The positions of the members to write, in canonical order (see ``members()``).
-    func canonicalOrder() -> [Int] {
+    /// The positions of the members to write: in the order they were encoded, or, when
+    /// `canonical`, sorted by key, which makes equal values encode to equal bytes whatever
+    /// their `encode(to:)` does (a `Hashable` object's identifier is a hash of them). A key
+    /// encoded twice is written once, with its last value.
+    func writeOrder(canonical: Bool) -> [Int] {
+        guard canonical || hasRepeatedKey else { return Array(keys.indices) }
         var order = Array(keys.indices)
-        order.sort { keys[$0].utf8.lexicographicallyPrecedes(keys[$1].utf8) || (keys[$0] == keys[$1] && $0 < $1) }
+        order.sort { keys[$0] < keys[$1] || (keys[$0] == keys[$1] && $0 < $1) }
         var unique: [Int] = []
         unique.reserveCapacity(order.count)
         for index in order {
@@ -266,6 +278,9 @@ final class ObjectBuilder {
             } else {
                 unique.append(index)
             }
+        }
+        if !canonical {
+            unique.sort()
         }
         return unique
     }

@@ -10,7 +10,7 @@ enum JSONValue: Equatable, Sendable {
     case number(String)
     case string(String)
     case array([JSONValue])
-    /// Members in document order. The encoder produces them sorted by key, without duplicates.
+    /// Members in document order.
     case object([JSONMember])
 
     /// A short name of the kind of value, for error messages.

@@ -1,8 +1,4 @@
-/// Writes a ``JSONValue`` as compact UTF-8 JSON, members in the order they are held.
-///
-/// The encoder holds them sorted by key, which makes its output canonical: the same value
-/// always gives the same bytes, which is what a `Hashable` object's content identifier is
-/// computed from.
+/// Writes JSON: a ``JSONValue``, members in the order they are held, or what an encoder built.
 enum JSONWriter {
     static func string(from value: JSONValue) -> String {
         var bytes: [UInt8] = []
@@ -18,15 +14,16 @@ enum JSONWriter {
         return bytes
     }
 
-    /// Writes what an encoder built, without making a ``JSONValue`` of it first.
-    static func bytes(from slot: EncodedSlot) -> [UInt8] {
+    /// Writes what an encoder built, without making a ``JSONValue`` of it first; members in
+    /// canonical order (sorted by key) or in the order they were encoded.
+    static func bytes(from slot: EncodedSlot, canonical: Bool) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
-        write(slot, into: &bytes)
+        write(slot, canonical: canonical, into: &bytes)
         return bytes
     }
 
-    private static func write(_ slot: EncodedSlot, into out: inout [UInt8]) {
+    private static func write(_ slot: EncodedSlot, canonical: Bool, into out: inout [UInt8]) {
         switch slot {
         case .value(let value):
             write(value, into: &out)
@@ -34,16 +31,16 @@ enum JSONWriter {
             out.append(UInt8(ascii: "["))
             for (index, element) in builder.elements.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                write(element, into: &out)
+                write(element, canonical: canonical, into: &out)
             }
             out.append(UInt8(ascii: "]"))
         case .object(let builder):
             out.append(UInt8(ascii: "{"))
-            for (position, index) in builder.canonicalOrder().enumerated() {
+            for (position, index) in builder.writeOrder(canonical: canonical).enumerated() {
                 if position > 0 { out.append(UInt8(ascii: ",")) }
                 writeString(builder.key(at: index), into: &out)
                 out.append(UInt8(ascii: ":"))
-                write(builder.slot(at: index), into: &out)
+                write(builder.slot(at: index), canonical: canonical, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
