@@ -41,6 +41,9 @@ extension Garage {
     /// try garage.parkAll([brother, sister, mom, dad])
     /// ```
     public func parkAll<T: Encodable>(_ objects: [T]) throws {
+        if objects.count >= Self.streamingThreshold, try parkAllStreaming(objects) {
+            return
+        }
         let (operation, changes) = try parking { graph in
             for object in objects { try graph.encodeRoot(object) }
         }
@@ -55,13 +58,43 @@ extension Garage {
         try await write(operation, changes) { _, _ in }
     }
 
+    /// From this many objects, `parkAll` writes rows while it encodes the next ones.
+    static let streamingThreshold = 1_000
+    /// Rows handed to the writer at a time.
+    private static let streamingBatchSize = 256
+
+    /// Parks `objects` in one transaction that writes rows as they are encoded, when the call
+    /// writes straight to the store; returns `false`, having done nothing, otherwise.
+    private func parkAllStreaming<T: Encodable>(_ objects: [T]) throws -> Bool {
+        let configuration = configuration()
+        let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy)
+        return try writeStreaming("park \(objects.count) \(Identity.typeName(T.self)) objects") { send in
+            for object in objects {
+                try graph.encodeRoot(object)
+                if graph.rows.count >= Self.streamingBatchSize {
+                    try send(try Self.payloads(of: graph.takeRows(), configuration))
+                }
+            }
+            try send(try Self.payloads(of: graph.takeRows(), configuration))
+        }
+    }
+
     /// Encodes (and encrypts) a graph into the changes that park it.
     private func parking(_ encode: (GraphEncoder) throws -> Void) throws -> (operation: String, changes: ChangeSet) {
         let configuration = configuration()
         let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy)
         try encode(graph)
         var changes = ChangeSet()
-        for row in graph.rows {
+        for (key, payload) in try Self.payloads(of: graph.rows, configuration) {
+            changes.record(.park(payload), for: key)
+        }
+        let operation = graph.rows.first.map { "park \($0.key)" } ?? "park nothing"
+        return (operation, changes)
+    }
+
+    /// What each encoded row writes: its JSON, encrypted when the garage has a delegate.
+    private static func payloads(of rows: [EncodedRow], _ configuration: Configuration) throws -> RowStream.Batch {
+        try rows.map { row in
             let data: String
             let isEncrypted: Bool
             if let delegate = configuration.dataEncryptionDelegate {
@@ -71,12 +104,10 @@ extension Garage {
                 data = row.json
                 isEncrypted = false
             }
-            changes.record(.park(RowPayload(
+            return (row.key, RowPayload(
                 data: data, isEncrypted: isEncrypted, syncStatus: row.syncStatus,
-                references: ReferenceList.encode(row.references), isRoot: row.isRoot)), for: row.key)
+                references: ReferenceList.encode(row.references), isRoot: row.isRoot))
         }
-        let operation = graph.rows.first.map { "park \($0.key)" } ?? "park nothing"
-        return (operation, changes)
     }
 
     /// The identifier `object` is (or would be) parked under: its `id` when it is

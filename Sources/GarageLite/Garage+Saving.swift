@@ -169,6 +169,22 @@ extension Garage {
         }
     }
 
+    /// Writes the rows `produce` sends while it is still producing them, when this call writes
+    /// straight to the store (autosave on, nothing unsaved, outside any transaction): encoding
+    /// and writing then overlap, on two threads. Returns `false`, having done nothing, otherwise.
+    func writeStreaming(
+        _ operation: String, _ produce: (_ send: (RowStream.Batch) throws -> Void) throws -> Void
+    ) throws -> Bool {
+        guard case .store = writeRoute(), state.read({ $0.unsaved.isEmpty }) else { return false }
+        let written = try store.write(operation, streaming: { stream in
+            try produce { try stream.send($0) }
+        }, observed: observers.hasSubscribers)
+        if let written {
+            observers.publish(written)
+        }
+        return true
+    }
+
     /// Records `changes` where they belong (see the synchronous variant), without blocking
     /// the calling thread.
     func write<T: Sendable>(

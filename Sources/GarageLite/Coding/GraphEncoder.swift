@@ -52,6 +52,17 @@ final class GraphEncoder {
         return key
     }
 
+    /// The rows encoded since the last call, handed over: a large park writes them while it
+    /// encodes the next ones. A row encoded again later is handed over again, and written
+    /// after, so the last content still wins.
+    func takeRows() -> [EncodedRow] {
+        defer {
+            rows.removeAll(keepingCapacity: true)
+            rowIndex.removeAll(keepingCapacity: true)
+        }
+        return rows
+    }
+
     private func drainQueue() throws {
         var index = 0
         while index < queue.count {

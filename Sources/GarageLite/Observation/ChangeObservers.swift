@@ -13,6 +13,9 @@ final class ChangeObservers: Sendable {
 
     private let subscribers = Protected<[UUID: Subscriber]>([:])
 
+    /// Whether anyone observes: if not, a writer need not collect what it wrote.
+    var hasSubscribers: Bool { subscribers.read { !$0.isEmpty } }
+
     /// A stream of the changes to objects of `typeName` (to one object when `identifier` is
     /// set), one element per commit that made some.
     func subscribe(typeName: String, identifier: String? = nil) -> AsyncStream<[GarageChange]> {

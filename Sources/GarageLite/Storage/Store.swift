@@ -155,10 +155,63 @@ final class Store: Sendable {
         }
     }
 
+    /// Set while this thread feeds a ``RowStream``: the writer waits for it, so a write from
+    /// it (from an `encode(to:)` or the encryption delegate) could never run.
+    @TaskLocal static var isFeedingWriter = false
+
+    private static func checkNotReentrant(writing operation: String) throws {
+        try checkNotReentrant(operation)
+        if isFeedingWriter {
+            throw GarageError.reentrantCall(operation: operation)
+        }
+    }
+
+    /// Writes the rows `produce` sends to `stream` in one immediate transaction, on the writer,
+    /// while `produce` runs on this thread. Returns the changes written when `observed`.
+    func write(_ operation: String, streaming produce: (RowStream) throws -> Void, observed: Bool) throws -> ChangeSet? {
+        try Self.checkNotReentrant(writing: operation)
+        let stream = RowStream()
+        writer.asyncWriteWithoutTransaction { db in
+            do {
+                var written: ChangeSet? = observed ? ChangeSet() : nil
+                try Self.$isAccessing.withValue(true) {
+                    try Self.inTransaction(db) { db in
+                        let now = Date()
+                        while let batch = try stream.next() {
+                            for (key, payload) in batch {
+                                try Self.park(db, key: key, payload: payload, now: now)
+                                written?.record(.park(payload), for: key)
+                            }
+                        }
+                    }
+                }
+                stream.complete(.success(written))
+            } catch {
+                stream.complete(.failure(error))
+            }
+        }
+        do {
+            try Self.$isFeedingWriter.withValue(true) { try produce(stream) }
+            stream.finish(failed: false)
+        } catch {
+            stream.finish(failed: true)
+            _ = stream.waitForOutcome()
+            throw error
+        }
+        switch stream.waitForOutcome() {
+        case .success(let written):
+            return written
+        case .failure(let error as DatabaseError):
+            throw garageError(error, operation: operation)
+        case .failure(let error):
+            throw error
+        }
+    }
+
     /// Runs `body` with the writer connection, alone: writes of this store are serialised.
     /// `body` opens its transactions itself, with ``inTransaction(_:_:)``.
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
-        try Self.checkNotReentrant(operation)
+        try Self.checkNotReentrant(writing: operation)
         do {
             return try writer.writeWithoutTransaction { db in
                 try Self.$isAccessing.withValue(true) { try body(db) }
@@ -170,7 +223,7 @@ final class Store: Sendable {
 
     /// Runs `body` with the writer connection, alone, without blocking the calling thread.
     func write<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try Self.checkNotReentrant(operation)
+        try Self.checkNotReentrant(writing: operation)
         do {
             return try await writer.writeWithoutTransaction { db in
                 try Self.$isAccessing.withValue(true) { try body(db) }
