@@ -40,6 +40,13 @@ extension Garage {
     /// ```swift
     /// try garage.parkAll([brother, sister, mom, dad])
     /// ```
+    ///
+    /// From ``streamingThreshold`` objects on, when the call writes straight to the store
+    /// (autosave on, nothing unsaved, outside a transaction), the rows are written on the
+    /// store's writer while the next objects are encoded on this thread: the transaction, and
+    /// its lock on the store, then last as long as the encoding, and memory stays bounded. An
+    /// `encode(to:)` or encryption delegate that parks into the garage meanwhile gets
+    /// ``GarageError/reentrantCall(operation:)``.
     public func parkAll<T: Encodable>(_ objects: [T]) throws {
         if objects.count >= Self.streamingThreshold, try parkAllStreaming(objects) {
             return
@@ -59,7 +66,7 @@ extension Garage {
     }
 
     /// From this many objects, `parkAll` writes rows while it encodes the next ones.
-    static let streamingThreshold = 1_000
+    public static let streamingThreshold = 1_000
     /// Rows handed to the writer at a time.
     private static let streamingBatchSize = 256
 
