@@ -66,7 +66,7 @@ struct LargeParkAllTests {
     @Test func writingFromEncodeToThrowsInsteadOfWaitingForever() throws {
         let garage = try Garage.inMemory()
         let objects = (0..<count).map { WritesWhenEncoded(id: $0) }
-        try WritesWhenEncoded.$garage.withValue(garage) {
+        WritesWhenEncoded.$garage.withValue(garage) {
             #expect(throws: GarageError.self) {
                 try garage.parkAll(objects)
             }
