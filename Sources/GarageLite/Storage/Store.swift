@@ -134,15 +134,7 @@ final class Store: Sendable {
 
     /// Runs `body` in a read transaction, on a connection that is in none.
     static func inSnapshot<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
-        var result: T?
-        try db.inTransaction(.deferred) {
-            result = try body(db)
-            return .commit
-        }
-        guard let result else {
-            throw GarageError.storageFailure(operation: "read", reason: "the transaction ended without a result")
-        }
-        return result
+        try inTransaction(db, kind: .deferred, body)
     }
 
     /// Runs `body` in one read transaction, without blocking the calling thread.
@@ -233,11 +225,14 @@ final class Store: Sendable {
         }
     }
 
-    /// Runs `body` in an immediate transaction, committed when it returns: the write lock is
-    /// taken at the start (waiting for it under the busy timeout), never upgraded midway.
-    static func inTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+    /// Runs `body` in a transaction, committed when it returns. By default an immediate one:
+    /// the write lock is taken at the start (waiting for it under the busy timeout), never
+    /// upgraded midway.
+    static func inTransaction<T>(
+        _ db: Database, kind: Database.TransactionKind = .immediate, _ body: (Database) throws -> T
+    ) throws -> T {
         var result: T?
-        try db.inTransaction(.immediate) {
+        try db.inTransaction(kind) {
             result = try body(db)
             return .commit
         }
