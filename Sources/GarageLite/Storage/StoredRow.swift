@@ -54,11 +54,3 @@ struct RowPayload: Sendable {
             claimedAt: existing?.claimedAt)
     }
 }
-
-extension StoredRow {
-    /// The payload that writes this row again, under another key if need be.
-    var payload: RowPayload {
-        RowPayload(data: data, isEncrypted: isEncrypted, syncStatus: syncStatus,
-                   references: references, isRoot: isRoot)
-    }
-}
