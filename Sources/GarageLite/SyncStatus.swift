@@ -29,9 +29,10 @@ public enum SyncStatus: Int, Codable, Sendable, CaseIterable {
 /// let pending: [Note] = try garage.retrieveAll(withStatus: .notSynced)
 /// ```
 ///
-/// The garage keeps the status in the row, not in the object's JSON: parking an
-/// object whose only change is its status does not change its stored content,
-/// and a `Hashable` object keeps the same identifier whatever its status.
+/// The garage keeps the status in the row: in the object's JSON, the `syncStatus` property is
+/// written as `.undetermined`. Parking an object whose only change is its status does not
+/// change its stored content, and a `Hashable` object keeps the same identifier whatever its
+/// status.
 public protocol Syncable {
     /// The sync status of the object.
     var syncStatus: SyncStatus { get set }
