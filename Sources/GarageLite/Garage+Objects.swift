@@ -185,7 +185,7 @@ extension Garage {
     ) throws -> T? {
         guard let row = try Store.contentRow(db, key) else { return nil }
         if row.references == ReferenceList.empty {
-            return try decoder(db, nil, configuration).decode(T.self, from: row)
+            return try decoder(db, nil, configuration).decodeAlone(T.self, from: row)
         }
         return try Store.inSnapshot(db) { db in
             try Store.contentRow(db, key).map { try decoder(db, nil, configuration).decode(T.self, from: $0) }

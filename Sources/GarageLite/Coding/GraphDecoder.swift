@@ -29,13 +29,14 @@ final class GraphDecoder {
         if let object = decoded[row.key] as? T {
             return object
         }
-        if let start = inProgress.firstIndex(of: row.key) {
-            throw GarageError.referenceCycle(
-                typeName: row.key.type, identifier: row.key.identifier,
-                cycle: (inProgress[start...] + [row.key]).map(\.description))
-        }
-        inProgress.append(row.key)
-        defer { inProgress.removeLast() }
+        let object = try decodeUncached(T.self, from: row)
+        decoded[row.key] = object
+        return object
+    }
+
+    /// Decodes the only object of a retrieve, when it references nothing: nothing else can
+    /// refer to it, so it is neither remembered nor watched for cycles.
+    func decodeAlone<T: Decodable>(_ type: T.Type, from row: StoredRow) throws -> T {
         var object: T
         do {
             object = try unbox(T.self, from: try openRow(row), codingPath: .root, isRowObject: true)
@@ -45,8 +46,18 @@ final class GraphDecoder {
         if let syncable = object as? any Syncable, let updated = syncable.settingSyncStatus(row.syncStatus) as? T {
             object = updated
         }
-        decoded[row.key] = object
         return object
+    }
+
+    private func decodeUncached<T: Decodable>(_ type: T.Type, from row: StoredRow) throws -> T {
+        if let start = inProgress.firstIndex(of: row.key) {
+            throw GarageError.referenceCycle(
+                typeName: row.key.type, identifier: row.key.identifier,
+                cycle: (inProgress[start...] + [row.key]).map(\.description))
+        }
+        inProgress.append(row.key)
+        defer { inProgress.removeLast() }
+        return try decodeAlone(T.self, from: row)
     }
 
     /// The object a reference stub names; `nil` when its row is missing and `lenient`
