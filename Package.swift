@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         .target(
@@ -44,6 +45,12 @@ let package = Package(
             name: "garage-stress-worker",
             dependencies: ["GarageLite"]
         ),
+        // Regenerates the golden store files in Fixtures/: `swift run garage-fixtures Fixtures`.
+        .executableTarget(
+            name: "garage-fixtures",
+            dependencies: ["GarageLite"],
+            path: "Fixtures/generator"
+        ),
         .testTarget(
             name: "GarageLiteTests",
             dependencies: [
@@ -51,6 +58,7 @@ let package = Package(
                 "garage-stress-worker",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
     ],
