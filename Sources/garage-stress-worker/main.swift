@@ -2,6 +2,7 @@
 //
 //     garage-stress-worker <store-path> editor <seed> <count> [<edits>]
 //     garage-stress-worker <store-path> job <seed> <count>
+//     garage-stress-worker <store-path> crash <seed> <log-path>    (see CrashParker.swift)
 //
 // An editor edits its own objects, `<seed>-0` ..< `<seed>-<count>`, `<edits>` times each
 // (default 10), round after round: it retrieves each one (or creates it), bumps its version,
@@ -189,9 +190,13 @@ func runJob(garage: Garage, server: Garage, log: AppendLog, seed: Int, emptyLimi
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[2] == "crash" {
+    runCrashParker(storePath: arguments[1], seed: arguments[3], logPath: arguments[4])
+}
 guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
       arguments[2] == "editor" || arguments[2] == "job" else {
     print("ERROR usage: garage-stress-worker <store-path> editor|job <seed> <count> [<edits>]")
+    print("             garage-stress-worker <store-path> crash <seed> <log-path>")
     exit(2)
 }
 let storePath = arguments[1]
