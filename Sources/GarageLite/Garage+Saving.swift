@@ -104,9 +104,9 @@ extension Garage {
 
     /// Runs `body` in one read transaction, with the changes this call can see but the store
     /// does not have yet.
-    func read<T>(_ operation: String, _ body: (Database, ChangeSet?) throws -> T) throws -> T {
+    func read<T>(_ operation: @autoclosure () -> String, _ body: (Database, ChangeSet?) throws -> T) throws -> T {
         let pending = pendingChanges()
-        return try store.read(operation) { db in try body(db, pending) }
+        return try store.read(operation()) { db in try body(db, pending) }
     }
 
     /// Runs `body` in one read transaction without blocking the calling thread.

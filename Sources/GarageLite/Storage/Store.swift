@@ -6,15 +6,19 @@ import GRDB
 /// (`Store+Claims.swift`).
 ///
 /// File stores use a `DatabasePool` (WAL mode: readers never wait for the writer, and
-/// each read runs in one snapshot). In-memory stores use a `DatabaseQueue`.
+/// each read runs in one snapshot), and read synchronously through ``ReaderConnections``,
+/// which cost less per read than the pool's readers. In-memory stores use a `DatabaseQueue`.
 final class Store: Sendable {
     let writer: any DatabaseWriter
     /// The file path, or `nil` for an in-memory store.
     let path: String?
+    /// The read-only connections of a file store's synchronous reads.
+    private let readers: ReaderConnections?
 
-    private init(writer: any DatabaseWriter, path: String?) {
+    private init(writer: any DatabaseWriter, path: String?, readers: ReaderConnections? = nil) {
         self.writer = writer
         self.path = path
+        self.readers = readers
     }
 
     private static func configuration(busyTimeout: TimeInterval) -> Configuration {
@@ -49,11 +53,14 @@ final class Store: Sendable {
 
     private static func openOnce(path: String, busyTimeout: TimeInterval) throws -> Store {
         try StoreFile.checkBeforeOpening(path: path)
-        let pool = try DatabasePool(path: path, configuration: configuration(busyTimeout: busyTimeout))
+        let configuration = configuration(busyTimeout: busyTimeout)
+        let pool = try DatabasePool(path: path, configuration: configuration)
         try pool.writeWithoutTransaction { db in
             try inTransaction(db) { db in try Schema.migrate(db, path: path) }
         }
-        return Store(writer: pool, path: path)
+        let readers = ReaderConnections(
+            path: path, configuration: configuration, maximumCount: configuration.maximumReaderCount)
+        return Store(writer: pool, path: path, readers: readers)
     }
 
     /// Opens a new, empty store in memory.
@@ -102,20 +109,15 @@ final class Store: Sendable {
     /// reentrant"): the store throws instead.
     @TaskLocal private static var isAccessing = false
 
-    private static func checkNotReentrant(_ operation: String) throws {
+    private static func checkNotReentrant(_ operation: @autoclosure () -> String) throws {
         if isAccessing {
-            throw GarageError.reentrantCall(operation: operation)
+            throw GarageError.reentrantCall(operation: operation())
         }
     }
 
     /// Runs `body` in one read transaction: everything it reads comes from one snapshot.
-    func read<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
-        try Self.checkNotReentrant(operation)
-        do {
-            return try writer.read { db in try Self.$isAccessing.withValue(true) { try body(db) } }
-        } catch let error as DatabaseError {
-            throw garageError(error, operation: operation)
-        }
+    func read<T>(_ operation: @autoclosure () -> String, _ body: (Database) throws -> T) throws -> T {
+        try readWithoutTransaction(operation()) { db in try Self.inSnapshot(db, body) }
     }
 
     /// Runs `body` with a reader connection outside any transaction: each statement is its
@@ -124,12 +126,20 @@ final class Store: Sendable {
     ///
     /// A retrieve of an object without references reads one row: one statement, with none of
     /// the cost of beginning and committing a transaction.
-    func readWithoutTransaction<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
-        try Self.checkNotReentrant(operation)
+    func readWithoutTransaction<T>(
+        _ operation: @autoclosure () -> String, _ body: (Database) throws -> T
+    ) throws -> T {
+        try Self.checkNotReentrant(operation())
         do {
-            return try writer.unsafeRead { db in try Self.$isAccessing.withValue(true) { try body(db) } }
+            return try withoutActuallyEscaping(body) { body in
+                let access = { (db: Database) in try Self.$isAccessing.withValue(true) { try body(db) } }
+                if let result = try readers?.withReader({ try $0.unsafeRead(access) }) {
+                    return result
+                }
+                return try writer.unsafeRead(access)
+            }
         } catch let error as DatabaseError {
-            throw garageError(error, operation: operation)
+            throw garageError(error, operation: operation())
         }
     }
 
@@ -152,10 +162,10 @@ final class Store: Sendable {
     /// it (from an `encode(to:)` or the encryption delegate) could never run.
     @TaskLocal static var isFeedingWriter = false
 
-    private static func checkNotReentrant(writing operation: String) throws {
-        try checkNotReentrant(operation)
+    private static func checkNotReentrant(writing operation: @autoclosure () -> String) throws {
+        try checkNotReentrant(operation())
         if isFeedingWriter {
-            throw GarageError.reentrantCall(operation: operation)
+            throw GarageError.reentrantCall(operation: operation())
         }
     }
 
