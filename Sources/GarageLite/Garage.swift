@@ -38,7 +38,9 @@ public final class Garage: Sendable {
         var epoch: UInt64 = 0
     }
 
-    private init(store: Store) {
+    /// Internal rather than private so that tests can open a garage on a store they opened
+    /// themselves (`Store.open(path:busyTimeout:migrations:)` with a next format version).
+    init(store: Store) {
         self.store = store
         self.state = Protected(State())
     }

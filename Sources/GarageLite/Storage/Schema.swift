@@ -15,8 +15,14 @@ enum Schema {
     /// `"GarL"`, in SQLite's `application_id` header field.
     static let applicationID: Int32 = 0x4761_724C
 
-    /// Each migration takes a store from the previous version to its own.
-    static let migrations: [(version: Int, migrate: @Sendable (Database) throws -> Void)] = [
+    /// A step that takes a store from the previous format version to `version`.
+    typealias Migration = (version: Int, migrate: @Sendable (Database) throws -> Void)
+
+    /// Each migration takes a store from the previous version to its own, in order. A new
+    /// format version appends its migration here and raises ``formatVersion`` to match
+    /// (`SchemaMigrationTests` checks both); the golden files in `Fixtures/` prove that the
+    /// stores of every earlier version still open.
+    static let migrations: [Migration] = [
         (1, createVersion1),
     ]
 
@@ -46,8 +52,13 @@ enum Schema {
             """)
     }
 
-    /// Brings the store to ``formatVersion``, or refuses it.
-    static func migrate(_ db: Database, path: String) throws {
+    /// Brings the store to the version of the last of `migrations` (``formatVersion``), or
+    /// refuses it.
+    ///
+    /// Tests pass ``migrations`` with a version of their own appended, to prove that a store
+    /// moves to a next version (see ``Store/open(path:busyTimeout:migrations:)``).
+    static func migrate(_ db: Database, path: String, migrations: [Migration] = Schema.migrations) throws {
+        let newestVersion = migrations.last?.version ?? 0
         let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         if applicationID != Self.applicationID {
@@ -57,15 +68,15 @@ enum Schema {
                     path: path, reason: "it is an SQLite database of another application")
             }
         }
-        guard version <= formatVersion else {
-            throw GarageError.newerFormatVersion(path: path, version: version, supportedVersion: formatVersion)
+        guard version <= newestVersion else {
+            throw GarageError.newerFormatVersion(path: path, version: version, supportedVersion: newestVersion)
         }
-        guard version < formatVersion else { return }
+        guard version < newestVersion else { return }
         for migration in migrations where migration.version > version {
             try migration.migrate(db)
         }
-        // Pragmas take no parameters; both values are constants of this file.
+        // Pragmas take no parameters; both values are integers of this file's migrations.
         try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)")
-        try db.execute(sql: "PRAGMA user_version = \(formatVersion)")
+        try db.execute(sql: "PRAGMA user_version = \(newestVersion)")
     }
 }

@@ -33,11 +33,16 @@ final class Store: Sendable {
     ///
     /// A file that is not a GarageLite store, or that was written by a newer format
     /// version, is refused before anything is written to it.
-    static func open(path: String, busyTimeout: TimeInterval) throws -> Store {
+    ///
+    /// - parameter migrations: ``Schema/migrations``, or in tests, those with a next version
+    ///   appended.
+    static func open(
+        path: String, busyTimeout: TimeInterval, migrations: [Schema.Migration] = Schema.migrations
+    ) throws -> Store {
         let deadline = Date().addingTimeInterval(busyTimeout)
         while true {
             do {
-                return try openOnce(path: path, busyTimeout: busyTimeout)
+                return try openOnce(path: path, busyTimeout: busyTimeout, migrations: migrations)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
                 // Switching a new file to WAL mode needs it alone, and SQLite does not wait for
                 // that under the busy timeout: when other connections open the same new file at
@@ -51,12 +56,14 @@ final class Store: Sendable {
         }
     }
 
-    private static func openOnce(path: String, busyTimeout: TimeInterval) throws -> Store {
-        try StoreFile.checkBeforeOpening(path: path)
+    private static func openOnce(
+        path: String, busyTimeout: TimeInterval, migrations: [Schema.Migration]
+    ) throws -> Store {
+        try StoreFile.checkBeforeOpening(path: path, supportedVersion: migrations.last?.version ?? 0)
         let configuration = configuration(busyTimeout: busyTimeout)
         let pool = try DatabasePool(path: path, configuration: configuration)
         try pool.writeWithoutTransaction { db in
-            try inTransaction(db) { db in try Schema.migrate(db, path: path) }
+            try inTransaction(db) { db in try Schema.migrate(db, path: path, migrations: migrations) }
         }
         let readers = ReaderConnections(
             path: path, configuration: configuration, maximumCount: configuration.maximumReaderCount)
