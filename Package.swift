@@ -22,6 +22,8 @@ let package = Package(
             name: "GarageLite",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the one hot statement that runs on its handle (Store+Rows.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

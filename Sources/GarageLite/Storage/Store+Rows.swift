@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 // The statements on the object table: reading rows, and writing the changes of a change set.
 extension Store {
@@ -34,21 +35,63 @@ extension Store {
 
     /// The row `key` with what decoding its object needs: its data, status and references
     /// (the dates, revision and claim are left empty).
+    ///
+    /// This is the statement of every by-identifier retrieve, so it runs on the statement's
+    /// SQLite handle: GRDB's row cursor costs more than the lookup itself. The statement is
+    /// used by this function only, and is reset before it returns.
     static func contentRow(_ db: Database, _ key: RowKey) throws -> StoredRow? {
         let statement = try db.cachedStatement(
             sql: "SELECT data, isEncrypted, syncStatus, refs FROM garage_object WHERE type = ? AND identifier = ?")
-        let cursor = try Row.fetchCursor(statement, arguments: [key.type, key.identifier])
-        guard let row = try cursor.next() else { return nil }
-        let statusValue = try row.decode(Int.self, atIndex: 2)
-        guard let status = SyncStatus(rawValue: statusValue) else {
-            throw GarageError.corruptData(typeName: key.type, identifier: key.identifier,
-                                          reason: "unknown sync status \(statusValue)")
+        let handle = statement.sqliteStatement
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        sqlite3_bind_text(handle, 1, key.type, -1, sqliteTransient)
+        sqlite3_bind_text(handle, 2, key.identifier, -1, sqliteTransient)
+        switch sqlite3_step(handle) {
+        case SQLITE_DONE:
+            return nil
+        case SQLITE_ROW:
+            break
+        case let code:
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code),
+                message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+        }
+        func corrupt(_ reason: String) -> GarageError {
+            .corruptData(typeName: key.type, identifier: key.identifier, reason: reason)
+        }
+        func text(_ column: Int32, _ name: String) throws -> String {
+            guard sqlite3_column_type(handle, column) == SQLITE_TEXT,
+                  let bytes = sqlite3_column_text(handle, column) else {
+                throw corrupt("its \(name) column is not text")
+            }
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+        }
+        func integer(_ column: Int32, _ name: String) throws -> Int64 {
+            guard sqlite3_column_type(handle, column) == SQLITE_INTEGER else {
+                throw corrupt("its \(name) column is not an integer")
+            }
+            return sqlite3_column_int64(handle, column)
+        }
+        let statusValue = try integer(2, "syncStatus")
+        guard let status = SyncStatus(rawValue: Int(statusValue)) else {
+            throw corrupt("unknown sync status \(statusValue)")
         }
         return StoredRow(
-            key: key, data: try row.decode(String.self, atIndex: 0), isEncrypted: try row.decode(Bool.self, atIndex: 1),
+            key: key, data: try text(0, "data"), isEncrypted: try integer(1, "isEncrypted") != 0,
             syncStatus: status, creationDate: .distantPast, modificationDate: .distantPast, revision: 0,
-            isRoot: false, references: try row.decode(String.self, atIndex: 3))
+            isRoot: false, references: (try? text(3, "refs")) ?? Self.unreadableReferences)
     }
+
+    /// The references of a row whose `refs` column is damaged: not ``ReferenceList/empty``, so
+    /// that the object is decoded with its graph, whose stubs are in its data.
+    static let unreadableReferences = "?"
+
+    /// SQLite copies a value bound with it.
+    private static let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     static func row(_ db: Database, _ key: RowKey) throws -> StoredRow? {
         let statement = try db.cachedStatement(
