@@ -50,7 +50,11 @@ let package = Package(
         // Regenerates the golden store files in Fixtures/: `swift run garage-fixtures Fixtures`.
         .executableTarget(
             name: "garage-fixtures",
-            dependencies: ["GarageLite"],
+            dependencies: [
+                "GarageLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Fixtures/generator"
         ),
         .testTarget(
