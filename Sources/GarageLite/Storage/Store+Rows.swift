@@ -97,7 +97,36 @@ extension Store {
         let statement = try db.cachedStatement(
             sql: "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier = ?")
         guard let row = try Row.fetchOne(statement, arguments: [key.type, key.identifier]) else { return nil }
-        return try storedRow(row)
+        do {
+            return try storedRow(row)
+        } catch is RowDecodingError {
+            // A copied row checks the type of each value (a cursor's row lets SQLite convert it):
+            // text or a blob where a number belongs is the row's problem, not GRDB's.
+            throw GarageError.corruptData(typeName: key.type, identifier: key.identifier,
+                                          reason: "\(mistypedColumns(row)) of the wrong type")
+        }
+    }
+
+    /// Which columns of a row read with ``columns`` hold a value of the wrong type, in words.
+    private static func mistypedColumns(_ row: Row) -> String {
+        let checks: [(name: String, isReadable: (Row) -> Bool)] = [
+            ("data", { (try? $0.decode(String.self, atIndex: 2)) != nil }),
+            ("isEncrypted", { (try? $0.decode(Bool.self, atIndex: 3)) != nil }),
+            ("syncStatus", { (try? $0.decode(Int.self, atIndex: 4)) != nil }),
+            ("creationDate", { (try? $0.decode(Double.self, atIndex: 5)) != nil }),
+            ("modificationDate", { (try? $0.decode(Double.self, atIndex: 6)) != nil }),
+            ("revision", { (try? $0.decode(Int64.self, atIndex: 7)) != nil }),
+            ("isRoot", { (try? $0.decode(Bool.self, atIndex: 8)) != nil }),
+            ("refs", { (try? $0.decode(String.self, atIndex: 9)) != nil }),
+            ("claim", { (try? $0.decode(String?.self, atIndex: 10)) != nil }),
+            ("claimedAt", { (try? $0.decode(Double?.self, atIndex: 11)) != nil }),
+        ]
+        let names = checks.filter { !$0.isReadable(row) }.map(\.name)
+        switch names.count {
+        case 0: return "a column holds a value"
+        case 1: return "its \(names[0]) column holds a value"
+        default: return "its columns \(names.joined(separator: ", ")) hold values"
+        }
     }
 
     /// The rows of `type`, in identifier order.
