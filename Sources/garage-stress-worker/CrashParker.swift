@@ -10,7 +10,9 @@
 //   save         a few graphs parked with autosave disabled (`withAutosaveDisabled`), then `save()`
 //   transaction  a few graphs parked inside `transaction { }`
 //   parkAll      a few graphs in one `parkAll` with `isAutosaveEnabled = false`, then `save()`
-//   stream       1000 to 1600 graphs in one `parkAll` (autosave on): the streaming write path
+//   stream       1000 to 2500 graphs in one `parkAll` (autosave on): the streaming write path;
+//                one in five has notes ten times longer, so that the transaction outgrows
+//                SQLite's page cache and writes pages to the WAL before it commits
 //   repark       a batch this process committed before, parked again with the next generation
 //
 // Before an operation it appends `BEGIN <kind> <batch> <size> <generation>`, and after the
@@ -70,11 +72,8 @@ private struct CommittedBatch {
 private let crashWords = ["anchor", "bolt", "crate", "dock", "engine", "ferry", "gauge", "hull"]
 
 private func crashNote(length: Int, using random: inout SplitMix64) -> String {
-    var note = ""
-    while note.count < length {
-        note += crashWords[Int(random.next() % UInt64(crashWords.count))] + " "
-    }
-    return note
+    let word = crashWords[Int(random.next() % UInt64(crashWords.count))] + " "
+    return String(repeating: word, count: length / word.count + 1)
 }
 
 /// The graphs of batch `batch`, of generation `generation`.
@@ -137,11 +136,11 @@ func runCrashParker(storePath: String, seed: String, logPath: String) -> Never {
             let parents: Int
             let maxChildren: Int
             switch choice {
-            case ..<40: kind = "park"; parents = 1; maxChildren = 20
-            case ..<55: kind = "save"; parents = roll(2...8); maxChildren = 8
-            case ..<70: kind = "transaction"; parents = roll(2...8); maxChildren = 8
-            case ..<82: kind = "parkAll"; parents = roll(2...40); maxChildren = 5
-            default: kind = "stream"; parents = roll(1_000...1_600); maxChildren = 2
+            case ..<45: kind = "park"; parents = 1; maxChildren = 20
+            case ..<60: kind = "save"; parents = roll(2...8); maxChildren = 8
+            case ..<75: kind = "transaction"; parents = roll(2...8); maxChildren = 8
+            case ..<90: kind = "parkAll"; parents = roll(2...40); maxChildren = 5
+            default: kind = "stream"; parents = roll(1_000...2_500); maxChildren = 2
             }
             let minChildren = kind == "park" ? 3 : 1
             let shapes = (0..<parents).map { _ in
@@ -149,7 +148,7 @@ func runCrashParker(storePath: String, seed: String, logPath: String) -> Never {
             }
             batch = CommittedBatch(
                 id: "\(seed).\(batchNumber)", shapes: shapes,
-                noteLength: kind == "stream" ? roll(0...60) : roll(0...400), generation: 1)
+                noteLength: roll(0...400) * (kind == "stream" && roll(0...4) == 0 ? 10 : 1), generation: 1)
             batchNumber += 1
         }
         let graphs = crashParents(

@@ -55,14 +55,17 @@ enum StoreFile {
     private static func checkWithSQLite(path: String) throws {
         let (applicationID, tableCount): (Int32, Int)
         do {
-            // Read-only, so that closing the connection can't checkpoint another
-            // application's WAL into its database file.
-            var configuration = Configuration()
-            configuration.readonly = true
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            (applicationID, tableCount) = try queue.read { db in
-                (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
-                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0)
+            do {
+                // Read-only, so that closing the connection can't checkpoint another
+                // application's WAL into its database file.
+                (applicationID, tableCount) = try identify(path: path, readonly: true)
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_READONLY_ROLLBACK {
+                // A process was killed in a transaction on this file and left a hot journal,
+                // which a read-only connection can't roll back: typically while it created the
+                // store (the switch of a new file to WAL mode writes its first page under a
+                // rollback journal). Any connection that may write rolls the journal back
+                // first, restoring the file's last commit, as SQLite does for every application.
+                (applicationID, tableCount) = try identify(path: path, readonly: false)
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
             throw error // another connection is creating the store: Store.open tries again
@@ -71,6 +74,16 @@ enum StoreFile {
         }
         if applicationID != Schema.applicationID, tableCount > 0 {
             throw GarageError.notAGarageStore(path: path, reason: "it is an SQLite database of another application")
+        }
+    }
+
+    private static func identify(path: String, readonly: Bool) throws -> (applicationID: Int32, tableCount: Int) {
+        var configuration = Configuration()
+        configuration.readonly = readonly
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        return try queue.read { db in
+            (try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
+             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") ?? 0)
         }
     }
 }
