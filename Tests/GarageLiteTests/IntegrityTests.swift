@@ -456,6 +456,27 @@ struct IntegrityTests {
         #expect(try garage.collectGarbage().objects == [ObjectKey(typeName: "Author", identifier: referenced.id.uuidString)])
     }
 
+    @Test func theRealRunTakesTheWriteLockFirstAndTheDryRunTakesNone() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("locked.sqlite")
+        let garage = try Garage(path: path, busyTimeout: 0.05)
+        let orphan = author("orphan")
+        try garage.park(Book(id: 1, title: "", author: orphan))
+        try garage.park(Book(id: 1, title: "", author: author("kept")))
+        try garage.collectGarbage(dryRun: false)
+        // Nothing left to delete: only a transaction that takes the lock up front can wait for it.
+        let other = try DatabaseQueue(path: path)
+        try other.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            defer { try? db.execute(sql: "ROLLBACK") }
+            #expect(throws: GarageError.storeBusy(operation: "collect garbage", path: path)) {
+                try garage.collectGarbage(dryRun: false)
+            }
+            #expect(try garage.collectGarbage().objects.isEmpty)
+            #expect(try garage.check().isOK)
+        }
+    }
+
     @Test func aClaimedObjectIsCollectedAndTheClaimReportsItDeleted() throws {
         let garage = try Garage.inMemory()
         let (orphan, kept) = (author("orphan"), author("kept"))

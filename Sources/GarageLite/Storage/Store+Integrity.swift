@@ -13,6 +13,7 @@ extension Store {
     /// row's column, from the enclosing query.
     private static let referenceListProblem = """
         CASE
+            WHEN refs = '[]' THEN NULL
             WHEN typeof(refs) <> 'text' THEN 'it is ' || typeof(refs) || ', not text'
             WHEN NOT json_valid(refs) THEN 'it is not valid JSON'
             WHEN json_type(refs) <> 'array' THEN 'it is a JSON ' || json_type(refs) || ', not an array'
