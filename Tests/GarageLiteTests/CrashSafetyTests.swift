@@ -40,19 +40,6 @@ private struct CrashParent: Codable, Identifiable, Sendable {
     var children: [CrashChild]
 }
 
-/// A small seeded generator, so that a run's choices can be replayed.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// One line of a crash parker's log: `BEGIN` or `DONE`, then `<kind> <batch> <size> <generation>`.
 private struct LoggedOperation {
     var event: String
@@ -100,7 +87,7 @@ private struct KillCounts: CustomStringConvertible {
 @Suite("Crash safety", .serialized)
 struct CrashSafetyTests {
     @Test func killedParkersLeaveOnlyCompleteCommittedGraphs() throws {
-        let worker = try #require(Self.workerExecutable(), """
+        let worker = try #require(stressWorkerExecutable(), """
             garage-stress-worker was not found next to the test binary (\(CommandLine.arguments.first ?? "?")) \
             or in its parent folders: build it with `swift build --build-tests`
             """)
@@ -456,28 +443,5 @@ struct CrashSafetyTests {
 
     private static func contents(of path: String) -> String {
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-    }
-
-    /// The worker executable, built next to the test binary.
-    private static func workerExecutable() -> URL? {
-        let name = "garage-stress-worker"
-        var starts: [URL] = [Bundle.main.bundleURL, Bundle.main.executableURL].compactMap { $0 }
-        if let first = CommandLine.arguments.first {
-            starts.append(URL(fileURLWithPath: first).resolvingSymlinksInPath())
-        }
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            starts.append(bundle.bundleURL)
-        }
-        for start in starts {
-            var folder = start.standardizedFileURL
-            for _ in 0..<5 {
-                folder = folder.deletingLastPathComponent()
-                let candidate = folder.appendingPathComponent(name)
-                if FileManager.default.isExecutableFile(atPath: candidate.path) {
-                    return candidate
-                }
-            }
-        }
-        return nil
     }
 }

@@ -22,19 +22,6 @@ private struct StressUpload: Codable, Identifiable, Sendable {
     var version: Int
 }
 
-/// A small seeded generator, so that a run's choices can be replayed.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Threads started by a test, waited for together.
 private final class Threads: Sendable {
     private let group = DispatchGroup()
@@ -229,7 +216,7 @@ struct SyncStressTests {
     // MARK: - Processes sharing a file
 
     @Test func processesEditClaimAndReadOneFile() throws {
-        let worker = try #require(Self.workerExecutable(), """
+        let worker = try #require(stressWorkerExecutable(), """
             garage-stress-worker was not found next to the test binary (\(CommandLine.arguments.first ?? "?")) \
             or in its parent folders: build it with `swift build --build-tests`
             """)
@@ -397,29 +384,5 @@ struct SyncStressTests {
             }
         }
         #expect(wrong == [], sourceLocation: sourceLocation)
-    }
-
-    /// The worker executable, built next to the test binary.
-    private static func workerExecutable() -> URL? {
-        let name = "garage-stress-worker"
-        var starts: [URL] = [Bundle.main.bundleURL, Bundle.main.executableURL].compactMap { $0 }
-        if let first = CommandLine.arguments.first {
-            starts.append(URL(fileURLWithPath: first).resolvingSymlinksInPath())
-        }
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            starts.append(bundle.bundleURL)
-        }
-        let fileManager = FileManager.default
-        for start in starts {
-            var folder = start.standardizedFileURL
-            for _ in 0..<5 {
-                folder = folder.deletingLastPathComponent()
-                let candidate = folder.appendingPathComponent(name)
-                if fileManager.isExecutableFile(atPath: candidate.path) {
-                    return candidate
-                }
-            }
-        }
-        return nil
     }
 }

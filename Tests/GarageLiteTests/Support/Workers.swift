@@ -1,0 +1,38 @@
+import Foundation
+
+/// A small seeded generator, so that a run's choices can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The `garage-stress-worker` executable (Sources/garage-stress-worker), built next to the
+/// test binary, which the cross-process tests launch.
+func stressWorkerExecutable() -> URL? {
+    let name = "garage-stress-worker"
+    var starts: [URL] = [Bundle.main.bundleURL, Bundle.main.executableURL].compactMap { $0 }
+    if let first = CommandLine.arguments.first {
+        starts.append(URL(fileURLWithPath: first).resolvingSymlinksInPath())
+    }
+    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+        starts.append(bundle.bundleURL)
+    }
+    for start in starts {
+        var folder = start.standardizedFileURL
+        for _ in 0..<5 {
+            folder = folder.deletingLastPathComponent()
+            let candidate = folder.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) {
+                return candidate
+            }
+        }
+    }
+    return nil
+}
