@@ -26,8 +26,12 @@ extension Garage {
     /// claimed until ``complete(_:)``, ``release(_:)`` or ``releaseStaleClaims(olderThan:)``
     /// ends its claim, even if the app parks it again meanwhile.
     ///
-    /// - throws: `DecodingError` and the other errors of ``retrieve(_:identifier:)`` when a
-    ///   claimed object can't be decoded; nothing is claimed then.
+    /// An object that can't be decoded (see ``retrieveAllLossy(_:)``) is not claimed: it is
+    /// listed in ``Claim/failures``, stays as it is, and the batch is filled with the next
+    /// objects, so that one bad row can't stop every sync job.
+    ///
+    /// - throws: The store's errors, such as ``GarageError/storeBusy(operation:path:)``;
+    ///   nothing is claimed then.
     public func claim<T: Decodable>(_ type: T.Type, limit: Int, status: SyncStatus = .notSynced) throws -> Claim<T> {
         let configuration = configuration()
         let claim = try store.write("claim \(Identity.typeName(T.self))") { db in
@@ -56,16 +60,32 @@ extension Garage {
         let claimID = UUID().uuidString
         let date = Date()
         return try Store.inTransaction(db) { db in
-            let rows = try Store.claimableRows(db, type: typeName, status: status, limit: max(0, limit))
             let decoder = decoder(db, nil, configuration)
+            let limit = max(0, limit)
             var objects: [T] = []
-            for var row in rows {
-                try Store.markClaimed(db, key: row.key, claim: claimID, at: date)
-                row.syncStatus = .syncing
-                objects.append(try decoder.decode(T.self, from: row))
+            var claimed: [StoredRow] = []
+            var failures: [RetrievalFailure] = []
+            // A row that can't be decoded is skipped, and stays unclaimed: the batch is filled
+            // with the next rows, so that one bad row can't stop every sync job.
+            while claimed.count < limit {
+                let rows = try Store.claimableRows(
+                    db, type: typeName, status: status, limit: limit - claimed.count, skipping: failures.count)
+                if rows.isEmpty { break }
+                for var row in rows {
+                    row.syncStatus = .syncing
+                    do {
+                        objects.append(try decoder.decode(T.self, from: row))
+                    } catch where !isStoreError(error) {
+                        failures.append(RetrievalFailure(typeName: typeName, identifier: row.key.identifier, error: error))
+                        continue
+                    }
+                    try Store.markClaimed(db, key: row.key, claim: claimID, at: date)
+                    claimed.append(row)
+                }
             }
             return Claim(id: claimID, typeName: typeName, date: date, objects: objects,
-                         identifiers: rows.map(\.key.identifier), revisions: rows.map(\.revision))
+                         identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
+                         failures: failures)
         }
     }
 
@@ -183,6 +203,9 @@ public struct Claim<Object> {
     public let identifiers: [String]
     /// The revision of each object's row when it was claimed.
     let revisions: [Int64]
+    /// The objects that could have been claimed but can't be decoded: they were left unclaimed,
+    /// with their status. Park a valid object under the same identifier, or delete it.
+    public var failures: [RetrievalFailure] = []
 
     /// Whether nothing was claimed: there is nothing to upload.
     public var isEmpty: Bool { objects.isEmpty }

@@ -160,8 +160,8 @@ extension Garage {
     /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
     /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for another identifier type;
     ///   `DecodingError`; ``GarageError/referenceCycle(typeName:identifier:cycle:)``;
-    ///   ``GarageError/missingEncryptionDelegate(typeName:identifier:)``; the encryption
-    ///   delegate's errors.
+    ///   ``GarageError/missingEncryptionDelegate(typeName:identifier:)``;
+    ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` when the delegate fails.
     public func retrieve<T: Decodable, ID>(_ type: T.Type, identifier: ID) throws -> T? {
         let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
         let configuration = configuration()
@@ -208,6 +208,9 @@ extension Garage {
     /// ```swift
     /// let people = try garage.retrieveAll(Person.self)
     /// ```
+    ///
+    /// It throws the error of the first object that can't be retrieved, which names its type
+    /// and identifier; ``retrieveAllLossy(_:)`` returns the others beside the failures.
     public func retrieveAll<T: Decodable>(_ type: T.Type) throws -> [T] {
         let typeName = Identity.typeName(T.self)
         let configuration = configuration()
@@ -224,6 +227,38 @@ extension Garage {
         return try await read("retrieve all \(typeName)") { db, pending in
             let decoder = Self.decoder(db, pending, configuration)
             return try Self.visibleRows(ofType: typeName, in: db, pending: pending).map { try decoder.decode(T.self, from: $0) }
+        }
+    }
+
+    /// Retrieves every object of type `T` that can be retrieved, and says which can't and why,
+    /// where ``retrieveAll(_:)`` throws at the first object that can't.
+    ///
+    /// ```swift
+    /// let result = try garage.retrieveAllLossy(Person.self)
+    /// let people = result.objects                   // every person that could be decoded
+    /// for failure in result.failures {              // the others: type, identifier, error
+    ///     print(failure)
+    /// }
+    /// ```
+    ///
+    /// An object fails when its row can't be decoded: JSON that no longer matches its Swift
+    /// type, or is corrupt, a missing required reference, a failed decryption. Errors of the
+    /// store itself (SQLite, a busy or damaged file) still throw.
+    public func retrieveAllLossy<T: Decodable>(_ type: T.Type) throws -> LossyRetrieval<T> {
+        let typeName = Identity.typeName(T.self)
+        let configuration = configuration()
+        return try read("retrieve all \(typeName)") { db, pending in
+            try Self.retrieveEach(T.self, typeName: typeName, in: db, pending: pending, configuration)
+        }
+    }
+
+    /// Retrieves every object of type `T` that can be retrieved (see ``retrieveAllLossy(_:)``)
+    /// without blocking the calling thread.
+    public func retrieveAllLossy<T: Decodable & Sendable>(_ type: T.Type) async throws -> LossyRetrieval<T> {
+        let typeName = Identity.typeName(T.self)
+        let configuration = configuration()
+        return try await read("retrieve all \(typeName)") { db, pending in
+            try Self.retrieveEach(T.self, typeName: typeName, in: db, pending: pending, configuration)
         }
     }
 
@@ -247,10 +282,22 @@ extension Garage {
             guard let delegate else {
                 throw GarageError.missingEncryptionDelegate(typeName: row.key.type, identifier: row.key.identifier)
             }
-            return try JSONReader.parse(try delegate.decrypt(row.data))
+            let decrypted: Data
+            do {
+                decrypted = try delegate.decrypt(row.data)
+            } catch let error as GarageError {
+                throw error
+            } catch {
+                throw GarageError.decryptionFailed(typeName: row.key.type, identifier: row.key.identifier,
+                                                   reason: String(reflecting: error))
+            }
+            return try JSONReader.parse(decrypted)
         } catch let failure as JSONReader.Failure {
-            throw GarageError.corruptData(typeName: row.key.type, identifier: row.key.identifier,
-                                          reason: "its JSON is invalid: \(failure)")
+            throw GarageError.corruptData(
+                typeName: row.key.type, identifier: row.key.identifier,
+                reason: row.isEncrypted
+                    ? "its decrypted JSON is invalid (was it decrypted with another key?): \(failure)"
+                    : "its JSON is invalid: \(failure)")
         }
     }
 

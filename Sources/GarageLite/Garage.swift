@@ -112,6 +112,30 @@ public final class Garage: Sendable {
         Garage(store: try Store.inMemory())
     }
 
+    /// Opens the existing store file at `path` for reading only, as a store shipped inside an
+    /// app bundle: every call that reads works; every call that would write throws
+    /// ``GarageError/readOnlyStore(path:operation:reason:)`` and writes nothing.
+    ///
+    /// ```swift
+    /// let catalog = try Garage.readOnly(path: Bundle.main.path(forResource: "Catalog", ofType: "sqlite")!)
+    /// let books = try catalog.retrieveAll(Book.self)
+    /// ```
+    ///
+    /// ``init(path:busyTimeout:)`` opens a store this way by itself when the file, or its folder
+    /// (where SQLite keeps the `-wal` and `-shm` files), can't be written. In a folder that
+    /// can't be written, and without a `-wal` file, the file is read as it is when opened:
+    /// changes another process makes to it later are not seen.
+    ///
+    /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when the file does not exist or
+    ///   is not a store yet; see ``init(named:)`` for the others.
+    public static func readOnly(path: String) throws -> Garage {
+        try StoreFile.checkBeforeOpening(path: path)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw GarageError.cannotOpenStore(path: path, reason: "the file does not exist, and a read-only garage can't create it")
+        }
+        return Garage(store: try Store.openReadOnly(path: path, reason: "it was opened with Garage.readOnly(path:)"))
+    }
+
     /// The path of the store file, or `nil` for an in-memory garage.
     public var path: String? { store.path }
 

@@ -57,6 +57,27 @@ public enum GarageError: Error, Equatable, Sendable {
 
     /// SQLite failed while the garage performed `operation`.
     case storageFailure(operation: String, reason: String)
+
+    /// The store at `path` can only be read: the file, or its folder (where SQLite keeps the
+    /// store's `-wal` and `-shm` files), can't be written, or the garage was opened with
+    /// ``Garage/readOnly(path:)``. `operation` was refused, and nothing was written.
+    case readOnlyStore(path: String, operation: String, reason: String)
+
+    /// The disk holding the store at `path` is full (or the store reached its maximum size),
+    /// so `operation` failed. Nothing of that operation was written.
+    case storeFull(path: String, operation: String)
+
+    /// SQLite found the store file at `path` damaged (truncated, or overwritten in part) while
+    /// the garage performed `operation`. The garage does not write to a damaged file.
+    case damagedStore(path: String, operation: String, reason: String)
+
+    /// The ``DataEncryptionDelegate`` failed to decrypt the row of type `typeName` and
+    /// `identifier`: typically a delegate with another key than the one that encrypted it.
+    /// `reason` describes the delegate's error.
+    case decryptionFailed(typeName: String, identifier: String, reason: String)
+
+    /// An object of type `typeName` can't be parked under `identifier`, for `reason`.
+    case invalidIdentifier(typeName: String, identifier: String, reason: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -99,6 +120,26 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .storageFailure(operation, reason):
             return "The garage store failed to \(operation): \(reason). Nothing of that operation was "
                 + "written; check the file, its folder and the free space, then try again."
+        case let .readOnlyStore(path, operation, reason):
+            return "The garage store at \(path) is read-only (\(reason)), so \(operation) was refused; "
+                + "nothing was written, and reading still works. To write, make the file and its folder "
+                + "writable (SQLite keeps the -wal and -shm files next to the store), or copy the store "
+                + "to a writable folder and open the copy."
+        case let .storeFull(path, operation):
+            return "The disk holding the garage store at \(path) is full, so \(operation) failed; nothing "
+                + "of it was written, and what was parked before is intact. Free some disk space, then "
+                + "try again."
+        case let .damagedStore(path, operation, reason):
+            return "The garage store at \(path) is damaged (\(reason)), so \(operation) failed; the garage "
+                + "wrote nothing to it. Restore the file from a backup, or copy the objects that can still "
+                + "be retrieved into a new store."
+        case let .decryptionFailed(type, identifier, reason):
+            return "The object of type \(type) with identifier \(identifier) could not be decrypted: "
+                + "\(reason). Set the dataEncryptionDelegate (and key) that encrypted it; if that key is "
+                + "lost, delete the object or park it again."
+        case let .invalidIdentifier(type, identifier, reason):
+            return "An object of type \(type) can't be parked with the identifier \(identifier.debugDescription): "
+                + "\(reason). Give it an identifier without that character."
         }
     }
 

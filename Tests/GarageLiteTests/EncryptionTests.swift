@@ -56,9 +56,14 @@ struct EncryptionTests {
         #expect(try garage.count(Person.self) == 0)
 
         garage.dataEncryptionDelegate = TestEncryptor() // another key
-        #expect(throws: CryptoKitError.self) {
+        let error = try #require(throws: GarageError.self) {
             try garage.retrieve(Counter.self, identifier: 1)
         }
+        guard case .decryptionFailed(typeName: "Counter", identifier: "1", let reason) = error else {
+            Issue.record("expected decryptionFailed, got \(error)")
+            return
+        }
+        #expect(reason.contains("CryptoKitError"))
     }
 
     @Test func plaintextRowsStayReadableOnceADelegateIsSet() throws {

@@ -508,9 +508,10 @@ struct FixtureTests {
         try expectRow(garage, V1.Agent.self, Self.openBookID, isRoot: false, isEncrypted: false)
 
         garage.dataEncryptionDelegate = TestEncryptor() // another key
-        #expect(throws: CryptoKitError.self) {
+        let error = try #require(throws: GarageError.self) {
             try garage.retrieve(V1.Secret.self, identifier: "s-2")
         }
+        #expect({ if case .decryptionFailed(_, "s-2", _) = error { true } else { false } }(), "\(error)")
         fixture.expectOriginalUnchanged()
     }
 

@@ -7,11 +7,13 @@ import Foundation
 /// and the same instance is returned for every reference to it.
 final class GraphDecoder {
     let dateDecoding: DateDecoding
-    private let rowLookup: (RowKey) throws -> StoredRow?
+    let rowLookup: (RowKey) throws -> StoredRow?
     private let openRow: (StoredRow) throws -> JSONValue
     private var decoded: [RowKey: Any] = [:]
     /// The rows being decoded, outermost first: a reference back to one of them is a cycle.
     private var inProgress: [RowKey] = []
+    /// Set while decoding continues on fresh stacks (see `GraphDecoder+Stack.swift`).
+    var relay: ThreadStack.Relay?
 
     /// - parameters:
     ///   - row: Looks a row up by key.
@@ -68,7 +70,7 @@ final class GraphDecoder {
         if let object = decoded[key] as? T {
             return object
         }
-        guard let row = try rowLookup(key) else {
+        guard let row = try lookUpRow(key) else {
             if lenient { return nil }
             throw DecodingError.dataCorrupted(.init(
                 codingPath: codingPath.keys,
@@ -118,6 +120,9 @@ final class GraphDecoder {
             }
         default:
             break
+        }
+        if codingPath.depth & 7 == 0, ThreadStack.isShort {
+            return try onFreshStack { try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self)) }
         }
         return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self))
     }
@@ -188,12 +193,21 @@ extension Optional: OptionalReference where Wrapped: Decodable {
 }
 
 extension DecodingError {
+    /// What to do about a row whose JSON does not match its Swift type.
+    static let whatToDo = "(The stored object does not match its Swift type: park it again, or delete it; "
+        + "retrieveAllLossy(_:) returns the other objects of its type.)"
+
     /// The same error, its description prefixed with the row it happened in, so that a
     /// failure deep in a graph, or in one row of many, names the object to look at.
     func locating(_ key: RowKey) -> DecodingError {
         func located(_ context: Context) -> Context {
-            Context(codingPath: context.codingPath, debugDescription: "\(key): \(context.debugDescription)",
-                    underlyingError: context.underlyingError)
+            var description = context.debugDescription
+            // Said once, by the row the error happened in; a missing reference says it its way.
+            if !description.hasSuffix(Self.whatToDo), !description.contains("Missing Identifiable reference") {
+                description += " " + Self.whatToDo
+            }
+            return Context(codingPath: context.codingPath, debugDescription: "\(key): \(description)",
+                           underlyingError: context.underlyingError)
         }
         switch self {
         case let .typeMismatch(type, context): return .typeMismatch(type, located(context))

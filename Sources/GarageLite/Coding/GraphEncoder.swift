@@ -43,7 +43,12 @@ final class GraphEncoder {
         guard object is any Hashable else {
             throw GarageError.missingConformance(typeName)
         }
-        let content = try encodeContent(object, canonical: true)
+        let content: (json: [UInt8], syncStatus: SyncStatus?, references: [RowKey])
+        do {
+            content = try encodeContent(object, canonical: true)
+        } catch let error as EncodingError {
+            throw error.locating(typeName) // its identifier would be the hash of what failed
+        }
         let key = RowKey(type: typeName, identifier: Identity.contentIdentifier(ofJSON: content.json))
         visited.insert(key)
         add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self),
@@ -91,7 +96,12 @@ final class GraphEncoder {
     }
 
     private func store<T: Encodable>(_ object: T, key: RowKey, isRoot: Bool) throws {
-        let content = try encodeContent(object, canonical: false)
+        let content: (json: [UInt8], syncStatus: SyncStatus?, references: [RowKey])
+        do {
+            content = try encodeContent(object, canonical: false)
+        } catch let error as EncodingError {
+            throw error.locating(key.description)
+        }
         add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self),
                        syncStatus: content.syncStatus, references: content.references, isRoot: isRoot))
     }
@@ -150,6 +160,10 @@ final class RowEncoding {
                 debugDescription: "The value is nested \(path.depth) levels deep; an object stores at most "
                     + "\(JSONReader.maximumDepth). Make some nested values Identifiable, so that they are parked "
                     + "as rows of their own."))
+        }
+        if path.depth & 7 == 0, ThreadStack.isShort {
+            // A deeply nested value on a thread with a small stack (see `ThreadStack`).
+            return try ThreadStack.run { try box(value, at: path, isRowObject: isRowObject) }
         }
         switch kind {
         case .date:
@@ -302,4 +316,19 @@ final class ObjectBuilder {
 
 final class ArrayBuilder {
     var elements: [EncodedSlot] = []
+}
+
+extension EncodingError {
+    /// The same error, its description prefixed with the object being parked (`Type(identifier)`,
+    /// or the type alone), so that a failure deep in a graph names the object to look at.
+    func locating(_ object: String) -> EncodingError {
+        switch self {
+        case let .invalidValue(value, context):
+            return .invalidValue(value, Context(
+                codingPath: context.codingPath, debugDescription: "\(object): \(context.debugDescription)",
+                underlyingError: context.underlyingError))
+        @unknown default:
+            return self
+        }
+    }
 }

@@ -59,6 +59,9 @@ struct JSONReader {
 
     private mutating func parseValue(depth: Int) throws -> JSONValue {
         guard index < bytes.count else { throw fail("unexpected end of data") }
+        if depth & 31 == 31, ThreadStack.isShort {
+            return try parseValueOnFreshStack(depth: depth)
+        }
         switch bytes[index] {
         case UInt8(ascii: "{"):
             return try parseObject(depth: depth + 1)
@@ -77,6 +80,15 @@ struct JSONReader {
         default:
             throw fail("unexpected character")
         }
+    }
+
+    /// Parses the value at `index` on a thread with a large stack: a deeply nested document
+    /// read on a thread with a small one (see ``ThreadStack``).
+    private mutating func parseValueOnFreshStack(depth: Int) throws -> JSONValue {
+        var reader = self
+        let value = try ThreadStack.run { try reader.parseValue(depth: depth) }
+        index = reader.index
+        return value
     }
 
     private mutating func expectLiteral(_ literal: StaticString) throws {

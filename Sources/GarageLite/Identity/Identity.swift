@@ -24,13 +24,23 @@ enum Identity {
     ///
     /// The decision is made on the type, not the value: an `Optional` ID is refused even when
     /// it holds a string, so that parking never depends on a value being `nil` or not.
+    ///
+    /// Identifiers are compared as Swift compares strings: `"caf\u{E9}"` and `"cafe\u{301}"` are one
+    /// identifier, stored in Unicode's composed form (NFC).
     static func string<ID>(fromID id: ID) throws -> String {
-        if ID.self == String.self, let string = id as? String { return string }
+        if ID.self == String.self, let string = id as? String { return canonical(string) }
         if ID.self == UUID.self, let uuid = id as? UUID { return uuid.uuidString }
         if ID.self is any LosslessStringConvertible.Type, let convertible = id as? any LosslessStringConvertible {
-            return convertible.description
+            return canonical(convertible.description)
         }
         throw GarageError.unsupportedIDConformance(String(describing: ID.self))
+    }
+
+    /// `identifier` in Unicode's composed form (NFC), so that the store, which compares bytes,
+    /// finds the identifiers Swift finds equal. ASCII, the common case, is already composed.
+    private static func canonical(_ identifier: String) -> String {
+        if identifier.utf8.allSatisfy({ $0 < 0x80 }) { return identifier }
+        return identifier.precomposedStringWithCanonicalMapping
     }
 
     /// The identifier of an `Identifiable` value, or `nil` if the value is not `Identifiable`.
@@ -39,8 +49,17 @@ enum Identity {
         return try identifier(of: identifiable)
     }
 
+    /// - throws: ``GarageError/invalidIdentifier(typeName:identifier:reason:)`` for an identifier
+    ///   that contains U+0000, which SQLite's text functions, and so the identifiers read back
+    ///   from the store, would cut short.
     static func identifier<I: Identifiable>(of value: I) throws -> String {
-        try string(fromID: value.id)
+        let identifier = try string(fromID: value.id)
+        if identifier.utf8.contains(0) {
+            throw GarageError.invalidIdentifier(
+                typeName: typeName(I.self), identifier: identifier,
+                reason: "it contains the character U+0000 (NUL), which the store would cut the identifier at")
+        }
+        return identifier
     }
 
     /// The identifier of a `Hashable` object that is not `Identifiable`: the SHA-256 of its

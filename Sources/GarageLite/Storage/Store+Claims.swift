@@ -5,14 +5,17 @@ import GRDB
 extension Store {
     // MARK: - Claims
 
-    /// Up to `limit` unclaimed rows of `type` with `status`, oldest modification first.
-    static func claimableRows(_ db: Database, type: String, status: SyncStatus, limit: Int) throws -> [StoredRow] {
+    /// Up to `limit` unclaimed rows of `type` with `status`, oldest modification first, after
+    /// the first `skipping` ones.
+    static func claimableRows(
+        _ db: Database, type: String, status: SyncStatus, limit: Int, skipping: Int = 0
+    ) throws -> [StoredRow] {
         let statement = try db.cachedStatement(sql: """
             SELECT \(columns) FROM garage_object
             WHERE syncStatus = ? AND type = ? AND claim IS NULL
-            ORDER BY modificationDate LIMIT ?
+            ORDER BY modificationDate LIMIT ? OFFSET ?
             """)
-        return try Row.fetchCursor(statement, arguments: [status.rawValue, type, limit])
+        return try Row.fetchCursor(statement, arguments: [status.rawValue, type, limit, skipping])
             .map(storedRow).reduce(into: []) { $0.append($1) }
     }
 

@@ -14,11 +14,15 @@ final class Store: Sendable {
     let path: String?
     /// The read-only connections of a file store's synchronous reads.
     private let readers: ReaderConnections?
+    /// Why the store can only be read, or `nil` when it can be written.
+    let readOnlyReason: String?
 
-    private init(writer: any DatabaseWriter, path: String?, readers: ReaderConnections? = nil) {
+    private init(writer: any DatabaseWriter, path: String?, readers: ReaderConnections? = nil,
+                 readOnlyReason: String? = nil) {
         self.writer = writer
         self.path = path
         self.readers = readers
+        self.readOnlyReason = readOnlyReason
     }
 
     private static func configuration(busyTimeout: TimeInterval) -> Configuration {
@@ -61,6 +65,9 @@ final class Store: Sendable {
     ) throws -> Store {
         try StoreFile.checkBeforeOpening(path: path, supportedVersion: migrations.last?.version ?? 0)
         let configuration = configuration(busyTimeout: busyTimeout)
+        if let reason = try StoreFile.readOnlyReason(path: path) {
+            return try openReadOnly(path: path, reason: reason, configuration: configuration, migrations: migrations)
+        }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try pool.writeWithoutTransaction { db in
             try inTransaction(db) { db in try Schema.migrate(db, path: path, migrations: migrations) }
@@ -85,9 +92,51 @@ final class Store: Sendable {
         }
     }
 
+    /// Opens the existing store at `path` for reading only: writes throw
+    /// ``GarageError/readOnlyStore(path:operation:reason:)``.
+    ///
+    /// A store in WAL mode is read with its `-wal` and `-shm` files, which SQLite can't create in
+    /// a folder it can't write. Without a `-wal` file, no commit waits outside the store file,
+    /// and the file is read as immutable, without them; a process that could write in that
+    /// folder, and wrote the store meanwhile, would not be seen.
+    static func openReadOnly(
+        path: String, reason: String, busyTimeout: TimeInterval = 0, migrations: [Schema.Migration] = Schema.migrations
+    ) throws -> Store {
+        do {
+            return try openReadOnly(path: path, reason: reason, configuration: configuration(busyTimeout: busyTimeout),
+                                    migrations: migrations)
+        } catch let error as GarageError {
+            throw error
+        } catch {
+            throw openingError(error, path: path)
+        }
+    }
+
+    private static func openReadOnly(
+        path: String, reason: String, configuration: Configuration, migrations: [Schema.Migration]
+    ) throws -> Store {
+        var configuration = configuration
+        configuration.readonly = true
+        let fileManager = FileManager.default
+        let connectionPath = fileManager.fileExists(atPath: path + "-wal") || StoreFile.isFolderWritable(path: path)
+            ? path : StoreFile.immutableURI(path: path)
+        let pool = try DatabasePool(path: connectionPath, configuration: configuration)
+        do {
+            try pool.read { db in try Schema.migrate(db, path: path, migrations: migrations) }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
+            throw GarageError.cannotOpenStore(
+                path: path, reason: "it is read-only (\(reason)), and it must be set up or upgraded before it can be "
+                    + "read; open it once where it can be written")
+        }
+        return Store(writer: pool, path: path, readOnlyReason: reason)
+    }
+
     static func openingError(_ error: any Error, path: String) -> GarageError {
         if let error = error as? DatabaseError, error.resultCode == .SQLITE_NOTADB {
             return .notAGarageStore(path: path, reason: "it is not an SQLite database")
+        }
+        if let error = error as? DatabaseError, error.resultCode == .SQLITE_CORRUPT {
+            return .damagedStore(path: path, operation: "open the store", reason: reason(error))
         }
         return .cannotOpenStore(path: path, reason: reason(error))
     }
@@ -101,10 +150,41 @@ final class Store: Sendable {
 
     /// The garage's error for an SQLite error met while performing `operation`.
     private func garageError(_ error: DatabaseError, operation: String) -> GarageError {
-        if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
             return .storeBusy(operation: operation, path: path ?? ":memory:")
+        case .SQLITE_FULL:
+            return .storeFull(path: path ?? ":memory:", operation: operation)
+        case .SQLITE_READONLY:
+            return .readOnlyStore(path: path ?? ":memory:", operation: operation,
+                                  reason: readOnlyReason ?? Self.reason(error))
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return .damagedStore(path: path ?? ":memory:", operation: operation, reason: Self.reason(error))
+        default:
+            return .storageFailure(operation: operation, reason: Self.reason(error))
         }
-        return .storageFailure(operation: operation, reason: Self.reason(error))
+    }
+
+    /// Throws ``GarageError/readOnlyStore(path:operation:reason:)`` when the store can only be
+    /// read, before anything is attempted.
+    private func checkWritable(_ operation: String) throws {
+        if let readOnlyReason {
+            throw GarageError.readOnlyStore(path: path ?? ":memory:", operation: operation, reason: readOnlyReason)
+        }
+    }
+
+    /// Limits the store file to `count` pages on the writer connection, as a full disk would:
+    /// a test seam for ``GarageError/storeFull(path:operation:)``. Returns the page count then.
+    @discardableResult
+    func limitPageCount(to count: Int) throws -> Int {
+        try writer.writeWithoutTransaction { db in
+            try Int.fetchOne(db, sql: "PRAGMA max_page_count = \(max(0, count))") ?? 0
+        }
+    }
+
+    /// The number of pages of the store file (as the writer connection sees it).
+    func pageCount() throws -> Int {
+        try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
     }
 
     // MARK: - Access
@@ -114,7 +194,7 @@ final class Store: Sendable {
     /// User code runs there (`init(from:)`, the encryption delegate, a custom date strategy).
     /// If it calls the garage, GRDB would stop the process ("Database methods are not
     /// reentrant"): the store throws instead.
-    @TaskLocal private static var isAccessing = false
+    @TaskLocal static var isAccessing = false
 
     private static func checkNotReentrant(_ operation: @autoclosure () -> String) throws {
         if isAccessing {
@@ -180,6 +260,7 @@ final class Store: Sendable {
     /// while `produce` runs on this thread. Returns the changes written when `observed`.
     func write(_ operation: String, streaming produce: (RowStream) throws -> Void, observed: Bool) throws -> ChangeSet? {
         try Self.checkNotReentrant(writing: operation)
+        try checkWritable(operation)
         let stream = RowStream()
         writer.asyncWriteWithoutTransaction { db in
             do {
@@ -206,6 +287,10 @@ final class Store: Sendable {
         } catch {
             stream.finish(failed: true)
             _ = stream.waitForOutcome()
+            // The writer's own failure reaches the producer through `send`.
+            if let error = error as? DatabaseError {
+                throw garageError(error, operation: operation)
+            }
             throw error
         }
         switch stream.waitForOutcome() {
@@ -222,6 +307,7 @@ final class Store: Sendable {
     /// `body` opens its transactions itself, with ``inTransaction(_:_:)``.
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
         try Self.checkNotReentrant(writing: operation)
+        try checkWritable(operation)
         do {
             return try writer.writeWithoutTransaction { db in
                 try Self.$isAccessing.withValue(true) { try body(db) }
@@ -234,6 +320,7 @@ final class Store: Sendable {
     /// Runs `body` with the writer connection, alone, without blocking the calling thread.
     func write<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try Self.checkNotReentrant(writing: operation)
+        try checkWritable(operation)
         do {
             return try await writer.writeWithoutTransaction { db in
                 try Self.$isAccessing.withValue(true) { try body(db) }

@@ -87,3 +87,68 @@ enum StoreFile {
         }
     }
 }
+
+// Stores that can only be read: a file, or a folder, that this process can't write.
+extension StoreFile {
+    /// Why the existing store at `path` can only be read, or `nil` when SQLite can write it:
+    /// write the file, and create the `-wal` and `-shm` files next to it.
+    ///
+    /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when there is no store to read
+    ///   (the file is missing or empty) and none can be created.
+    static func readOnlyReason(path: String) throws -> String? {
+        let fileManager = FileManager.default
+        let folder = self.folder(of: path)
+        let isEmpty = ((try? fileManager.attributesOfItem(atPath: path))?[.size] as? Int ?? 0) == 0
+        guard fileManager.fileExists(atPath: path), !isEmpty else {
+            if let problem = writeProblem(folder) {
+                throw GarageError.cannotOpenStore(
+                    path: path, reason: "the folder \(folder) can't be written (\(problem)), so no store can be created there")
+            }
+            if fileManager.fileExists(atPath: path), let problem = writeProblem(path) {
+                throw GarageError.cannotOpenStore(
+                    path: path, reason: "the file is empty and can't be written (\(problem)), so it can't become a store")
+            }
+            return nil
+        }
+        if let problem = writeProblem(path) {
+            return "the file can't be written: \(problem)"
+        }
+        if let problem = writeProblem(folder) {
+            return "its folder \(folder) can't be written: \(problem)"
+        }
+        return nil
+    }
+
+    /// Whether SQLite may create files next to the store at `path`.
+    static func isFolderWritable(path: String) -> Bool {
+        writeProblem(folder(of: path)) == nil
+    }
+
+    /// An SQLite URI that opens the store at `path` as immutable: read without locks, and
+    /// without the `-wal` and `-shm` files.
+    static func immutableURI(path: String) -> String {
+        // `%`, `?` and `#` have a meaning in a URI; SQLite decodes the %-escapes of its path.
+        var escaped = ""
+        for character in path.unicodeScalars {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return "file:\(escaped)?immutable=1"
+    }
+
+    private static func folder(of path: String) -> String {
+        let folder = (path as NSString).deletingLastPathComponent
+        return folder.isEmpty ? "." : folder
+    }
+
+    /// Why this process can't write `path`, or `nil` when it can. `access(2)` answers for root
+    /// too: an immutable file (`chattr +i`) or a read-only mount can't be written by anyone.
+    private static func writeProblem(_ path: String) -> String? {
+        guard access(path, W_OK) != 0 else { return nil }
+        return String(cString: strerror(errno))
+    }
+}

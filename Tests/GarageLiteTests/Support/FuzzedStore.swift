@@ -321,6 +321,8 @@ struct Probe: Sendable {
                 try garage.releaseStaleClaims(olderThan: -3_600)
                 throw error
             }
+            // A row that can't be decoded is left unclaimed and reported: its error must name it.
+            if let failure = claim.failures.first { throw failure.error }
             return claim.count
         }
         syncStatus = nil
