@@ -68,7 +68,7 @@ public enum GarageError: Error, Equatable, Sendable {
     case storeFull(path: String, operation: String)
 
     /// SQLite found the store file at `path` damaged (truncated, or overwritten in part) while
-    /// the garage performed `operation`. The garage does not write to a damaged file.
+    /// the garage performed `operation`. Nothing of that operation was written.
     case damagedStore(path: String, operation: String, reason: String)
 
     /// The ``DataEncryptionDelegate`` failed to decrypt the row of type `typeName` and
@@ -130,9 +130,9 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "of it was written, and what was parked before is intact. Free some disk space, then "
                 + "try again."
         case let .damagedStore(path, operation, reason):
-            return "The garage store at \(path) is damaged (\(reason)), so \(operation) failed; the garage "
-                + "wrote nothing to it. Restore the file from a backup, or copy the objects that can still "
-                + "be retrieved into a new store."
+            return "The garage store at \(path) is damaged (\(reason)), so \(operation) failed, and wrote "
+                + "nothing. Restore the file from a backup, or copy the objects that can still be retrieved "
+                + "into a new store."
         case let .decryptionFailed(type, identifier, reason):
             return "The object of type \(type) with identifier \(identifier) could not be decrypted: "
                 + "\(reason). Set the dataEncryptionDelegate (and key) that encrypted it; if that key is "

@@ -43,7 +43,8 @@ enum ThreadStack {
     /// The task-local state of the garage (the store access in progress, the scopes of the
     /// `with...` and `transaction` calls) goes along, so that `body` behaves as it would have
     /// on the calling thread; a call to the garage from an `init(from:)` still throws
-    /// ``GarageError/reentrantCall(operation:)``.
+    /// ``GarageError/reentrantCall(operation:)``. The app's own task-local values don't go
+    /// along: Swift offers no way to copy them to a thread.
     static func run<T>(_ body: () throws -> T, serving relay: Relay? = nil) throws -> T {
         let isAccessing = Store.isAccessing
         let isFeedingWriter = Store.isFeedingWriter

@@ -62,8 +62,40 @@ struct BadStoreFileTests {
         }
         #expect(errorPath == path)
         #expect(reason.contains("malformed"))
-        expect(error, says: [path, "damaged", "wrote nothing", "Restore the file from a backup"])
+        expect(error, says: [path, "damaged", "and wrote nothing", "Restore the file from a backup"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == truncated)
+    }
+
+    @Test func aStoreOverwrittenInTheMiddleFailsWhereItIsDamagedOnly() throws {
+        let directory = try TemporaryDirectory()
+        let path = try closedStore(in: directory, counters: 2_000)
+        // Overwrite the page that holds counter 1000's row.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let row = try #require(bytes.range(of: Data(#"{"id":1000,"value":10000}"#.utf8)))
+        let page = row.lowerBound / 4_096 * 4_096
+        bytes.replaceSubrange(page..<(page + 4_096), with: Data(repeating: 0xFF, count: 4_096))
+        try bytes.write(to: URL(fileURLWithPath: path))
+
+        let garage = try Garage(path: path)
+        let error = try #require(throws: GarageError.self) { try garage.retrieve(Counter.self, identifier: 1_000) }
+        guard case let .damagedStore(errorPath, operation, reason) = error else {
+            Issue.record("expected damagedStore, got \(error)")
+            return
+        }
+        #expect(errorPath == path && operation == "retrieve Counter(1000)")
+        #expect(reason.contains("malformed"))
+        expect(error, says: [path, "damaged", "Restore the file from a backup"])
+        // Objects on intact pages are still retrieved.
+        #expect(try garage.retrieve(Counter.self, identifier: 1)?.value == 10)
+        #expect(try garage.retrieve(Counter.self, identifier: 2_000)?.value == 20_000)
+        // A scan of every row meets the damaged page; the lossy variant can't step over it either.
+        #expect(throws: GarageError.damagedStore(path: path, operation: "retrieve all Counter", reason: reason)) {
+            _ = try garage.retrieveAll(Counter.self).count
+        }
+        #expect(throws: GarageError.damagedStore(path: path, operation: "retrieve all Counter", reason: reason)) {
+            _ = try garage.retrieveAllLossy(Counter.self).objects.count
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
     }
 
     @Test func aStoreTruncatedInsideItsHeaderIsNotADatabase() throws {
