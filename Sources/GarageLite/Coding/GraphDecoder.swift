@@ -45,10 +45,19 @@ final class GraphDecoder {
         } catch let error as DecodingError {
             throw error.locating(row.key)
         }
-        if let syncable = object as? any Syncable, let updated = syncable.settingSyncStatus(row.syncStatus) as? T {
-            object = updated
+        if T.self is any Syncable.Type {
+            object = Self.setting(row.syncStatus, on: object)
         }
         return object
+    }
+
+    /// `object` with its sync status set, when its type is ``Syncable``. Out of line: the
+    /// casts need metadata that every other decode would otherwise build for nothing.
+    @inline(never)
+    private static func setting<T>(_ status: SyncStatus, on object: T) -> T {
+        guard let syncable = object as? any Syncable,
+              let updated = syncable.settingSyncStatus(status) as? T else { return object }
+        return updated
     }
 
     private func decodeUncached<T: Decodable>(_ type: T.Type, from row: StoredRow) throws -> T {
@@ -78,6 +87,23 @@ final class GraphDecoder {
                     + "identifier \(identifier) is parked. Park it again, or make the property optional."))
         }
         return try decode(T.self, from: row)
+    }
+
+    /// The object a non-optional reference stub names. Out of line, so that `unbox` doesn't
+    /// build the metadata of `T?` on every call.
+    @inline(never)
+    private func resolveRequired<T: Decodable>(_ type: T.Type, identifier: String, codingPath: CodingPath) throws -> T {
+        // `lenient: false` throws instead of returning nil.
+        try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: false)!
+    }
+
+    /// Decodes the value of an optional that is present and not null: a reference to a
+    /// missing row is `nil`.
+    func unboxPresent<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath) throws -> T? {
+        if case .identifiable = ValueKind.of(T.self), case .string(let identifier) = value {
+            return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: true)
+        }
+        return try unbox(T.self, from: value, codingPath: codingPath)
     }
 
     /// Decodes one value at `codingPath`. A string where an `Identifiable` is expected is a
@@ -115,8 +141,7 @@ final class GraphDecoder {
             return try decodeOptional(optional, from: value, codingPath: codingPath)
         case .identifiable where !isRowObject:
             if case .string(let identifier) = value {
-                // `lenient: false` throws instead of returning nil.
-                return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: false)!
+                return try resolveRequired(T.self, identifier: identifier, codingPath: codingPath)
             }
         default:
             break
@@ -185,10 +210,7 @@ protocol OptionalReference {
 extension Optional: OptionalReference where Wrapped: Decodable {
     static func decodeOptional(from value: JSONValue, codingPath: CodingPath, graph: GraphDecoder) throws -> Self {
         if case .null = value { return .none }
-        if Wrapped.self is any Identifiable.Type, case .string(let identifier) = value {
-            return try graph.resolve(Wrapped.self, identifier: identifier, codingPath: codingPath, lenient: true)
-        }
-        return .some(try graph.unbox(Wrapped.self, from: value, codingPath: codingPath))
+        return try graph.unboxPresent(Wrapped.self, from: value, codingPath: codingPath)
     }
 }
 

@@ -96,3 +96,16 @@ extension JSONFloat {
 
 extension Double: JSONFloat {}
 extension Float: JSONFloat {}
+
+/// A sync status is its raw value: decoding it needs no container.
+extension SyncStatus: JSONPrimitive {
+    func jsonValue(codingPath: CodingPath) -> JSONValue { .number(String(rawValue)) }
+    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> SyncStatus {
+        let rawValue = try Int.decode(from: value, codingPath: codingPath)
+        guard let status = SyncStatus(rawValue: rawValue) else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: codingPath.keys, debugDescription: "Cannot initialize SyncStatus from invalid Int value \(rawValue)"))
+        }
+        return status
+    }
+}

@@ -125,7 +125,7 @@ extension ReferenceDecoder {
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
             guard let value = members[key.stringValue] else { return nil }
             if case .null = value { return nil }
-            return try graph.unbox(T?.self, from: value, codingPath: path(key))
+            return try graph.unboxPresent(T.self, from: value, codingPath: path(key))
         }
 
         func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try primitive(key) }
@@ -237,7 +237,12 @@ extension ReferenceDecoder {
 
         mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
             guard !isAtEnd else { return nil }
-            let value = try graph.unbox(T?.self, from: elements[currentIndex], codingPath: currentPath)
+            let element = elements[currentIndex]
+            let value: T? = if case .null = element {
+                nil
+            } else {
+                try graph.unboxPresent(T.self, from: element, codingPath: currentPath)
+            }
             currentIndex += 1
             return value
         }
