@@ -786,3 +786,40 @@ private final class IdentityEncryptor: DataEncryptionDelegate, Sendable {
     func decrypt(_ string: String) throws -> Data { Data(string.utf8) }
 }
 
+
+@Suite("Bad input: mistyped columns read in bulk")
+struct BadColumnsInBulkTests {
+    /// `retrieveAll` and the sync queries read rows through a cursor, where SQLite would
+    /// convert text in a number column to 0 and cut text at a NUL.
+    @Test func textInTheSyncStatusColumnIsCorruptDataNotUndetermined() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("garage.sqlite")
+        let garage = try Garage(path: path)
+        try garage.parkAll([Counter(id: 1, value: 1), Counter(id: 2, value: 2)])
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE garage_object SET syncStatus = 'synced' WHERE identifier = '2'")
+        }
+        let error = try #require(throws: GarageError.self) { try garage.retrieveAll(Counter.self) }
+        #expect(error == .corruptData(typeName: "Counter", identifier: "2", reason: "its syncStatus column is not an integer"))
+        #expect(try garage.retrieve(Counter.self, identifier: 1)?.value == 1)
+    }
+
+    @Test func dataWithANULInsideIsInvalidNotCutShort() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("garage.sqlite")
+        let garage = try Garage(path: path)
+        try garage.parkAll([Counter(id: 1, value: 1), Counter(id: 2, value: 2)])
+        try DatabaseQueue(path: path).write { db in
+            // Valid JSON, a NUL, then garbage: read up to the NUL, it would look fine.
+            try db.execute(sql: """
+                UPDATE garage_object SET data = CAST(CAST('{"id":2,"value":2}' AS BLOB) || x'00' || CAST('junk' AS BLOB) AS TEXT)
+                WHERE identifier = '2'
+                """)
+        }
+        #expect(throws: (any Error).self) { try garage.retrieveAll(Counter.self) }
+        #expect(throws: (any Error).self) { try garage.retrieve(Counter.self, identifier: 2) }
+        let lossy = try garage.retrieveAllLossy(Counter.self)
+        #expect(lossy.objects.map(\.id) == [1])
+        #expect(lossy.failures.map(\.identifier) == ["2"])
+    }
+}

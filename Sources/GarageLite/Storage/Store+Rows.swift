@@ -14,15 +14,33 @@ extension Store {
     static func storedRow(_ row: Row) throws -> StoredRow {
         let key = RowKey(type: try row.decode(String.self, atIndex: 0),
                          identifier: try row.decode(String.self, atIndex: 1))
-        let statusValue = try row.decode(Int.self, atIndex: 4)
-        guard let status = SyncStatus(rawValue: statusValue) else {
+        // A cursor's row lets SQLite convert values: text in a number column would read as 0,
+        // silently. The columns whose value decides how the row is read are checked.
+        func integer(_ index: Int, _ name: String) throws -> Int64 {
+            let value: DatabaseValue = row[index]
+            guard case .int64(let integer) = value.storage else {
+                throw GarageError.corruptData(typeName: key.type, identifier: key.identifier,
+                                              reason: "its \(name) column is not an integer")
+            }
+            return integer
+        }
+        let statusValue = try integer(4, "syncStatus")
+        guard let status = SyncStatus(rawValue: Int(statusValue)) else {
             throw GarageError.corruptData(typeName: key.type, identifier: key.identifier,
                                           reason: "unknown sync status \(statusValue)")
         }
+        // All the bytes of the data, also past a NUL, which then makes the JSON invalid.
+        let data = try row.withUnsafeData(atIndex: 2) { bytes in
+            guard let text = Self.utf8Text(bytes ?? Data()) else {
+                throw GarageError.corruptData(typeName: key.type, identifier: key.identifier,
+                                              reason: "its data column is not UTF-8 text")
+            }
+            return text
+        }
         return StoredRow(
             key: key,
-            data: try row.decode(String.self, atIndex: 2),
-            isEncrypted: try row.decode(Bool.self, atIndex: 3),
+            data: data,
+            isEncrypted: try integer(3, "isEncrypted") != 0,
             syncStatus: status,
             creationDate: Date(timeIntervalSince1970: try row.decode(Double.self, atIndex: 5)),
             modificationDate: Date(timeIntervalSince1970: try row.decode(Double.self, atIndex: 6)),
@@ -68,7 +86,10 @@ extension Store {
                 throw corrupt("its \(name) column is not text")
             }
             let count = Int(sqlite3_column_bytes(handle, column))
-            return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+            guard let text = Self.utf8Text(UnsafeBufferPointer(start: bytes, count: count)) else {
+                throw corrupt("its \(name) column is not UTF-8 text")
+            }
+            return text
         }
         func integer(_ column: Int32, _ name: String) throws -> Int64 {
             guard sqlite3_column_type(handle, column) == SQLITE_INTEGER else {
@@ -89,6 +110,15 @@ extension Store {
     /// The references of a row whose `refs` column is damaged: not ``ReferenceList/empty``, so
     /// that the object is decoded with its graph, whose stubs are in its data.
     static let unreadableReferences = "?"
+
+    /// The text `bytes` hold, or `nil` when they are not UTF-8: a damaged row is reported, not
+    /// read with replacement characters.
+    static func utf8Text(_ bytes: some Collection<UInt8>) -> String? {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            return String(validating: bytes, as: UTF8.self)
+        }
+        return String(bytes: bytes, encoding: .utf8)
+    }
 
     /// SQLite copies a value bound with it.
     private static let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
