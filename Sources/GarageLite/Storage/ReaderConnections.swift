@@ -7,7 +7,7 @@ import GRDB
 /// `unsafeRead` cost more than that statement on every call: the reader checkout builds a
 /// generic key path, and `PRAGMA schema_version` (GRDB's schema cache check) takes and
 /// releases SQLite's WAL read lock once more. Measured on this project's 2-core machine
-/// (`/tmp`-style driver, 100k random by-identifier selects on a 100k-row file): an empty
+/// (a driver running 100k random by-identifier selects on a 100k-row file): an empty
 /// `DatabasePool.unsafeRead` took about as long as the select itself.
 ///
 /// A `DatabaseQueue` opened read-only on the same file runs a closure with one
