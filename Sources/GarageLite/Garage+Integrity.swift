@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 // Checking a store, and collecting the objects nothing leads to any more.
 extension Garage {
@@ -44,41 +43,12 @@ extension Garage {
     /// - throws: ``GarageError/storageFailure(operation:reason:)`` when the store can't be read
     ///   at all; ``GarageError/reentrantCall(operation:)``.
     public func check(maximumProblems: Int = Garage.defaultMaximumProblems) throws -> IntegrityReport {
-        let limit = max(1, maximumProblems)
-        let found = Protected<IntegrityReport?>(nil)
-        do {
-            return try store.read("check the store") { db in
-                let report = IntegrityReport(try Store.integrityProblems(db, limit: limit))
-                found.write { $0 = report }
-                return report
-            }
-        } catch {
-            return try Self.reportOfDamage(found, or: error)
-        }
+        try run(store.checking(limit: max(1, maximumProblems)))
     }
 
     /// Checks the store (see ``check(maximumProblems:)``) without blocking the calling thread.
-    public func check(maximumProblems: Int = Garage.defaultMaximumProblems) async throws -> IntegrityReport {
-        let limit = max(1, maximumProblems)
-        let found = Protected<IntegrityReport?>(nil)
-        do {
-            return try await store.read("check the store") { db in
-                let report = IntegrityReport(try Store.integrityProblems(db, limit: limit))
-                found.write { $0 = report }
-                return report
-            }
-        } catch {
-            return try Self.reportOfDamage(found, or: error)
-        }
-    }
-
-    /// After SQLite reported damage, it may refuse to end the read transaction of the check,
-    /// which then throws: the report, which lists the damage, is the better answer.
-    private static func reportOfDamage(_ found: Protected<IntegrityReport?>, or error: any Error) throws -> IntegrityReport {
-        guard let report = found.read({ $0 }), report.problems.contains(where: \.isSQLite) else {
-            throw error
-        }
-        return report
+    public nonisolated(nonsending) func check(maximumProblems: Int = Garage.defaultMaximumProblems) async throws -> IntegrityReport {
+        try await run(store.checking(limit: max(1, maximumProblems)))
     }
 
     // MARK: - Collecting garbage
@@ -124,124 +94,13 @@ extension Garage {
     ///   can't be told, so nothing is deleted. ``GarageError/storeBusy(operation:path:)``.
     @discardableResult
     public func collectGarbage(dryRun: Bool = true) throws -> GarbageReport {
-        if dryRun {
-            let pending = pendingChanges()
-            return try store.read("list unreachable objects") { db in
-                try Self.collectGarbage(db, heldBy: pending, dryRun: true)
-            }
-        }
-        return try store.write("collect garbage", collectGarbageWork(adding: transactionChanges()))
+        GarbageReport(isDryRun: dryRun, objects: try run(store.collectingGarbage(dryRun: dryRun, transactions: transactionChanges())))
     }
 
     /// Collects garbage (see ``collectGarbage(dryRun:)``) without blocking the calling thread.
     @discardableResult
-    public func collectGarbage(dryRun: Bool = true) async throws -> GarbageReport {
-        if dryRun {
-            let pending = pendingChanges()
-            return try await store.read("list unreachable objects") { db in
-                try Self.collectGarbage(db, heldBy: pending, dryRun: true)
-            }
-        }
-        return try await store.write("collect garbage", collectGarbageWork(adding: transactionChanges()))
-    }
-
-    /// The changes of the transactions this call runs in, outermost first.
-    private func transactionChanges() -> ChangeSet {
-        var changes = ChangeSet()
-        for scope in GarageScope.scopes(of: self).reversed() {
-            if let pending = scope.transaction?.pending { changes.merge(pending) }
-        }
-        return changes
-    }
-
-    private func collectGarbageWork(adding transactions: ChangeSet) -> @Sendable (Database) throws -> GarbageReport {
-        { [self] db in
-            // Taken on the writer, where saves run too: no save can write these changes meanwhile.
-            var pending = state.read { $0.unsaved }
-            pending.merge(transactions)
-            let report = try Store.inTransaction(db) { db in
-                try Self.collectGarbage(db, heldBy: pending, dryRun: false)
-            }
-            if !report.objects.isEmpty {
-                var deleted = ChangeSet()
-                for object in report.objects {
-                    deleted.record(.delete, for: RowKey(type: object.typeName, identifier: object.identifier))
-                }
-                observers.publish(deleted)
-            }
-            return report
-        }
-    }
-
-    private static func collectGarbage(_ db: Database, heldBy pending: ChangeSet?, dryRun: Bool) throws -> GarbageReport {
-        if let (key, reason) = try Store.firstInvalidReferenceList(db) {
-            throw GarageError.corruptData(
-                typeName: key.type, identifier: key.identifier,
-                reason: "its list of references is unusable (\(reason)), so garbage can't be collected "
-                    + "until it is repaired")
-        }
-        let unreachable = try unreachableRows(db, extraRoots: try heldRows(pending))
-        if !dryRun {
-            for key in unreachable {
-                try Store.delete(db, key: key)
-            }
-        }
-        return GarbageReport(isDryRun: dryRun,
-                             objects: unreachable.map { ObjectKey(typeName: $0.type, identifier: $0.identifier) })
-    }
-
-    /// The rows no chain of references leads to from a root or from `extraRoots`, keeping
-    /// those a stale reference may mean.
-    ///
-    /// A reference holds the type name it was parked with. If a row it leads to is now under
-    /// another type name (moved without ``migrateAll(fromOldClassName:to:)``, which rewrites
-    /// references), the reference dangles, yet an app whose type has the new name still
-    /// retrieves the row through it. So a row whose identifier a dangling reference of a
-    /// reachable row names is kept, with what it leads to: garbage may stay, but nothing
-    /// retrievable goes. Dangling references are rare, so this costs one more scan at most.
-    private static func unreachableRows(_ db: Database, extraRoots: [RowKey]) throws -> [RowKey] {
-        var roots = extraRoots
-        var dangling: [(from: RowKey, to: RowKey)]?
-        while true {
-            let unreachable = try Store.unreachableRows(db, extraRoots: roots)
-            if unreachable.isEmpty { return unreachable }
-            if dangling == nil { dangling = try Store.danglingReferences(db, limit: nil) }
-            guard let dangling, !dangling.isEmpty else { return unreachable }
-            let unreachableSet = Set(unreachable)
-            let byIdentifier = Dictionary(grouping: unreachable, by: \.identifier)
-            let kept = Set(dangling.lazy
-                .filter { !unreachableSet.contains($0.from) }
-                .flatMap { byIdentifier[$0.to.identifier] ?? [] })
-            if kept.isEmpty { return unreachable }
-            roots.append(contentsOf: kept)
-        }
-    }
-
-    /// The rows pending changes need: those they park, delete or change, and those they reference.
-    private static func heldRows(_ pending: ChangeSet?) throws -> [RowKey] {
-        guard let pending else { return [] }
-        var held: Set<RowKey> = []
-        var renames: [(from: String, to: String)] = []
-        for segment in pending.segments {
-            if case .renameType(let from, let to)? = segment.bulk {
-                renames.append((from, to))
-            }
-            for (key, change) in segment.rows {
-                held.insert(key)
-                switch change {
-                case .park(let payload), .replace(let payload):
-                    held.formUnion(try ReferenceList.decode(payload.references))
-                case .delete, .setSyncStatus:
-                    break
-                }
-            }
-        }
-        // A pending rename moves the rows of `from` to `to`: a held row of `to` may be one of them.
-        for (from, to) in renames.reversed() {
-            for key in held where key.type == to {
-                held.insert(RowKey(type: from, identifier: key.identifier))
-            }
-        }
-        return held.sorted { ($0.type, $0.identifier) < ($1.type, $1.identifier) }
+    public nonisolated(nonsending) func collectGarbage(dryRun: Bool = true) async throws -> GarbageReport {
+        GarbageReport(isDryRun: dryRun,
+                      objects: try await run(store.collectingGarbage(dryRun: dryRun, transactions: transactionChanges())))
     }
 }

@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 
-// Parking, retrieving, deleting and counting objects. Each operation is prepared once
-// (pure work: encoding, identifiers) and then run synchronously or asynchronously.
+// Parking, retrieving, deleting and counting objects: thin entry points, each pair running
+// one description of its work (below the public API) synchronously or asynchronously.
 extension Garage {
     // MARK: - Parking
 
@@ -24,14 +23,14 @@ extension Garage {
     ///   `LosslessStringConvertible`; `EncodingError`; the encryption delegate's errors;
     ///   ``GarageError/storeBusy(operation:path:)``. When it throws, nothing was written.
     public func park<T: Encodable>(_ object: T) throws {
-        let (operation, changes) = try parking { try $0.encodeRoot(object) }
-        try write(operation, changes) { _, _ in }
+        let (operation, changes) = try parking([object])
+        try record(operation, changes) { _ in }
     }
 
     /// Parks `object` (see ``park(_:)``) without blocking the calling thread.
-    public func park<T: Encodable>(_ object: T) async throws {
-        let (operation, changes) = try parking { try $0.encodeRoot(object) }
-        try await write(operation, changes) { _, _ in }
+    public nonisolated(nonsending) func park<T: Encodable>(_ object: T) async throws {
+        let (operation, changes) = try parking([object])
+        try await record(operation, changes) { _ in }
     }
 
     /// Parks every object of `objects` (see ``park(_:)``), all in one transaction: if one
@@ -48,21 +47,22 @@ extension Garage {
     /// `encode(to:)` or encryption delegate that parks into the garage meanwhile gets
     /// ``GarageError/reentrantCall(operation:)``.
     public func parkAll<T: Encodable>(_ objects: [T]) throws {
-        if objects.count >= Self.streamingThreshold, try parkAllStreaming(objects) {
-            return
+        if let stream = streaming(objects) {
+            return try store.writeStreaming(stream.operation, next: stream.next)
         }
-        let (operation, changes) = try parking { graph in
-            for object in objects { try graph.encodeRoot(object) }
-        }
-        try write(operation, changes) { _, _ in }
+        let (operation, changes) = try parking(objects)
+        try record(operation, changes) { _ in }
     }
 
-    /// Parks every object of `objects` (see ``parkAll(_:)``) without blocking the calling thread.
-    public func parkAll<T: Encodable>(_ objects: [T]) async throws {
-        let (operation, changes) = try parking { graph in
-            for object in objects { try graph.encodeRoot(object) }
+    /// Parks every object of `objects` (see ``parkAll(_:)``) without blocking the calling
+    /// thread; large arrays stream as they do there, the writer waiting for the rows this
+    /// task encodes.
+    public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T]) async throws {
+        if let stream = streaming(objects) {
+            return try await store.writeStreaming(stream.operation, next: stream.next)
         }
-        try await write(operation, changes) { _, _ in }
+        let (operation, changes) = try parking(objects)
+        try await record(operation, changes) { _ in }
     }
 
     /// From this many objects, `parkAll` writes rows while it encodes the next ones.
@@ -70,51 +70,37 @@ extension Garage {
     /// Rows handed to the writer at a time.
     private static let streamingBatchSize = 256
 
-    /// Parks `objects` in one transaction that writes rows as they are encoded, when the call
-    /// writes straight to the store; returns `false`, having done nothing, otherwise.
-    private func parkAllStreaming<T: Encodable>(_ objects: [T]) throws -> Bool {
+    /// Encodes (and encrypts) `objects` with every object they reference into the changes
+    /// that park them.
+    private func parking<T: Encodable>(_ objects: [T]) throws -> (operation: String, changes: ChangeSet) {
         let configuration = configuration()
-        let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy)
-        return try writeStreaming("park \(objects.count) \(Identity.typeName(T.self)) objects") { send in
-            for object in objects {
-                try graph.encodeRoot(object)
-                if graph.rows.count >= Self.streamingBatchSize {
-                    try send(try Self.payloads(of: graph.takeRows(), configuration))
-                }
-            }
-            try send(try Self.payloads(of: graph.takeRows(), configuration))
-        }
-    }
-
-    /// Encodes (and encrypts) a graph into the changes that park it.
-    private func parking(_ encode: (GraphEncoder) throws -> Void) throws -> (operation: String, changes: ChangeSet) {
-        let configuration = configuration()
-        let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy)
-        try encode(graph)
+        let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Self.threadContext)
+        for object in objects { try graph.encodeRoot(object) }
         var changes = ChangeSet()
-        for (key, payload) in try Self.payloads(of: graph.rows, configuration) {
+        for row in graph.rows {
+            let (key, payload) = try configuration.encryption.seal(row)
             changes.record(.park(payload), for: key)
         }
         let operation = graph.rows.first.map { "park \($0.key)" } ?? "park nothing"
         return (operation, changes)
     }
 
-    /// What each encoded row writes: its JSON, encrypted when the garage has a delegate.
-    private static func payloads(of rows: [EncodedRow], _ configuration: Configuration) throws -> RowStream.Batch {
-        try rows.map { row in
-            let data: String
-            let isEncrypted: Bool
-            if let delegate = configuration.dataEncryptionDelegate {
-                data = try delegate.encrypt(Data(row.json.utf8))
-                isEncrypted = true
-            } else {
-                data = row.json
-                isEncrypted = false
+    /// The batches of a streaming `parkAll`, encoded on demand, when the call writes straight
+    /// to the store (autosave on, nothing unsaved, outside a transaction); `nil` otherwise.
+    private func streaming<T: Encodable>(_ objects: [T]) -> (operation: String, next: () throws -> RowStream.Batch?)? {
+        guard objects.count >= Self.streamingThreshold, isAutosaveEnabled, !store.hasUnsavedChanges,
+              transactionChanges() == nil else { return nil }
+        let configuration = configuration()
+        let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Self.threadContext)
+        var remaining = objects[...]
+        let next = { () throws -> RowStream.Batch? in
+            while graph.rows.count < Self.streamingBatchSize, let object = remaining.popFirst() {
+                try graph.encodeRoot(object)
             }
-            return (row.key, RowPayload(
-                data: data, isEncrypted: isEncrypted, syncStatus: row.syncStatus,
-                references: ReferenceList.encode(row.references), isRoot: row.isRoot))
+            let rows = graph.takeRows()
+            return rows.isEmpty ? nil : try rows.map(configuration.encryption.seal)
         }
+        return ("park \(objects.count) \(Identity.typeName(T.self)) objects", next)
     }
 
     /// The identifier `object` is (or would be) parked under: its `id` when it is
@@ -128,19 +114,19 @@ extension Garage {
         try key(of: object).identifier
     }
 
-    func key<T>(of object: T) throws -> RowKey {
+    func key<T>(of object: T) throws -> ObjectKey {
         let typeName = Identity.typeName(T.self)
         if let identifier = try Identity.declaredIdentifier(of: object) {
-            return RowKey(type: typeName, identifier: identifier)
+            return ObjectKey(typeName: typeName, identifier: identifier)
         }
         guard let encodable = object as? any Encodable else {
             throw GarageError.missingConformance(typeName)
         }
-        return RowKey(type: typeName, identifier: try contentIdentifier(of: encodable))
+        return ObjectKey(typeName: typeName, identifier: try contentIdentifier(of: encodable))
     }
 
     private func contentIdentifier<E: Encodable>(of object: E) throws -> String {
-        try GraphEncoder(dateStrategy: configuration().dateEncodingStrategy).identifier(of: object)
+        try GraphEncoder(dateStrategy: configuration().dateEncodingStrategy, context: Self.threadContext).identifier(of: object)
     }
 
     // MARK: - Retrieving
@@ -163,42 +149,27 @@ extension Garage {
     ///   ``GarageError/missingEncryptionDelegate(typeName:identifier:)``;
     ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` when the delegate fails.
     public func retrieve<T: Decodable, ID>(_ type: T.Type, identifier: ID) throws -> T? {
-        let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
-        let configuration = configuration()
-        guard let pending = pendingChanges() else {
-            return try store.readWithoutTransaction("retrieve \(key)") { db in
-                try Self.retrieveCommitted(T.self, key, in: db, configuration)
-            }
-        }
-        return try store.read("retrieve \(key)") { db in
-            try Self.visibleRow(key, in: db, pending: pending).map {
-                try Self.decoder(db, pending, configuration).decode(T.self, from: $0)
-            }
-        }
-    }
-
-    /// Retrieves from the committed store, on a connection outside any transaction: an object
-    /// without references is one statement; one with references is read again, with them, in
-    /// one read transaction.
-    static func retrieveCommitted<T: Decodable>(
-        _ type: T.Type, _ key: RowKey, in db: Database, _ configuration: Configuration
-    ) throws -> T? {
-        guard let row = try Store.contentRow(db, key) else { return nil }
-        if row.references == ReferenceList.empty {
-            return try decoder(db, nil, configuration).decodeAlone(T.self, from: row)
-        }
-        return try Store.inSnapshot(db) { db in
-            try Store.contentRow(db, key).map { try decoder(db, nil, configuration).decode(T.self, from: $0) }
-        }
+        try run(retrieving(T.self, identifier: identifier))
     }
 
     /// Retrieves an object (see ``retrieve(_:identifier:)``) without blocking the calling thread.
-    public func retrieve<T: Decodable & Sendable, ID>(_ type: T.Type, identifier: ID) async throws -> T? {
-        let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
+    public nonisolated(nonsending) func retrieve<T: Decodable, ID>(_ type: T.Type, identifier: ID) async throws -> T? {
+        try await run(retrieving(T.self, identifier: identifier))
+    }
+
+    /// An object without references is one statement; one with references is read again,
+    /// with them, in one snapshot.
+    private func retrieving<T: Decodable, ID>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
+        let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
         let configuration = configuration()
-        return try await read("retrieve \(key)") { db, pending in
-            try Self.visibleRow(key, in: db, pending: pending).map {
-                try Self.decoder(db, pending, configuration).decode(T.self, from: $0)
+        return reading("retrieve \(key)", snapshot: false) { view in
+            guard let row = try view.row(key) else { return nil }
+            if view.pending == nil, row.references == ReferenceList.empty {
+                return try configuration.decoder(view).decodeAlone(T.self, from: configuration.encryption.open(row))
+            }
+            return try view.snapshot { view in
+                let decoder = configuration.decoder(view)
+                return try view.row(key).map { try configuration.decode(T.self, $0, with: decoder) }
             }
         }
     }
@@ -212,21 +183,20 @@ extension Garage {
     /// It throws the error of the first object that can't be retrieved, which names its type
     /// and identifier; ``retrieveAllLossy(_:)`` returns the others beside the failures.
     public func retrieveAll<T: Decodable>(_ type: T.Type) throws -> [T] {
-        let typeName = Identity.typeName(T.self)
-        let configuration = configuration()
-        return try read("retrieve all \(typeName)") { db, pending in
-            let decoder = Self.decoder(db, pending, configuration)
-            return try Self.visibleRows(ofType: typeName, in: db, pending: pending).map { try decoder.decode(T.self, from: $0) }
-        }
+        try run(retrievingAll(T.self))
     }
 
-    /// Retrieves every object of type `T` without blocking the calling thread.
-    public func retrieveAll<T: Decodable & Sendable>(_ type: T.Type) async throws -> [T] {
+    /// Retrieves every object of type `T` (see ``retrieveAll(_:)``) without blocking the calling thread.
+    public nonisolated(nonsending) func retrieveAll<T: Decodable>(_ type: T.Type) async throws -> [T] {
+        try await run(retrievingAll(T.self))
+    }
+
+    private func retrievingAll<T: Decodable>(_ type: T.Type) -> StoreWork<[T]> {
         let typeName = Identity.typeName(T.self)
         let configuration = configuration()
-        return try await read("retrieve all \(typeName)") { db, pending in
-            let decoder = Self.decoder(db, pending, configuration)
-            return try Self.visibleRows(ofType: typeName, in: db, pending: pending).map { try decoder.decode(T.self, from: $0) }
+        return reading("retrieve all \(typeName)") { view in
+            let decoder = configuration.decoder(view)
+            return try view.rows(ofType: typeName).map { try configuration.decode(T.self, $0.get(), with: decoder) }
         }
     }
 
@@ -245,59 +215,30 @@ extension Garage {
     /// type, or is corrupt, a missing required reference, a failed decryption. Errors of the
     /// store itself (SQLite, a busy or damaged file) still throw.
     public func retrieveAllLossy<T: Decodable>(_ type: T.Type) throws -> LossyRetrieval<T> {
-        let typeName = Identity.typeName(T.self)
-        let configuration = configuration()
-        return try read("retrieve all \(typeName)") { db, pending in
-            try Self.retrieveEach(T.self, typeName: typeName, in: db, pending: pending, configuration)
-        }
+        try run(retrievingEach(T.self))
     }
 
     /// Retrieves every object of type `T` that can be retrieved (see ``retrieveAllLossy(_:)``)
     /// without blocking the calling thread.
-    public func retrieveAllLossy<T: Decodable & Sendable>(_ type: T.Type) async throws -> LossyRetrieval<T> {
+    public nonisolated(nonsending) func retrieveAllLossy<T: Decodable>(_ type: T.Type) async throws -> LossyRetrieval<T> {
+        try await run(retrievingEach(T.self))
+    }
+
+    private func retrievingEach<T: Decodable>(_ type: T.Type) -> StoreWork<LossyRetrieval<T>> {
         let typeName = Identity.typeName(T.self)
         let configuration = configuration()
-        return try await read("retrieve all \(typeName)") { db, pending in
-            try Self.retrieveEach(T.self, typeName: typeName, in: db, pending: pending, configuration)
-        }
-    }
-
-    /// A decoder that resolves references in `db`'s read transaction, with the pending changes.
-    static func decoder(_ db: Database, _ pending: ChangeSet?, _ configuration: Configuration) -> GraphDecoder {
-        GraphDecoder(
-            dateDecoding: configuration.dateDecoding,
-            row: { key in
-                guard let pending else { return try Store.contentRow(db, key) }
-                return try pending.row(key, in: db, now: Date())
-            },
-            open: { row in try open(row, delegate: configuration.dataEncryptionDelegate) })
-    }
-
-    /// The JSON a row holds, decrypted if need be.
-    static func open(_ row: StoredRow, delegate: (any DataEncryptionDelegate)?) throws -> JSONValue {
-        do {
-            guard row.isEncrypted else {
-                return try JSONReader.parse(row.data)
+        return reading("retrieve all \(typeName)") { [store] view in
+            let decoder = configuration.decoder(view)
+            var result = LossyRetrieval<T>()
+            for read in try view.rows(ofType: typeName) {
+                do {
+                    result.objects.append(try configuration.decode(T.self, read.get(), with: decoder))
+                } catch where store.isRowFailure(error) {
+                    result.failures.append(RetrievalFailure(
+                        typeName: read.key.typeName, identifier: read.key.identifier, error: error))
+                }
             }
-            guard let delegate else {
-                throw GarageError.missingEncryptionDelegate(typeName: row.key.type, identifier: row.key.identifier)
-            }
-            let decrypted: Data
-            do {
-                decrypted = try delegate.decrypt(row.data)
-            } catch let error as GarageError {
-                throw error
-            } catch {
-                throw GarageError.decryptionFailed(typeName: row.key.type, identifier: row.key.identifier,
-                                                   reason: String(reflecting: error))
-            }
-            return try JSONReader.parse(decrypted)
-        } catch let failure as JSONReader.Failure {
-            throw GarageError.corruptData(
-                typeName: row.key.type, identifier: row.key.identifier,
-                reason: row.isEncrypted
-                    ? "its decrypted JSON is invalid (was it decrypted with another key?): \(failure)"
-                    : "its JSON is invalid: \(failure)")
+            return result
         }
     }
 
@@ -312,16 +253,16 @@ extension Garage {
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when it is not parked.
     public func delete<T: Encodable>(_ object: T) throws {
         let (key, changes) = try deleting(object)
-        try write("delete \(key)", changes, check: Self.checkExists(key))
+        try record("delete \(key)", changes, check: Self.checkExists([key]))
     }
 
     /// Deletes `object`'s row (see ``delete(_:)``) without blocking the calling thread.
-    public func delete<T: Encodable>(_ object: T) async throws {
+    public nonisolated(nonsending) func delete<T: Encodable>(_ object: T) async throws {
         let (key, changes) = try deleting(object)
-        try await write("delete \(key)", changes, check: Self.checkExists(key))
+        try await record("delete \(key)", changes, check: Self.checkExists([key]))
     }
 
-    private func deleting<T>(_ object: T) throws -> (RowKey, ChangeSet) {
+    private func deleting<T>(_ object: T) throws -> (ObjectKey, ChangeSet) {
         let key = try key(of: object)
         var changes = ChangeSet()
         changes.record(.delete, for: key)
@@ -329,14 +270,10 @@ extension Garage {
     }
 
     /// A check that throws ``GarageError/failedToRetrieveObject(_:_:)`` unless every row exists.
-    static func checkExists(_ keys: RowKey...) -> @Sendable (Database, ChangeSet?) throws -> Void {
-        checkExists(keys)
-    }
-
-    static func checkExists(_ keys: [RowKey]) -> @Sendable (Database, ChangeSet?) throws -> Void {
-        { db, pending in
-            for key in keys where try visibleRow(key, in: db, pending: pending) == nil {
-                throw GarageError.failedToRetrieveObject(key.type, key.identifier)
+    static func checkExists(_ keys: [ObjectKey]) -> @Sendable (StoreView) throws -> Void {
+        { view in
+            for key in keys where try !view.exists(key) {
+                throw GarageError.failedToRetrieveObject(key.typeName, key.identifier)
             }
         }
     }
@@ -348,25 +285,39 @@ extension Garage {
     /// ```
     @discardableResult
     public func deleteAll<T>(_ type: T.Type) throws -> Int {
-        let typeName = Identity.typeName(T.self)
-        var changes = ChangeSet()
-        changes.record(.deleteAll(type: typeName))
-        return try write("delete all \(typeName)", changes) { db, pending in
-            try Self.visibleCount(ofType: typeName, in: db, pending: pending)
-        }
+        let (operation, changes, check) = deletingAll(Identity.typeName(T.self))
+        return try record(operation, changes, check: check)
+    }
+
+    /// Deletes every object of type `T` (see ``deleteAll(_:)``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type) async throws -> Int {
+        let (operation, changes, check) = deletingAll(Identity.typeName(T.self))
+        return try await record(operation, changes, check: check)
     }
 
     /// Deletes every object of every type; returns how many there were.
     @discardableResult
     public func deleteAllObjects() throws -> Int {
+        let (operation, changes, check) = deletingAll(nil)
+        return try record(operation, changes, check: check)
+    }
+
+    /// Deletes every object of every type (see ``deleteAllObjects()``) without blocking the
+    /// calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func deleteAllObjects() async throws -> Int {
+        let (operation, changes, check) = deletingAll(nil)
+        return try await record(operation, changes, check: check)
+    }
+
+    /// Deletes every row of `type` (of every type when `nil`); the check counts them.
+    private func deletingAll(_ type: String?) -> (String, ChangeSet, @Sendable (StoreView) throws -> Int) {
         var changes = ChangeSet()
-        changes.record(.deleteAll(type: nil))
-        return try write("delete all objects", changes) { db, pending in
-            guard let pending else { return try Store.count(db) }
-            return try pending.types(in: db).reduce(0) { total, type in
-                total + (try Self.visibleCount(ofType: type, in: db, pending: pending))
-            }
-        }
+        changes.record(.deleteAll(type: type))
+        return ("delete all \(type ?? "objects")", changes, { view in
+            try type.map { try view.count(ofType: $0) } ?? view.count()
+        })
     }
 
     /// Moves every object parked under the type name `oldClassName` to type `T`, for a type
@@ -378,33 +329,72 @@ extension Garage {
     /// ```
     @discardableResult
     public func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) throws -> Int {
-        let typeName = Identity.typeName(T.self)
-        guard oldClassName != typeName else { return 0 }
+        let (operation, changes, check) = migrating(from: oldClassName, to: Identity.typeName(T.self))
+        return try record(operation, changes, check: check)
+    }
+
+    /// Moves every object parked under `oldClassName` to type `T` (see
+    /// ``migrateAll(fromOldClassName:to:)``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) async throws -> Int {
+        let (operation, changes, check) = migrating(from: oldClassName, to: Identity.typeName(T.self))
+        return try await record(operation, changes, check: check)
+    }
+
+    private func migrating(from oldName: String, to typeName: String) -> (String, ChangeSet, @Sendable (StoreView) throws -> Int) {
         var changes = ChangeSet()
-        changes.record(.renameType(from: oldClassName, to: typeName))
-        return try write("move \(oldClassName) to \(typeName)", changes) { db, pending in
-            try Self.visibleCount(ofType: oldClassName, in: db, pending: pending)
+        if oldName != typeName {
+            changes.record(.renameType(from: oldName, to: typeName))
         }
+        return ("move \(oldName) to \(typeName)", changes, { view in
+            oldName == typeName ? 0 : try view.count(ofType: oldName)
+        })
     }
 
     // MARK: - Counting
 
     /// The number of objects of type `T`.
     public func count<T>(_ type: T.Type) throws -> Int {
+        try run(counting(T.self))
+    }
+
+    /// The number of objects of type `T`, without blocking the calling thread.
+    public nonisolated(nonsending) func count<T>(_ type: T.Type) async throws -> Int {
+        try await run(counting(T.self))
+    }
+
+    private func counting<T>(_ type: T.Type) -> StoreWork<Int> {
         let typeName = Identity.typeName(T.self)
-        return try read("count \(typeName)") { db, pending in
-            try Self.visibleCount(ofType: typeName, in: db, pending: pending)
-        }
+        return reading("count \(typeName)") { view in try view.count(ofType: typeName) }
     }
 
     /// The identifiers of every object of type `T`, in order.
     public func identifiers<T>(of type: T.Type) throws -> [String] {
+        try run(listingIdentifiers(T.self))
+    }
+
+    /// The identifiers of every object of type `T`, in order, without blocking the calling thread.
+    public nonisolated(nonsending) func identifiers<T>(of type: T.Type) async throws -> [String] {
+        try await run(listingIdentifiers(T.self))
+    }
+
+    private func listingIdentifiers<T>(_ type: T.Type) -> StoreWork<[String]> {
         let typeName = Identity.typeName(T.self)
-        return try read("list identifiers of \(typeName)") { db, pending in
-            if let pending, pending.touches(type: typeName) {
-                return try pending.rows(ofType: typeName, in: db, now: Date()).map(\.key.identifier)
-            }
-            return try Store.identifiers(db, type: typeName)
+        return reading("list identifiers of \(typeName)") { view in try view.identifiers(ofType: typeName) }
+    }
+}
+
+extension Garage.Configuration {
+    /// A decoder that resolves references through `view`, decrypting the rows it reads.
+    func decoder(_ view: StoreView) -> GraphDecoder {
+        let encryption = encryption
+        return GraphDecoder(dateDecoding: dateDecoding, context: Garage.threadContext) { key in
+            try view.row(key).map(encryption.open)
         }
+    }
+
+    /// The object `row` holds, decrypted and decoded by `decoder`.
+    func decode<T: Decodable>(_ type: T.Type, _ row: StoredRow, with decoder: GraphDecoder) throws -> T {
+        try decoder.decode(T.self, from: encryption.open(row))
     }
 }

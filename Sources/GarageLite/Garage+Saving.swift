@@ -1,11 +1,12 @@
 import Foundation
-import GRDB
 
-// Autosave, unsaved changes, transactions, and how every change reaches the store.
+// Autosave, unsaved changes, transactions, and how every call reaches the store: its work is
+// described once (a `StoreWork`, or changes with their check) and run by one of two runners
+// here, synchronous or asynchronous.
 extension Garage {
     /// Whether the garage holds changes that ``save()`` has not written yet.
     public var hasUnsavedChanges: Bool {
-        state.read { !$0.unsaved.isEmpty }
+        store.hasUnsavedChanges
     }
 
     /// Writes every unsaved change, in one transaction. Does nothing when there is none.
@@ -21,20 +22,21 @@ extension Garage {
     ///
     /// If the write fails, nothing is written and the changes stay unsaved.
     public func save() throws {
-        try store.write("save", saveWork(adding: ChangeSet()) { _, _ in })
+        try run(saving)
     }
 
-    /// Writes every unsaved change, in one transaction, without blocking the calling thread.
-    public func save() async throws {
-        try await store.write("save", saveWork(adding: ChangeSet()) { _, _ in })
+    /// Writes every unsaved change (see ``save()``), without blocking the calling thread.
+    public nonisolated(nonsending) func save() async throws {
+        try await run(saving)
+    }
+
+    private var saving: StoreWork<Void> {
+        store.saving("save", ChangeSet()) { _ in }
     }
 
     /// Forgets every unsaved change.
     public func discardUnsavedChanges() {
-        state.write {
-            $0.unsaved = ChangeSet()
-            $0.epoch += 1
-        }
+        store.discardUnsavedChanges()
     }
 
     /// Runs `body` with autosave off, then restores it. GarageStorage's API.
@@ -54,6 +56,15 @@ extension Garage {
     public func withAutosaveDisabled<Result>(_ body: () throws -> Result) rethrows -> Result {
         try GarageScope.$current.withValue(GarageScope(garage: self, disablesAutosave: true)) {
             try body()
+        }
+    }
+
+    /// Runs `body` with autosave off (see the synchronous variant), in `async` code.
+    public nonisolated(nonsending) func withAutosaveDisabled<Result>(
+        _ body: nonisolated(nonsending) () async throws -> Result
+    ) async rethrows -> Result {
+        try await GarageScope.$current.withValue(GarageScope(garage: self, disablesAutosave: true)) {
+            try await body()
         }
     }
 
@@ -84,50 +95,108 @@ extension Garage {
             _ = buffer.close()
             throw error
         }
-        try write("commit a transaction", buffer.close()) { _, _ in }
+        try record("commit a transaction", buffer.close()) { _ in }
         return result
     }
 
-    // MARK: - Internals
+    /// Runs `body` and commits every change it made together (see ``transaction(_:)``), in
+    /// `async` code: `body` may `await` the garage's `async` calls.
+    ///
+    /// ```swift
+    /// try await garage.transaction {
+    ///     try await garage.delete(oldAddress)
+    ///     try await garage.park(person)     // both, or neither
+    /// }
+    /// ```
+    public nonisolated(nonsending) func transaction<Result>(
+        _ body: nonisolated(nonsending) () async throws -> Result
+    ) async throws -> Result {
+        let buffer = TransactionBuffer()
+        let result: Result
+        do {
+            result = try await GarageScope.$current.withValue(GarageScope(garage: self, transaction: buffer)) {
+                try await body()
+            }
+        } catch {
+            _ = buffer.close()
+            throw error
+        }
+        try await record("commit a transaction", buffer.close()) { _ in }
+        return result
+    }
 
-    /// The changes this call can see but the store does not have yet: the unsaved changes,
-    /// then the changes of the transactions it runs in. `nil` when there are none.
+    // MARK: - Runners
+
+    /// Runs `work` on this thread.
+    func run<T>(_ work: StoreWork<T>) throws -> T {
+        try store.run(work)
+    }
+
+    /// Runs `work` without blocking the calling thread.
+    nonisolated(nonsending) func run<T>(_ work: StoreWork<T>) async throws -> sending T {
+        try await store.run(work)
+    }
+
+    /// Records `changes` where they belong: in the innermost transaction this call runs in,
+    /// in the unsaved changes when autosave is off, or in the store, with the unsaved changes,
+    /// in one transaction.
+    ///
+    /// `check` runs first, on the store as this call sees it (inside the write transaction
+    /// when there is one); it throws to refuse the changes, and its result is returned.
+    func record<T: Sendable>(
+        _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
+    ) throws -> T {
+        var closed: TransactionBuffer?
+        while true {
+            let route = writeRoute(skipping: closed)
+            let result = try run(route.work(operation, changes, check, in: self))
+            if route.keep(changes, in: store) { return result }
+            closed = route.transaction // it ended meanwhile
+        }
+    }
+
+    /// Records `changes` where they belong (see the synchronous variant), without blocking
+    /// the calling thread.
+    nonisolated(nonsending) func record<T: Sendable>(
+        _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
+    ) async throws -> T {
+        var closed: TransactionBuffer?
+        while true {
+            let route = writeRoute(skipping: closed)
+            let result = try await run(route.work(operation, changes, check, in: self))
+            if route.keep(changes, in: store) { return result }
+            closed = route.transaction // it ended meanwhile
+        }
+    }
+
+    /// Reads through the store as this call sees it (see ``Store/reading(_:pending:snapshot:_:)``).
+    func reading<T>(
+        _ operation: String, snapshot: Bool = true, _ body: @escaping @Sendable (StoreView) throws -> T
+    ) -> StoreWork<T> {
+        store.reading(operation, pending: pendingChanges(), snapshot: snapshot, body)
+    }
+
+    /// The changes this call sees but the store does not have yet: the unsaved changes, then
+    /// those of the transactions it runs in. `nil` when there are none.
     func pendingChanges() -> ChangeSet? {
-        var pending = state.read { $0.unsaved }
+        store.pendingChanges(adding: transactionChanges())
+    }
+
+    /// The changes of the transactions this call runs in, outermost first; `nil` outside any.
+    func transactionChanges() -> ChangeSet? {
+        var changes: ChangeSet?
         for scope in GarageScope.scopes(of: self).reversed() {
-            if let changes = scope.transaction?.pending {
-                pending.merge(changes)
+            if let pending = scope.transaction?.pending {
+                changes = changes ?? ChangeSet()
+                changes?.merge(pending)
             }
         }
-        return pending.isEmpty ? nil : pending
+        return changes
     }
 
-    /// Runs `body` in one read transaction, with the changes this call can see but the store
-    /// does not have yet.
-    func read<T>(_ operation: @autoclosure () -> String, _ body: (Database, ChangeSet?) throws -> T) throws -> T {
-        let pending = pendingChanges()
-        return try store.read(operation()) { db in try body(db, pending) }
-    }
-
-    /// Runs `body` in one read transaction without blocking the calling thread.
-    func read<T: Sendable>(
-        _ operation: String, _ body: @escaping @Sendable (Database, ChangeSet?) throws -> T
-    ) async throws -> T {
-        let pending = pendingChanges()
-        return try await store.read(operation) { db in try body(db, pending) }
-    }
-
-    /// Where a change goes.
-    private enum WriteRoute {
-        /// Into the innermost transaction the call runs in.
-        case transaction(TransactionBuffer)
-        /// Into the unsaved changes: autosave is off.
-        case unsaved
-        /// Into the store, with the unsaved changes, in one transaction.
-        case store
-    }
-
-    private func writeRoute(skipping closed: TransactionBuffer? = nil) -> WriteRoute {
+    /// Where this call's changes go: the innermost transaction still open (but `closed`), or
+    /// the unsaved changes when autosave is off, or the store.
+    private func writeRoute(skipping closed: TransactionBuffer?) -> WriteRoute {
         let open = GarageScope.scopes(of: self).lazy.compactMap(\.transaction).first {
             $0 !== closed && $0.pending != nil
         }
@@ -136,134 +205,40 @@ extension Garage {
         }
         return isAutosaveEnabled ? .store : .unsaved
     }
+}
 
-    private func recordUnsaved(_ changes: ChangeSet) {
-        state.write { $0.unsaved.merge(changes) }
+/// Where a call's changes go.
+private enum WriteRoute {
+    /// Into the innermost transaction the call runs in.
+    case transaction(TransactionBuffer)
+    /// Into the unsaved changes: autosave is off.
+    case unsaved
+    /// Into the store, with the unsaved changes, in one transaction.
+    case store
+
+    var transaction: TransactionBuffer? {
+        if case .transaction(let buffer) = self { return buffer }
+        return nil
     }
 
-    /// Records `changes` where they belong: in the innermost transaction this call runs in,
-    /// in the unsaved changes when autosave is off, or in the store, with the unsaved changes,
-    /// in one transaction.
-    ///
-    /// `check` runs first, on the store as it reads with the pending changes (inside the
-    /// write transaction when there is one); it throws to refuse the changes, and its result
-    /// is returned.
-    func write<T: Sendable>(
-        _ operation: String, _ changes: ChangeSet,
-        check: @escaping @Sendable (Database, ChangeSet?) throws -> T
-    ) throws -> T {
-        var route = writeRoute()
-        while true {
-            switch route {
-            case .transaction(let transaction):
-                let result = try read(operation) { db, pending in try check(db, pending) }
-                if transaction.record(changes) { return result }
-                route = writeRoute(skipping: transaction) // it ended meanwhile
-            case .unsaved:
-                let result = try read(operation) { db, pending in try check(db, pending) }
-                recordUnsaved(changes)
-                return result
-            case .store:
-                return try store.write(operation, saveWork(adding: changes, check: check))
-            }
+    /// What runs first: the check, on the store as the call sees it, and for the store the
+    /// write itself.
+    func work<T>(
+        _ operation: String, _ changes: ChangeSet, _ check: @escaping @Sendable (StoreView) throws -> T, in garage: Garage
+    ) -> StoreWork<T> {
+        switch self {
+        case .store: return garage.store.saving(operation, changes, check: check)
+        case .transaction, .unsaved: return garage.reading(operation, check)
         }
     }
 
-    /// Writes the rows `produce` sends while it is still producing them, when this call writes
-    /// straight to the store (autosave on, nothing unsaved, outside any transaction): encoding
-    /// and writing then overlap, on two threads. Returns `false`, having done nothing, otherwise.
-    func writeStreaming(
-        _ operation: String, _ produce: (_ send: (RowStream.Batch) throws -> Void) throws -> Void
-    ) throws -> Bool {
-        guard case .store = writeRoute(), state.read({ $0.unsaved.isEmpty }) else { return false }
-        let written = try store.write(operation, streaming: { stream in
-            try produce { try stream.send($0) }
-        }, observed: observers.hasSubscribers)
-        if let written {
-            observers.publish(written)
+    /// Keeps `changes` where they go once the check passed; `false` when the transaction
+    /// ended meanwhile (a task started inside it may outlive it).
+    func keep(_ changes: ChangeSet, in store: Store) -> Bool {
+        switch self {
+        case .transaction(let buffer): return buffer.record(changes)
+        case .unsaved: store.recordUnsaved(changes); return true
+        case .store: return true
         }
-        return true
-    }
-
-    /// Records `changes` where they belong (see the synchronous variant), without blocking
-    /// the calling thread.
-    func write<T: Sendable>(
-        _ operation: String, _ changes: ChangeSet,
-        check: @escaping @Sendable (Database, ChangeSet?) throws -> T
-    ) async throws -> T {
-        var route = writeRoute()
-        while true {
-            switch route {
-            case .transaction(let transaction):
-                let result = try await read(operation) { db, pending in try check(db, pending) }
-                if transaction.record(changes) { return result }
-                route = writeRoute(skipping: transaction) // it ended meanwhile
-            case .unsaved:
-                let result = try await read(operation) { db, pending in try check(db, pending) }
-                recordUnsaved(changes)
-                return result
-            case .store:
-                return try await store.write(operation, saveWork(adding: changes, check: check))
-            }
-        }
-    }
-
-    /// The work of writing the unsaved changes and `changes` in one transaction, after `check`.
-    ///
-    /// It runs on the store's writer, where writes are serialised: taking the unsaved changes,
-    /// committing them, then forgetting them happen without another save in between.
-    private func saveWork<T>(
-        adding changes: ChangeSet, check: @escaping @Sendable (Database, ChangeSet?) throws -> T
-    ) -> @Sendable (Database) throws -> T {
-        { [self] db in
-            // Changes recorded from now on go to new segments, kept when these are saved.
-            let (unsaved, epoch) = state.write { state in
-                state.unsaved.seal()
-                return (state.unsaved, state.epoch)
-            }
-            var combined = changes
-            if !unsaved.isEmpty {
-                combined = unsaved
-                combined.merge(changes)
-            }
-            let result = try Store.inTransaction(db) { db in
-                let result = try check(db, unsaved.isEmpty ? nil : unsaved)
-                try Store.apply(combined, to: db, now: Date())
-                return result
-            }
-            if !unsaved.isEmpty {
-                state.write {
-                    if $0.epoch == epoch {
-                        $0.unsaved = $0.unsaved.removing(saved: unsaved)
-                    }
-                }
-            }
-            observers.publish(combined)
-            return result
-        }
-    }
-
-    /// The row `key` as this call sees it.
-    static func visibleRow(_ key: RowKey, in db: Database, pending: ChangeSet?) throws -> StoredRow? {
-        if let pending {
-            return try pending.row(key, in: db, now: Date())
-        }
-        return try Store.row(db, key)
-    }
-
-    /// The rows of `type` as this call sees them, in identifier order.
-    static func visibleRows(ofType type: String, in db: Database, pending: ChangeSet?) throws -> [StoredRow] {
-        if let pending, pending.touches(type: type) {
-            return try pending.rows(ofType: type, in: db, now: Date())
-        }
-        return try Store.rows(db, type: type)
-    }
-
-    /// The number of rows of `type` as this call sees them.
-    static func visibleCount(ofType type: String, in db: Database, pending: ChangeSet?) throws -> Int {
-        if let pending, pending.touches(type: type) {
-            return try pending.rows(ofType: type, in: db, now: Date()).count
-        }
-        return try Store.count(db, type: type)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 // Streaming reads: visiting every object of a type without holding them all in memory.
 extension Garage {
@@ -23,31 +22,57 @@ extension Garage {
     public func forEach<T: Decodable>(
         _ type: T.Type, batchSize: Int = 1000, _ body: (T) throws -> Void
     ) throws {
-        let typeName = Identity.typeName(T.self)
-        let configuration = configuration()
-        let batchSize = max(1, batchSize)
-        var lastIdentifier: String?
-        var offset = 0
-        while true {
-            let (objects, last, isLastBatch) = try read("read all \(typeName)") { db, pending in
-                let decoder = Self.decoder(db, pending, configuration)
-                let rows: [StoredRow]
-                if let pending, pending.touches(type: typeName) {
-                    // Unsaved changes live in memory already: page through the merged rows.
-                    let all = try pending.rows(ofType: typeName, in: db, now: Date())
-                    rows = Array(all.dropFirst(offset).prefix(batchSize))
-                } else {
-                    rows = try Store.rows(db, type: typeName, after: lastIdentifier, limit: batchSize)
-                }
-                let objects = try rows.map { try decoder.decode(T.self, from: $0) }
-                return (objects, rows.last?.key.identifier, rows.count < batchSize)
-            }
-            for object in objects {
-                try body(object)
-            }
-            guard !isLastBatch, let last else { return }
-            lastIdentifier = last
-            offset += objects.count
+        var page = Page<T>(batchSize: batchSize)
+        while let work = page.next(in: self) {
+            page.advance(try run(work))
+            for object in page.objects { try body(object) }
         }
+    }
+
+    /// Calls `body` with every object of type `T` (see ``forEach(_:batchSize:_:)``), reading
+    /// each batch without blocking the calling thread; `body` may `await`.
+    public nonisolated(nonsending) func forEach<T: Decodable>(
+        _ type: T.Type, batchSize: Int = 1000, _ body: nonisolated(nonsending) (T) async throws -> Void
+    ) async throws {
+        var page = Page<T>(batchSize: batchSize)
+        while let work = page.next(in: self) {
+            page.advance(try await run(work))
+            for object in page.objects { try await body(object) }
+        }
+    }
+}
+
+/// Where an iteration of ``Garage/forEach(_:batchSize:_:)`` stands: the batch it read last,
+/// and the work that reads the next one.
+private struct Page<T: Decodable> {
+    let batchSize: Int
+    var objects: [T] = []
+    private var lastIdentifier: String?
+    private var offset = 0
+    private var isLast = false
+
+    init(batchSize: Int) {
+        self.batchSize = max(1, batchSize)
+    }
+
+    /// The work that reads the next batch, from one snapshot; `nil` after the last one.
+    func next(in garage: Garage) -> StoreWork<(objects: [T], last: String?, isLast: Bool)>? {
+        guard !isLast else { return nil }
+        let typeName = Identity.typeName(T.self)
+        let configuration = garage.configuration()
+        let (lastIdentifier, offset, batchSize) = (lastIdentifier, offset, batchSize)
+        return garage.reading("read all \(typeName)") { view in
+            let decoder = configuration.decoder(view)
+            let rows = try view.rows(ofType: typeName, after: lastIdentifier, offset: offset, limit: batchSize)
+            let objects = try rows.map { try configuration.decode(T.self, $0.get(), with: decoder) }
+            return (objects, rows.last?.key.identifier, rows.count < batchSize)
+        }
+    }
+
+    mutating func advance(_ batch: (objects: [T], last: String?, isLast: Bool)) {
+        objects = batch.objects
+        offset += batch.objects.count
+        lastIdentifier = batch.last
+        isLast = batch.isLast || batch.last == nil
     }
 }

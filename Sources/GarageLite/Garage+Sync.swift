@@ -1,8 +1,7 @@
 import Foundation
-import GRDB
 
-// Sync status: reading and changing it, retrieving and counting objects by status, and
-// each row's metadata. Sync jobs' claims are in Garage+Claims.swift.
+// Sync status: reading and changing it, retrieving and counting objects by status, and each
+// row's metadata. Sync jobs' claims are in Garage+Claims.swift.
 extension Garage {
     /// Sets the sync status of `object`'s row. The object itself is not changed.
     ///
@@ -15,6 +14,12 @@ extension Garage {
         try setSyncStatus(syncStatus, for: [object])
     }
 
+    /// Sets the sync status of `object`'s row (see ``setSyncStatus(_:for:)-(_,T)``) without
+    /// blocking the calling thread.
+    public nonisolated(nonsending) func setSyncStatus<T: Syncable>(_ syncStatus: SyncStatus, for object: T) async throws {
+        try await setSyncStatus(syncStatus, for: [object])
+    }
+
     /// Sets the sync status of the rows of `objects`, all or none.
     ///
     /// A sync job should rather use ``claim(_:limit:status:)`` and ``complete(_:)``, which
@@ -23,13 +28,26 @@ extension Garage {
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when one of them is not parked;
     ///   no status is changed then.
     public func setSyncStatus<T: Syncable>(_ syncStatus: SyncStatus, for objects: [T]) throws {
+        let (operation, changes, check) = try settingStatus(syncStatus, of: objects)
+        try record(operation, changes, check: check)
+    }
+
+    /// Sets the sync status of the rows of `objects` (see ``setSyncStatus(_:for:)-(_,[T])``)
+    /// without blocking the calling thread.
+    public nonisolated(nonsending) func setSyncStatus<T: Syncable>(_ syncStatus: SyncStatus, for objects: [T]) async throws {
+        let (operation, changes, check) = try settingStatus(syncStatus, of: objects)
+        try await record(operation, changes, check: check)
+    }
+
+    private func settingStatus<T>(
+        _ syncStatus: SyncStatus, of objects: [T]
+    ) throws -> (String, ChangeSet, @Sendable (StoreView) throws -> Void) {
         let keys = try objects.map { try key(of: $0) }
         var changes = ChangeSet()
         for key in keys {
             changes.record(.setSyncStatus(syncStatus), for: key)
         }
-        try write("set the sync status of \(keys.first?.description ?? "nothing")", changes,
-                  check: Self.checkExists(keys))
+        return ("set the sync status of \(keys.first?.description ?? "nothing")", changes, Self.checkExists(keys))
     }
 
     /// The sync status of `object`'s row.
@@ -37,6 +55,11 @@ extension Garage {
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when it is not parked.
     public func syncStatus<T: Syncable>(for object: T) throws -> SyncStatus {
         try metadata(for: object).syncStatus
+    }
+
+    /// The sync status of `object`'s row, without blocking the calling thread.
+    public nonisolated(nonsending) func syncStatus<T: Syncable>(for object: T) async throws -> SyncStatus {
+        try await metadata(for: object).syncStatus
     }
 
     /// Retrieves the objects of type `T` whose status is `syncStatus`, oldest change first.
@@ -48,7 +71,13 @@ extension Garage {
     /// Only rows of type `T` are read (GarageStorage scans every type, and fails on a
     /// store holding several), through the index on status and type.
     public func retrieveAll<T: Decodable & Syncable>(withStatus syncStatus: SyncStatus) throws -> [T] {
-        try retrieveAll(T.self, withStatus: syncStatus)
+        try run(retrievingAll(T.self, withStatus: syncStatus))
+    }
+
+    /// Retrieves the objects of type `T` whose status is `syncStatus` (see
+    /// ``retrieveAll(withStatus:)``) without blocking the calling thread.
+    public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable>(withStatus syncStatus: SyncStatus) async throws -> [T] {
+        try await run(retrievingAll(T.self, withStatus: syncStatus))
     }
 
     /// Retrieves the objects of type `T` whose status is `syncStatus`, oldest change first.
@@ -57,12 +86,24 @@ extension Garage {
     /// let pending = try garage.retrieveAll(Person.self, withStatus: .notSynced)
     /// ```
     public func retrieveAll<T: Decodable & Syncable>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> [T] {
+        try run(retrievingAll(T.self, withStatus: syncStatus))
+    }
+
+    /// Retrieves the objects of type `T` whose status is `syncStatus` (see
+    /// ``retrieveAll(_:withStatus:)``) without blocking the calling thread.
+    public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable>(
+        _ type: T.Type, withStatus syncStatus: SyncStatus
+    ) async throws -> [T] {
+        try await run(retrievingAll(T.self, withStatus: syncStatus))
+    }
+
+    private func retrievingAll<T: Decodable>(_ type: T.Type, withStatus syncStatus: SyncStatus) -> StoreWork<[T]> {
         let typeName = Identity.typeName(T.self)
         let configuration = configuration()
-        return try read("retrieve \(typeName) with status \(syncStatus)") { db, pending in
-            let decoder = Self.decoder(db, pending, configuration)
-            return try Self.visibleRows(ofType: typeName, status: syncStatus, in: db, pending: pending)
-                .map { try decoder.decode(T.self, from: $0) }
+        return reading("retrieve \(typeName) with status \(syncStatus)") { view in
+            let decoder = configuration.decoder(view)
+            return try view.rows(ofType: typeName, status: syncStatus)
+                .map { try configuration.decode(T.self, $0.get(), with: decoder) }
         }
     }
 
@@ -75,24 +116,37 @@ extension Garage {
     /// let backlog = try garage.count(Note.self, withStatus: .notSynced)
     /// ```
     public func count<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> Int {
+        try run(counting(T.self, withStatus: syncStatus))
+    }
+
+    /// The number of objects of type `T` with status `syncStatus` (see
+    /// ``count(_:withStatus:)``), without blocking the calling thread.
+    public nonisolated(nonsending) func count<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) async throws -> Int {
+        try await run(counting(T.self, withStatus: syncStatus))
+    }
+
+    private func counting<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) -> StoreWork<Int> {
         let typeName = Identity.typeName(T.self)
-        return try read("count \(typeName) with status \(syncStatus)") { db, pending in
-            if let pending, pending.touches(type: typeName) {
-                return try Self.visibleRows(ofType: typeName, status: syncStatus, in: db, pending: pending).count
-            }
-            return try Store.count(db, type: typeName, status: syncStatus)
+        return reading("count \(typeName) with status \(syncStatus)") { view in
+            try view.count(ofType: typeName, status: syncStatus)
         }
     }
 
     /// The identifiers of the objects of type `T` with status `syncStatus`, oldest change first.
     public func identifiers<T>(of type: T.Type, withStatus syncStatus: SyncStatus) throws -> [String] {
+        try run(listingIdentifiers(T.self, withStatus: syncStatus))
+    }
+
+    /// The identifiers of the objects of type `T` with status `syncStatus`, without blocking
+    /// the calling thread.
+    public nonisolated(nonsending) func identifiers<T>(of type: T.Type, withStatus syncStatus: SyncStatus) async throws -> [String] {
+        try await run(listingIdentifiers(T.self, withStatus: syncStatus))
+    }
+
+    private func listingIdentifiers<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) -> StoreWork<[String]> {
         let typeName = Identity.typeName(T.self)
-        return try read("list identifiers of \(typeName) with status \(syncStatus)") { db, pending in
-            if let pending, pending.touches(type: typeName) {
-                return try Self.visibleRows(ofType: typeName, status: syncStatus, in: db, pending: pending)
-                    .map(\.key.identifier)
-            }
-            return try Store.identifiers(db, type: typeName, status: syncStatus)
+        return reading("list identifiers of \(typeName) with status \(syncStatus)") { view in
+            try view.identifiers(ofType: typeName, status: syncStatus)
         }
     }
 
@@ -108,23 +162,19 @@ extension Garage {
     public func syncStatusCounts(
         _ statuses: Set<SyncStatus> = Set(SyncStatus.allCases)
     ) throws -> [String: [SyncStatus: Int]] {
-        try read("count objects per type and status") { db, pending in
-            var counts: [String: [SyncStatus: Int]] = [:]
-            for status in statuses {
-                for (type, count) in try Store.countsPerType(db, status: status) {
-                    counts[type, default: [:]][status] = count
-                }
-            }
-            guard let pending else { return counts }
-            for type in try pending.types(in: db).union(counts.keys) where pending.touches(type: type) {
-                var perStatus: [SyncStatus: Int] = [:]
-                for row in try pending.rows(ofType: type, in: db, now: Date()) where statuses.contains(row.syncStatus) {
-                    perStatus[row.syncStatus, default: 0] += 1
-                }
-                counts[type] = perStatus.isEmpty ? nil : perStatus
-            }
-            return counts
-        }
+        try run(countingPerStatus(statuses))
+    }
+
+    /// The number of objects per type name and status (see ``syncStatusCounts(_:)``), without
+    /// blocking the calling thread.
+    public nonisolated(nonsending) func syncStatusCounts(
+        _ statuses: Set<SyncStatus> = Set(SyncStatus.allCases)
+    ) async throws -> [String: [SyncStatus: Int]] {
+        try await run(countingPerStatus(statuses))
+    }
+
+    private func countingPerStatus(_ statuses: Set<SyncStatus>) -> StoreWork<[String: [SyncStatus: Int]]> {
+        reading("count objects per type and status") { view in try view.statusCounts(statuses) }
     }
 
     // MARK: - Metadata
@@ -137,10 +187,13 @@ extension Garage {
     /// info?.revision          // 1, then one more for every parked change of content
     /// ```
     public func metadata<T, ID>(_ type: T.Type, identifier: ID) throws -> ObjectMetadata? {
-        let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
-        return try read("read the metadata of \(key)") { db, pending in
-            try Self.visibleRow(key, in: db, pending: pending).map(ObjectMetadata.init)
-        }
+        try run(readingMetadata(ObjectKey(typeName: Identity.typeName(T.self), identifier: Identity.string(fromID: identifier))))
+    }
+
+    /// What the garage knows of an object besides its content (see
+    /// ``metadata(_:identifier:)``), without blocking the calling thread.
+    public nonisolated(nonsending) func metadata<T, ID>(_ type: T.Type, identifier: ID) async throws -> ObjectMetadata? {
+        try await run(readingMetadata(ObjectKey(typeName: Identity.typeName(T.self), identifier: Identity.string(fromID: identifier))))
     }
 
     /// What the garage knows of `object`'s row besides its content.
@@ -148,52 +201,24 @@ extension Garage {
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when it is not parked.
     public func metadata<T>(for object: T) throws -> ObjectMetadata {
         let key = try key(of: object)
-        guard let metadata = try metadata(T.self, identifier: key.identifier) else {
-            throw GarageError.failedToRetrieveObject(key.type, key.identifier)
+        return try Self.required(run(readingMetadata(key)), key)
+    }
+
+    /// What the garage knows of `object`'s row besides its content (see ``metadata(for:)``),
+    /// without blocking the calling thread.
+    public nonisolated(nonsending) func metadata<T>(for object: T) async throws -> ObjectMetadata {
+        let key = try key(of: object)
+        return try Self.required(await run(readingMetadata(key)), key)
+    }
+
+    private func readingMetadata(_ key: ObjectKey) -> StoreWork<ObjectMetadata?> {
+        reading("read the metadata of \(key)") { view in
+            try view.row(key, for: .metadata).map(ObjectMetadata.init)
         }
+    }
+
+    private static func required(_ metadata: ObjectMetadata?, _ key: ObjectKey) throws -> ObjectMetadata {
+        guard let metadata else { throw GarageError.failedToRetrieveObject(key.typeName, key.identifier) }
         return metadata
-    }
-
-    /// The rows of `type` with `status` as this call sees them, oldest modification first.
-    static func visibleRows(ofType type: String, status: SyncStatus, in db: Database,
-                            pending: ChangeSet?) throws -> [StoredRow] {
-        guard let pending, pending.touches(type: type) else {
-            return try Store.rows(db, type: type, status: status)
-        }
-        return try pending.rows(ofType: type, in: db, now: Date())
-            .filter { $0.syncStatus == status }
-            .sorted { $0.modificationDate < $1.modificationDate }
-    }
-}
-
-/// What the garage records about a parked object besides its content.
-public struct ObjectMetadata: Sendable, Hashable {
-    /// The type name of the object, `String(describing: T.self)`.
-    public var typeName: String
-    public var identifier: String
-    /// When the object was first parked.
-    public var creationDate: Date
-    /// When the object's content last changed.
-    public var modificationDate: Date
-    /// 1 when first parked, then one more on every park that changed the content.
-    public var revision: Int64
-    public var syncStatus: SyncStatus
-    /// Whether the row is stored encrypted by a ``DataEncryptionDelegate``.
-    public var isEncrypted: Bool
-    /// Whether the object was ever parked directly, rather than only as a reference.
-    public var isRoot: Bool
-    /// When a sync job claimed the object, while its claim lasts.
-    public var claimDate: Date?
-
-    init(_ row: StoredRow) {
-        typeName = row.key.type
-        identifier = row.key.identifier
-        creationDate = row.creationDate
-        modificationDate = row.modificationDate
-        revision = row.revision
-        syncStatus = row.syncStatus
-        isEncrypted = row.isEncrypted
-        isRoot = row.isRoot
-        claimDate = row.claimedAt
     }
 }

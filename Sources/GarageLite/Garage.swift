@@ -25,23 +25,21 @@ import Foundation
 public final class Garage: Sendable {
     let store: Store
     let state: Protected<State>
-    let observers = ChangeObservers()
+    let observers: ChangeObservers
 
     struct State {
         var isAutosaveEnabled = true
         var dateEncodingStrategy = DateCoding.defaultEncodingStrategy
         var dateDecoding = DateDecoding.garageDefault
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
-        /// Changes made while autosave was off.
-        var unsaved = ChangeSet()
-        /// Changes each time unsaved changes are discarded.
-        var epoch: UInt64 = 0
     }
 
     /// Internal rather than private so that tests can open a garage on a store they opened
-    /// themselves (`Store.open(path:busyTimeout:migrations:)` with a next format version).
-    init(store: Store) {
-        self.store = store
+    /// themselves (`SQLiteEngine.open(path:busyTimeout:migrations:)` with a next format version).
+    init(engine: any StorageEngine) {
+        let observers = ChangeObservers()
+        self.observers = observers
+        self.store = Store(engine: engine, listener: observers)
         self.state = Protected(State())
     }
 
@@ -101,7 +99,7 @@ public final class Garage: Sendable {
     ///   ``GarageError/storeBusy(operation:path:)``.
     /// - throws: See ``init(named:)``.
     public convenience init(path: String, busyTimeout: TimeInterval = Garage.defaultBusyTimeout) throws {
-        self.init(store: try Store.open(path: path, busyTimeout: busyTimeout))
+        self.init(engine: try SQLiteEngine.open(path: path, busyTimeout: busyTimeout))
     }
 
     /// How long a write waits for the store by default: 10 seconds.
@@ -109,7 +107,7 @@ public final class Garage: Sendable {
 
     /// Returns a new, empty garage held in memory, gone when the garage is released.
     public static func inMemory() throws -> Garage {
-        Garage(store: try Store.inMemory())
+        Garage(engine: try SQLiteEngine.inMemory())
     }
 
     /// Opens the existing store file at `path` for reading only, as a store shipped inside an
@@ -129,11 +127,7 @@ public final class Garage: Sendable {
     /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when the file does not exist or
     ///   is not a store yet; see ``init(named:)`` for the others.
     public static func readOnly(path: String) throws -> Garage {
-        try StoreFile.checkBeforeOpening(path: path)
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw GarageError.cannotOpenStore(path: path, reason: "the file does not exist, and a read-only garage can't create it")
-        }
-        return Garage(store: try Store.openReadOnly(path: path, reason: "it was opened with Garage.readOnly(path:)"))
+        Garage(engine: try SQLiteEngine.openReadOnly(path: path, reason: "it was opened with Garage.readOnly(path:)"))
     }
 
     /// The path of the store file, or `nil` for an in-memory garage.
@@ -215,12 +209,27 @@ public final class Garage: Sendable {
         }
     }
 
+    /// Runs `body` with dates encoded by `strategy` (see the synchronous variant), in `async` code.
+    public nonisolated(nonsending) func withDateEncodingStrategy<Result>(
+        _ strategy: JSONEncoder.DateEncodingStrategy, _ body: nonisolated(nonsending) () async throws -> Result
+    ) async rethrows -> Result {
+        try await GarageScope.$current.withValue(GarageScope(garage: self, dateEncodingStrategy: strategy)) {
+            try await body()
+        }
+    }
+
+    /// Runs `body` with dates decoded by `strategy` (see the synchronous variant), in `async` code.
+    public nonisolated(nonsending) func withDateDecodingStrategy<Result>(
+        _ strategy: JSONDecoder.DateDecodingStrategy, _ body: nonisolated(nonsending) () async throws -> Result
+    ) async rethrows -> Result {
+        try await GarageScope.$current.withValue(GarageScope(garage: self, dateDecodingStrategy: strategy)) {
+            try await body()
+        }
+    }
+
     /// What one call works with: the garage's settings, with the overrides of the
     /// `with...` scopes the call runs in.
-    ///
-    /// The encryption delegate is documented as thread-safe, so the configuration may be
-    /// handed to the store's threads.
-    struct Configuration: @unchecked Sendable {
+    struct Configuration: Sendable {
         var dateEncodingStrategy: JSONEncoder.DateEncodingStrategy
         var dateDecoding: DateDecoding
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
@@ -245,6 +254,19 @@ public final class Garage: Sendable {
         }
         return configuration
     }
+
+    /// The garage's task-local state of the calling thread (the store access in progress, the
+    /// `with...` and `transaction` scopes), for the fresh-stack threads of deep graphs.
+    static let threadContext = ThreadContext {
+        let storeState = Store.capturedState()
+        let scope = GarageScope.current
+        return { body in storeState { GarageScope.$current.withValue(scope, operation: body) } }
+    }
+}
+
+extension Garage.Configuration {
+    /// The encryption step of this call's rows.
+    var encryption: EncryptionStage { EncryptionStage(delegate: dataEncryptionDelegate) }
 }
 
 /// The `with...` and `transaction` scopes a call runs in, innermost first, for any garage.

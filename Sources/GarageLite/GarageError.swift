@@ -78,6 +78,9 @@ public enum GarageError: Error, Equatable, Sendable {
 
     /// An object of type `typeName` can't be parked under `identifier`, for `reason`.
     case invalidIdentifier(typeName: String, identifier: String, reason: String)
+    /// The encryption delegate's output for an object can't be stored as it is (it contains
+    /// U+0000); nothing was parked.
+    case encryptionFailed(typeName: String, identifier: String, reason: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -140,6 +143,9 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .invalidIdentifier(type, identifier, reason):
             return "An object of type \(type) can't be parked with the identifier \(identifier.debugDescription): "
                 + "\(reason). Give it an identifier without that character."
+        case let .encryptionFailed(type, identifier, reason):
+            return "The object of type \(type) with identifier \(identifier) could not be encrypted: \(reason). "
+                + "Nothing was parked; fix the dataEncryptionDelegate, then park it again."
         }
     }
 

@@ -139,7 +139,7 @@ struct BadStoreFileTests {
         #expect(throws: GarageError.readOnlyStore(path: path, operation: "delete all Counter", reason: reason)) {
             try garage.deleteAll(Counter.self)
         }
-        #expect(try garage.count(Counter.self) == 3)
+        #expect(try await garage.count(Counter.self) == 3)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
@@ -228,7 +228,7 @@ struct BadStoreFileTests {
         await #expect(throws: GarageError.readOnlyStore(path: path, operation: "save", reason: reason)) {
             try await garage.save()
         }
-        #expect(try garage.count(Counter.self) == 3)
+        #expect(try await garage.count(Counter.self) == 3)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(throws: GarageError.cannotOpenStore(
             path: directory.path("missing.sqlite"), reason: "the file does not exist, and a read-only garage can't create it")) {
@@ -313,7 +313,7 @@ struct BadRowTests {
         let garage = try Garage.inMemory()
         // Parked before `Gauge` got its `unit`.
         try await garage.park(GaugeV1(id: 1, reading: 1.5))
-        try garage.migrateAll(fromOldClassName: "GaugeV1", to: Gauge.self)
+        try await garage.migrateAll(fromOldClassName: "GaugeV1", to: Gauge.self)
         try await garage.parkAll([Gauge(id: 2, reading: 2.5, unit: "bar"), Gauge(id: 3, reading: 3.5, unit: "bar")])
 
         let error = try #require(throws: DecodingError.self) { try garage.retrieve(Gauge.self, identifier: 1) }
@@ -587,7 +587,7 @@ struct BadSizeTests {
         for id in 1..<1_000 { head = ChainLink(id: id, next: head) }
         let chain = head
         try await garage.park(chain)
-        #expect(try garage.count(ChainLink.self) == 1_000)
+        #expect(try await garage.count(ChainLink.self) == 1_000)
 
         // A Foundation thread with a 512 KB stack, as a dispatch queue's on Apple platforms.
         let onThread = try onSmallStack { try garage.retrieve(ChainLink.self, identifier: 999).map(lengthOf) }

@@ -165,7 +165,7 @@ struct ClaimsTests {
         #expect(Set(first.identifiers).isDisjoint(with: second.identifiers))
         #expect(try await garage.complete(first).synced.count == 2)
         #expect(try await garage.release(second).notSynced.count == 2)
-        #expect(try garage.count(Memo.self, withStatus: .notSynced) == 2)
+        #expect(try await garage.count(Memo.self, withStatus: .notSynced) == 2)
     }
 
     @Test func aBusyStoreSaysWhichOperationGaveUp() throws {

@@ -38,16 +38,16 @@ struct GarageObjectsTests {
         sam.siblings = [Person(name: "Max"), Person(name: "Ada")]
         try garage.park(sam)
         let row = try #require(try garage.store.read("test") { db in
-            try Store.row(db, RowKey(type: "Person", identifier: "Sam"))
+            try Store.row(db, ObjectKey(typeName: "Person", identifier: "Sam"))
         })
         #expect(row.data.contains(#""brother":"Max""#))
         #expect(row.data.contains(#""siblings":["Max","Ada"]"#))
         #expect(row.isRoot)
         #expect(try ReferenceList.decode(row.references) == [
-            RowKey(type: "Person", identifier: "Max"), RowKey(type: "Person", identifier: "Ada"),
+            ObjectKey(typeName: "Person", identifier: "Max"), ObjectKey(typeName: "Person", identifier: "Ada"),
         ])
         let max = try #require(try garage.store.read("test") { db in
-            try Store.row(db, RowKey(type: "Person", identifier: "Max"))
+            try Store.row(db, ObjectKey(typeName: "Person", identifier: "Max"))
         })
         #expect(!max.isRoot)
     }
@@ -167,7 +167,7 @@ struct GarageObjectsTests {
         #expect(try garage.count(Author.self) == 6)
 
         let row = try #require(try garage.store.read("test") { db in
-            try Store.row(db, RowKey(type: "Shelf", identifier: "main"))
+            try Store.row(db, ObjectKey(typeName: "Shelf", identifier: "main"))
         })
         // Every author is a stub: no author's name is inlined in the shelf's JSON.
         #expect(!row.data.contains("Author "))
@@ -243,7 +243,7 @@ struct GarageObjectsTests {
         sam.siblings = [max, max]
         try garage.park(sam)
         let revision = try garage.store.read("test") { db in
-            try Store.row(db, RowKey(type: "Person", identifier: "Max"))?.revision
+            try Store.row(db, ObjectKey(typeName: "Person", identifier: "Max"))?.revision
         }
         #expect(revision == 1)
     }
@@ -253,7 +253,7 @@ struct GarageObjectsTests {
         try garage.park(Counter(id: 1, value: 1))
         try garage.park(Counter(id: 1, value: 1))
         func revision() throws -> Int64? {
-            try garage.store.read("test") { db in try Store.row(db, RowKey(type: "Counter", identifier: "1"))?.revision }
+            try garage.store.read("test") { db in try Store.row(db, ObjectKey(typeName: "Counter", identifier: "1"))?.revision }
         }
         #expect(try revision() == 1)
         try garage.park(Counter(id: 1, value: 2))
@@ -314,9 +314,9 @@ struct GarageObjectsTests {
         let volume = try #require(try garage.retrieve(Volume.self, identifier: 1))
         #expect(volume.author.name == "Calvino")
         let refs = try garage.store.read("test") { db in
-            try Store.row(db, RowKey(type: "Volume", identifier: "1"))?.references
+            try Store.row(db, ObjectKey(typeName: "Volume", identifier: "1"))?.references
         }
-        #expect(refs == ReferenceList.encode([RowKey(type: "Author", identifier: author.id.uuidString)]))
+        #expect(refs == ReferenceList.encode([ObjectKey(typeName: "Author", identifier: author.id.uuidString)]))
     }
 
     @Test func typeNameIsTheSwiftTypeName() throws {
@@ -376,7 +376,7 @@ extension GarageObjectsTests {
         }
         try garage.park(node)
         #expect(try garage.count(Link.self) == 5_000)
-        let row = try #require(try garage.store.read("test") { db in try Store.row(db, RowKey(type: "Link", identifier: "4999")) })
+        let row = try #require(try garage.store.read("test") { db in try Store.row(db, ObjectKey(typeName: "Link", identifier: "4999")) })
         #expect(row.data == #"{"id":4999,"next":"4998"}"#)
     }
 

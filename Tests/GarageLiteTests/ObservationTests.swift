@@ -10,9 +10,9 @@ struct ObservationTests {
         try await garage.park(Memo(id: "a", text: "1"))
         try await garage.park(Counter(id: 1, value: 1))               // another type: not delivered
         try await garage.parkAll([Memo(id: "b", text: ""), Memo(id: "c", text: "")])
-        try garage.setSyncStatus(.synced, for: Memo(id: "a", text: ""))
+        try await garage.setSyncStatus(.synced, for: Memo(id: "a", text: ""))
         try await garage.delete(Memo(id: "b", text: ""))
-        try garage.deleteAll(Memo.self)
+        try await garage.deleteAll(Memo.self)
 
         #expect(await changes.next() == [GarageChange(typeName: "Memo", identifier: "a", kind: .parked)])
         #expect(Set(await changes.next() ?? []) == [
@@ -64,7 +64,7 @@ struct ObservationTests {
         try await garage.park(Counter(id: 1, value: 1))
         var old = garage.changes(of: Counter.self).makeAsyncIterator()
         var new = garage.changes(of: RenamedCounter.self).makeAsyncIterator()
-        try garage.migrateAll(fromOldClassName: "Counter", to: RenamedCounter.self)
+        try await garage.migrateAll(fromOldClassName: "Counter", to: RenamedCounter.self)
         #expect(await old.next() == [GarageChange(typeName: "Counter", identifier: nil, kind: .deleted)])
         #expect(await new.next() == [GarageChange(typeName: "RenamedCounter", identifier: nil, kind: .parked)])
     }

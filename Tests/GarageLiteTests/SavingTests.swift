@@ -188,7 +188,7 @@ struct SavingTests {
     }
 
     @Test func aChangeRecordedDuringASaveStaysUnsavedOnItsOwn() {
-        let key = RowKey(type: "Counter", identifier: "1")
+        let key = ObjectKey(typeName: "Counter", identifier: "1")
         let payload = RowPayload(data: "{}", isEncrypted: false, syncStatus: nil, references: "[]", isRoot: true)
         var unsaved = ChangeSet()
         unsaved.record(.park(payload), for: key)

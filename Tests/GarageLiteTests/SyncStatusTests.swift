@@ -37,7 +37,7 @@ struct SyncStatusTests {
         book.syncStatus = .synced
         try garage.park(book)
         let row = try #require(try garage.store.read("test") { db in
-            try Store.row(db, RowKey(type: "Book", identifier: "1"))
+            try Store.row(db, ObjectKey(typeName: "Book", identifier: "1"))
         })
         // Only the status changed: same content, same revision, status in the row.
         #expect(row.revision == 1)
@@ -48,7 +48,7 @@ struct SyncStatusTests {
         let garage = try Garage.inMemory()
         try garage.park(Counter(id: 1, value: 1))
         let status = try garage.store.read("test") { db in
-            try Store.row(db, RowKey(type: "Counter", identifier: "1"))?.syncStatus
+            try Store.row(db, ObjectKey(typeName: "Counter", identifier: "1"))?.syncStatus
         }
         #expect(status == .undetermined)
     }

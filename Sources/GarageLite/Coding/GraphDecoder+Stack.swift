@@ -8,16 +8,16 @@ extension GraphDecoder {
     func onFreshStack<T>(_ body: () throws -> T) throws -> T {
         if relay != nil {
             // Already on a fresh stack: row lookups already go to the connection's thread.
-            return try ThreadStack.run(body)
+            return try ThreadStack.run(body, context: context)
         }
         let relay = ThreadStack.Relay()
         self.relay = relay
         defer { self.relay = nil }
-        return try ThreadStack.run(body, serving: relay)
+        return try ThreadStack.run(body, context: context, serving: relay)
     }
 
     /// The row `key`, read on the thread that owns the database connection.
-    func lookUpRow(_ key: RowKey) throws -> StoredRow? {
+    func lookUpRow(_ key: ObjectKey) throws -> DecodableRow? {
         guard let relay else { return try rowLookup(key) }
         return try relay.perform { try rowLookup(key) }
     }

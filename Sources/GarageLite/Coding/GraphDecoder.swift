@@ -1,5 +1,12 @@
 import Foundation
 
+/// A row as the graph decoder reads it: its key, its JSON (decrypted), and its sync status.
+struct DecodableRow {
+    var key: ObjectKey
+    var json: JSONValue
+    var syncStatus: SyncStatus
+}
+
 /// Rebuilds objects from rows, resolving each reference stub to the row it names.
 ///
 /// One `GraphDecoder` serves one retrieve: all its rows come from one snapshot (the
@@ -7,27 +14,24 @@ import Foundation
 /// and the same instance is returned for every reference to it.
 final class GraphDecoder {
     let dateDecoding: DateDecoding
-    let rowLookup: (RowKey) throws -> StoredRow?
-    private let openRow: (StoredRow) throws -> JSONValue
-    private var decoded: [RowKey: Any] = [:]
+    let rowLookup: (ObjectKey) throws -> DecodableRow?
+    /// What a fresh-stack thread must see of the calling thread (see ``ThreadStack``).
+    let context: ThreadContext
+    private var decoded: [ObjectKey: Any] = [:]
     /// The rows being decoded, outermost first: a reference back to one of them is a cycle.
-    private var inProgress: [RowKey] = []
+    private var inProgress: [ObjectKey] = []
     /// Set while decoding continues on fresh stacks (see `GraphDecoder+Stack.swift`).
     var relay: ThreadStack.Relay?
 
-    /// - parameters:
-    ///   - row: Looks a row up by key.
-    ///   - open: Decrypts a row's data if needed, and parses its JSON.
-    init(dateDecoding: DateDecoding,
-         row: @escaping (RowKey) throws -> StoredRow?,
-         open: @escaping (StoredRow) throws -> JSONValue) {
+    /// - parameter row: Looks a row up by key, decrypted and parsed.
+    init(dateDecoding: DateDecoding, context: ThreadContext, row: @escaping (ObjectKey) throws -> DecodableRow?) {
         self.dateDecoding = dateDecoding
+        self.context = context
         self.rowLookup = row
-        self.openRow = open
     }
 
     /// Decodes the object a row holds, setting its sync status from the row.
-    func decode<T: Decodable>(_ type: T.Type, from row: StoredRow) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, from row: DecodableRow) throws -> T {
         if let object = decoded[row.key] as? T {
             return object
         }
@@ -38,10 +42,10 @@ final class GraphDecoder {
 
     /// Decodes the only object of a retrieve, when it references nothing: nothing else can
     /// refer to it, so it is neither remembered nor watched for cycles.
-    func decodeAlone<T: Decodable>(_ type: T.Type, from row: StoredRow) throws -> T {
+    func decodeAlone<T: Decodable>(_ type: T.Type, from row: DecodableRow) throws -> T {
         var object: T
         do {
-            object = try unbox(T.self, from: try openRow(row), codingPath: .root, isRowObject: true)
+            object = try unbox(T.self, from: row.json, codingPath: .root, isRowObject: true)
         } catch let error as DecodingError {
             throw error.locating(row.key)
         }
@@ -60,10 +64,10 @@ final class GraphDecoder {
         return updated
     }
 
-    private func decodeUncached<T: Decodable>(_ type: T.Type, from row: StoredRow) throws -> T {
+    private func decodeUncached<T: Decodable>(_ type: T.Type, from row: DecodableRow) throws -> T {
         if let start = inProgress.firstIndex(of: row.key) {
             throw GarageError.referenceCycle(
-                typeName: row.key.type, identifier: row.key.identifier,
+                typeName: row.key.typeName, identifier: row.key.identifier,
                 cycle: (inProgress[start...] + [row.key]).map(\.description))
         }
         inProgress.append(row.key)
@@ -75,7 +79,7 @@ final class GraphDecoder {
     /// (the reference is optional).
     func resolve<T: Decodable>(_ type: T.Type, identifier: String, codingPath: CodingPath,
                                lenient: Bool) throws -> T? {
-        let key = RowKey(type: Identity.typeName(T.self), identifier: identifier)
+        let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: identifier)
         if let object = decoded[key] as? T {
             return object
         }
@@ -83,7 +87,7 @@ final class GraphDecoder {
             if lenient { return nil }
             throw DecodingError.dataCorrupted(.init(
                 codingPath: codingPath.keys,
-                debugDescription: "Missing Identifiable reference: no object of type \(key.type) with "
+                debugDescription: "Missing Identifiable reference: no object of type \(key.typeName) with "
                     + "identifier \(identifier) is parked. Park it again, or make the property optional."))
         }
         return try decode(T.self, from: row)
@@ -221,7 +225,7 @@ extension DecodingError {
 
     /// The same error, its description prefixed with the row it happened in, so that a
     /// failure deep in a graph, or in one row of many, names the object to look at.
-    func locating(_ key: RowKey) -> DecodingError {
+    func locating(_ key: ObjectKey) -> DecodingError {
         func located(_ context: Context) -> Context {
             var description = context.debugDescription
             // Said once, by the row the error happened in; a missing reference says it its way.

@@ -2,11 +2,11 @@ import Foundation
 
 /// One row produced by parking: an object's JSON and what the row needs besides.
 struct EncodedRow {
-    var key: RowKey
+    var key: ObjectKey
     var json: String
     /// The object's status when it is ``Syncable``.
     var syncStatus: SyncStatus?
-    var references: [RowKey]
+    var references: [ObjectKey]
     var isRoot: Bool
 }
 
@@ -18,23 +18,27 @@ struct EncodedRow {
 final class GraphEncoder {
     let dateStrategy: JSONEncoder.DateEncodingStrategy
     private(set) var rows: [EncodedRow] = []
-    private var rowIndex: [RowKey: Int] = [:]
+    private var rowIndex: [ObjectKey: Int] = [:]
     /// Keys of rows encoded or being encoded: a reference to one of them is just a stub.
-    private var visited: Set<RowKey> = []
+    private var visited: Set<ObjectKey> = []
     /// Referenced objects waiting to be encoded. Encoding them from a queue, rather than
     /// from inside their parent's encoding, keeps a long chain of references off the stack.
     private var queue: [() throws -> Void] = []
 
-    init(dateStrategy: JSONEncoder.DateEncodingStrategy) {
+    /// What a fresh-stack thread must see of the calling thread (see ``ThreadStack``).
+    let context: ThreadContext
+
+    init(dateStrategy: JSONEncoder.DateEncodingStrategy, context: ThreadContext) {
         self.dateStrategy = dateStrategy
+        self.context = context
     }
 
     /// Encodes `object` as a root row (and the rows it references); returns its key.
     @discardableResult
-    func encodeRoot<T: Encodable>(_ object: T) throws -> RowKey {
+    func encodeRoot<T: Encodable>(_ object: T) throws -> ObjectKey {
         let typeName = Identity.typeName(T.self)
         if let identifier = try Identity.declaredIdentifier(of: object) {
-            let key = RowKey(type: typeName, identifier: identifier)
+            let key = ObjectKey(typeName: typeName, identifier: identifier)
             visited.insert(key)
             try store(object, key: key, isRoot: true)
             try drainQueue()
@@ -43,13 +47,13 @@ final class GraphEncoder {
         guard object is any Hashable else {
             throw GarageError.missingConformance(typeName)
         }
-        let content: (json: [UInt8], syncStatus: SyncStatus?, references: [RowKey])
+        let content: (json: [UInt8], syncStatus: SyncStatus?, references: [ObjectKey])
         do {
             content = try encodeContent(object, canonical: true)
         } catch let error as EncodingError {
             throw error.locating(typeName) // its identifier would be the hash of what failed
         }
-        let key = RowKey(type: typeName, identifier: Identity.contentIdentifier(ofJSON: content.json))
+        let key = ObjectKey(typeName: typeName, identifier: Identity.contentIdentifier(ofJSON: content.json))
         visited.insert(key)
         add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self),
                        syncStatus: content.syncStatus, references: content.references, isRoot: true))
@@ -90,13 +94,13 @@ final class GraphEncoder {
 
     /// Schedules a nested `Identifiable` value to be encoded as its own row, unless it
     /// already is one.
-    func reference<T: Encodable>(_ object: T, key: RowKey) {
+    func reference<T: Encodable>(_ object: T, key: ObjectKey) {
         guard visited.insert(key).inserted else { return }
         queue.append { [unowned self] in try store(object, key: key, isRoot: false) }
     }
 
-    private func store<T: Encodable>(_ object: T, key: RowKey, isRoot: Bool) throws {
-        let content: (json: [UInt8], syncStatus: SyncStatus?, references: [RowKey])
+    private func store<T: Encodable>(_ object: T, key: ObjectKey, isRoot: Bool) throws {
+        let content: (json: [UInt8], syncStatus: SyncStatus?, references: [ObjectKey])
         do {
             content = try encodeContent(object, canonical: false)
         } catch let error as EncodingError {
@@ -127,7 +131,7 @@ final class GraphEncoder {
     /// on every park of the same type, and cheaper.
     private func encodeContent<T: Encodable>(
         _ object: T, canonical: Bool
-    ) throws -> (json: [UInt8], syncStatus: SyncStatus?, references: [RowKey]) {
+    ) throws -> (json: [UInt8], syncStatus: SyncStatus?, references: [ObjectKey]) {
         let syncStatus = (object as? any Syncable)?.syncStatus
         let row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil)
         let slot = try row.box(object, at: .root, isRowObject: true)
@@ -140,8 +144,8 @@ final class RowEncoding {
     unowned let graph: GraphEncoder
     /// The row's object is `Syncable`: its status lives in the row, not in its JSON.
     let storesSyncStatusInRow: Bool
-    private(set) var references: [RowKey] = []
-    private var referenceSet: Set<RowKey> = []
+    private(set) var references: [ObjectKey] = []
+    private var referenceSet: Set<ObjectKey> = []
 
     init(graph: GraphEncoder, storesSyncStatusInRow: Bool) {
         self.graph = graph
@@ -163,7 +167,7 @@ final class RowEncoding {
         }
         if path.depth & 7 == 0, ThreadStack.isShort {
             // A deeply nested value on a thread with a small stack (see `ThreadStack`).
-            return try ThreadStack.run { try box(value, at: path, isRowObject: isRowObject) }
+            return try ThreadStack.run({ try box(value, at: path, isRowObject: isRowObject) }, context: graph.context)
         }
         switch kind {
         case .date:
@@ -182,7 +186,7 @@ final class RowEncoding {
             }
         case .identifiable where !isRowObject:
             if let identifiable = value as? any Identifiable {
-                let key = RowKey(type: Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable))
+                let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable))
                 graph.reference(value, key: key)
                 if referenceSet.insert(key).inserted {
                     references.append(key)

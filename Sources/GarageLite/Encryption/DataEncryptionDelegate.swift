@@ -22,9 +22,10 @@ import Foundation
 /// ```
 ///
 /// The garage holds its delegate strongly (GarageStorage holds it weakly, so a released
-/// delegate silently turns encryption off), and may call it from several threads at once:
-/// make it thread-safe. Errors it throws reach the caller of `park` or `retrieve` unchanged.
-public protocol DataEncryptionDelegate: AnyObject {
+/// delegate silently turns encryption off), and may call it from several threads at once,
+/// so it is `Sendable`. Errors it throws reach the caller of `park` or `retrieve` unchanged; its
+/// output must not contain U+0000 (see ``GarageError/encryptionFailed(typeName:identifier:reason:)``).
+public protocol DataEncryptionDelegate: AnyObject, Sendable {
     /// Returns the stored form of an object's JSON.
     func encrypt(_ data: Data) throws -> String
     /// Returns the JSON that ``encrypt(_:)`` was given.

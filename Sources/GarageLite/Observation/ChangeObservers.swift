@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Changes are published right after their transaction commits, from the store's writer
 /// (writes are serialised there), so every observer sees commits in order.
-final class ChangeObservers: Sendable {
+final class ChangeObservers: CommitListener {
     private struct Subscriber {
         var typeName: String
         var identifier: String?
@@ -14,7 +14,7 @@ final class ChangeObservers: Sendable {
     private let subscribers = Protected<[UUID: Subscriber]>([:])
 
     /// Whether anyone observes: if not, a writer need not collect what it wrote.
-    var hasSubscribers: Bool { subscribers.read { !$0.isEmpty } }
+    var isListening: Bool { subscribers.read { !$0.isEmpty } }
 
     /// A stream of the changes to objects of `typeName` (to one object when `identifier` is
     /// set), one element per commit that made some.
@@ -31,7 +31,7 @@ final class ChangeObservers: Sendable {
     }
 
     /// Publishes what a committed change set did.
-    func publish(_ changes: ChangeSet) {
+    func committed(_ changes: ChangeSet) {
         deliver { typeName, identifier in
             var result: [GarageChange] = []
             for segment in changes.segments {
@@ -46,24 +46,16 @@ final class ChangeObservers: Sendable {
                     break
                 }
                 if let identifier {
-                    if let change = segment.rows[RowKey(type: typeName, identifier: identifier)] {
+                    if let change = segment.rows[ObjectKey(typeName: typeName, identifier: identifier)] {
                         result.append(GarageChange(typeName: typeName, identifier: identifier, kind: change.observedKind))
                     }
                 } else {
-                    for (key, change) in segment.rows where key.type == typeName {
+                    for (key, change) in segment.rows where key.typeName == typeName {
                         result.append(GarageChange(typeName: typeName, identifier: key.identifier, kind: change.observedKind))
                     }
                 }
             }
             return result
-        }
-    }
-
-    /// Publishes status changes made by a sync job.
-    func publishSyncStatusChanges(_ keys: [RowKey]) {
-        deliver { typeName, identifier in
-            keys.filter { $0.type == typeName && (identifier == nil || $0.identifier == identifier) }
-                .map { GarageChange(typeName: $0.type, identifier: $0.identifier, kind: .syncStatusChanged) }
         }
     }
 

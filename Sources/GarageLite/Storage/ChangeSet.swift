@@ -37,7 +37,7 @@ enum BulkChange: Sendable {
 struct ChangeSet: Sendable {
     struct Segment: Sendable {
         var bulk: BulkChange?
-        var rows: [RowKey: RowChange] = [:]
+        var rows: [ObjectKey: RowChange] = [:]
     }
 
     private(set) var segments: [Segment] = []
@@ -47,7 +47,7 @@ struct ChangeSet: Sendable {
 
     var isEmpty: Bool { segments.isEmpty }
 
-    mutating func record(_ change: RowChange, for key: RowKey) {
+    mutating func record(_ change: RowChange, for key: ObjectKey) {
         if segments.isEmpty || isSealed {
             segments.append(Segment())
             isSealed = false
@@ -63,7 +63,7 @@ struct ChangeSet: Sendable {
     mutating func record(_ change: BulkChange) {
         if case .deleteAll = change, !isSealed, var last = segments.popLast() {
             // Row changes the deletion overrides need not be written at all.
-            last.rows = last.rows.filter { !change.affects(type: $0.key.type) }
+            last.rows = last.rows.filter { !change.affects(type: $0.key.typeName) }
             if last.bulk != nil || !last.rows.isEmpty { segments.append(last) }
         }
         segments.append(Segment(bulk: change))
@@ -96,7 +96,7 @@ struct ChangeSet: Sendable {
     /// Whether any change touches rows of `type`.
     func touches(type: String) -> Bool {
         segments.contains { segment in
-            (segment.bulk?.affects(type: type) ?? false) || segment.rows.keys.contains { $0.type == type }
+            (segment.bulk?.affects(type: type) ?? false) || segment.rows.keys.contains { $0.typeName == type }
         }
     }
 

@@ -5,12 +5,12 @@ enum ReferenceList {
     /// The list of a row that references nothing.
     static let empty = "[]"
 
-    static func encode(_ keys: [RowKey]) -> String {
+    static func encode(_ keys: [ObjectKey]) -> String {
         if keys.isEmpty { return empty }
-        return JSONWriter.string(from: .array(keys.map { .array([.string($0.type), .string($0.identifier)]) }))
+        return JSONWriter.string(from: .array(keys.map { .array([.string($0.typeName), .string($0.identifier)]) }))
     }
 
-    static func decode(_ text: String) throws -> [RowKey] {
+    static func decode(_ text: String) throws -> [ObjectKey] {
         guard case .array(let pairs) = try JSONReader.parse(text) else {
             throw JSONReader.Failure(reason: "the reference list is not an array", offset: 0)
         }
@@ -19,7 +19,7 @@ enum ReferenceList {
                   case .string(let type) = parts[0], case .string(let identifier) = parts[1] else {
                 throw JSONReader.Failure(reason: "a reference is not a [type, identifier] pair", offset: 0)
             }
-            return RowKey(type: type, identifier: identifier)
+            return ObjectKey(typeName: type, identifier: identifier)
         }
     }
 }

@@ -1,51 +1,113 @@
 import Foundation
-import GRDB
 
-// The statements of sync jobs' claims.
+// Claims: how a sync job takes a batch of rows, then completes or releases it, without
+// marking an edit made meanwhile as synced, and without two jobs taking one row.
+//
+// A claimed row records the claim's identifier and date. The job keeps the claim, with the
+// revision of each row at claim time: completing compares revisions, so a row parked again
+// during the upload goes back to `.notSynced`. Claims work on the committed store: they
+// neither see nor save a garage's unsaved changes.
 extension Store {
-    // MARK: - Claims
-
-    /// Up to `limit` unclaimed rows of `type` with `status`, oldest modification first, after
-    /// the first `skipping` ones.
-    static func claimableRows(
-        _ db: Database, type: String, status: SyncStatus, limit: Int, skipping: Int = 0
-    ) throws -> [StoredRow] {
-        let statement = try db.cachedStatement(sql: """
-            SELECT \(columns) FROM garage_object
-            WHERE syncStatus = ? AND type = ? AND claim IS NULL
-            ORDER BY modificationDate LIMIT ? OFFSET ?
-            """)
-        return try Row.fetchCursor(statement, arguments: [status.rawValue, type, limit, skipping])
-            .map(storedRow).reduce(into: []) { $0.append($1) }
+    /// Claims up to `limit` rows of `type` with `status`, oldest change first, decoding each
+    /// with the decoder `decoding` makes for the claim's view, in one transaction.
+    ///
+    /// A row that can't be read or decoded (`isRowFailure`) is not claimed: it is listed in
+    /// the claim's failures, stays as it is, and the batch is filled with the next rows.
+    func claiming<T>(
+        _ type: String, limit: Int, status: SyncStatus,
+        decoding: @escaping @Sendable (StoreView) -> (StoredRow) throws -> T,
+        isRowFailure: @escaping @Sendable (any Error) -> Bool
+    ) -> StoreWork<Claim<T>> {
+        StoreWork(operation: "claim \(type)", access: .write { [listener] statements in
+            let claimID = UUID().uuidString
+            let date = Date()
+            let limit = max(0, limit)
+            let claim = try statements.transaction {
+                let decode = decoding(StoreView(statements, pending: nil))
+                var objects: [T] = []
+                var claimed: [StoredRow] = []
+                var failures: [RetrievalFailure] = []
+                while claimed.count < limit {
+                    let reads = try statements.claimableRows(
+                        ofType: type, status: status, limit: limit - claimed.count, skipping: failures.count)
+                    if reads.isEmpty { break }
+                    for read in reads {
+                        do {
+                            var row = try read.get()
+                            row.syncStatus = .syncing
+                            objects.append(try decode(row))
+                            try statements.markClaimed(row.key, claim: claimID, at: date)
+                            claimed.append(row)
+                        } catch where isRowFailure(error) {
+                            failures.append(RetrievalFailure(typeName: type, identifier: read.key.identifier, error: error))
+                        }
+                    }
+                }
+                return Claim(id: claimID, typeName: type, date: date, objects: objects,
+                             identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
+                             failures: failures)
+            }
+            listener.committed(.statusChanges(claim.keys.map { ($0, .syncing) }))
+            return claim
+        })
     }
 
-    /// Moves the row to `.syncing` under `claim`.
-    static func markClaimed(_ db: Database, key: RowKey, claim: String, at date: Date) throws {
-        try db.cachedStatement(sql: """
-            UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ? WHERE type = ? AND identifier = ?
-            """).execute(arguments: [SyncStatus.syncing.rawValue, claim, date.timeIntervalSince1970,
-                                     key.type, key.identifier])
+    /// Ends a claim: completing, each row whose content did not change since the claim becomes
+    /// `.synced`, and one parked again with other content goes back to `.notSynced`;
+    /// releasing, each row still `.syncing` goes back to `.notSynced`.
+    func endingClaim(_ ticket: ClaimTicket, completing: Bool) -> StoreWork<ClaimReport> {
+        let operation = "\(completing ? "complete" : "release") a claim of \(ticket.typeName)"
+        return StoreWork(operation: operation, access: .write { [listener] statements in
+            var changed: [(ObjectKey, SyncStatus)] = []
+            let report = try statements.transaction {
+                var report = ClaimReport()
+                for (identifier, revision) in zip(ticket.identifiers, ticket.revisions) {
+                    let key = ObjectKey(typeName: ticket.typeName, identifier: identifier)
+                    guard let row = try statements.row(key, for: .metadata) else {
+                        report.deleted.append(identifier)
+                        continue
+                    }
+                    guard row.claim == ticket.id else {
+                        report.lost.append(identifier)
+                        continue
+                    }
+                    let status: SyncStatus?
+                    if completing {
+                        status = row.revision == revision ? .synced : .notSynced
+                    } else {
+                        status = row.syncStatus == .syncing ? .notSynced : nil
+                    }
+                    try statements.endClaim(key, status: status)
+                    switch status {
+                    case .synced?: report.synced.append(identifier)
+                    case .notSynced?: report.notSynced.append(identifier)
+                    default: report.keptByApp.append(identifier)
+                    }
+                    if let status, status != row.syncStatus { changed.append((key, status)) }
+                }
+                return report
+            }
+            listener.committed(.statusChanges(changed))
+            return report
+        })
     }
 
-    /// Ends the row's claim, setting its status to `status` (or leaving it when `nil`).
-    static func endClaim(_ db: Database, key: RowKey, status: SyncStatus?) throws {
-        try db.cachedStatement(sql: """
-            UPDATE garage_object SET syncStatus = coalesce(?, syncStatus), claim = NULL, claimedAt = NULL
-            WHERE type = ? AND identifier = ?
-            """).execute(arguments: [status?.rawValue, key.type, key.identifier])
+    /// Ends every claim taken before `cutoff`, as if its job had released it; returns how
+    /// many rows were released.
+    func releasingClaims(takenBefore cutoff: Date) -> StoreWork<Int> {
+        StoreWork(operation: "release stale claims", access: .write { [listener] statements in
+            let released = try statements.transaction { try statements.releaseClaims(takenBefore: cutoff) }
+            listener.committed(.statusChanges(released.map { ($0, .notSynced) }))
+            return released.count
+        })
     }
+}
 
-    /// Ends every claim taken before `cutoff`: rows still `.syncing` go back to `.notSynced`.
-    /// Returns the rows released.
-    static func releaseClaims(_ db: Database, takenBefore cutoff: Date) throws -> [RowKey] {
-        let rows = try Row.fetchAll(db, sql: """
-            UPDATE garage_object
-            SET syncStatus = CASE WHEN syncStatus = ? THEN ? ELSE syncStatus END, claim = NULL, claimedAt = NULL
-            WHERE claim IS NOT NULL AND claimedAt < ?
-            RETURNING type, identifier
-            """, arguments: [SyncStatus.syncing.rawValue, SyncStatus.notSynced.rawValue, cutoff.timeIntervalSince1970])
-        return try rows.map {
-            RowKey(type: try $0.decode(String.self, atIndex: 0), identifier: try $0.decode(String.self, atIndex: 1))
-        }
+extension ChangeSet {
+    /// The changes of status a sync job made, as observers are told of them.
+    static func statusChanges(_ changes: [(ObjectKey, SyncStatus)]) -> ChangeSet {
+        var set = ChangeSet()
+        for (key, status) in changes { set.record(.setSyncStatus(status), for: key) }
+        return set
     }
 }

@@ -1,349 +1,187 @@
 import Foundation
-import GRDB
 
-/// The only place that talks to SQLite: opening a store file and accessing it (here), the
-/// statements on the object table (`Store+Rows.swift`) and those of sync jobs' claims
-/// (`Store+Claims.swift`).
+/// The store as the garage uses it, whatever database holds it: the runners that run one
+/// description of a call's work (a ``StoreWork``) synchronously or asynchronously, the
+/// garage's unsaved changes, and the work of saving, claiming, checking and collecting
+/// garbage (`Store+Saving.swift`, `Store+Claims.swift`, `Store+Integrity.swift`).
 ///
-/// File stores use a `DatabasePool` (WAL mode: readers never wait for the writer, and
-/// each read runs in one snapshot), and read synchronously through ``ReaderConnections``,
-/// which cost less per read than the pool's readers. In-memory stores use a `DatabaseQueue`.
+/// Every transaction of the garage is opened here: the façade describes what to read and
+/// what to change, and never sees a connection.
 final class Store: Sendable {
-    let writer: any DatabaseWriter
-    /// The file path, or `nil` for an in-memory store.
-    let path: String?
-    /// The read-only connections of a file store's synchronous reads.
-    private let readers: ReaderConnections?
-    /// Why the store can only be read, or `nil` when it can be written.
-    let readOnlyReason: String?
+    let engine: any StorageEngine
+    /// Told of every commit, with what it changed.
+    let listener: any CommitListener
+    /// Changes made while autosave was off, and a counter of discards.
+    let unsaved = Protected(Unsaved())
 
-    private init(writer: any DatabaseWriter, path: String?, readers: ReaderConnections? = nil,
-                 readOnlyReason: String? = nil) {
-        self.writer = writer
-        self.path = path
-        self.readers = readers
-        self.readOnlyReason = readOnlyReason
+    struct Unsaved: Sendable {
+        var changes = ChangeSet()
+        /// Changes each time unsaved changes are discarded.
+        var epoch: UInt64 = 0
     }
 
-    private static func configuration(busyTimeout: TimeInterval) -> Configuration {
-        var configuration = Configuration()
-        configuration.label = "GarageLite"
-        // Under ordinary contention a writer waits for the lock instead of failing.
-        configuration.busyMode = .timeout(busyTimeout)
-        return configuration
+    init(engine: any StorageEngine, listener: any CommitListener) {
+        self.engine = engine
+        self.listener = listener
     }
 
-    /// Opens the store file at `path`, creating it if needed.
-    ///
-    /// A file that is not a GarageLite store, or that was written by a newer format
-    /// version, is refused before anything is written to it.
-    ///
-    /// - parameter migrations: ``Schema/migrations``, or in tests, those with a next version
-    ///   appended.
-    static func open(
-        path: String, busyTimeout: TimeInterval, migrations: [Schema.Migration] = Schema.migrations
-    ) throws -> Store {
-        let deadline = Date().addingTimeInterval(busyTimeout)
-        while true {
-            do {
-                return try openOnce(path: path, busyTimeout: busyTimeout, migrations: migrations)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
-                // Switching a new file to WAL mode needs it alone, and SQLite does not wait for
-                // that under the busy timeout: when other connections open the same new file at
-                // the same moment, try again until the timeout.
-                Thread.sleep(forTimeInterval: 0.005)
-            } catch let error as GarageError {
-                throw error
-            } catch {
-                throw openingError(error, path: path)
+    /// The file path, or `nil` for a store in memory.
+    var path: String? { engine.path }
+
+    // MARK: - Unsaved changes
+
+    var hasUnsavedChanges: Bool { unsaved.read { !$0.changes.isEmpty } }
+
+    func recordUnsaved(_ changes: ChangeSet) {
+        unsaved.write { $0.changes.merge(changes) }
+    }
+
+    func discardUnsavedChanges() {
+        unsaved.write {
+            $0.changes = ChangeSet()
+            $0.epoch += 1
+        }
+    }
+
+    /// The changes a call sees but the store does not have yet: the unsaved changes, then
+    /// `transactions` (those of the transactions the call runs in, outermost first). `nil`
+    /// when there are none.
+    func pendingChanges(adding transactions: ChangeSet?) -> ChangeSet? {
+        var pending = unsaved.read { $0.changes }
+        if let transactions { pending.merge(transactions) }
+        return pending.isEmpty ? nil : pending
+    }
+
+    // MARK: - Describing work
+
+    /// Reads through ``StoreView``: the committed store with `pending` applied over it, in one
+    /// snapshot (with `snapshot: false`, each statement is its own snapshot until the work
+    /// calls ``StoreView/snapshot(_:)``; pending changes always read in one).
+    func reading<T>(
+        _ operation: String, pending: ChangeSet?, snapshot: Bool = true,
+        _ body: @escaping @Sendable (StoreView) throws -> T
+    ) -> StoreWork<T> {
+        StoreWork(operation: operation, access: .read { statements in
+            let view = StoreView(statements, pending: pending)
+            return snapshot || pending != nil ? try view.snapshot(body) : try body(view)
+        })
+    }
+
+    // MARK: - Running work
+
+    /// Runs `work` on this thread.
+    func run<T>(_ work: StoreWork<T>) throws -> T {
+        try Self.checkNotReentrant(work)
+        switch work.access {
+        case .read(let body):
+            return try engine.read(work.operation) { statements in try Self.accessing { try body(statements) } }
+        case .write(let body):
+            return try engine.write(work.operation) { statements in try Self.accessing { try body(statements) } }
+        }
+    }
+
+    /// Runs `work` on the database's threads, without blocking the calling thread.
+    func run<T>(_ work: StoreWork<T>) async throws -> sending T {
+        try Self.checkNotReentrant(work)
+        let engine = engine
+        return try await withCheckedThrowingContinuation { continuation in
+            switch work.access {
+            case .read(let body):
+                engine.startRead(work.operation) { connection in
+                    do {
+                        // The result is made by `body` on this thread, and nothing `body` made
+                        // outlives it (its decoder and view end with it): the caller gets the
+                        // only reference, so it is handed over as disconnected.
+                        nonisolated(unsafe) let result = try Self.accessing { try body(connection.get()) }
+                        continuation.resume(returning: result)
+                    } catch {
+                        continuation.resume(throwing: engine.garageError(error, operation: work.operation))
+                    }
+                }
+            case .write(let body):
+                engine.startWrite(work.operation) { connection in
+                    do {
+                        // The result is made by `body` on this thread, and nothing `body` made
+                        // outlives it (its decoder and view end with it): the caller gets the
+                        // only reference, so it is handed over as disconnected.
+                        nonisolated(unsafe) let result = try Self.accessing { try body(connection.get()) }
+                        continuation.resume(returning: result)
+                    } catch {
+                        continuation.resume(throwing: engine.garageError(error, operation: work.operation))
+                    }
+                }
             }
         }
     }
 
-    private static func openOnce(
-        path: String, busyTimeout: TimeInterval, migrations: [Schema.Migration]
-    ) throws -> Store {
-        try StoreFile.checkBeforeOpening(path: path, supportedVersion: migrations.last?.version ?? 0)
-        let configuration = configuration(busyTimeout: busyTimeout)
-        if let reason = try StoreFile.readOnlyReason(path: path) {
-            return try openReadOnly(path: path, reason: reason, configuration: configuration, migrations: migrations)
-        }
-        let pool = try DatabasePool(path: path, configuration: configuration)
-        try pool.writeWithoutTransaction { db in
-            try inTransaction(db) { db in try Schema.migrate(db, path: path, migrations: migrations) }
-        }
-        let readers = ReaderConnections(
-            path: path, configuration: configuration, maximumCount: configuration.maximumReaderCount)
-        return Store(writer: pool, path: path, readers: readers)
-    }
+    // MARK: - Reentrancy
 
-    /// Opens a new, empty store in memory.
-    static func inMemory() throws -> Store {
-        do {
-            let queue = try DatabaseQueue(configuration: configuration(busyTimeout: 0))
-            try queue.writeWithoutTransaction { db in
-                try inTransaction(db) { db in try Schema.migrate(db, path: ":memory:") }
-            }
-            return Store(writer: queue, path: nil)
-        } catch let error as GarageError {
-            throw error
-        } catch {
-            throw GarageError.cannotOpenStore(path: ":memory:", reason: reason(error))
-        }
-    }
-
-    /// Opens the existing store at `path` for reading only: writes throw
-    /// ``GarageError/readOnlyStore(path:operation:reason:)``.
-    ///
-    /// A store in WAL mode is read with its `-wal` and `-shm` files, which SQLite can't create in
-    /// a folder it can't write. Without a `-wal` file, no commit waits outside the store file,
-    /// and the file is read as immutable, without them; a process that could write in that
-    /// folder, and wrote the store meanwhile, would not be seen.
-    static func openReadOnly(
-        path: String, reason: String, busyTimeout: TimeInterval = 0, migrations: [Schema.Migration] = Schema.migrations
-    ) throws -> Store {
-        do {
-            return try openReadOnly(path: path, reason: reason, configuration: configuration(busyTimeout: busyTimeout),
-                                    migrations: migrations)
-        } catch let error as GarageError {
-            throw error
-        } catch {
-            throw openingError(error, path: path)
-        }
-    }
-
-    private static func openReadOnly(
-        path: String, reason: String, configuration: Configuration, migrations: [Schema.Migration]
-    ) throws -> Store {
-        var configuration = configuration
-        configuration.readonly = true
-        let fileManager = FileManager.default
-        let connectionPath = fileManager.fileExists(atPath: path + "-wal") || StoreFile.isFolderWritable(path: path)
-            ? path : StoreFile.immutableURI(path: path)
-        let pool = try DatabasePool(path: connectionPath, configuration: configuration)
-        do {
-            try pool.read { db in try Schema.migrate(db, path: path, migrations: migrations) }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
-            throw GarageError.cannotOpenStore(
-                path: path, reason: "it is read-only (\(reason)), and it must be set up or upgraded before it can be "
-                    + "read; open it once where it can be written")
-        }
-        return Store(writer: pool, path: path, readOnlyReason: reason)
-    }
-
-    static func openingError(_ error: any Error, path: String) -> GarageError {
-        if let error = error as? DatabaseError, error.resultCode == .SQLITE_NOTADB {
-            return .notAGarageStore(path: path, reason: "it is not an SQLite database")
-        }
-        if let error = error as? DatabaseError, error.resultCode == .SQLITE_CORRUPT {
-            return .damagedStore(path: path, operation: "open the store", reason: reason(error))
-        }
-        return .cannotOpenStore(path: path, reason: reason(error))
-    }
-
-    static func reason(_ error: any Error) -> String {
-        if let error = error as? DatabaseError {
-            return "\(error.message ?? "\(error.resultCode)") (SQLite error \(error.extendedResultCode.rawValue))"
-        }
-        return "\(error)"
-    }
-
-    /// The garage's error for an SQLite error met while performing `operation`.
-    private func garageError(_ error: DatabaseError, operation: String) -> GarageError {
-        switch error.resultCode {
-        case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return .storeBusy(operation: operation, path: path ?? ":memory:")
-        case .SQLITE_FULL:
-            return .storeFull(path: path ?? ":memory:", operation: operation)
-        case .SQLITE_READONLY:
-            return .readOnlyStore(path: path ?? ":memory:", operation: operation,
-                                  reason: readOnlyReason ?? Self.reason(error))
-        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-            return .damagedStore(path: path ?? ":memory:", operation: operation, reason: Self.reason(error))
-        default:
-            return .storageFailure(operation: operation, reason: Self.reason(error))
-        }
-    }
-
-    /// Throws ``GarageError/readOnlyStore(path:operation:reason:)`` when the store can only be
-    /// read, before anything is attempted.
-    private func checkWritable(_ operation: String) throws {
-        if let readOnlyReason {
-            throw GarageError.readOnlyStore(path: path ?? ":memory:", operation: operation, reason: readOnlyReason)
-        }
-    }
-
-    /// Limits the store file to `count` pages on the writer connection, as a full disk would:
-    /// a test seam for ``GarageError/storeFull(path:operation:)``. Returns the page count then.
-    @discardableResult
-    func limitPageCount(to count: Int) throws -> Int {
-        try writer.writeWithoutTransaction { db in
-            try Int.fetchOne(db, sql: "PRAGMA max_page_count = \(max(0, count))") ?? 0
-        }
-    }
-
-    /// The number of pages of the store file (as the writer connection sees it).
-    func pageCount() throws -> Int {
-        try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
-    }
-
-    // MARK: - Access
-
-    /// Whether the current thread runs inside one of the store's database accesses.
+    /// Whether the current thread or task runs inside one of the store's database accesses.
     ///
     /// User code runs there (`init(from:)`, the encryption delegate, a custom date strategy).
-    /// If it calls the garage, GRDB would stop the process ("Database methods are not
-    /// reentrant"): the store throws instead.
+    /// If it called the garage, the database would deadlock or stop the process: the store
+    /// throws instead.
     @TaskLocal static var isAccessing = false
 
-    private static func checkNotReentrant(_ operation: @autoclosure () -> String) throws {
-        if isAccessing {
-            throw GarageError.reentrantCall(operation: operation())
-        }
-    }
-
-    /// Runs `body` in one read transaction: everything it reads comes from one snapshot.
-    func read<T>(_ operation: @autoclosure () -> String, _ body: (Database) throws -> T) throws -> T {
-        try readWithoutTransaction(operation()) { db in try Self.inSnapshot(db, body) }
-    }
-
-    /// Runs `body` with a reader connection outside any transaction: each statement is its
-    /// own snapshot. `body` opens a transaction (``inSnapshot(_:_:)``) when it reads more than
-    /// one statement must agree on.
-    ///
-    /// A retrieve of an object without references reads one row: one statement, with none of
-    /// the cost of beginning and committing a transaction.
-    func readWithoutTransaction<T>(
-        _ operation: @autoclosure () -> String, _ body: (Database) throws -> T
-    ) throws -> T {
-        try Self.checkNotReentrant(operation())
-        do {
-            return try withoutActuallyEscaping(body) { body in
-                let access = { (db: Database) in try Self.$isAccessing.withValue(true) { try body(db) } }
-                if let result = try readers?.withReader({ try $0.unsafeRead(access) }) {
-                    return result
-                }
-                return try writer.unsafeRead(access)
-            }
-        } catch let error as DatabaseError {
-            throw garageError(error, operation: operation())
-        }
-    }
-
-    /// Runs `body` in a read transaction, on a connection that is in none.
-    static func inSnapshot<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
-        try inTransaction(db, kind: .deferred, body)
-    }
-
-    /// Runs `body` in one read transaction, without blocking the calling thread.
-    func read<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try Self.checkNotReentrant(operation)
-        do {
-            return try await writer.read { db in try Self.$isAccessing.withValue(true) { try body(db) } }
-        } catch let error as DatabaseError {
-            throw garageError(error, operation: operation)
-        }
-    }
-
-    /// Set while this thread feeds a ``RowStream``: the writer waits for it, so a write from
+    /// Set while this thread feeds a streaming write: the writer waits for it, so a write from
     /// it (from an `encode(to:)` or the encryption delegate) could never run.
     @TaskLocal static var isFeedingWriter = false
 
-    private static func checkNotReentrant(writing operation: @autoclosure () -> String) throws {
-        try checkNotReentrant(operation())
-        if isFeedingWriter {
-            throw GarageError.reentrantCall(operation: operation())
+    private static func accessing<T>(_ body: () throws -> T) rethrows -> T {
+        try $isAccessing.withValue(true, operation: body)
+    }
+
+    static func checkNotReentrant<T>(_ work: StoreWork<T>) throws {
+        if isAccessing {
+            throw GarageError.reentrantCall(operation: work.operation)
+        }
+        if case .write = work.access, isFeedingWriter {
+            throw GarageError.reentrantCall(operation: work.operation)
         }
     }
 
-    /// Writes the rows `produce` sends to `stream` in one immediate transaction, on the writer,
-    /// while `produce` runs on this thread. Returns the changes written when `observed`.
-    func write(_ operation: String, streaming produce: (RowStream) throws -> Void, observed: Bool) throws -> ChangeSet? {
-        try Self.checkNotReentrant(writing: operation)
-        try checkWritable(operation)
-        let stream = RowStream()
-        writer.asyncWriteWithoutTransaction { db in
-            do {
-                var written: ChangeSet? = observed ? ChangeSet() : nil
-                try Self.$isAccessing.withValue(true) {
-                    try Self.inTransaction(db) { db in
-                        let now = Date()
-                        while let batch = try stream.next() {
-                            for (key, payload) in batch {
-                                try Self.park(db, key: key, payload: payload, now: now)
-                                written?.record(.park(payload), for: key)
-                            }
-                        }
-                    }
-                }
-                stream.complete(.success(written))
-            } catch {
-                stream.complete(.failure(error))
-            }
-        }
-        do {
-            try Self.$isFeedingWriter.withValue(true) { try produce(stream) }
-            stream.finish(failed: false)
-        } catch {
-            stream.finish(failed: true)
-            _ = stream.waitForOutcome()
-            // The writer's own failure reaches the producer through `send`.
-            if let error = error as? DatabaseError {
-                throw garageError(error, operation: operation)
-            }
-            throw error
-        }
-        switch stream.waitForOutcome() {
-        case .success(let written):
-            return written
-        case .failure(let error as DatabaseError):
-            throw garageError(error, operation: operation)
-        case .failure(let error):
-            throw error
+    /// The store's task-local state of the current thread, to set again on another thread
+    /// that continues its work (see ``ThreadContext``).
+    static func capturedState() -> @Sendable (() -> Void) -> Void {
+        let isAccessing = isAccessing, isFeedingWriter = isFeedingWriter
+        return { body in
+            $isAccessing.withValue(isAccessing) { $isFeedingWriter.withValue(isFeedingWriter, operation: body) }
         }
     }
+}
 
-    /// Runs `body` with the writer connection, alone: writes of this store are serialised.
-    /// `body` opens its transactions itself, with ``inTransaction(_:_:)``.
-    func write<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
-        try Self.checkNotReentrant(writing: operation)
-        try checkWritable(operation)
-        do {
-            return try writer.writeWithoutTransaction { db in
-                try Self.$isAccessing.withValue(true) { try body(db) }
-            }
-        } catch let error as DatabaseError {
-            throw garageError(error, operation: operation)
-        }
+/// One access to the store, described once: ``Store/run(_:)`` runs it on the calling thread,
+/// or without blocking it.
+struct StoreWork<Result>: Sendable {
+    enum Access: Sendable {
+        /// On a connection that reads, outside any transaction: the body opens its snapshot.
+        case read(@Sendable (any RowStatements) throws -> Result)
+        /// With the writer, alone: the body opens its transaction.
+        case write(@Sendable (any RowWriteStatements) throws -> Result)
     }
 
-    /// Runs `body` with the writer connection, alone, without blocking the calling thread.
-    func write<T: Sendable>(_ operation: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try Self.checkNotReentrant(writing: operation)
-        try checkWritable(operation)
-        do {
-            return try await writer.writeWithoutTransaction { db in
-                try Self.$isAccessing.withValue(true) { try body(db) }
-            }
-        } catch let error as DatabaseError {
-            throw garageError(error, operation: operation)
-        }
-    }
+    /// What the call does, in words, for errors: "retrieve Person(Sam)".
+    let operation: String
+    let access: Access
+}
 
-    /// Runs `body` in a transaction, committed when it returns. By default an immediate one:
-    /// the write lock is taken at the start (waiting for it under the busy timeout), never
-    /// upgraded midway.
-    static func inTransaction<T>(
-        _ db: Database, kind: Database.TransactionKind = .immediate, _ body: (Database) throws -> T
-    ) throws -> T {
-        var result: T?
-        try db.inTransaction(kind) {
-            result = try body(db)
-            return .commit
+/// Told of what each commit changed: the garage's observers.
+protocol CommitListener: Sendable {
+    /// Whether anyone listens: if not, a writer need not collect what it wrote.
+    var isListening: Bool { get }
+    /// Called right after a commit, on the writer, so that commits are told in order.
+    func committed(_ changes: ChangeSet)
+}
+
+extension Store {
+    /// Whether `error` is one row's (it can't be read, decrypted or decoded) rather than the
+    /// store's (SQLite, a busy or damaged file): reads that skip bad rows skip only those.
+    func isRowFailure(_ error: any Error) -> Bool {
+        switch engine.garageError(error, operation: "read a row") as? GarageError {
+        case .reentrantCall?, .storeBusy?, .storageFailure?, .damagedStore?, .readOnlyStore?, .storeFull?:
+            return false
+        default:
+            return true
         }
-        guard let result else {
-            throw GarageError.storageFailure(operation: "commit", reason: "the transaction ended without a result")
-        }
-        return result
     }
 }

@@ -1,16 +1,25 @@
 import Foundation
 
-/// The identity of a row: the type name and the identifier of the object it holds.
-struct RowKey: Hashable, Sendable, CustomStringConvertible {
-    var type: String
-    var identifier: String
+/// Which columns of a row a read needs: those are read strictly, the others are left at
+/// their defaults, so that damage in a column a read does not use does not fail it.
+enum RowPurpose: Sendable {
+    /// Decoding the object: data, encryption flag, sync status, references.
+    case content
+    /// Everything but the data and the references: ``ObjectMetadata``.
+    case metadata
+    /// Every column: rows that are changed or claimed.
+    case all
 
-    var description: String { "\(type)(\(identifier))" }
+    var needsContent: Bool { self != .metadata }
+    var needsMetadata: Bool { self != .content }
 }
 
 /// One row of the object table, as read from the store.
+///
+/// A row read for one ``RowPurpose`` holds defaults in the columns it did not need: empty
+/// data, `.distantPast` dates, revision 0.
 struct StoredRow: Sendable {
-    var key: RowKey
+    var key: ObjectKey
     /// The object's JSON, or the encryption delegate's output when `isEncrypted`.
     var data: String
     var isEncrypted: Bool
@@ -38,7 +47,7 @@ struct RowPayload: Sendable {
     var isRoot: Bool
 
     /// The row as it reads once this payload is written over `existing` (or into a new row).
-    func applied(to existing: StoredRow?, key: RowKey, now: Date) -> StoredRow {
+    func applied(to existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow {
         let changed = existing?.data != data
         return StoredRow(
             key: key,
@@ -52,5 +61,20 @@ struct RowPayload: Sendable {
             references: references,
             claim: existing?.claim,
             claimedAt: existing?.claimedAt)
+    }
+}
+
+extension ObjectMetadata {
+    /// What `row` says of its object besides its content.
+    init(_ row: StoredRow) {
+        typeName = row.key.typeName
+        identifier = row.key.identifier
+        creationDate = row.creationDate
+        modificationDate = row.modificationDate
+        revision = row.revision
+        syncStatus = row.syncStatus
+        isEncrypted = row.isEncrypted
+        isRoot = row.isRoot
+        claimDate = row.claimedAt
     }
 }

@@ -15,12 +15,12 @@ final class FuzzedStore {
     let connection: DatabaseQueue
     /// Every row as parked, in key order.
     let originals: [Row]
-    let keys: [RowKey]
+    let keys: [ObjectKey]
     /// What `retrieve` gives for each row, and its metadata, before any damage.
-    private(set) var fingerprints: [RowKey: String] = [:]
-    private(set) var metadata: [RowKey: ObjectMetadata] = [:]
+    private(set) var fingerprints: [ObjectKey: String] = [:]
+    private(set) var metadata: [ObjectKey: ObjectMetadata] = [:]
     /// Each row's key, with every row it references directly or not.
-    let closures: [RowKey: Set<RowKey>]
+    let closures: [ObjectKey: Set<ObjectKey>]
     let probes: [String: Probe]
 
     init() throws {
@@ -38,16 +38,16 @@ final class FuzzedStore {
         originals = try connection.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM garage_object ORDER BY type, identifier")
         }
-        keys = try originals.map { RowKey(type: try $0.decode(String.self, forColumn: "type"),
+        keys = try originals.map { ObjectKey(typeName: try $0.decode(String.self, forColumn: "type"),
                                           identifier: try $0.decode(String.self, forColumn: "identifier")) }
 
-        var references: [RowKey: [RowKey]] = [:]
+        var references: [ObjectKey: [ObjectKey]] = [:]
         for (key, row) in zip(keys, originals) {
             references[key] = try ReferenceList.decode(try row.decode(String.self, forColumn: "refs"))
         }
-        var closures: [RowKey: Set<RowKey>] = [:]
+        var closures: [ObjectKey: Set<ObjectKey>] = [:]
         for key in keys {
-            var reached: Set<RowKey> = [key]
+            var reached: Set<ObjectKey> = [key]
             var queue = [key]
             while let next = queue.popLast() {
                 for referenced in references[next] ?? [] where reached.insert(referenced).inserted {
@@ -64,7 +64,7 @@ final class FuzzedStore {
         try pendingGarage.park(Counter(id: 1, value: 1))
 
         for key in keys {
-            let probe = try #require(probes[key.type], "no probe for \(key.type)")
+            let probe = try #require(probes[key.typeName], "no probe for \(key.typeName)")
             fingerprints[key] = try #require(try probe.retrieve(garage, key.identifier))
             #expect(try probe.retrieve(garage, key.identifier) == fingerprints[key], "fingerprints must be stable")
             metadata[key] = try #require(try probe.metadata(garage, key.identifier))
@@ -72,18 +72,18 @@ final class FuzzedStore {
     }
 
     /// The rows whose retrieve reads `key`'s row.
-    func dependents(of key: RowKey) -> [RowKey] {
+    func dependents(of key: ObjectKey) -> [ObjectKey] {
         keys.filter { closures[$0]?.contains(key) ?? false }
     }
 
     /// Overwrites one column of `key`'s row; `false` when SQLite refuses the value (a NaN is
     /// stored as NULL, which the column's NOT NULL constraint refuses).
-    func overwrite(_ column: FuzzedColumn, of key: RowKey, with value: StoredValue) throws -> Bool {
+    func overwrite(_ column: FuzzedColumn, of key: ObjectKey, with value: StoredValue) throws -> Bool {
         // The column name comes from a fixed list, never from generated data.
         let sql = "UPDATE garage_object SET \(column.rawValue) = \(value.placeholder) WHERE type = ? AND identifier = ?"
         do {
             try connection.write { db in
-                try db.execute(sql: sql, arguments: [value.databaseValue, key.type, key.identifier])
+                try db.execute(sql: sql, arguments: [value.databaseValue, key.typeName, key.identifier])
             }
             return true
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -92,7 +92,7 @@ final class FuzzedStore {
     }
 
     /// Puts back every column of `key`'s row as it was parked.
-    func restore(_ key: RowKey) throws {
+    func restore(_ key: ObjectKey) throws {
         let original = try #require(keys.firstIndex(of: key).map { originals[$0] })
         let columns = FuzzedStore.restoredColumns
         try connection.write { db in
@@ -100,7 +100,7 @@ final class FuzzedStore {
                 sql: "UPDATE garage_object SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) "
                     + "WHERE type = ? AND identifier = ?",
                 arguments: StatementArguments(columns.map { name -> DatabaseValue in (original[name] as DatabaseValue?) ?? .null }
-                    + [key.type.databaseValue, key.identifier.databaseValue]))
+                    + [key.typeName.databaseValue, key.identifier.databaseValue]))
         }
     }
 
@@ -130,7 +130,7 @@ final class FuzzedStore {
         }
     }
 
-    func original(_ column: FuzzedColumn, of key: RowKey) -> DatabaseValue {
+    func original(_ column: FuzzedColumn, of key: ObjectKey) -> DatabaseValue {
         guard let index = keys.firstIndex(of: key) else { return .null }
         return (originals[index][column.rawValue] as DatabaseValue?) ?? .null
     }
@@ -349,13 +349,13 @@ struct Probe: Sendable {
 
 /// Records an issue unless `error` is the clear error a damaged row must give: a
 /// `GarageError` or `DecodingError` that names the row `key` (its type and identifier).
-func expectRowError(_ error: any Error, naming key: RowKey, _ comment: Comment,
+func expectRowError(_ error: any Error, naming key: ObjectKey, _ comment: Comment,
                     sourceLocation: SourceLocation = #_sourceLocation) {
     switch error {
     case let error as GarageError:
         switch error {
         case let .corruptData(type, identifier, _), let .missingEncryptionDelegate(type, identifier):
-            #expect(type == key.type && identifier == key.identifier,
+            #expect(type == key.typeName && identifier == key.identifier,
                     comment.with("\(error) names another row than \(key)"), sourceLocation: sourceLocation)
         case let .referenceCycle(_, _, cycle):
             #expect(cycle.contains(key.description), comment.with("\(error) does not name \(key)"),

@@ -40,30 +40,24 @@ enum ThreadStack {
     /// throws what it does. The calling thread waits meanwhile; when `relay` is given, it runs
     /// the work the new thread hands back with ``Relay/perform(_:)``.
     ///
-    /// The task-local state of the garage (the store access in progress, the scopes of the
-    /// `with...` and `transaction` calls) goes along, so that `body` behaves as it would have
-    /// on the calling thread; a call to the garage from an `init(from:)` still throws
-    /// ``GarageError/reentrantCall(operation:)``. The app's own task-local values don't go
-    /// along: Swift offers no way to copy them to a thread.
-    static func run<T>(_ body: () throws -> T, serving relay: Relay? = nil) throws -> T {
-        let isAccessing = Store.isAccessing
-        let isFeedingWriter = Store.isFeedingWriter
-        let scope = GarageScope.current
+    /// The task-local state `context` captures goes along (the garage's: the store access in
+    /// progress, the scopes of the `with...` and `transaction` calls), so that `body` behaves
+    /// as it would have on the calling thread; a call to the garage from an `init(from:)`
+    /// still throws. The app's own task-local values don't go along: Swift offers no way to
+    /// copy them to a thread.
+    static func run<T>(_ body: () throws -> T, context: ThreadContext = .none, serving relay: Relay? = nil) throws -> T {
+        let enter = context.capture()
         let outcome = Unchecked<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         withoutActuallyEscaping(body) { body in
             let work = Unchecked<(() throws -> T)?>(body)
             let thread = Thread {
-                let result = Result {
-                    try Store.$isAccessing.withValue(isAccessing) {
-                        try Store.$isFeedingWriter.withValue(isFeedingWriter) {
-                            try GarageScope.$current.withValue(scope) { try work.value!() }
-                        }
-                    }
-                }
+                var result: Result<T, any Error>?
+                enter { result = Result { try work.value!() } }
                 // `body` must not outlive this call: the thread object keeps its closure longer.
                 work.value = nil
-                outcome.value = result
+                outcome.value = result ?? .failure(GarageError.storageFailure(
+                    operation: "continue on a fresh stack", reason: "the context did not run the work"))
                 if let relay {
                     relay.finish()
                 } else {
@@ -190,4 +184,13 @@ enum ThreadStack {
         return 0
         #endif
     }
+}
+
+/// The task-local values a thread that continues deep work must see: `capture` reads
+/// them on the calling thread, and returns what sets them again around a body.
+struct ThreadContext: Sendable {
+    let capture: @Sendable () -> @Sendable (() -> Void) -> Void
+
+    /// No task-local state: work that calls no user code (parsing JSON).
+    static let none = ThreadContext { { body in body() } }
 }

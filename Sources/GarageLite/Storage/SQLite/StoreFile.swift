@@ -68,9 +68,9 @@ enum StoreFile {
                 (applicationID, tableCount) = try identify(path: path, readonly: false)
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-            throw error // another connection is creating the store: Store.open tries again
+            throw error // another connection is creating the store: SQLiteEngine.open tries again
         } catch {
-            throw Store.openingError(error, path: path)
+            throw SQLiteEngine.openingError(error, path: path)
         }
         if applicationID != Schema.applicationID, tableCount > 0 {
             throw GarageError.notAGarageStore(path: path, reason: "it is an SQLite database of another application")

@@ -1,0 +1,61 @@
+import Foundation
+
+/// The encryption step of an object's path: the rows the graph encoder produced become the
+/// payloads the store writes, and the rows the store reads become the JSON the graph decoder
+/// reads. Without a delegate, JSON passes through as it is.
+struct EncryptionStage: Sendable {
+    let delegate: (any DataEncryptionDelegate)?
+
+    /// What `row` writes: its JSON, encrypted when there is a delegate.
+    ///
+    /// - throws: The delegate's errors, unchanged; ``GarageError/encryptionFailed(typeName:identifier:reason:)``
+    ///   when its output contains U+0000, which the store would cut the data at (the object
+    ///   would be lost without an error).
+    func seal(_ row: EncodedRow) throws -> (key: ObjectKey, payload: RowPayload) {
+        var data = row.json
+        if let delegate {
+            data = try delegate.encrypt(Data(row.json.utf8))
+            if data.utf8.contains(0) {
+                throw GarageError.encryptionFailed(
+                    typeName: row.key.typeName, identifier: row.key.identifier,
+                    reason: "the dataEncryptionDelegate returned text containing U+0000 (NUL), which the store "
+                        + "would cut short; encode the ciphertext as text without NUL, such as base64")
+            }
+        }
+        return (row.key, RowPayload(
+            data: data, isEncrypted: delegate != nil, syncStatus: row.syncStatus,
+            references: ReferenceList.encode(row.references), isRoot: row.isRoot))
+    }
+
+    /// The JSON `row` holds, decrypted if need be, for the graph decoder.
+    func open(_ row: StoredRow) throws -> DecodableRow {
+        let key = row.key
+        do {
+            let json: JSONValue
+            if row.isEncrypted {
+                guard let delegate else {
+                    throw GarageError.missingEncryptionDelegate(typeName: key.typeName, identifier: key.identifier)
+                }
+                let decrypted: Data
+                do {
+                    decrypted = try delegate.decrypt(row.data)
+                } catch let error as GarageError {
+                    throw error
+                } catch {
+                    throw GarageError.decryptionFailed(typeName: key.typeName, identifier: key.identifier,
+                                                       reason: String(reflecting: error))
+                }
+                json = try JSONReader.parse(decrypted)
+            } else {
+                json = try JSONReader.parse(row.data)
+            }
+            return DecodableRow(key: key, json: json, syncStatus: row.syncStatus)
+        } catch let failure as JSONReader.Failure {
+            throw GarageError.corruptData(
+                typeName: key.typeName, identifier: key.identifier,
+                reason: row.isEncrypted
+                    ? "its decrypted JSON is invalid (was it decrypted with another key?): \(failure)"
+                    : "its JSON is invalid: \(failure)")
+        }
+    }
+}

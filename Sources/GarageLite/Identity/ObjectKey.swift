@@ -1,0 +1,21 @@
+/// A parked object's type name and identifier: the key of its row, and how reports and errors name it.
+public struct ObjectKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The type name, `String(describing: T.self)`.
+    public var typeName: String
+    /// The identifier the object is parked under.
+    public var identifier: String
+
+    /// The key of the object of type name `typeName` parked under `identifier`.
+    public init(typeName: String, identifier: String) {
+        self.typeName = typeName
+        self.identifier = identifier
+    }
+
+    /// `Type(identifier)`.
+    public var description: String { "\(typeName)(\(identifier))" }
+
+    /// Orders by type name, then identifier.
+    public static func < (lhs: ObjectKey, rhs: ObjectKey) -> Bool {
+        (lhs.typeName, lhs.identifier) < (rhs.typeName, rhs.identifier)
+    }
+}

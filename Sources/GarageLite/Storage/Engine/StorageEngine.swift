@@ -1,0 +1,153 @@
+import Foundation
+
+/// What the garage needs from a database: connections to read from (each statement its own
+/// snapshot, or several in one snapshot) and one serialized writer, with the statements of
+/// ``RowStatements`` and ``RowWriteStatements``.
+///
+/// SQLite through GRDB (``SQLiteEngine``) implements it today. ``Store`` is the only user:
+/// it adds what does not depend on the database (the pending changes a call sees, the
+/// reentrancy checks, sync and async runners). The names say what a statement does for the
+/// garage, not how a database spells it, so that another database can stand behind it.
+protocol StorageEngine: Sendable {
+    /// The file (or address) of the store, for errors; `nil` for a store in memory.
+    var path: String? { get }
+
+    /// Runs `body` on a connection that reads, outside any transaction, on this thread.
+    func read<T>(_ operation: @autoclosure () -> String, _ body: (any RowStatements) throws -> T) throws -> T
+
+    /// Starts `body` on a connection that reads, on another thread, and returns at once.
+    func startRead(_ operation: String, _ body: @escaping @Sendable (Result<any RowStatements, any Error>) -> Void)
+
+    /// Runs `body` with the writer, alone, on this thread: writes are serialized.
+    func write<T>(_ operation: String, _ body: (any RowWriteStatements) throws -> T) throws -> T
+
+    /// Starts `body` with the writer, alone, on another thread, and returns at once.
+    func startWrite(_ operation: String, _ body: @escaping @Sendable (Result<any RowWriteStatements, any Error>) -> Void)
+
+    /// The garage's error for an error the database threw while performing `operation`;
+    /// other errors unchanged.
+    func garageError(_ error: any Error, operation: String) -> any Error
+}
+
+/// A row as read by a statement that reads many: the row, or why it can't be read.
+///
+/// Reads that skip bad rows (lossy retrieves, claims) keep going past an unreadable row;
+/// the others throw its error.
+enum RowRead: Sendable {
+    case row(StoredRow)
+    /// A column holds a value of the wrong type, or NULL where a value belongs.
+    case unreadable(ObjectKey, GarageError)
+
+    /// The row, or the error that names it.
+    func get() throws -> StoredRow {
+        switch self {
+        case .row(let row): return row
+        case .unreadable(_, let error): throw error
+        }
+    }
+}
+
+/// The statements that read the object table, on one connection.
+///
+/// Every row is read by one strict reader: a column of the wrong type, or NULL where a value
+/// belongs, is ``GarageError/corruptData(typeName:identifier:reason:)`` naming the object and
+/// the column.
+protocol RowStatements {
+    /// Runs `body` in one read transaction: every statement in it reads one snapshot.
+    func snapshot<T>(_ body: () throws -> T) throws -> T
+
+    /// The row `key`, or `nil`, with the columns `purpose` needs.
+    func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow?
+    /// The rows of `type`, in identifier order.
+    func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead]
+    /// Up to `limit` rows of `type` whose identifier follows `identifier` (from the first when
+    /// `nil`), in identifier order.
+    func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead]
+    /// The rows of `type` with `status`, oldest modification first.
+    func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead]
+    /// Up to `limit` unclaimed rows of `type` with `status`, oldest modification first, after
+    /// the first `skipping` of them, with every column.
+    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, skipping: Int) throws -> [RowRead]
+
+    /// The number of rows; of `type`; of `type` with `status`.
+    func count() throws -> Int
+    func count(ofType type: String) throws -> Int
+    func count(ofType type: String, status: SyncStatus) throws -> Int
+    /// The number of rows with `status`, per type.
+    func countsPerType(status: SyncStatus) throws -> [String: Int]
+
+    /// The identifiers of `type`, in order; with `status`, oldest modification first.
+    func identifiers(ofType type: String) throws -> [String]
+    func identifiers(ofType type: String, status: SyncStatus) throws -> [String]
+    /// The distinct type names of the rows.
+    func types() throws -> [String]
+
+    /// What is wrong with the store, up to `limit` problems, and whether there were more:
+    /// the database's own check of its file, then unusable reference lists, invalid JSON,
+    /// and references to rows that don't exist.
+    func integrityProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool)
+    /// The first row whose reference list is unusable, with the reason.
+    func firstInvalidReferenceList() throws -> (key: ObjectKey, reason: String)?
+    /// Up to `limit` references (all when `nil`) to rows that don't exist.
+    func danglingReferences(limit: Int?) throws -> [(from: ObjectKey, to: ObjectKey)]
+    /// The rows never parked directly that no chain of references leads to from a root or
+    /// from `extraRoots`, in type and identifier order.
+    func unreachableRows(extraRoots: [ObjectKey]) throws -> [ObjectKey]
+}
+
+/// The statements that change the object table, on the writer.
+protocol RowWriteStatements: RowStatements {
+    /// Runs `body` in one transaction that takes the write lock at once, committed when it
+    /// returns and rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T
+
+    /// Inserts or updates the row: its revision and modification date change only when its
+    /// data does; a row once parked as a root stays one.
+    func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws
+    /// Deletes the row; returns whether there was one.
+    @discardableResult func delete(_ key: ObjectKey) throws -> Bool
+    /// Sets the row's status; returns whether the row exists.
+    @discardableResult func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool
+    /// Deletes every row of `type` (every row when `nil`); returns how many.
+    func deleteAll(ofType type: String?) throws -> Int
+    /// Moves every row of `from` to `to`, replacing rows of `to` with the same identifier,
+    /// and rewrites the references to them; returns how many moved.
+    func renameType(from: String, to: String) throws -> Int
+
+    /// Moves the row to `.syncing` under `claim`.
+    func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws
+    /// Ends the row's claim, setting its status (leaving it when `nil`).
+    func endClaim(_ key: ObjectKey, status: SyncStatus?) throws
+    /// Ends every claim taken before `cutoff` (rows still `.syncing` go back to `.notSynced`);
+    /// returns the rows released.
+    func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey]
+}
+
+extension RowWriteStatements {
+    /// Writes every change of `changes`, segment after segment.
+    func apply(_ changes: ChangeSet, now: Date) throws {
+        for segment in changes.segments {
+            switch segment.bulk {
+            case .deleteAll(let type)?:
+                _ = try deleteAll(ofType: type)
+            case .renameType(let from, let to)?:
+                _ = try renameType(from: from, to: to)
+            case nil:
+                break
+            }
+            for (key, change) in segment.rows {
+                switch change {
+                case .park(let payload):
+                    try park(key, payload, now: now)
+                case .replace(let payload):
+                    try delete(key)
+                    try park(key, payload, now: now)
+                case .delete:
+                    try delete(key)
+                case .setSyncStatus(let status):
+                    try setSyncStatus(status, of: key)
+                }
+            }
+        }
+    }
+}

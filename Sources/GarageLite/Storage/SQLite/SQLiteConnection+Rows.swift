@@ -1,0 +1,146 @@
+import Foundation
+import GRDB
+
+// The statements on the object table: reading rows, counting them, and writing them.
+extension SQLiteConnection {
+    // MARK: - Reading rows
+
+    func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
+        try readRows("SELECT \(Self.columns) FROM garage_object WHERE type = ? AND identifier = ?",
+                     [key.typeName, key.identifier], purpose: purpose).first?.get()
+    }
+
+    func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead] {
+        try readRows("SELECT \(Self.columns) FROM garage_object WHERE type = ? ORDER BY identifier",
+                     [type], purpose: purpose)
+    }
+
+    func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead] {
+        // Two statements: `identifier > ?` must stand alone to be a range of the key.
+        guard let identifier else {
+            return try readRows("SELECT \(Self.columns) FROM garage_object WHERE type = ? ORDER BY identifier LIMIT ?",
+                                [type, limit], purpose: purpose)
+        }
+        return try readRows("""
+            SELECT \(Self.columns) FROM garage_object WHERE type = ? AND identifier > ? ORDER BY identifier LIMIT ?
+            """, [type, identifier, limit], purpose: purpose)
+    }
+
+    func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead] {
+        try readRows("""
+            SELECT \(Self.columns) FROM garage_object WHERE syncStatus = ? AND type = ? ORDER BY modificationDate
+            """, [status.rawValue, type], purpose: purpose)
+    }
+
+    // MARK: - Counting
+
+    func count() throws -> Int {
+        try integer("SELECT COUNT(*) FROM garage_object", [])
+    }
+
+    func count(ofType type: String) throws -> Int {
+        try integer("SELECT COUNT(*) FROM garage_object WHERE type = ?", [type])
+    }
+
+    func count(ofType type: String, status: SyncStatus) throws -> Int {
+        try integer("SELECT COUNT(*) FROM garage_object WHERE syncStatus = ? AND type = ?", [status.rawValue, type])
+    }
+
+    func countsPerType(status: SyncStatus) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT type, COUNT(*) FROM garage_object WHERE syncStatus = ? GROUP BY type"),
+            arguments: [status.rawValue])
+        while let row = try rows.next() {
+            // Type names are text by the primary key; a count is an integer.
+            counts[String.fromDatabaseValue(row[0]) ?? "?"] = Int.fromDatabaseValue(row[1]) ?? 0
+        }
+        return counts
+    }
+
+    func identifiers(ofType type: String) throws -> [String] {
+        try strings("SELECT identifier FROM garage_object WHERE type = ? ORDER BY identifier", [type])
+    }
+
+    func identifiers(ofType type: String, status: SyncStatus) throws -> [String] {
+        try strings("SELECT identifier FROM garage_object WHERE syncStatus = ? AND type = ? ORDER BY modificationDate",
+                    [status.rawValue, type])
+    }
+
+    func types() throws -> [String] {
+        try strings("SELECT DISTINCT type FROM garage_object", [])
+    }
+
+    /// The key columns are text by the schema's primary key; a count is an integer.
+    private func integer(_ sql: String, _ arguments: StatementArguments) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
+    }
+
+    private func strings(_ sql: String, _ arguments: StatementArguments) throws -> [String] {
+        try String.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    // MARK: - Writing rows
+
+    func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO garage_object
+                (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs)
+            VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), ?6, ?6, 1, ?7, ?8)
+            ON CONFLICT (type, identifier) DO UPDATE SET
+                data = excluded.data,
+                isEncrypted = excluded.isEncrypted,
+                refs = excluded.refs,
+                isRoot = max(isRoot, excluded.isRoot),
+                syncStatus = coalesce(?5, syncStatus),
+                revision = revision + (data IS NOT excluded.data),
+                modificationDate = CASE WHEN data IS excluded.data THEN modificationDate ELSE ?6 END
+            WHERE data IS NOT excluded.data OR syncStatus IS NOT coalesce(?5, syncStatus)
+                OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs
+            """)
+        try statement.execute(arguments: [
+            key.typeName, key.identifier, payload.data, payload.isEncrypted, payload.syncStatus?.rawValue,
+            now.timeIntervalSince1970, payload.isRoot, payload.references,
+        ])
+    }
+
+    @discardableResult
+    func delete(_ key: ObjectKey) throws -> Bool {
+        try db.cachedStatement(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ?")
+            .execute(arguments: [key.typeName, key.identifier])
+        return db.changesCount > 0
+    }
+
+    @discardableResult
+    func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
+        try db.cachedStatement(sql: "UPDATE garage_object SET syncStatus = ? WHERE type = ? AND identifier = ?")
+            .execute(arguments: [status.rawValue, key.typeName, key.identifier])
+        return db.changesCount > 0
+    }
+
+    func deleteAll(ofType type: String?) throws -> Int {
+        if let type {
+            try db.execute(sql: "DELETE FROM garage_object WHERE type = ?", arguments: [type])
+        } else {
+            try db.execute(sql: "DELETE FROM garage_object")
+        }
+        return db.changesCount
+    }
+
+    func renameType(from: String, to: String) throws -> Int {
+        try db.execute(sql: "UPDATE OR REPLACE garage_object SET type = ? WHERE type = ?", arguments: [to, from])
+        let moved = db.changesCount
+        // Only rows whose reference list mentions the old name as a JSON string can be affected.
+        let needle = JSONWriter.string(from: .string(from))
+        let candidates = try Row.fetchAll(
+            db, sql: "SELECT rowid, refs FROM garage_object WHERE instr(refs, ?) > 0", arguments: [needle])
+        for candidate in candidates {
+            guard let rowID = Int64.fromDatabaseValue(candidate[0]), let refs = String.fromDatabaseValue(candidate[1]),
+                  let keys = try? ReferenceList.decode(refs) else { continue }
+            let renamed = keys.map { $0.typeName == from ? ObjectKey(typeName: to, identifier: $0.identifier) : $0 }
+            try db.execute(sql: "UPDATE garage_object SET refs = ? WHERE rowid = ?",
+                           arguments: [ReferenceList.encode(renamed), rowID])
+        }
+        return moved
+    }
+}

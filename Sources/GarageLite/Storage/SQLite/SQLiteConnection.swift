@@ -1,0 +1,169 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// One SQLite connection as the garage uses it: the statements of ``RowStatements`` and
+/// ``RowWriteStatements`` (here and in `SQLiteConnection+Rows.swift`, `+Claims.swift`,
+/// `+Integrity.swift`), and the one strict reader of the object table's rows.
+struct SQLiteConnection: RowWriteStatements {
+    let db: Database
+
+    init(_ db: Database) {
+        self.db = db
+    }
+
+    // MARK: - Transactions
+
+    func snapshot<T>(_ body: () throws -> T) throws -> T {
+        // Inside a transaction (a claim decoding its objects), every statement already reads one snapshot.
+        if db.isInsideTransaction { return try body() }
+        return try inTransaction(.deferred, body)
+    }
+
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try inTransaction(.immediate, body)
+    }
+
+    /// An immediate transaction takes the write lock at the start (waiting for it under the
+    /// busy timeout), and is never upgraded midway.
+    private func inTransaction<T>(_ kind: Database.TransactionKind, _ body: () throws -> T) throws -> T {
+        var result: T?
+        try db.inTransaction(kind) {
+            result = try body()
+            return .commit
+        }
+        guard let result else {
+            throw GarageError.storageFailure(operation: "commit", reason: "the transaction ended without a result")
+        }
+        return result
+    }
+
+    // MARK: - Reading rows
+
+    /// The columns of the object table, in the order ``readRow(_:purpose:)`` reads them.
+    static let columns = """
+        type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs, \
+        claim, claimedAt
+        """
+
+    /// The references of a row whose `refs` column is damaged: not ``ReferenceList/empty``, so
+    /// that the object is decoded with its graph, whose stubs are in its data. The column is a
+    /// copy of what the data says, and ``Store/check(limit:)`` reports it.
+    static let unreadableReferences = "?"
+
+    /// Runs `sql` with `arguments` and reads each row it returns, strictly, on the statement's
+    /// SQLite handle: GRDB's row cursor costs more than a by-identifier lookup itself.
+    func readRows(_ sql: String, _ arguments: [any DatabaseValueConvertible], purpose: RowPurpose) throws -> [RowRead] {
+        let statement = try db.cachedStatement(sql: sql)
+        let handle = statement.sqliteStatement
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        try statement.setArguments(StatementArguments(arguments))
+        var rows: [RowRead] = []
+        while true {
+            switch sqlite3_step(handle) {
+            case SQLITE_DONE:
+                return rows
+            case SQLITE_ROW:
+                rows.append(Self.readRow(handle, purpose: purpose))
+            case let code:
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+            }
+        }
+    }
+
+    /// Reads the current row of a statement that selects ``columns``: the columns `purpose`
+    /// needs must hold values of their type (NULL only where the schema allows it).
+    static func readRow(_ handle: OpaquePointer?, purpose: RowPurpose) -> RowRead {
+        let key = ObjectKey(typeName: text(handle, 0) ?? "?", identifier: text(handle, 1) ?? "?")
+        var problems: [String] = []
+        func integer(_ column: Int32, _ name: String) -> Int64 {
+            guard sqlite3_column_type(handle, column) == SQLITE_INTEGER else {
+                problems.append(Self.mistyped(handle, column, name, "an integer"))
+                return 0
+            }
+            return sqlite3_column_int64(handle, column)
+        }
+        func real(_ column: Int32, _ name: String, optional: Bool = false) -> Double? {
+            switch sqlite3_column_type(handle, column) {
+            case SQLITE_FLOAT, SQLITE_INTEGER:
+                return sqlite3_column_double(handle, column)
+            case SQLITE_NULL where optional:
+                return nil
+            default:
+                problems.append(Self.mistyped(handle, column, name, "a number"))
+                return nil
+            }
+        }
+        func string(_ column: Int32, _ name: String, optional: Bool = false) -> String? {
+            switch sqlite3_column_type(handle, column) {
+            case SQLITE_TEXT:
+                guard let text = text(handle, column) else {
+                    problems.append("its \(name) column is not UTF-8 text")
+                    return nil
+                }
+                return text
+            case SQLITE_NULL where optional:
+                return nil
+            default:
+                problems.append(Self.mistyped(handle, column, name, "text"))
+                return nil
+            }
+        }
+        let statusValue = integer(4, "syncStatus")
+        let status = SyncStatus(rawValue: Int(statusValue))
+        if problems.isEmpty, status == nil {
+            problems.append("unknown sync status \(statusValue)")
+        }
+        var row = StoredRow(
+            key: key, data: "", isEncrypted: integer(3, "isEncrypted") != 0, syncStatus: status ?? .undetermined,
+            creationDate: .distantPast, modificationDate: .distantPast, revision: 0, isRoot: false,
+            references: ReferenceList.empty)
+        if purpose.needsContent {
+            row.data = string(2, "data") ?? ""
+            // The references only choose how a retrieve reads; check() reports a damaged list.
+            row.references = sqlite3_column_type(handle, 9) == SQLITE_TEXT
+                ? text(handle, 9) ?? unreadableReferences : unreadableReferences
+        }
+        if purpose.needsMetadata {
+            row.creationDate = Date(timeIntervalSince1970: real(5, "creationDate") ?? 0)
+            row.modificationDate = Date(timeIntervalSince1970: real(6, "modificationDate") ?? 0)
+            row.revision = integer(7, "revision")
+            row.isRoot = integer(8, "isRoot") != 0
+            row.claim = string(10, "claim", optional: true)
+            row.claimedAt = real(11, "claimedAt", optional: true).map(Date.init(timeIntervalSince1970:))
+        }
+        guard problems.isEmpty else {
+            let reason = problems.count == 1
+                ? problems[0] : problems.dropLast().joined(separator: ", ") + " and " + problems[problems.count - 1]
+            return .unreadable(key, .corruptData(typeName: key.typeName, identifier: key.identifier, reason: reason))
+        }
+        return .row(row)
+    }
+
+    /// The text of a column, or `nil` when it is not UTF-8: a damaged row is reported, not
+    /// read with replacement characters. All of it, also past a NUL.
+    private static func text(_ handle: OpaquePointer?, _ column: Int32) -> String? {
+        guard let bytes = sqlite3_column_text(handle, column) else { return sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return utf8Text(UnsafeBufferPointer(start: bytes, count: count))
+    }
+
+    /// Why a column does not hold `expected`: "its claimedAt column is not a number", or
+    /// "… is NULL" where the schema requires a value.
+    private static func mistyped(_ handle: OpaquePointer?, _ column: Int32, _ name: String, _ expected: String) -> String {
+        sqlite3_column_type(handle, column) == SQLITE_NULL ? "its \(name) column is NULL" : "its \(name) column is not \(expected)"
+    }
+
+    /// The text `bytes` hold, or `nil` when they are not UTF-8.
+    static func utf8Text(_ bytes: some Collection<UInt8>) -> String? {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            return String(validating: bytes, as: UTF8.self)
+        }
+        return String(bytes: bytes, encoding: .utf8)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+// Writing changes: a save of the unsaved changes with a call's own, and the streaming write
+// of a large `parkAll`.
+extension Store {
+    /// Writes the unsaved changes and `changes` in one transaction, after `check` (which sees
+    /// the unsaved changes, and throws to refuse them all); returns what `check` returned.
+    ///
+    /// It runs on the writer, where writes are serialized: taking the unsaved changes,
+    /// committing them, then forgetting them happen without another save in between. If the
+    /// write fails, the unsaved changes stay unsaved.
+    func saving<T>(
+        _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
+    ) -> StoreWork<T> {
+        StoreWork(operation: operation, access: .write { [self] statements in
+            // Changes recorded from now on go to new segments, kept when these are saved.
+            let (saved, epoch) = unsaved.write { state in
+                state.changes.seal()
+                return (state.changes, state.epoch)
+            }
+            var combined = changes
+            if !saved.isEmpty {
+                combined = saved
+                combined.merge(changes)
+            }
+            let result = try statements.transaction {
+                let result = try check(StoreView(statements, pending: saved.isEmpty ? nil : saved))
+                try statements.apply(combined, now: Date())
+                return result
+            }
+            if !saved.isEmpty {
+                unsaved.write {
+                    if $0.epoch == epoch { $0.changes = $0.changes.removing(saved: saved) }
+                }
+            }
+            listener.committed(combined)
+            return result
+        })
+    }
+
+    // MARK: - Streaming writes
+
+    /// Writes the batches `next` produces on this thread in one immediate transaction on the
+    /// writer, while it produces the next ones.
+    func writeStreaming(_ operation: String, next: () throws -> RowStream.Batch?) throws {
+        let stream = try startStreaming(operation)
+        do {
+            try Self.$isFeedingWriter.withValue(true) {
+                while let batch = try next() { try stream.send(batch) }
+            }
+        } catch {
+            throw stream.fail(error, engine: engine, operation: operation)
+        }
+        try commitStreaming(stream.finish(), operation: operation)
+    }
+
+    /// Writes the batches `next` produces (see the synchronous variant), waiting for the writer
+    /// without blocking the calling thread.
+    nonisolated(nonsending) func writeStreaming(_ operation: String, next: () throws -> RowStream.Batch?) async throws {
+        let stream = try startStreaming(operation)
+        do {
+            try await Self.$isFeedingWriter.withValue(true) {
+                while let batch = try next() { try await stream.send(batch) }
+            }
+        } catch {
+            throw stream.fail(error, engine: engine, operation: operation)
+        }
+        try commitStreaming(await stream.finish(), operation: operation)
+    }
+
+    /// Starts the writer's side: one transaction that writes each batch as it comes.
+    private func startStreaming(_ operation: String) throws -> RowStream {
+        let work = StoreWork<Void>(operation: operation, access: .write { _ in })
+        try Self.checkNotReentrant(work)
+        let stream = RowStream()
+        let isObserved = listener.isListening
+        engine.startWrite(operation) { connection in
+            do {
+                let statements = try connection.get()
+                var written: ChangeSet? = isObserved ? ChangeSet() : nil
+                try Store.$isAccessing.withValue(true) {
+                    try statements.transaction {
+                        let now = Date()
+                        while let batch = try stream.next() {
+                            for (key, payload) in batch {
+                                try statements.park(key, payload, now: now)
+                                written?.record(.park(payload), for: key)
+                            }
+                        }
+                    }
+                }
+                stream.complete(.success(written))
+            } catch {
+                stream.complete(.failure(error))
+            }
+        }
+        return stream
+    }
+
+    private func commitStreaming(_ outcome: Result<ChangeSet?, any Error>, operation: String) throws {
+        switch outcome {
+        case .success(let written):
+            if let written { listener.committed(written) }
+        case .failure(let error):
+            throw engine.garageError(error, operation: operation)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// A batch of objects a sync job has claimed: their rows are `.syncing` and no other job can
+/// claim them until ``Garage/complete(_:)`` or ``Garage/release(_:)`` ends the claim.
+///
+/// See ``Garage/claim(_:limit:status:)``.
+public struct Claim<Object> {
+    /// Identifies the claim in the store.
+    public let id: String
+    /// The type name of the claimed objects.
+    public let typeName: String
+    /// When the objects were claimed.
+    public let date: Date
+    /// The claimed objects, as they were when claimed, oldest change first.
+    public let objects: [Object]
+    /// The identifiers of `objects`, in the same order.
+    public let identifiers: [String]
+    /// The revision of each object's row when it was claimed.
+    let revisions: [Int64]
+    /// The objects that could have been claimed but can't be decoded: they were left unclaimed,
+    /// with their status. Park a valid object under the same identifier, or delete it.
+    public var failures: [RetrievalFailure] = []
+
+    /// Whether nothing was claimed: there is nothing to upload.
+    public var isEmpty: Bool { objects.isEmpty }
+
+    /// How many objects were claimed.
+    public var count: Int { objects.count }
+
+    var keys: [ObjectKey] { identifiers.map { ObjectKey(typeName: typeName, identifier: $0) } }
+
+    /// What ending the claim needs: everything but the objects.
+    var ticket: ClaimTicket {
+        ClaimTicket(id: id, typeName: typeName, identifiers: identifiers, revisions: revisions)
+    }
+}
+
+extension Claim: Sendable where Object: Sendable {}
+
+struct ClaimTicket: Sendable {
+    var id: String
+    var typeName: String
+    var identifiers: [String]
+    var revisions: [Int64]
+}
+
+/// What ending a claim did to each of its objects, by identifier.
+public struct ClaimReport: Sendable, Hashable {
+    /// Now `.synced`: the content uploaded is the content stored.
+    public var synced: [String] = []
+    /// Now `.notSynced`: when completing, their content changed during the upload; when
+    /// releasing, the upload failed. The next claim takes them again.
+    public var notSynced: [String] = []
+    /// Released with the status the app gave them during the claim.
+    public var keptByApp: [String] = []
+    /// Deleted during the claim: nothing was done.
+    public var deleted: [String] = []
+    /// No longer under this claim (released as stale, or deleted and parked again): nothing
+    /// was done.
+    public var lost: [String] = []
+
+    public init() {}
+}

@@ -1,0 +1,21 @@
+import Foundation
+
+/// What the garage records about a parked object besides its content.
+public struct ObjectMetadata: Sendable, Hashable {
+    /// The type name of the object, `String(describing: T.self)`.
+    public var typeName: String
+    public var identifier: String
+    /// When the object was first parked.
+    public var creationDate: Date
+    /// When the object's content last changed.
+    public var modificationDate: Date
+    /// 1 when first parked, then one more on every park that changed the content.
+    public var revision: Int64
+    public var syncStatus: SyncStatus
+    /// Whether the row is stored encrypted by a ``DataEncryptionDelegate``.
+    public var isEncrypted: Bool
+    /// Whether the object was ever parked directly, rather than only as a reference.
+    public var isRoot: Bool
+    /// When a sync job claimed the object, while its claim lasts.
+    public var claimDate: Date?
+}
