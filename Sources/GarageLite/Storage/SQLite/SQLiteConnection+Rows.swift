@@ -49,7 +49,7 @@ extension SQLiteConnection {
     func countsPerType(status: SyncStatus) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         let rows = try Row.fetchCursor(
-            db.cachedStatement(sql: "SELECT type, COUNT(*) FROM garage_object WHERE syncStatus = ? GROUP BY type"),
+            db.cachedStatement(sql: "SELECT CAST(type AS TEXT), COUNT(*) FROM garage_object WHERE syncStatus = ? GROUP BY type"),
             arguments: [status.rawValue])
         while let row = try rows.next() {
             // Type names are text by the primary key; a count is an integer.

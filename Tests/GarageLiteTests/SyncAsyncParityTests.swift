@@ -1,0 +1,224 @@
+@testable import GarageLite
+import Foundation
+import GRDB
+import Testing
+
+/// Every public operation, run synchronously on one store and asynchronously on an identical
+/// one, must give the same result (or the same error) and leave the same rows: each is one
+/// description of its work, run by two runners.
+@Suite("Sync and async give the same results")
+struct SyncAsyncParityTests {
+    /// The stores an operation runs on.
+    enum Scenario: String, CaseIterable, CustomTestStringConvertible {
+        /// A graph, sync statuses, a Hashable object, an open claim.
+        case good
+        /// The same, with a book whose JSON is corrupt and an author whose creation date is text.
+        case damaged
+        /// The same as good, with unsaved changes (autosave off) on top.
+        case unsaved
+        /// The same as good, with every row encrypted, read without a delegate.
+        case encryptedWithoutKey
+
+        var testDescription: String { rawValue }
+    }
+
+    /// One operation, both ways; its result described as text (errors too).
+    struct Operation: Sendable, CustomTestStringConvertible {
+        let name: String
+        let sync: @Sendable (Garage) throws -> String
+        let async: @Sendable (Garage) async throws -> String
+
+        var testDescription: String { name }
+
+        init(_ name: String, sync: @escaping @Sendable (Garage) throws -> some Any,
+             async: @escaping @Sendable (Garage) async throws -> some Any) {
+            self.name = name
+            self.sync = { String(describing: try sync($0)) }
+            self.async = { String(describing: try await async($0)) }
+        }
+    }
+
+    static let sam = Author(id: UUID(uuidString: "00000000-0000-0000-0000-000000000001")!, name: "Sam")
+    static let max = Author(id: UUID(uuidString: "00000000-0000-0000-0000-000000000002")!, name: "Max")
+
+    static let operations: [Operation] = [
+        Operation("park", sync: { try $0.park(Book(id: 9, title: "New", author: sam)) },
+                  async: { try await $0.park(Book(id: 9, title: "New", author: sam)) }),
+        Operation("parkAll", sync: { try $0.parkAll([Counter(id: 1, value: 5), Counter(id: 7, value: 7)]) },
+                  async: { try await $0.parkAll([Counter(id: 1, value: 5), Counter(id: 7, value: 7)]) }),
+        Operation("parkAll streaming", sync: { try $0.parkAll((0..<1_200).map { Counter(id: $0, value: -$0) }) },
+                  async: { try await $0.parkAll((0..<1_200).map { Counter(id: $0, value: -$0) }) }),
+        Operation("retrieve", sync: { try $0.retrieve(Book.self, identifier: 1).map(describe) },
+                  async: { try await $0.retrieve(Book.self, identifier: 1).map(describe) }),
+        Operation("retrieve damaged", sync: { try $0.retrieve(Book.self, identifier: 2).map(describe) },
+                  async: { try await $0.retrieve(Book.self, identifier: 2).map(describe) }),
+        Operation("retrieve author", sync: { try $0.retrieve(Author.self, identifier: max.id)?.name },
+                  async: { try await $0.retrieve(Author.self, identifier: max.id)?.name }),
+        Operation("retrieveAll", sync: { try $0.retrieveAll(Book.self).map(describe) },
+                  async: { try await $0.retrieveAll(Book.self).map(describe) }),
+        Operation("retrieveAllLossy", sync: { describe(try $0.retrieveAllLossy(Book.self)) },
+                  async: { describe(try await $0.retrieveAllLossy(Book.self)) }),
+        Operation("retrieveAll withStatus", sync: { try $0.retrieveAll(Author.self, withStatus: .notSynced).map(\.name) },
+                  async: { try await $0.retrieveAll(Author.self, withStatus: .notSynced).map(\.name) }),
+        Operation("delete", sync: { try $0.delete(Counter(id: 1, value: 1)) },
+                  async: { try await $0.delete(Counter(id: 1, value: 1)) }),
+        Operation("delete missing", sync: { try $0.delete(Counter(id: 99, value: 1)) },
+                  async: { try await $0.delete(Counter(id: 99, value: 1)) }),
+        Operation("deleteAll", sync: { try $0.deleteAll(Book.self) }, async: { try await $0.deleteAll(Book.self) }),
+        Operation("deleteAllObjects", sync: { try $0.deleteAllObjects() }, async: { try await $0.deleteAllObjects() }),
+        Operation("migrateAll", sync: { try $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) },
+                  async: { try await $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) }),
+        Operation("count", sync: { try $0.count(Author.self) }, async: { try await $0.count(Author.self) }),
+        Operation("count withStatus", sync: { try $0.count(Author.self, withStatus: .synced) },
+                  async: { try await $0.count(Author.self, withStatus: .synced) }),
+        Operation("identifiers", sync: { try $0.identifiers(of: Book.self) }, async: { try await $0.identifiers(of: Book.self) }),
+        Operation("identifiers withStatus", sync: { try $0.identifiers(of: Author.self, withStatus: .notSynced) },
+                  async: { try await $0.identifiers(of: Author.self, withStatus: .notSynced) }),
+        Operation("syncStatusCounts", sync: { sorted(try $0.syncStatusCounts()) }, async: { sorted(try await $0.syncStatusCounts()) }),
+        Operation("metadata", sync: { describe(try $0.metadata(Author.self, identifier: max.id)) },
+                  async: { describe(try await $0.metadata(Author.self, identifier: max.id)) }),
+        Operation("metadata for", sync: { describe(try $0.metadata(for: sam)) }, async: { describe(try await $0.metadata(for: sam)) }),
+        Operation("syncStatus for", sync: { try $0.syncStatus(for: sam) }, async: { try await $0.syncStatus(for: sam) }),
+        Operation("setSyncStatus", sync: { try $0.setSyncStatus(.synced, for: [sam, max]) },
+                  async: { try await $0.setSyncStatus(.synced, for: [sam, max]) }),
+        Operation("claim", sync: { describe(try $0.claim(Author.self, limit: 10)) },
+                  async: { describe(try await $0.claim(Author.self, limit: 10)) }),
+        Operation("claim and complete", sync: { try $0.complete(try $0.claim(Book.self, limit: 10)) },
+                  async: { try await $0.complete(try await $0.claim(Book.self, limit: 10)) }),
+        Operation("claim and release", sync: { try $0.release(try $0.claim(Book.self, limit: 10)) },
+                  async: { try await $0.release(try await $0.claim(Book.self, limit: 10)) }),
+        Operation("releaseStaleClaims", sync: { try $0.releaseStaleClaims(olderThan: -1) },
+                  async: { try await $0.releaseStaleClaims(olderThan: -1) }),
+        Operation("check", sync: { try $0.check() }, async: { try await $0.check() }),
+        Operation("collectGarbage dry run", sync: { try $0.collectGarbage() }, async: { try await $0.collectGarbage() }),
+        Operation("collectGarbage", sync: { try $0.collectGarbage(dryRun: false) }, async: { try await $0.collectGarbage(dryRun: false) }),
+        Operation("save", sync: { try $0.save() }, async: { try await $0.save() }),
+        Operation("transaction", sync: { garage in
+            try garage.transaction {
+                try garage.park(Counter(id: 3, value: 3))
+                try garage.delete(Counter(id: 1, value: 1))
+                return try garage.count(Counter.self)
+            }
+        }, async: { garage in
+            try await garage.transaction {
+                try await garage.park(Counter(id: 3, value: 3))
+                try await garage.delete(Counter(id: 1, value: 1))
+                return try await garage.count(Counter.self)
+            }
+        }),
+        Operation("forEach", sync: { garage in
+            var names: [String] = []
+            try garage.forEach(Author.self, batchSize: 1) { names.append($0.name) }
+            return names
+        }, async: { garage in
+            var names: [String] = []
+            try await garage.forEach(Author.self, batchSize: 1) { names.append($0.name) }
+            return names
+        }),
+    ]
+
+    @Test(arguments: Scenario.allCases, operations)
+    func sameResultsAndRows(_ scenario: Scenario, _ operation: Operation) async throws {
+        let directory = try TemporaryDirectory()
+        let syncGarage = try Self.makeStore(scenario, at: directory.path("sync.sqlite"))
+        let asyncGarage = try Self.makeStore(scenario, at: directory.path("async.sqlite"))
+
+        let syncResult = Result { try operation.sync(syncGarage) }
+        let asyncResult: Result<String, any Error>
+        do {
+            asyncResult = .success(try await operation.async(asyncGarage))
+        } catch {
+            asyncResult = .failure(error)
+        }
+        #expect(Self.describe(syncResult) == Self.describe(asyncResult))
+        #expect(try Self.rows(directory.path("sync.sqlite")) == Self.rows(directory.path("async.sqlite")))
+        #expect(syncGarage.hasUnsavedChanges == asyncGarage.hasUnsavedChanges)
+    }
+
+    // MARK: - Stores
+
+    static func makeStore(_ scenario: Scenario, at path: String) throws -> Garage {
+        let garage = try Garage(path: path)
+        if scenario == .encryptedWithoutKey {
+            garage.dataEncryptionDelegate = TestEncryptor()
+        }
+        var synced = max
+        synced.syncStatus = .synced
+        // Book 2 first: the claim takes the oldest change, the same row in every store.
+        try garage.park(Book(id: 2, title: "Two", author: sam))
+        try garage.park(Book(id: 1, title: "One", author: sam, coAuthors: [synced]))
+        try garage.parkAll([Counter(id: 1, value: 1), Counter(id: 2, value: 2)])
+        try garage.park(Note(text: "hashable", tags: ["a"]))
+        #expect(try garage.claim(Book.self, limit: 1).identifiers == ["2"])
+        try garage.park(Author(id: UUID(uuidString: "00000000-0000-0000-0000-000000000003")!, name: "Orphan"))
+        garage.dataEncryptionDelegate = nil
+
+        switch scenario {
+        case .good, .encryptedWithoutKey:
+            break
+        case .damaged:
+            try DatabaseQueue(path: path).write { db in
+                try db.execute(sql: "UPDATE garage_object SET data = '{\"id\": 2, ' WHERE type = 'Book' AND identifier = '2'")
+                try db.execute(sql: "UPDATE garage_object SET creationDate = 'yesterday' WHERE type = 'Author' AND identifier = ?",
+                               arguments: [max.id.uuidString])
+            }
+        case .unsaved:
+            garage.isAutosaveEnabled = false
+            try garage.park(Counter(id: 5, value: 5))
+            try garage.delete(Counter(id: 2, value: 2))
+            try garage.park(Book(id: 3, title: "Three", author: max))
+        }
+        return garage
+    }
+
+    /// The rows of a store, without the dates (which differ between two stores made one after
+    /// the other) and the claims' random identifiers.
+    static func rows(_ path: String) throws -> [String] {
+        try DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: """
+                SELECT type || '|' || identifier || '|' || CASE WHEN isEncrypted THEN 'encrypted' ELSE data END || '|' ||
+                    syncStatus || '|' || revision || '|' || isRoot || '|' || refs || '|' || (claim IS NOT NULL)
+                FROM garage_object ORDER BY type, identifier
+                """)
+        }
+    }
+
+    // MARK: - Descriptions that don't depend on dates or random identifiers
+
+    static func describe(_ result: Result<String, any Error>) -> String {
+        switch result {
+        case .success(let value): return "returned \(value)"
+        case .failure(let error): return "threw \(String(reflecting: error))"
+        }
+    }
+
+    static func describe(_ book: Book) -> String {
+        "\(book.id) \(book.title) by \(book.author.name) with \(book.coAuthors.map(\.name)) \(book.syncStatus)"
+    }
+
+    static func describe(_ result: LossyRetrieval<Book>) -> String {
+        "\(result.objects.map(describe)) failed \(result.failures.map { "\($0.identifier): \($0.error)" })"
+    }
+
+    static func describe(_ metadata: ObjectMetadata?) -> String {
+        guard let metadata else { return "nil" }
+        return "\(metadata.typeName) \(metadata.identifier) r\(metadata.revision) \(metadata.syncStatus) "
+            + "root \(metadata.isRoot) claimed \(metadata.claimDate != nil)"
+    }
+
+    static func describe<T>(_ claim: Claim<T>) -> String {
+        "\(claim.identifiers) failed \(claim.failures.map { "\($0.identifier): \($0.error)" })"
+    }
+
+    static func sorted(_ counts: [String: [SyncStatus: Int]]) -> String {
+        counts.keys.sorted().map { type in
+            "\(type): " + counts[type]!.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        }.joined(separator: "; ")
+    }
+}
+
+/// `Counter`, renamed.
+struct Tally: Codable, Identifiable, Sendable {
+    var id: Int
+    var value: Int
+}
