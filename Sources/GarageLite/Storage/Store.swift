@@ -85,31 +85,23 @@ final class Store: Sendable {
         try Self.checkNotReentrant(work)
         let engine = engine
         return try await withCheckedThrowingContinuation { continuation in
+            /// Runs the body on the database's thread, then resumes the caller.
+            @Sendable func resume(_ body: () throws -> T) {
+                do {
+                    // The result is made by the body on this thread, and nothing else the body
+                    // made outlives it (its decoder and view end with it): the caller gets the
+                    // only reference, so it is handed over as a disconnected value.
+                    nonisolated(unsafe) let result = try Self.accessing(body)
+                    continuation.resume(returning: result)
+                } catch {
+                    continuation.resume(throwing: engine.garageError(error, operation: work.operation))
+                }
+            }
             switch work.access {
             case .read(let body):
-                engine.startRead(work.operation) { connection in
-                    do {
-                        // The result is made by `body` on this thread, and nothing `body` made
-                        // outlives it (its decoder and view end with it): the caller gets the
-                        // only reference, so it is handed over as disconnected.
-                        nonisolated(unsafe) let result = try Self.accessing { try body(connection.get()) }
-                        continuation.resume(returning: result)
-                    } catch {
-                        continuation.resume(throwing: engine.garageError(error, operation: work.operation))
-                    }
-                }
+                engine.startRead(work.operation) { connection in resume { try body(connection.get()) } }
             case .write(let body):
-                engine.startWrite(work.operation) { connection in
-                    do {
-                        // The result is made by `body` on this thread, and nothing `body` made
-                        // outlives it (its decoder and view end with it): the caller gets the
-                        // only reference, so it is handed over as disconnected.
-                        nonisolated(unsafe) let result = try Self.accessing { try body(connection.get()) }
-                        continuation.resume(returning: result)
-                    } catch {
-                        continuation.resume(throwing: engine.garageError(error, operation: work.operation))
-                    }
-                }
+                engine.startWrite(work.operation) { connection in resume { try body(connection.get()) } }
             }
         }
     }
