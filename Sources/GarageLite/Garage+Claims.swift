@@ -31,18 +31,18 @@ extension Garage {
     ///
     /// - throws: The store's errors, such as ``GarageError/storeBusy(operation:path:)``;
     ///   nothing is claimed then.
-    public func claim<T: Decodable>(_ type: T.Type, limit: Int, status: SyncStatus = .notSynced) throws -> Claim<T> {
+    public func claim<T: Decodable & SendableMetatype>(_ type: T.Type, limit: Int, status: SyncStatus = .notSynced) throws -> Claim<T> {
         try run(claiming(T.self, limit: limit, status: status))
     }
 
     /// Claims objects (see ``claim(_:limit:status:)``) without blocking the calling thread.
-    public nonisolated(nonsending) func claim<T: Decodable>(
+    public nonisolated(nonsending) func claim<T: Decodable & SendableMetatype>(
         _ type: T.Type, limit: Int, status: SyncStatus = .notSynced
     ) async throws -> Claim<T> {
         try await run(claiming(T.self, limit: limit, status: status))
     }
 
-    private func claiming<T: Decodable>(_ type: T.Type, limit: Int, status: SyncStatus) -> StoreWork<Claim<T>> {
+    private func claiming<T: Decodable & SendableMetatype>(_ type: T.Type, limit: Int, status: SyncStatus) -> StoreWork<Claim<T>> {
         let configuration = configuration()
         return store.claiming(
             Identity.typeName(T.self), limit: limit, status: status,

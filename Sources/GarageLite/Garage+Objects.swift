@@ -148,18 +148,18 @@ extension Garage {
     ///   `DecodingError`; ``GarageError/referenceCycle(typeName:identifier:cycle:)``;
     ///   ``GarageError/missingEncryptionDelegate(typeName:identifier:)``;
     ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` when the delegate fails.
-    public func retrieve<T: Decodable, ID>(_ type: T.Type, identifier: ID) throws -> T? {
+    public func retrieve<T: Decodable & SendableMetatype, ID>(_ type: T.Type, identifier: ID) throws -> T? {
         try run(retrieving(T.self, identifier: identifier))
     }
 
     /// Retrieves an object (see ``retrieve(_:identifier:)``) without blocking the calling thread.
-    public nonisolated(nonsending) func retrieve<T: Decodable, ID>(_ type: T.Type, identifier: ID) async throws -> T? {
+    public nonisolated(nonsending) func retrieve<T: Decodable & SendableMetatype, ID>(_ type: T.Type, identifier: ID) async throws -> T? {
         try await run(retrieving(T.self, identifier: identifier))
     }
 
     /// An object without references is one statement; one with references is read again,
     /// with them, in one snapshot.
-    private func retrieving<T: Decodable, ID>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
+    private func retrieving<T: Decodable & SendableMetatype, ID>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
         let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
         let configuration = configuration()
         return reading("retrieve \(key)", snapshot: false) { view in
@@ -182,16 +182,16 @@ extension Garage {
     ///
     /// It throws the error of the first object that can't be retrieved, which names its type
     /// and identifier; ``retrieveAllLossy(_:)`` returns the others beside the failures.
-    public func retrieveAll<T: Decodable>(_ type: T.Type) throws -> [T] {
+    public func retrieveAll<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> [T] {
         try run(retrievingAll(T.self))
     }
 
     /// Retrieves every object of type `T` (see ``retrieveAll(_:)``) without blocking the calling thread.
-    public nonisolated(nonsending) func retrieveAll<T: Decodable>(_ type: T.Type) async throws -> [T] {
+    public nonisolated(nonsending) func retrieveAll<T: Decodable & SendableMetatype>(_ type: T.Type) async throws -> [T] {
         try await run(retrievingAll(T.self))
     }
 
-    private func retrievingAll<T: Decodable>(_ type: T.Type) -> StoreWork<[T]> {
+    private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type) -> StoreWork<[T]> {
         let typeName = Identity.typeName(T.self)
         let configuration = configuration()
         return reading("retrieve all \(typeName)") { view in
@@ -214,17 +214,17 @@ extension Garage {
     /// An object fails when its row can't be decoded: JSON that no longer matches its Swift
     /// type, or is corrupt, a missing required reference, a failed decryption. Errors of the
     /// store itself (SQLite, a busy or damaged file) still throw.
-    public func retrieveAllLossy<T: Decodable>(_ type: T.Type) throws -> LossyRetrieval<T> {
+    public func retrieveAllLossy<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> LossyRetrieval<T> {
         try run(retrievingEach(T.self))
     }
 
     /// Retrieves every object of type `T` that can be retrieved (see ``retrieveAllLossy(_:)``)
     /// without blocking the calling thread.
-    public nonisolated(nonsending) func retrieveAllLossy<T: Decodable>(_ type: T.Type) async throws -> LossyRetrieval<T> {
+    public nonisolated(nonsending) func retrieveAllLossy<T: Decodable & SendableMetatype>(_ type: T.Type) async throws -> LossyRetrieval<T> {
         try await run(retrievingEach(T.self))
     }
 
-    private func retrievingEach<T: Decodable>(_ type: T.Type) -> StoreWork<LossyRetrieval<T>> {
+    private func retrievingEach<T: Decodable & SendableMetatype>(_ type: T.Type) -> StoreWork<LossyRetrieval<T>> {
         let typeName = Identity.typeName(T.self)
         let configuration = configuration()
         return reading("retrieve all \(typeName)") { [store] view in
@@ -394,7 +394,7 @@ extension Garage.Configuration {
     }
 
     /// The object `row` holds, decrypted and decoded by `decoder`.
-    func decode<T: Decodable>(_ type: T.Type, _ row: StoredRow, with decoder: GraphDecoder) throws -> T {
+    func decode<T: Decodable & SendableMetatype>(_ type: T.Type, _ row: StoredRow, with decoder: GraphDecoder) throws -> T {
         try decoder.decode(T.self, from: encryption.open(row))
     }
 }

@@ -19,7 +19,7 @@ extension Garage {
     ///
     /// - throws: The errors of ``retrieve(_:identifier:)``, and the errors `body` throws,
     ///   which end the iteration.
-    public func forEach<T: Decodable>(
+    public func forEach<T: Decodable & SendableMetatype>(
         _ type: T.Type, batchSize: Int = 1000, _ body: (T) throws -> Void
     ) throws {
         var page = Page<T>(batchSize: batchSize)
@@ -31,7 +31,7 @@ extension Garage {
 
     /// Calls `body` with every object of type `T` (see ``forEach(_:batchSize:_:)``), reading
     /// each batch without blocking the calling thread; `body` may `await`.
-    public nonisolated(nonsending) func forEach<T: Decodable>(
+    public nonisolated(nonsending) func forEach<T: Decodable & SendableMetatype>(
         _ type: T.Type, batchSize: Int = 1000, _ body: nonisolated(nonsending) (T) async throws -> Void
     ) async throws {
         var page = Page<T>(batchSize: batchSize)
@@ -44,7 +44,7 @@ extension Garage {
 
 /// Where an iteration of ``Garage/forEach(_:batchSize:_:)`` stands: the batch it read last,
 /// and the work that reads the next one.
-private struct Page<T: Decodable> {
+private struct Page<T: Decodable & SendableMetatype> {
     let batchSize: Int
     var objects: [T] = []
     private var lastIdentifier: String?

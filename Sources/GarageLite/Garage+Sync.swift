@@ -70,13 +70,13 @@ extension Garage {
     ///
     /// Only rows of type `T` are read (GarageStorage scans every type, and fails on a
     /// store holding several), through the index on status and type.
-    public func retrieveAll<T: Decodable & Syncable>(withStatus syncStatus: SyncStatus) throws -> [T] {
+    public func retrieveAll<T: Decodable & Syncable & SendableMetatype>(withStatus syncStatus: SyncStatus) throws -> [T] {
         try run(retrievingAll(T.self, withStatus: syncStatus))
     }
 
     /// Retrieves the objects of type `T` whose status is `syncStatus` (see
     /// ``retrieveAll(withStatus:)``) without blocking the calling thread.
-    public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable>(withStatus syncStatus: SyncStatus) async throws -> [T] {
+    public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable & SendableMetatype>(withStatus syncStatus: SyncStatus) async throws -> [T] {
         try await run(retrievingAll(T.self, withStatus: syncStatus))
     }
 
@@ -85,19 +85,19 @@ extension Garage {
     /// ```swift
     /// let pending = try garage.retrieveAll(Person.self, withStatus: .notSynced)
     /// ```
-    public func retrieveAll<T: Decodable & Syncable>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> [T] {
+    public func retrieveAll<T: Decodable & Syncable & SendableMetatype>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> [T] {
         try run(retrievingAll(T.self, withStatus: syncStatus))
     }
 
     /// Retrieves the objects of type `T` whose status is `syncStatus` (see
     /// ``retrieveAll(_:withStatus:)``) without blocking the calling thread.
-    public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable>(
+    public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable & SendableMetatype>(
         _ type: T.Type, withStatus syncStatus: SyncStatus
     ) async throws -> [T] {
         try await run(retrievingAll(T.self, withStatus: syncStatus))
     }
 
-    private func retrievingAll<T: Decodable>(_ type: T.Type, withStatus syncStatus: SyncStatus) -> StoreWork<[T]> {
+    private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type, withStatus syncStatus: SyncStatus) -> StoreWork<[T]> {
         let typeName = Identity.typeName(T.self)
         let configuration = configuration()
         return reading("retrieve \(typeName) with status \(syncStatus)") { view in

@@ -1,4 +1,4 @@
-/// Writes JSON: a ``JSONValue``, members in the order they are held, or what an encoder built.
+/// Writes JSON: a ``JSONValue``, members in the order they are held.
 enum JSONWriter {
     static func string(from value: JSONValue) -> String {
         var bytes: [UInt8] = []
@@ -14,39 +14,7 @@ enum JSONWriter {
         return bytes
     }
 
-    /// Writes what an encoder built, without making a ``JSONValue`` of it first; members in
-    /// canonical order (sorted by key) or in the order they were encoded.
-    static func bytes(from slot: EncodedSlot, canonical: Bool) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256)
-        write(slot, canonical: canonical, into: &bytes)
-        return bytes
-    }
-
-    private static func write(_ slot: EncodedSlot, canonical: Bool, into out: inout [UInt8]) {
-        switch slot {
-        case .value(let value):
-            write(value, into: &out)
-        case .array(let builder):
-            out.append(UInt8(ascii: "["))
-            for (index, element) in builder.elements.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                write(element, canonical: canonical, into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case .object(let builder):
-            out.append(UInt8(ascii: "{"))
-            for (position, index) in builder.writeOrder(canonical: canonical).enumerated() {
-                if position > 0 { out.append(UInt8(ascii: ",")) }
-                writeString(builder.key(at: index), into: &out)
-                out.append(UInt8(ascii: ":"))
-                write(builder.slot(at: index), canonical: canonical, into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-    }
-
-    private static func write(_ value: JSONValue, into out: inout [UInt8]) {
+    static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
         case .null:
             out.append(contentsOf: "null".utf8)
@@ -77,7 +45,7 @@ enum JSONWriter {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ text: String, into out: inout [UInt8]) {
+    static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copy them whole.
         let needsEscape = text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }

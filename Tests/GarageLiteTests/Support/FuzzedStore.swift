@@ -299,13 +299,13 @@ struct Probe: Sendable {
     /// Decodes a row with a garage's decoder, outside any store.
     let decode: @Sendable (GraphDecoder, StoredRow) throws -> String
 
-    init<T: Codable>(_ type: T.Type) {
+    init<T: Codable & SendableMetatype>(_ type: T.Type) {
         self.init(T.self, canonical: { $0 })
     }
 
     /// - parameter canonical: The object with its unordered collections in a fixed order
     ///   (a set or a dictionary with non-string keys is written in its instance's own order).
-    init<T: Codable, Canonical: Encodable>(_ type: T.Type, canonical: @escaping @Sendable (T) -> Canonical) {
+    init<T: Codable & SendableMetatype, Canonical: Encodable & SendableMetatype>(_ type: T.Type, canonical: @escaping @Sendable (T) -> Canonical) {
         let fingerprint: @Sendable (T) -> String = { Probe.fingerprint(canonical($0)) }
         typeName = Identity.typeName(T.self)
         retrieve = { garage, identifier in try garage.retrieve(T.self, identifier: identifier).map(fingerprint) }
@@ -329,7 +329,7 @@ struct Probe: Sendable {
         decode = { decoder, row in fingerprint(try decoder.decode(T.self, from: row)) }
     }
 
-    init<T: Codable & Syncable>(_ type: T.Type, object: @escaping @Sendable (String) -> T) {
+    init<T: Codable & Syncable & SendableMetatype>(_ type: T.Type, object: @escaping @Sendable (String) -> T) {
         var probe = Probe(T.self)
         probe.syncStatus = { garage, identifier in try garage.syncStatus(for: object(identifier)) }
         self = probe

@@ -122,32 +122,3 @@ protocol RowWriteStatements: RowStatements {
     /// returns the rows released.
     func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey]
 }
-
-extension RowWriteStatements {
-    /// Writes every change of `changes`, segment after segment.
-    func apply(_ changes: ChangeSet, now: Date) throws {
-        for segment in changes.segments {
-            switch segment.bulk {
-            case .deleteAll(let type)?:
-                _ = try deleteAll(ofType: type)
-            case .renameType(let from, let to)?:
-                _ = try renameType(from: from, to: to)
-            case nil:
-                break
-            }
-            for (key, change) in segment.rows {
-                switch change {
-                case .park(let payload):
-                    try park(key, payload, now: now)
-                case .replace(let payload):
-                    try delete(key)
-                    try park(key, payload, now: now)
-                case .delete:
-                    try delete(key)
-                case .setSyncStatus(let status):
-                    try setSyncStatus(status, of: key)
-                }
-            }
-        }
-    }
-}
