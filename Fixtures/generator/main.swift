@@ -11,6 +11,7 @@
 // write into a version folder that exists. See Fixtures/README.md.
 
 import Foundation
+import GarageFixtureModels
 import GarageLite
 import GRDB
 
