@@ -816,8 +816,14 @@ struct BadColumnsInBulkTests {
                 WHERE identifier = '2'
                 """)
         }
-        #expect(throws: (any Error).self) { try garage.retrieveAll(Counter.self) }
-        #expect(throws: (any Error).self) { try garage.retrieve(Counter.self, identifier: 2) }
+        // Every byte is read, past the NUL: the JSON has data after its end.
+        let invalid = GarageError.corruptData(
+            typeName: "Counter", identifier: "2",
+            reason: "its JSON is invalid: unexpected data after the JSON value at byte 18")
+        let bulkError = try #require(throws: GarageError.self) { try garage.retrieveAll(Counter.self) }
+        #expect(bulkError == invalid)
+        let oneError = try #require(throws: GarageError.self) { try garage.retrieve(Counter.self, identifier: 2) }
+        #expect(oneError == invalid)
         let lossy = try garage.retrieveAllLossy(Counter.self)
         #expect(lossy.objects.map(\.id) == [1])
         #expect(lossy.failures.map(\.identifier) == ["2"])
