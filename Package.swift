@@ -47,11 +47,18 @@ let package = Package(
             name: "garage-stress-worker",
             dependencies: ["GarageLite"]
         ),
+        // The types stored in the golden store files of Fixtures/: garage-fixtures writes them, the tests read them.
+        .target(
+            name: "GarageFixtureModels",
+            dependencies: ["GarageLite"],
+            path: "Fixtures/models"
+        ),
         // Regenerates the golden store files in Fixtures/: `swift run garage-fixtures Fixtures`.
         .executableTarget(
             name: "garage-fixtures",
             dependencies: [
                 "GarageLite",
+                "GarageFixtureModels",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -61,6 +68,7 @@ let package = Package(
             name: "GarageLiteTests",
             dependencies: [
                 "GarageLite",
+                "GarageFixtureModels",
                 "garage-stress-worker",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GarageFixtureModels
 import GarageLite
 
 /// The delegate that wrote encrypted.garage: AES-256-GCM with the fixed key

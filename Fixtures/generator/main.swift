@@ -3,14 +3,15 @@
 //     swift run garage-fixtures Fixtures          # writes Fixtures/v1/*.garage
 //
 // Each file is written through GarageLite's public API, with fixed values (fixed dates and
-// identifiers), so that Tests/GarageLiteTests/FixtureTests.swift can check every field of
-// every object against constants of its own. Only the rows' own dates (creation,
+// identifiers), so that Tests/GarageLiteTests/Reliability/FixtureTests.swift can check every
+// field of every object against constants of its own. Only the rows' own dates (creation,
 // modification, claim) and the ciphertexts come from the moment the files were written.
 //
 // The files of a format version are written once and kept forever: this program refuses to
 // write into a version folder that exists. See Fixtures/README.md.
 
 import Foundation
+import GarageFixtureModels
 import GarageLite
 import GRDB
 

@@ -112,7 +112,10 @@ struct SyncAsyncParityTests {
             return names
         }, async: { garage in
             var names: [String] = []
-            try await garage.forEach(Author.self, batchSize: 1) { names.append($0.name) }
+            try await garage.forEach(Author.self, batchSize: 1) { author in
+                await Task.yield()          // an async body: the async forEach
+                names.append(author.name)
+            }
             return names
         }),
     ]

@@ -2,7 +2,8 @@ import Foundation
 import GarageLite
 
 // A small domain for the tests: people with family, a library with books and authors,
-// a tree of branches, and a few types that exercise identity rules.
+// a tree of branches, memos for sync jobs, and a few types that exercise identity rules
+// (more of those, one rule each, in EdgeCaseModels.swift).
 
 final class Person: Mappable, Syncable, @unchecked Sendable {
     var id: String { name }
@@ -124,4 +125,17 @@ final class Friend: Codable, Identifiable, @unchecked Sendable {
 struct Counter: Codable, Identifiable, Sendable {
     var id: Int
     var value: Int
+}
+
+/// `Counter` under another name, for `migrateAll`.
+struct RenamedCounter: Codable, Identifiable {
+    var id: Int
+    var value: Int
+}
+
+/// A memo that sync jobs claim and upload.
+struct Memo: Codable, Identifiable, Syncable, Sendable, Equatable {
+    var id: String
+    var text: String
+    var syncStatus: SyncStatus = .notSynced
 }

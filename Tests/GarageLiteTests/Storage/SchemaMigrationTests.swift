@@ -1,4 +1,5 @@
 import Foundation
+import GarageFixtureModels
 import GRDB
 import Testing
 @testable import GarageLite

@@ -108,17 +108,3 @@ private final class FailingAfter: DataEncryptionDelegate, @unchecked Sendable {
         Data(base64Encoded: string) ?? Data()
     }
 }
-
-/// Parks something from its `encode(to:)`, as user code might.
-struct WritesWhenEncoded: Codable, Identifiable {
-    @TaskLocal static var garage: Garage?
-    var id: Int
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        if id == 1_500 {
-            try Self.garage?.park(Counter(id: id, value: id))
-        }
-    }
-}

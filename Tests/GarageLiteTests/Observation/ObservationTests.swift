@@ -85,14 +85,27 @@ struct ObservationTests {
 
     @Test func cancellingTheObserverEndsTheSequence() async throws {
         let garage = try Garage.inMemory()
+        let changes = garage.changes(of: Memo.self)          // observing from here on
+        let (received, reportReceived) = AsyncStream<Int>.makeStream()
         let task = Task {
-            var received = 0
-            for await _ in garage.changes(of: Memo.self) { received += 1 }
-            return received
+            var count = 0
+            for await _ in changes {
+                count += 1
+                reportReceived.yield(count)
+            }
+            return count
         }
+        try await garage.park(Memo(id: "a", text: ""))
+        try await garage.park(Memo(id: "b", text: ""))
+        // Cancelled once it has read both commits, while it waits for a third.
+        var progress = received.makeAsyncIterator()
+        #expect(await progress.next() == 1)
+        #expect(await progress.next() == 2)
         task.cancel()
-        #expect(await task.value >= 0)
-        try await garage.park(Memo(id: "a", text: ""))   // no observer left to block or crash
+        #expect(await task.value == 2)                      // the loop ended, after exactly the two commits
+        #expect(!garage.observers.isListening)            // and the observer is gone
+        try await garage.park(Memo(id: "c", text: ""))     // no observer left to block or crash
+        #expect(try await garage.count(Memo.self) == 3)
     }
 }
 

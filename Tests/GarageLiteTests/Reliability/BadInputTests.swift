@@ -702,78 +702,6 @@ private struct UncheckedSendable<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-// MARK: - Models
-
-struct GaugeV1: Codable, Identifiable {
-    var id: Int
-    var reading: Double
-}
-
-struct Gauge: Codable, Identifiable, Equatable, Sendable {
-    var id: Int
-    var reading: Double
-    var unit: String
-}
-
-struct Parcel: Codable, Identifiable, Sendable {
-    var id: Int
-    var label: String
-}
-
-struct Shipment: Codable, Identifiable, Sendable {
-    var id: String
-    var parcels: [Parcel]
-
-    static func sample(id: String, parcels: Int) -> Shipment {
-        Shipment(id: id, parcels: (0..<parcels).map { Parcel(id: $0, label: String(repeating: "\($0 % 10)", count: 2_000)) })
-    }
-}
-
-struct Crate<Content: Codable & Sendable>: Codable, Identifiable, Sendable {
-    var id: String
-    var content: Content
-}
-
-struct Blob: Codable, Identifiable, Equatable, Sendable {
-    var id: String
-    var text: String
-    var bytes: Data
-    var numbers: [Int]
-}
-
-/// Immutable, so `Sendable`: usable with the asynchronous API.
-final class ChainLink: Codable, Identifiable, Sendable {
-    let id: Int
-    let next: ChainLink?
-
-    init(id: Int, next: ChainLink?) {
-        self.id = id
-        self.next = next
-    }
-}
-
-/// A link whose first one calls the garage from its `init(from:)`, as user code might. (Not
-/// through a task-local value: those of the app don't follow decoding to a fresh stack.)
-final class ReentrantLink: Codable, Identifiable, @unchecked Sendable {
-    static let garage = Protected<Garage?>(nil)
-    let id: Int
-    let next: ReentrantLink?
-
-    init(id: Int, next: ReentrantLink?) {
-        self.id = id
-        self.next = next
-    }
-
-    required init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decode(Int.self, forKey: .id)
-        next = try container.decodeIfPresent(ReentrantLink.self, forKey: .next)
-        if id == 0, let garage = Self.garage.read({ $0 }) {
-            _ = try garage.count(Counter.self)
-        }
-    }
-}
-
 /// "Encrypts" by reversing the JSON's bytes, which are then no JSON at all.
 private final class ReversingEncryptor: DataEncryptionDelegate, Sendable {
     func encrypt(_ data: Data) throws -> String { String(decoding: data.reversed(), as: UTF8.self) }
@@ -816,8 +744,14 @@ struct BadColumnsInBulkTests {
                 WHERE identifier = '2'
                 """)
         }
-        #expect(throws: (any Error).self) { try garage.retrieveAll(Counter.self) }
-        #expect(throws: (any Error).self) { try garage.retrieve(Counter.self, identifier: 2) }
+        // Every byte is read, past the NUL: the JSON has data after its end.
+        let invalid = GarageError.corruptData(
+            typeName: "Counter", identifier: "2",
+            reason: "its JSON is invalid: unexpected data after the JSON value at byte 18")
+        let bulkError = try #require(throws: GarageError.self) { try garage.retrieveAll(Counter.self) }
+        #expect(bulkError == invalid)
+        let oneError = try #require(throws: GarageError.self) { try garage.retrieve(Counter.self, identifier: 2) }
+        #expect(oneError == invalid)
         let lossy = try garage.retrieveAllLossy(Counter.self)
         #expect(lossy.objects.map(\.id) == [1])
         #expect(lossy.failures.map(\.identifier) == ["2"])

@@ -210,9 +210,3 @@ struct ClaimsTests {
         #expect(try garage.retrieve(Memo.self, identifier: "m")?.text == "waited")
     }
 }
-
-struct Memo: Codable, Identifiable, Syncable, Sendable, Equatable {
-    var id: String
-    var text: String
-    var syncStatus: SyncStatus = .notSynced
-}
