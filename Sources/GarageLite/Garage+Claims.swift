@@ -23,10 +23,10 @@ extension Garage {
     /// ```
     ///
     /// Two jobs, in threads or in processes, never claim the same row: a claimed row stays
-    /// claimed until ``complete(_:)``, ``release(_:)`` or ``releaseStaleClaims(olderThan:)``
+    /// claimed until ``complete(_:)-26tgn``, ``release(_:)-2mefx`` or ``releaseStaleClaims(olderThan:)``
     /// ends its claim, even if the app parks it again meanwhile.
     ///
-    /// An object that can't be decoded (see ``retrieveAllLossy(_:)``) is not claimed: it is
+    /// An object that can't be decoded (see ``retrieveAllLossy(_:)-92q15``) is not claimed: it is
     /// listed in ``Claim/failures``, stays as it is, and the batch is filled with the next
     /// objects, so that one bad row can't stop every sync job.
     ///
@@ -187,9 +187,9 @@ extension Garage {
 }
 
 /// A batch of objects a sync job has claimed: their rows are `.syncing` and no other job can
-/// claim them until ``Garage/complete(_:)`` or ``Garage/release(_:)`` ends the claim.
+/// claim them until ``Garage/complete(_:)-26tgn`` or ``Garage/release(_:)-2mefx`` ends the claim.
 ///
-/// See ``Garage/claim(_:limit:status:)``.
+/// See ``Garage/claim(_:limit:status:)-4xq55``.
 public struct Claim<Object> {
     /// Identifies the claim in the store.
     public let id: String

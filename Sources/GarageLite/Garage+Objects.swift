@@ -34,7 +34,7 @@ extension Garage {
         try await write(operation, changes) { _, _ in }
     }
 
-    /// Parks every object of `objects` (see ``park(_:)``), all in one transaction: if one
+    /// Parks every object of `objects` (see ``park(_:)-7fg4m``), all in one transaction: if one
     /// fails, none is parked.
     ///
     /// ```swift
@@ -157,6 +157,7 @@ extension Garage {
     /// graph. A reference to a missing row decodes as `nil` where it is optional, and throws
     /// `DecodingError.dataCorrupted` ("Missing Identifiable reference ...") otherwise.
     ///
+    /// - parameter type: The type of the object, which names its rows.
     /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
     /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for another identifier type;
     ///   `DecodingError`; ``GarageError/referenceCycle(typeName:identifier:cycle:)``;
@@ -210,7 +211,7 @@ extension Garage {
     /// ```
     ///
     /// It throws the error of the first object that can't be retrieved, which names its type
-    /// and identifier; ``retrieveAllLossy(_:)`` returns the others beside the failures.
+    /// and identifier; ``retrieveAllLossy(_:)-92q15`` returns the others beside the failures.
     public func retrieveAll<T: Decodable>(_ type: T.Type) throws -> [T] {
         let typeName = Identity.typeName(T.self)
         let configuration = configuration()
@@ -231,7 +232,7 @@ extension Garage {
     }
 
     /// Retrieves every object of type `T` that can be retrieved, and says which can't and why,
-    /// where ``retrieveAll(_:)`` throws at the first object that can't.
+    /// where ``retrieveAll(_:)-cq13`` throws at the first object that can't.
     ///
     /// ```swift
     /// let result = try garage.retrieveAllLossy(Person.self)

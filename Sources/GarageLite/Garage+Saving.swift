@@ -3,7 +3,7 @@ import GRDB
 
 // Autosave, unsaved changes, transactions, and how every change reaches the store.
 extension Garage {
-    /// Whether the garage holds changes that ``save()`` has not written yet.
+    /// Whether the garage holds changes that ``save()-9hqro`` has not written yet.
     public var hasUnsavedChanges: Bool {
         state.read { !$0.unsaved.isEmpty }
     }
@@ -39,7 +39,7 @@ extension Garage {
 
     /// Runs `body` with autosave off, then restores it. GarageStorage's API.
     ///
-    /// Changes made inside stay unsaved until ``save()`` (or until a change is made with
+    /// Changes made inside stay unsaved until ``save()-9hqro`` (or until a change is made with
     /// autosave on, which saves everything):
     ///
     /// ```swift

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// What ``Garage/retrieveAllLossy(_:)`` found: the objects it could retrieve, and a failure
+/// What ``Garage/retrieveAllLossy(_:)-92q15`` found: the objects it could retrieve, and a failure
 /// for each object it could not.
 ///
 /// ```swift
@@ -25,7 +25,7 @@ extension LossyRetrieval: Sendable where Object: Sendable {}
 
 /// An object that could not be retrieved: its type name, its identifier, and why.
 ///
-/// `error` is what ``Garage/retrieve(_:identifier:)`` would have thrown for it: a
+/// `error` is what ``Garage/retrieve(_:identifier:)-394v9`` would have thrown for it: a
 /// `DecodingError` when its stored JSON no longer matches its Swift type (or a reference is
 /// missing), ``GarageError/corruptData(typeName:identifier:reason:)``,
 /// ``GarageError/decryptionFailed(typeName:identifier:reason:)``, and so on. Park a valid
