@@ -4,7 +4,7 @@ import Foundation
 extension Garage {
     // MARK: - Checking
 
-    /// The number of problems ``check(maximumProblems:)`` lists by default, as SQLite's
+    /// The number of problems ``check(maximumProblems:)-1n0z3`` lists by default, as SQLite's
     /// `integrity_check` does.
     public static let defaultMaximumProblems = 100
 
@@ -25,7 +25,7 @@ extension Garage {
     /// - ``IntegrityReport/Problem/sqlite(_:)``: damage SQLite finds in the file (SQLite's
     ///   `integrity_check`), or a failure to read the rows because of it;
     /// - ``IntegrityReport/Problem/invalidReferenceList(typeName:identifier:reason:)``: a row
-    ///   whose list of references is unusable, which also stops ``collectGarbage(dryRun:)``;
+    ///   whose list of references is unusable, which also stops ``collectGarbage(dryRun:)-6vqrl``;
     /// - ``IntegrityReport/Problem/invalidJSON(typeName:identifier:reason:)``: an unencrypted
     ///   row whose data is not JSON (encrypted rows can't be checked without their key);
     /// - ``IntegrityReport/Problem/danglingReference(fromType:fromIdentifier:toType:toIdentifier:)``:
@@ -65,7 +65,7 @@ extension Garage {
     ///
     /// Parking a parent parks the objects it references; parking it again without one of them,
     /// or deleting the parent, leaves that object behind, as in GarageStorage, and stores grow
-    /// forever. An object parked directly (with ``park(_:)`` or ``parkAll(_:)``) is a *root*,
+    /// forever. An object parked directly (with ``park(_:)-7fg4m`` or ``parkAll(_:)-9t5p5``) is a *root*,
     /// and stays one even when it is later parked as a reference too: it is never collected,
     /// nor is anything a root leads to, however long the chain. Unreachable objects that
     /// reference each other in a cycle are collected together.
@@ -82,15 +82,15 @@ extension Garage {
     ///   lost with the object.
     /// - A reference names the type it was parked with. When the identifier it names is not
     ///   parked under that type but is under another (rows moved to another type name other
-    ///   than by ``migrateAll(fromOldClassName:to:)``; ``check(maximumProblems:)`` reports a
+    ///   than by ``migrateAll(fromOldClassName:to:)``; ``check(maximumProblems:)-1n0z3`` reports a
     ///   wrong-type reference), the objects of that identifier are kept, as the reference may
     ///   still mean them.
     /// - An object claimed by a sync job is collected like any other; the job's
-    ///   ``complete(_:)`` or ``release(_:)`` then lists it in ``ClaimReport/deleted``.
+    ///   ``complete(_:)-26tgn`` or ``release(_:)-2mefx`` then lists it in ``ClaimReport/deleted``.
     /// - Observers of ``changes(of:)`` receive `.deleted` for each collected object.
     ///
     /// - throws: ``GarageError/corruptData(typeName:identifier:reason:)`` when a row's list of
-    ///   references is unusable (``check(maximumProblems:)`` lists them all): what it leads to
+    ///   references is unusable (``check(maximumProblems:)-1n0z3`` lists them all): what it leads to
     ///   can't be told, so nothing is deleted. ``GarageError/storeBusy(operation:path:)``.
     @discardableResult
     public func collectGarbage(dryRun: Bool = true) throws -> GarbageReport {

@@ -4,7 +4,7 @@ import Foundation
 // described once (a `StoreWork`, or changes with their check) and run by one of two runners
 // here, synchronous or asynchronous.
 extension Garage {
-    /// Whether the garage holds changes that ``save()`` has not written yet.
+    /// Whether the garage holds changes that ``save()-9hqro`` has not written yet.
     public var hasUnsavedChanges: Bool {
         store.hasUnsavedChanges
     }
@@ -41,7 +41,7 @@ extension Garage {
 
     /// Runs `body` with autosave off, then restores it. GarageStorage's API.
     ///
-    /// Changes made inside stay unsaved until ``save()`` (or until a change is made with
+    /// Changes made inside stay unsaved until ``save()-9hqro`` (or until a change is made with
     /// autosave on, which saves everything):
     ///
     /// ```swift

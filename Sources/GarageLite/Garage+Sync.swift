@@ -22,7 +22,7 @@ extension Garage {
 
     /// Sets the sync status of the rows of `objects`, all or none.
     ///
-    /// A sync job should rather use ``claim(_:limit:status:)`` and ``complete(_:)``, which
+    /// A sync job should rather use ``claim(_:limit:status:)-4xq55`` and ``complete(_:)-26tgn``, which
     /// don't mark an edit made during the upload as synced.
     ///
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when one of them is not parked;

@@ -74,6 +74,7 @@ public final class Garage: Sendable {
 
     /// Opens the store file at `url`, creating it if it does not exist. Its folder must exist.
     ///
+    /// - parameter url: A file URL.
     /// - parameter busyTimeout: How long a write waits for another connection (another
     ///   garage, or another process) to release the store before it throws
     ///   ``GarageError/storeBusy(operation:path:)``.
@@ -94,6 +95,7 @@ public final class Garage: Sendable {
     /// The store runs in SQLite's WAL mode: readers never wait for writers, and a writer waits
     /// up to `busyTimeout` for another writer to finish.
     ///
+    /// - parameter path: The path of the store file.
     /// - parameter busyTimeout: How long a write waits for another connection (another
     ///   garage, or another process) to release the store before it throws
     ///   ``GarageError/storeBusy(operation:path:)``.
@@ -137,7 +139,7 @@ public final class Garage: Sendable {
 
     /// Whether every call that changes the garage commits before it returns. Default `true`.
     ///
-    /// When `false`, changes are kept in memory until ``save()``: this garage reads them, other
+    /// When `false`, changes are kept in memory until ``save()-9hqro``: this garage reads them, other
     /// garages and processes don't see them, and they hold no lock on the store. Inside
     /// ``withAutosaveDisabled(_:)``, this is `false` for the calls of that closure.
     public var isAutosaveEnabled: Bool {

@@ -2,7 +2,7 @@ import Foundation
 
 // The reports of `Garage.check()` and `Garage.collectGarbage()`.
 
-/// What ``Garage/check(maximumProblems:)`` found: a list of problems, each naming what is
+/// What ``Garage/check(maximumProblems:)-1n0z3`` found: a list of problems, each naming what is
 /// wrong and what to do.
 ///
 /// ```swift
@@ -21,7 +21,7 @@ public struct IntegrityReport: Sendable, Equatable, CustomStringConvertible {
         /// ``GarageError/corruptData(typeName:identifier:reason:)``.
         case invalidJSON(typeName: String, identifier: String, reason: String)
         /// The row's list of references is not a JSON array of `["Type", "identifier"]` pairs:
-        /// its references can't be checked, and ``Garage/collectGarbage(dryRun:)`` refuses to run.
+        /// its references can't be checked, and ``Garage/collectGarbage(dryRun:)-6vqrl`` refuses to run.
         case invalidReferenceList(typeName: String, identifier: String, reason: String)
         /// The object references `toType(toIdentifier)`, and no object of any type is parked
         /// under that identifier.
@@ -103,7 +103,7 @@ public struct IntegrityReport: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// What ``Garage/collectGarbage(dryRun:)`` found, or deleted: the objects no longer reachable
+/// What ``Garage/collectGarbage(dryRun:)-6vqrl`` found, or deleted: the objects no longer reachable
 /// from any directly parked object.
 public struct GarbageReport: Sendable, Equatable, CustomStringConvertible {
     /// Whether this was a dry run, which deleted nothing.
