@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+/// The rules of ARCHITECTURE.md that a reader of the sources can check: where GRDB and SQL
+/// may appear, and that no folder uses a folder that uses it.
+@Suite("Architecture")
+struct ArchitectureTests {
+    /// `Sources/GarageLite`, found from this file's path.
+    static let sources: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/GarageLite")
+
+    /// Every Swift file of the library, by its path below `Sources/GarageLite`.
+    static func files() throws -> [(path: String, text: String)] {
+        let enumerator = try #require(FileManager.default.enumerator(atPath: sources.path))
+        return try enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.sorted().map {
+            ($0, try String(contentsOf: sources.appendingPathComponent($0), encoding: .utf8))
+        }
+    }
+
+    /// The folder a file belongs to: `Storage/SQLite`, `Coding`, or `(root)`.
+    static func folder(of path: String) -> String {
+        let parts = path.split(separator: "/").dropLast()
+        if parts.isEmpty { return path == "GarageError.swift" ? "GarageError" : "(root)" }
+        return parts.joined(separator: "/")
+    }
+
+    @Test func onlyTheSQLiteEngineImportsGRDBOrHoldsSQL() throws {
+        let files = try Self.files()
+        #expect(files.count > 40)
+        for (path, text) in files where !path.hasPrefix("Storage/SQLite/") {
+            #expect(!text.contains("import GRDB"), "\(path) imports GRDB")
+            #expect(!text.contains("garage_object"), "\(path) names the table: SQL belongs to Storage/SQLite")
+        }
+    }
+
+    @Test func noFolderUsesAFolderThatUsesIt() throws {
+        let files = try Self.files()
+        let declaration = try Regex(#"(?m)^(?:public |private |fileprivate |final |indirect )*(?:struct|class|enum|protocol|typealias)\s+(\w+)"#)
+        var declaredIn: [String: String] = [:]
+        for (path, text) in files {
+            for match in text.matches(of: declaration) {
+                if let name = match.output[1].substring { declaredIn[String(name)] = Self.folder(of: path) }
+            }
+        }
+        // Which folders each folder uses, by the type names its code (not its comments) mentions.
+        var uses: [String: [String: Set<String>]] = [:]
+        for (path, text) in files {
+            let folder = Self.folder(of: path)
+            let code = text.split(separator: "\n").map { line in
+                line.range(of: "//").map { String(line[..<$0.lowerBound]) } ?? String(line)
+            }.joined(separator: "\n")
+            let words = Set(code.split { !($0.isLetter || $0.isNumber || $0 == "_") }.map(String.init))
+            for word in words {
+                if let other = declaredIn[word], other != folder {
+                    uses[folder, default: [:]][other, default: []].insert(word)
+                }
+            }
+        }
+        for (folder, used) in uses {
+            for (other, names) in used {
+                if let back = uses[other]?[folder] {
+                    Issue.record("\(folder) uses \(other) (\(names.sorted())) and \(other) uses \(folder) (\(back.sorted()))")
+                }
+            }
+        }
+        // The façade is on top; the error type and the threading helpers are at the bottom.
+        #expect(uses["GarageError"] == nil)
+        #expect(Set(uses["Threading"]?.keys ?? [:].keys) == ["GarageError"])
+        #expect(uses["Storage/Engine"]?["Storage"] == nil)
+    }
+}
