@@ -47,7 +47,7 @@ extension Store {
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
                              failures: failures)
             }
-            listener.committed(.statusChanges(claim.keys.map { ($0, .syncing) }))
+            if listener.isListening { listener.committed(.statusChanges(claim.keys.map { ($0, .syncing) })) }
             return claim
         })
     }
@@ -58,6 +58,7 @@ extension Store {
     func endingClaim(_ ticket: ClaimTicket, completing: Bool) -> StoreWork<ClaimReport> {
         let operation = "\(completing ? "complete" : "release") a claim of \(ticket.typeName)"
         return StoreWork(operation: operation, access: .write { [listener] statements in
+            let isObserved = listener.isListening
             var changed: [(ObjectKey, SyncStatus)] = []
             let report = try statements.transaction {
                 var report = ClaimReport()
@@ -83,11 +84,11 @@ extension Store {
                     case .notSynced?: report.notSynced.append(identifier)
                     default: report.keptByApp.append(identifier)
                     }
-                    if let status, status != row.syncStatus { changed.append((key, status)) }
+                    if isObserved, let status, status != row.syncStatus { changed.append((key, status)) }
                 }
                 return report
             }
-            listener.committed(.statusChanges(changed))
+            if isObserved { listener.committed(.statusChanges(changed)) }
             return report
         })
     }
@@ -97,7 +98,7 @@ extension Store {
     func releasingClaims(takenBefore cutoff: Date) -> StoreWork<Int> {
         StoreWork(operation: "release stale claims", access: .write { [listener] statements in
             let released = try statements.transaction { try statements.releaseClaims(takenBefore: cutoff) }
-            listener.committed(.statusChanges(released.map { ($0, .notSynced) }))
+            if listener.isListening { listener.committed(.statusChanges(released.map { ($0, .notSynced) })) }
             return released.count
         })
     }

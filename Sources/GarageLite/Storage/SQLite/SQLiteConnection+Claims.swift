@@ -8,7 +8,7 @@ extension SQLiteConnection {
             SELECT \(Self.columns) FROM garage_object
             WHERE syncStatus = ? AND type = ? AND claim IS NULL
             ORDER BY modificationDate LIMIT ? OFFSET ?
-            """, [status.rawValue, type, limit, skipping], purpose: .all)
+            """, [.integer(status.rawValue), .text(type), .integer(limit), .integer(skipping)], purpose: .all)
     }
 
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {

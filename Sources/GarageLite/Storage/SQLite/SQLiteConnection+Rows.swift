@@ -7,29 +7,29 @@ extension SQLiteConnection {
 
     func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
         try readRows("SELECT \(Self.columns) FROM garage_object WHERE type = ? AND identifier = ?",
-                     [key.typeName, key.identifier], purpose: purpose).first?.get()
+                     [.text(key.typeName), .text(key.identifier)], purpose: purpose).first?.get()
     }
 
     func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead] {
         try readRows("SELECT \(Self.columns) FROM garage_object WHERE type = ? ORDER BY identifier",
-                     [type], purpose: purpose)
+                     [.text(type)], purpose: purpose)
     }
 
     func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead] {
         // Two statements: `identifier > ?` must stand alone to be a range of the key.
         guard let identifier else {
             return try readRows("SELECT \(Self.columns) FROM garage_object WHERE type = ? ORDER BY identifier LIMIT ?",
-                                [type, limit], purpose: purpose)
+                                [.text(type), .integer(limit)], purpose: purpose)
         }
         return try readRows("""
             SELECT \(Self.columns) FROM garage_object WHERE type = ? AND identifier > ? ORDER BY identifier LIMIT ?
-            """, [type, identifier, limit], purpose: purpose)
+            """, [.text(type), .text(identifier), .integer(limit)], purpose: purpose)
     }
 
     func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead] {
         try readRows("""
             SELECT \(Self.columns) FROM garage_object WHERE syncStatus = ? AND type = ? ORDER BY modificationDate
-            """, [status.rawValue, type], purpose: purpose)
+            """, [.integer(status.rawValue), .text(type)], purpose: purpose)
     }
 
     // MARK: - Counting

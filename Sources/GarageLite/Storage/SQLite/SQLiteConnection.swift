@@ -53,14 +53,19 @@ struct SQLiteConnection: RowWriteStatements {
 
     /// Runs `sql` with `arguments` and reads each row it returns, strictly, on the statement's
     /// SQLite handle: GRDB's row cursor costs more than a by-identifier lookup itself.
-    func readRows(_ sql: String, _ arguments: [any DatabaseValueConvertible], purpose: RowPurpose) throws -> [RowRead] {
+    func readRows(_ sql: String, _ arguments: [RowArgument], purpose: RowPurpose) throws -> [RowRead] {
         let statement = try db.cachedStatement(sql: sql)
         let handle = statement.sqliteStatement
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
         }
-        try statement.setArguments(StatementArguments(arguments))
+        for (index, argument) in arguments.enumerated() {
+            switch argument {
+            case .text(let text): sqlite3_bind_text(handle, Int32(index + 1), text, -1, Self.sqliteTransient)
+            case .integer(let integer): sqlite3_bind_int64(handle, Int32(index + 1), Int64(integer))
+            }
+        }
         var rows: [RowRead] = []
         while true {
             switch sqlite3_step(handle) {
@@ -75,6 +80,18 @@ struct SQLiteConnection: RowWriteStatements {
             }
         }
     }
+
+    /// A value bound to a statement that reads rows: the statements of the object table take
+    /// text (type names, identifiers) and integers (statuses, limits) only.
+    enum RowArgument: ExpressibleByStringLiteral {
+        case text(String)
+        case integer(Int)
+
+        init(stringLiteral value: String) { self = .text(value) }
+    }
+
+    /// SQLite copies a value bound with it.
+    private static let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     /// Reads the current row of a statement that selects ``columns``: the columns `purpose`
     /// needs must hold values of their type (NULL only where the schema allows it).
