@@ -171,9 +171,10 @@ extension Garage {
 
     /// Reads through the store as this call sees it (see ``Store/reading(_:pending:snapshot:_:)``).
     func reading<T>(
-        _ operation: String, snapshot: Bool = true, _ body: @escaping @Sendable (StoreView) throws -> T
+        _ operation: @autoclosure @escaping @Sendable () -> String, snapshot: Bool = true,
+        _ body: @escaping @Sendable (StoreView) throws -> T
     ) -> StoreWork<T> {
-        store.reading(operation, pending: pendingChanges(), snapshot: snapshot, body)
+        store.reading(operation(), pending: pendingChanges(), snapshot: snapshot, body)
     }
 
     /// The changes this call sees but the store does not have yet: the unsaved changes, then

@@ -58,10 +58,10 @@ final class Store: Sendable {
     /// snapshot (with `snapshot: false`, each statement is its own snapshot until the work
     /// calls ``StoreView/snapshot(_:)``; pending changes always read in one).
     func reading<T>(
-        _ operation: String, pending: ChangeSet?, snapshot: Bool = true,
+        _ operation: @autoclosure @escaping @Sendable () -> String, pending: ChangeSet?, snapshot: Bool = true,
         _ body: @escaping @Sendable (StoreView) throws -> T
     ) -> StoreWork<T> {
-        StoreWork(operation: operation, access: .read { statements in
+        StoreWork(operation: operation(), access: .read { statements in
             let view = StoreView(statements, pending: pending)
             return snapshot || pending != nil ? try view.snapshot(body) : try body(view)
         })
@@ -152,9 +152,16 @@ struct StoreWork<Result>: Sendable {
         case write(@Sendable (any RowWriteStatements) throws -> Result)
     }
 
-    /// What the call does, in words, for errors: "retrieve Person(Sam)".
-    let operation: String
+    /// What the call does, in words, for errors: "retrieve Person(Sam)". Built only when an
+    /// error needs it: a retrieve by identifier costs about as much as building the words.
+    var operation: String { describe() }
     let access: Access
+    private let describe: @Sendable () -> String
+
+    init(operation: @autoclosure @escaping @Sendable () -> String, access: Access) {
+        self.describe = operation
+        self.access = access
+    }
 }
 
 /// Told of what each commit changed: the garage's observers.

@@ -4,12 +4,15 @@ import GRDB
 // The statements of sync jobs' claims.
 extension SQLiteConnection {
     func claimableRows(ofType type: String, status: SyncStatus, limit: Int, skipping: Int) throws -> [RowRead] {
-        try readRows("""
-            SELECT \(Self.columns) FROM garage_object
-            WHERE syncStatus = ? AND type = ? AND claim IS NULL
-            ORDER BY modificationDate LIMIT ? OFFSET ?
-            """, [.integer(status.rawValue), .text(type), .integer(limit), .integer(skipping)], purpose: .all)
+        try readRows(Self.claimableRowsSQL, [.integer(status.rawValue), .text(type), .integer(limit), .integer(skipping)],
+                     purpose: .all)
     }
+
+    private static let claimableRowsSQL = """
+        SELECT \(columns) FROM garage_object
+        WHERE syncStatus = ? AND type = ? AND claim IS NULL
+        ORDER BY modificationDate LIMIT ? OFFSET ?
+        """
 
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {
         try db.cachedStatement(sql: """

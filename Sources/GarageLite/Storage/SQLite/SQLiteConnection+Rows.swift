@@ -6,31 +6,39 @@ extension SQLiteConnection {
     // MARK: - Reading rows
 
     func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
-        try readRows("SELECT \(Self.columns) FROM garage_object WHERE type = ? AND identifier = ?",
-                     [.text(key.typeName), .text(key.identifier)], purpose: purpose).first?.get()
+        try readRow(purpose == .content ? Self.contentRowSQL : Self.rowSQL, key, purpose: purpose)
     }
 
     func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead] {
-        try readRows("SELECT \(Self.columns) FROM garage_object WHERE type = ? ORDER BY identifier",
-                     [.text(type)], purpose: purpose)
+        try readRows(purpose == .content ? Self.contentRowsOfTypeSQL : Self.rowsOfTypeSQL, [.text(type)], purpose: purpose)
     }
 
     func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead] {
-        // Two statements: `identifier > ?` must stand alone to be a range of the key.
         guard let identifier else {
-            return try readRows("SELECT \(Self.columns) FROM garage_object WHERE type = ? ORDER BY identifier LIMIT ?",
-                                [.text(type), .integer(limit)], purpose: purpose)
+            return try readRows(Self.firstPageSQL, [.text(type), .integer(limit)], purpose: purpose)
         }
-        return try readRows("""
-            SELECT \(Self.columns) FROM garage_object WHERE type = ? AND identifier > ? ORDER BY identifier LIMIT ?
-            """, [.text(type), .text(identifier), .integer(limit)], purpose: purpose)
+        return try readRows(Self.nextPageSQL, [.text(type), .text(identifier), .integer(limit)], purpose: purpose)
     }
 
     func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead] {
-        try readRows("""
-            SELECT \(Self.columns) FROM garage_object WHERE syncStatus = ? AND type = ? ORDER BY modificationDate
-            """, [.integer(status.rawValue), .text(type)], purpose: purpose)
+        try readRows(Self.rowsWithStatusSQL, [.integer(status.rawValue), .text(type)], purpose: purpose)
     }
+
+    // The statements are constants: a cached statement is found by its SQL, hashed on every call.
+    private static let rowSQL = "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier = ?"
+    /// A retrieve by key knows the key: NULL in its place too.
+    private static let contentRowSQL = """
+        SELECT NULL, NULL, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, NULL, NULL
+        FROM garage_object WHERE type = ? AND identifier = ?
+        """
+    private static let rowsOfTypeSQL = "SELECT \(columns) FROM garage_object WHERE type = ? ORDER BY identifier"
+    private static let contentRowsOfTypeSQL = "SELECT \(contentColumns) FROM garage_object WHERE type = ? ORDER BY identifier"
+    private static let firstPageSQL = "SELECT \(columns) FROM garage_object WHERE type = ? ORDER BY identifier LIMIT ?"
+    /// `identifier > ?` must stand alone to be a range of the key: two statements, not one.
+    private static let nextPageSQL =
+        "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier > ? ORDER BY identifier LIMIT ?"
+    private static let rowsWithStatusSQL =
+        "SELECT \(columns) FROM garage_object WHERE syncStatus = ? AND type = ? ORDER BY modificationDate"
 
     // MARK: - Counting
 

@@ -40,10 +40,16 @@ struct SQLiteConnection: RowWriteStatements {
 
     // MARK: - Reading rows
 
-    /// The columns of the object table, in the order ``readRow(_:purpose:)`` reads them.
+    /// The columns of the object table, in the order ``readRow(_:purpose:key:)`` reads them.
     static let columns = """
         type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs, \
         claim, claimedAt
+        """
+
+    /// The columns a retrieve reads, in the places of ``columns``: the others are NULL, which
+    /// SQLite need not read from the record.
+    static let contentColumns = """
+        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, NULL, NULL
         """
 
     /// The references of a row whose `refs` column is damaged: not ``ReferenceList/empty``, so
@@ -54,6 +60,27 @@ struct SQLiteConnection: RowWriteStatements {
     /// Runs `sql` with `arguments` and reads each row it returns, strictly, on the statement's
     /// SQLite handle: GRDB's row cursor costs more than a by-identifier lookup itself.
     func readRows(_ sql: String, _ arguments: [RowArgument], purpose: RowPurpose) throws -> [RowRead] {
+        var rows: [RowRead] = []
+        try step(sql, arguments) { handle in
+            rows.append(Self.readRow(handle, purpose: purpose))
+            return true
+        }
+        return rows
+    }
+
+    /// Reads the row `key` that `sql` selects (one at most), without reading its key columns.
+    func readRow(_ sql: String, _ key: ObjectKey, purpose: RowPurpose) throws -> StoredRow? {
+        var row: RowRead?
+        try step(sql, [.text(key.typeName), .text(key.identifier)]) { handle in
+            row = Self.readRow(handle, purpose: purpose, key: key)
+            return false
+        }
+        return try row?.get()
+    }
+
+    /// Runs `sql` with `arguments`, calling `visit` with the statement's handle on each row
+    /// until it returns `false`.
+    private func step(_ sql: String, _ arguments: [RowArgument], _ visit: (OpaquePointer?) throws -> Bool) throws {
         let statement = try db.cachedStatement(sql: sql)
         let handle = statement.sqliteStatement
         defer {
@@ -66,13 +93,12 @@ struct SQLiteConnection: RowWriteStatements {
             case .integer(let integer): sqlite3_bind_int64(handle, Int32(index + 1), Int64(integer))
             }
         }
-        var rows: [RowRead] = []
         while true {
             switch sqlite3_step(handle) {
             case SQLITE_DONE:
-                return rows
+                return
             case SQLITE_ROW:
-                rows.append(Self.readRow(handle, purpose: purpose))
+                if try !visit(handle) { return }
             case let code:
                 throw DatabaseError(
                     resultCode: ResultCode(rawValue: code),
@@ -93,10 +119,11 @@ struct SQLiteConnection: RowWriteStatements {
     /// SQLite copies a value bound with it.
     private static let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    /// Reads the current row of a statement that selects ``columns``: the columns `purpose`
-    /// needs must hold values of their type (NULL only where the schema allows it).
-    static func readRow(_ handle: OpaquePointer?, purpose: RowPurpose) -> RowRead {
-        let key = ObjectKey(typeName: text(handle, 0) ?? "?", identifier: text(handle, 1) ?? "?")
+    /// Reads the current row of a statement that selects ``columns`` (or ``columns(for:)``):
+    /// the columns `purpose` needs must hold values of their type (NULL only where the schema
+    /// allows it). The key columns are not read when the caller knows the key.
+    static func readRow(_ handle: OpaquePointer?, purpose: RowPurpose, key knownKey: ObjectKey? = nil) -> RowRead {
+        let key = knownKey ?? ObjectKey(typeName: text(handle, 0) ?? "?", identifier: text(handle, 1) ?? "?")
         var problems: [String] = []
         func integer(_ column: Int32, _ name: String) -> Int64 {
             guard sqlite3_column_type(handle, column) == SQLITE_INTEGER else {
