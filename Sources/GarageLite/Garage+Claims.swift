@@ -22,10 +22,10 @@ extension Garage {
     /// ```
     ///
     /// Two jobs, in threads or in processes, never claim the same row: a claimed row stays
-    /// claimed until ``complete(_:)``, ``release(_:)`` or ``releaseStaleClaims(olderThan:)``
+    /// claimed until ``complete(_:)-26tgn``, ``release(_:)-2mefx`` or ``releaseStaleClaims(olderThan:)-46uoc``
     /// ends its claim, even if the app parks it again meanwhile.
     ///
-    /// An object that can't be decoded (see ``retrieveAllLossy(_:)``) is not claimed: it is
+    /// An object that can't be decoded (see ``retrieveAllLossy(_:)-4v2ti``) is not claimed: it is
     /// listed in ``Claim/failures``, stays as it is, and the batch is filled with the next
     /// objects, so that one bad row can't stop every sync job.
     ///
@@ -35,7 +35,7 @@ extension Garage {
         try run(claiming(T.self, limit: limit, status: status))
     }
 
-    /// Claims objects (see ``claim(_:limit:status:)``) without blocking the calling thread.
+    /// Claims objects (see ``claim(_:limit:status:)-99u7d``) without blocking the calling thread.
     public nonisolated(nonsending) func claim<T: Decodable & SendableMetatype>(
         _ type: T.Type, limit: Int, status: SyncStatus = .notSynced
     ) async throws -> Claim<T> {
@@ -66,7 +66,7 @@ extension Garage {
         try run(store.endingClaim(claim.ticket, completing: true))
     }
 
-    /// Ends a claim after a successful upload (see ``complete(_:)``) without blocking the
+    /// Ends a claim after a successful upload (see ``complete(_:)-26tgn``) without blocking the
     /// calling thread.
     @discardableResult
     public nonisolated(nonsending) func complete<T>(_ claim: Claim<T>) async throws -> ClaimReport {
@@ -84,7 +84,7 @@ extension Garage {
         try run(store.endingClaim(claim.ticket, completing: false))
     }
 
-    /// Ends a claim after a failed upload (see ``release(_:)``) without blocking the calling thread.
+    /// Ends a claim after a failed upload (see ``release(_:)-2mefx``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func release<T>(_ claim: Claim<T>) async throws -> ClaimReport {
         try await run(store.endingClaim(claim.ticket, completing: false))
@@ -108,7 +108,7 @@ extension Garage {
     }
 
     /// Ends every claim taken more than `interval` seconds ago (see
-    /// ``releaseStaleClaims(olderThan:)``) without blocking the calling thread.
+    /// ``releaseStaleClaims(olderThan:)-46uoc``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func releaseStaleClaims(olderThan interval: TimeInterval) async throws -> Int {
         try await run(store.releasingClaims(takenBefore: Date().addingTimeInterval(-interval)))

@@ -32,7 +32,7 @@ extension Garage {
     ///   a reference to an object that is not parked, typically deleted after its parent was parked;
     /// - ``IntegrityReport/Problem/wrongTypeReference(fromType:fromIdentifier:toType:toIdentifier:foundTypes:)``:
     ///   the same, when the identifier is parked under other types, as after renaming a type
-    ///   without ``migrateAll(fromOldClassName:to:)``.
+    ///   without ``migrateAll(fromOldClassName:to:)-73yt5``.
     ///
     /// Everything is read from one snapshot of the committed store: this garage's unsaved
     /// changes are not checked. SQLite's check reads the whole file, so the cost grows with the
@@ -46,7 +46,7 @@ extension Garage {
         try run(store.checking(limit: max(1, maximumProblems)))
     }
 
-    /// Checks the store (see ``check(maximumProblems:)``) without blocking the calling thread.
+    /// Checks the store (see ``check(maximumProblems:)-1n0z3``) without blocking the calling thread.
     public nonisolated(nonsending) func check(maximumProblems: Int = Garage.defaultMaximumProblems) async throws -> IntegrityReport {
         try await run(store.checking(limit: max(1, maximumProblems)))
     }
@@ -82,7 +82,7 @@ extension Garage {
     ///   lost with the object.
     /// - A reference names the type it was parked with. When the identifier it names is not
     ///   parked under that type but is under another (rows moved to another type name other
-    ///   than by ``migrateAll(fromOldClassName:to:)``; ``check(maximumProblems:)-1n0z3`` reports a
+    ///   than by ``migrateAll(fromOldClassName:to:)-73yt5``; ``check(maximumProblems:)-1n0z3`` reports a
     ///   wrong-type reference), the objects of that identifier are kept, as the reference may
     ///   still mean them.
     /// - An object claimed by a sync job is collected like any other; the job's
@@ -97,7 +97,7 @@ extension Garage {
         GarbageReport(isDryRun: dryRun, objects: try run(store.collectingGarbage(dryRun: dryRun, transactions: transactionChanges())))
     }
 
-    /// Collects garbage (see ``collectGarbage(dryRun:)``) without blocking the calling thread.
+    /// Collects garbage (see ``collectGarbage(dryRun:)-6vqrl``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func collectGarbage(dryRun: Bool = true) async throws -> GarbageReport {
         GarbageReport(isDryRun: dryRun,

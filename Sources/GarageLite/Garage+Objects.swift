@@ -27,13 +27,13 @@ extension Garage {
         try record(operation, changes) { _ in }
     }
 
-    /// Parks `object` (see ``park(_:)``) without blocking the calling thread.
+    /// Parks `object` (see ``park(_:)-7fg4m``) without blocking the calling thread.
     public nonisolated(nonsending) func park<T: Encodable>(_ object: T) async throws {
         let (operation, changes) = try parking([object])
         try await record(operation, changes) { _ in }
     }
 
-    /// Parks every object of `objects` (see ``park(_:)``), all in one transaction: if one
+    /// Parks every object of `objects` (see ``park(_:)-7fg4m``), all in one transaction: if one
     /// fails, none is parked.
     ///
     /// ```swift
@@ -54,7 +54,7 @@ extension Garage {
         try record(operation, changes) { _ in }
     }
 
-    /// Parks every object of `objects` (see ``parkAll(_:)``) without blocking the calling
+    /// Parks every object of `objects` (see ``parkAll(_:)-9t5p5``) without blocking the calling
     /// thread; large arrays stream as they do there, the writer waiting for the rows this
     /// task encodes.
     public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T]) async throws {
@@ -143,6 +143,7 @@ extension Garage {
     /// graph. A reference to a missing row decodes as `nil` where it is optional, and throws
     /// `DecodingError.dataCorrupted` ("Missing Identifiable reference ...") otherwise.
     ///
+    /// - parameter type: The type of the object, which names its rows.
     /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
     /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for another identifier type;
     ///   `DecodingError`; ``GarageError/referenceCycle(typeName:identifier:cycle:)``;
@@ -152,7 +153,7 @@ extension Garage {
         try run(retrieving(T.self, identifier: identifier))
     }
 
-    /// Retrieves an object (see ``retrieve(_:identifier:)``) without blocking the calling thread.
+    /// Retrieves an object (see ``retrieve(_:identifier:)-7vot``) without blocking the calling thread.
     public nonisolated(nonsending) func retrieve<T: Decodable & SendableMetatype, ID>(_ type: T.Type, identifier: ID) async throws -> T? {
         try await run(retrieving(T.self, identifier: identifier))
     }
@@ -181,12 +182,12 @@ extension Garage {
     /// ```
     ///
     /// It throws the error of the first object that can't be retrieved, which names its type
-    /// and identifier; ``retrieveAllLossy(_:)`` returns the others beside the failures.
+    /// and identifier; ``retrieveAllLossy(_:)-4v2ti`` returns the others beside the failures.
     public func retrieveAll<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> [T] {
         try run(retrievingAll(T.self))
     }
 
-    /// Retrieves every object of type `T` (see ``retrieveAll(_:)``) without blocking the calling thread.
+    /// Retrieves every object of type `T` (see ``retrieveAll(_:)-3r0hm``) without blocking the calling thread.
     public nonisolated(nonsending) func retrieveAll<T: Decodable & SendableMetatype>(_ type: T.Type) async throws -> [T] {
         try await run(retrievingAll(T.self))
     }
@@ -201,7 +202,7 @@ extension Garage {
     }
 
     /// Retrieves every object of type `T` that can be retrieved, and says which can't and why,
-    /// where ``retrieveAll(_:)`` throws at the first object that can't.
+    /// where ``retrieveAll(_:)-3r0hm`` throws at the first object that can't.
     ///
     /// ```swift
     /// let result = try garage.retrieveAllLossy(Person.self)
@@ -218,7 +219,7 @@ extension Garage {
         try run(retrievingEach(T.self))
     }
 
-    /// Retrieves every object of type `T` that can be retrieved (see ``retrieveAllLossy(_:)``)
+    /// Retrieves every object of type `T` that can be retrieved (see ``retrieveAllLossy(_:)-4v2ti``)
     /// without blocking the calling thread.
     public nonisolated(nonsending) func retrieveAllLossy<T: Decodable & SendableMetatype>(_ type: T.Type) async throws -> LossyRetrieval<T> {
         try await run(retrievingEach(T.self))
@@ -256,7 +257,7 @@ extension Garage {
         try record("delete \(key)", changes, check: Self.checkExists([key]))
     }
 
-    /// Deletes `object`'s row (see ``delete(_:)``) without blocking the calling thread.
+    /// Deletes `object`'s row (see ``delete(_:)-3ek00``) without blocking the calling thread.
     public nonisolated(nonsending) func delete<T: Encodable>(_ object: T) async throws {
         let (key, changes) = try deleting(object)
         try await record("delete \(key)", changes, check: Self.checkExists([key]))
@@ -289,7 +290,7 @@ extension Garage {
         return try record(operation, changes, check: check)
     }
 
-    /// Deletes every object of type `T` (see ``deleteAll(_:)``) without blocking the calling thread.
+    /// Deletes every object of type `T` (see ``deleteAll(_:)-5al87``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type) async throws -> Int {
         let (operation, changes, check) = deletingAll(Identity.typeName(T.self))
@@ -303,7 +304,7 @@ extension Garage {
         return try record(operation, changes, check: check)
     }
 
-    /// Deletes every object of every type (see ``deleteAllObjects()``) without blocking the
+    /// Deletes every object of every type (see ``deleteAllObjects()-6s113``) without blocking the
     /// calling thread.
     @discardableResult
     public nonisolated(nonsending) func deleteAllObjects() async throws -> Int {
@@ -334,7 +335,7 @@ extension Garage {
     }
 
     /// Moves every object parked under `oldClassName` to type `T` (see
-    /// ``migrateAll(fromOldClassName:to:)``) without blocking the calling thread.
+    /// ``migrateAll(fromOldClassName:to:)-73yt5``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) async throws -> Int {
         let (operation, changes, check) = migrating(from: oldClassName, to: Identity.typeName(T.self))

@@ -25,7 +25,7 @@ extension Garage {
         try run(saving)
     }
 
-    /// Writes every unsaved change (see ``save()``), without blocking the calling thread.
+    /// Writes every unsaved change (see ``save()-9hqro``), without blocking the calling thread.
     public nonisolated(nonsending) func save() async throws {
         try await run(saving)
     }
@@ -99,7 +99,7 @@ extension Garage {
         return result
     }
 
-    /// Runs `body` and commits every change it made together (see ``transaction(_:)``), in
+    /// Runs `body` and commits every change it made together (see ``transaction(_:)-4nq2j``), in
     /// `async` code: `body` may `await` the garage's `async` calls.
     ///
     /// ```swift

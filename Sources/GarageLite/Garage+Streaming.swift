@@ -17,7 +17,7 @@ extension Garage {
     /// deleted during the iteration may or may not be visited. The references of the
     /// objects of one batch are decoded once per batch.
     ///
-    /// - throws: The errors of ``retrieve(_:identifier:)-394v9``, and the errors `body` throws,
+    /// - throws: The errors of ``retrieve(_:identifier:)-7vot``, and the errors `body` throws,
     ///   which end the iteration.
     public func forEach<T: Decodable & SendableMetatype>(
         _ type: T.Type, batchSize: Int = 1000, _ body: (T) throws -> Void
@@ -29,7 +29,7 @@ extension Garage {
         }
     }
 
-    /// Calls `body` with every object of type `T` (see ``forEach(_:batchSize:_:)``), reading
+    /// Calls `body` with every object of type `T` (see ``forEach(_:batchSize:_:)-7dzoi``), reading
     /// each batch without blocking the calling thread; `body` may `await`.
     public nonisolated(nonsending) func forEach<T: Decodable & SendableMetatype>(
         _ type: T.Type, batchSize: Int = 1000, _ body: nonisolated(nonsending) (T) async throws -> Void
@@ -42,7 +42,7 @@ extension Garage {
     }
 }
 
-/// Where an iteration of ``Garage/forEach(_:batchSize:_:)`` stands: the batch it read last,
+/// Where an iteration of ``Garage/forEach(_:batchSize:_:)-7dzoi`` stands: the batch it read last,
 /// and the work that reads the next one.
 private struct Page<T: Decodable & SendableMetatype> {
     let batchSize: Int

@@ -14,7 +14,7 @@ extension Garage {
         try setSyncStatus(syncStatus, for: [object])
     }
 
-    /// Sets the sync status of `object`'s row (see ``setSyncStatus(_:for:)-(_,T)``) without
+    /// Sets the sync status of `object`'s row (see ``setSyncStatus(_:for:)-15omj``) without
     /// blocking the calling thread.
     public nonisolated(nonsending) func setSyncStatus<T: Syncable>(_ syncStatus: SyncStatus, for object: T) async throws {
         try await setSyncStatus(syncStatus, for: [object])
@@ -22,7 +22,7 @@ extension Garage {
 
     /// Sets the sync status of the rows of `objects`, all or none.
     ///
-    /// A sync job should rather use ``claim(_:limit:status:)-4xq55`` and ``complete(_:)-26tgn``, which
+    /// A sync job should rather use ``claim(_:limit:status:)-99u7d`` and ``complete(_:)-26tgn``, which
     /// don't mark an edit made during the upload as synced.
     ///
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when one of them is not parked;
@@ -32,7 +32,7 @@ extension Garage {
         try record(operation, changes, check: check)
     }
 
-    /// Sets the sync status of the rows of `objects` (see ``setSyncStatus(_:for:)-(_,[T])``)
+    /// Sets the sync status of the rows of `objects` (see ``setSyncStatus(_:for:)-4arfj``)
     /// without blocking the calling thread.
     public nonisolated(nonsending) func setSyncStatus<T: Syncable>(_ syncStatus: SyncStatus, for objects: [T]) async throws {
         let (operation, changes, check) = try settingStatus(syncStatus, of: objects)
@@ -75,7 +75,7 @@ extension Garage {
     }
 
     /// Retrieves the objects of type `T` whose status is `syncStatus` (see
-    /// ``retrieveAll(withStatus:)``) without blocking the calling thread.
+    /// ``retrieveAll(withStatus:)-9kb46``) without blocking the calling thread.
     public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable & SendableMetatype>(withStatus syncStatus: SyncStatus) async throws -> [T] {
         try await run(retrievingAll(T.self, withStatus: syncStatus))
     }
@@ -90,7 +90,7 @@ extension Garage {
     }
 
     /// Retrieves the objects of type `T` whose status is `syncStatus` (see
-    /// ``retrieveAll(_:withStatus:)``) without blocking the calling thread.
+    /// ``retrieveAll(_:withStatus:)-6xgty``) without blocking the calling thread.
     public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable & SendableMetatype>(
         _ type: T.Type, withStatus syncStatus: SyncStatus
     ) async throws -> [T] {
@@ -120,7 +120,7 @@ extension Garage {
     }
 
     /// The number of objects of type `T` with status `syncStatus` (see
-    /// ``count(_:withStatus:)``), without blocking the calling thread.
+    /// ``count(_:withStatus:)-176gy``), without blocking the calling thread.
     public nonisolated(nonsending) func count<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) async throws -> Int {
         try await run(counting(T.self, withStatus: syncStatus))
     }
@@ -165,7 +165,7 @@ extension Garage {
         try run(countingPerStatus(statuses))
     }
 
-    /// The number of objects per type name and status (see ``syncStatusCounts(_:)``), without
+    /// The number of objects per type name and status (see ``syncStatusCounts(_:)-19jni``), without
     /// blocking the calling thread.
     public nonisolated(nonsending) func syncStatusCounts(
         _ statuses: Set<SyncStatus> = Set(SyncStatus.allCases)
@@ -191,7 +191,7 @@ extension Garage {
     }
 
     /// What the garage knows of an object besides its content (see
-    /// ``metadata(_:identifier:)``), without blocking the calling thread.
+    /// ``metadata(_:identifier:)-691z``), without blocking the calling thread.
     public nonisolated(nonsending) func metadata<T, ID>(_ type: T.Type, identifier: ID) async throws -> ObjectMetadata? {
         try await run(readingMetadata(ObjectKey(typeName: Identity.typeName(T.self), identifier: Identity.string(fromID: identifier))))
     }
@@ -204,7 +204,7 @@ extension Garage {
         return try Self.required(run(readingMetadata(key)), key)
     }
 
-    /// What the garage knows of `object`'s row besides its content (see ``metadata(for:)``),
+    /// What the garage knows of `object`'s row besides its content (see ``metadata(for:)-3uao6``),
     /// without blocking the calling thread.
     public nonisolated(nonsending) func metadata<T>(for object: T) async throws -> ObjectMetadata {
         let key = try key(of: object)

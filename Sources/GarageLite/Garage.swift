@@ -141,7 +141,7 @@ public final class Garage: Sendable {
     ///
     /// When `false`, changes are kept in memory until ``save()-9hqro``: this garage reads them, other
     /// garages and processes don't see them, and they hold no lock on the store. Inside
-    /// ``withAutosaveDisabled(_:)``, this is `false` for the calls of that closure.
+    /// ``withAutosaveDisabled(_:)-6e5nv``, this is `false` for the calls of that closure.
     public var isAutosaveEnabled: Bool {
         get {
             state.read { $0.isAutosaveEnabled } && !GarageScope.scopes(of: self).contains { $0.disablesAutosave }

@@ -28,7 +28,7 @@ public struct IntegrityReport: Sendable, Equatable, CustomStringConvertible {
         case danglingReference(fromType: String, fromIdentifier: String, toType: String, toIdentifier: String)
         /// The object references `toType(toIdentifier)`, which is not parked, while objects of
         /// `foundTypes` are parked under that identifier: what a type renamed without
-        /// ``Garage/migrateAll(fromOldClassName:to:)`` leaves behind. (A parent's JSON holds only
+        /// ``Garage/migrateAll(fromOldClassName:to:)-73yt5`` leaves behind. (A parent's JSON holds only
         /// the identifier of what it references; the type is in the row's list of references.)
         case wrongTypeReference(fromType: String, fromIdentifier: String, toType: String, toIdentifier: String,
                                 foundTypes: [String])

@@ -1,9 +1,9 @@
 import Foundation
 
 /// A batch of objects a sync job has claimed: their rows are `.syncing` and no other job can
-/// claim them until ``Garage/complete(_:)`` or ``Garage/release(_:)`` ends the claim.
+/// claim them until ``Garage/complete(_:)-26tgn`` or ``Garage/release(_:)-2mefx`` ends the claim.
 ///
-/// See ``Garage/claim(_:limit:status:)``.
+/// See ``Garage/claim(_:limit:status:)-99u7d``.
 public struct Claim<Object> {
     /// Identifies the claim in the store.
     public let id: String

@@ -44,7 +44,7 @@ extension SQLiteConnection {
     ///
     /// When SQLite finds the file damaged, the checks of rows may fail too: each failure is
     /// reported as an SQLite problem rather than thrown, so that the caller gets the report.
-    /// (SQLite may then fail to end the read transaction too: see ``Garage/check(maximumProblems:)``.)
+    /// (SQLite may then fail to end the read transaction too: see ``Garage/check(maximumProblems:)-1n0z3``.)
     func integrityProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool) {
         let checks: [(name: String, run: (Int) throws -> [IntegrityReport.Problem])] = [
             ("SQLite's integrity check", sqliteProblems),
