@@ -32,10 +32,10 @@ extension Garage {
     ///
     /// The value is retrieved when the element is read, so a burst of commits may show the
     /// latest value more than once. Like ``changes(of:)``, only this garage's commits are
-    /// observed.
+    /// observed. The values need not be `Sendable`: each is retrieved on the actor that iterates.
     ///
     /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for an unsupported identifier type.
-    public func changes<T: Decodable & Sendable, ID>(to type: T.Type, identifier: ID) throws -> ObjectChanges<T> {
+    public func changes<T: Decodable & SendableMetatype, ID>(to type: T.Type, identifier: ID) throws -> ObjectChanges<T> {
         let identifier = try Identity.string(fromID: identifier)
         return ObjectChanges(
             garage: self, identifier: identifier,
@@ -45,8 +45,9 @@ extension Garage {
 
 /// The values of one object after each commit that changed it: see
 /// ``Garage/changes(to:identifier:)``.
-public struct ObjectChanges<Object: Decodable & Sendable>: AsyncSequence, Sendable {
+public struct ObjectChanges<Object: Decodable & SendableMetatype>: AsyncSequence, Sendable {
     public typealias Element = Object?
+    public typealias Failure = any Error
 
     let garage: Garage
     let identifier: String
@@ -62,10 +63,16 @@ public struct ObjectChanges<Object: Decodable & Sendable>: AsyncSequence, Sendab
         var changes: AsyncStream<[GarageChange]>.AsyncIterator
 
         /// The object after the next commit that changed it (`.some(nil)` once deleted), or
-        /// `nil` when the sequence ends.
-        public mutating func next() async throws -> Object?? {
-            guard await changes.next() != nil else { return nil }
+        /// `nil` when the sequence ends; retrieved on the actor that iterates (`for try await`
+        /// calls this one).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Object?? {
+            guard await changes.next(isolation: actor) != nil else { return nil }
             return .some(try await garage.retrieve(Object.self, identifier: identifier))
+        }
+
+        /// The object after the next commit that changed it (see ``next(isolation:)``).
+        public mutating func next() async throws -> Object?? {
+            try await next(isolation: nil)
         }
     }
 }

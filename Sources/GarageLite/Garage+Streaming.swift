@@ -29,6 +29,16 @@ extension Garage {
         }
     }
 
+    /// Calls `body` with every object of type `T` (see ``forEach(_:batchSize:_:)-7dzoi``),
+    /// reading each batch without blocking the calling thread.
+    ///
+    /// In an `async` function, Swift picks this form for a body that doesn't `await`.
+    public nonisolated(nonsending) func forEach<T: Decodable & SendableMetatype>(
+        _ type: T.Type, batchSize: Int = 1000, _ body: (T) throws -> Void
+    ) async throws {
+        try await forEach(T.self, batchSize: batchSize) { (object: T) async throws in try body(object) }
+    }
+
     /// Calls `body` with every object of type `T` (see ``forEach(_:batchSize:_:)-7dzoi``), reading
     /// each batch without blocking the calling thread; `body` may `await`.
     public nonisolated(nonsending) func forEach<T: Decodable & SendableMetatype>(

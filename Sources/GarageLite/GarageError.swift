@@ -111,7 +111,9 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .referenceCycle(type, identifier, cycle):
             return "Retrieving the object of type \(type) with identifier \(identifier) needs itself: "
                 + "the references \(cycle.joined(separator: " -> ")) form a cycle that Decodable "
-                + "cannot rebuild. Make one of these references optional and restore it after retrieving."
+                + "cannot rebuild, even through optional references. Break the cycle before parking (set one of "
+                + "these references to nil, or keep the other object's identifier instead of the object), and "
+                + "restore it after retrieving."
         case let .storeBusy(operation, path):
             return "The garage store at \(path) is busy: another connection kept it locked for longer "
                 + "than the busy timeout, so \(operation) gave up. Try again, or shorten the other "

@@ -118,6 +118,15 @@ struct SyncAsyncParityTests {
             }
             return names
         }),
+        Operation("forEach, a body that doesn't await", sync: { garage in
+            var names: [String] = []
+            try garage.forEach(Author.self, batchSize: 2) { names.append($0.name) }
+            return names
+        }, async: { garage in
+            var names: [String] = []
+            try await garage.forEach(Author.self, batchSize: 2) { names.append($0.name) }
+            return names
+        }),
     ]
 
     @Test(arguments: Scenario.allCases, operations)

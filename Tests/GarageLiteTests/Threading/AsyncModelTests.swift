@@ -87,6 +87,21 @@ struct AsyncModelTests {
         #expect(again.rank == "bosun!")
     }
 
+    @MainActor
+    @Test func mainActorCodeObservesANonSendableObject() async throws {
+        let garage = try Garage.inMemory()
+        let jack = Sailor(name: "Jack", rank: "cook")
+        try await garage.park(jack)
+        var values = try garage.changes(to: Sailor.self, identifier: "Jack").makeAsyncIterator()
+        jack.rank = "bosun"
+        try await garage.park(jack)
+        let changed = try #require(try await values.next())
+        #expect(changed?.rank == "bosun")
+        try await garage.delete(jack)
+        let deleted = try #require(try await values.next())
+        #expect(deleted == nil)
+    }
+
     actor Quartermaster {
         let garage: Garage
         var roster: [Sailor] = []
