@@ -263,6 +263,36 @@ extension Garage {
         try await record("delete \(key)", changes, check: Self.checkExists([key]))
     }
 
+    /// Deletes the object of type `T` parked under `identifier`, without retrieving it first;
+    /// returns whether there was one. Objects it references stay parked.
+    ///
+    /// ```swift
+    /// try garage.delete(Note.self, identifier: "n1")
+    /// ```
+    ///
+    /// - parameter type: The type of the object, which names its rows.
+    /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
+    @discardableResult
+    public func delete<T, ID>(_ type: T.Type, identifier: ID) throws -> Bool {
+        let (key, changes) = try deleting(T.self, identifier: identifier)
+        return try record("delete \(key)", changes) { view in try view.exists(key) }
+    }
+
+    /// Deletes the object of type `T` parked under `identifier` (see
+    /// ``delete(_:identifier:)-5hnlv``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func delete<T, ID>(_ type: T.Type, identifier: ID) async throws -> Bool {
+        let (key, changes) = try deleting(T.self, identifier: identifier)
+        return try await record("delete \(key)", changes) { view in try view.exists(key) }
+    }
+
+    private func deleting<T, ID>(_ type: T.Type, identifier: ID) throws -> (ObjectKey, ChangeSet) {
+        let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
+        var changes = ChangeSet()
+        changes.record(.delete, for: key)
+        return (key, changes)
+    }
+
     private func deleting<T>(_ object: T) throws -> (ObjectKey, ChangeSet) {
         let key = try key(of: object)
         var changes = ChangeSet()

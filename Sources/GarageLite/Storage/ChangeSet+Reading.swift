@@ -34,6 +34,11 @@ extension ChangeSet {
         let statements: any RowStatements
         let purpose: RowPurpose
         let now: Date
+
+        /// The same store, read with the data too.
+        func readingContent() -> Base {
+            purpose.needsContent ? self : Base(statements: statements, purpose: .all, now: now)
+        }
     }
 
     /// The row `key` after the first `count` segments.
@@ -47,7 +52,10 @@ extension ChangeSet {
             case .replace(let payload):
                 return payload.applied(to: nil, key: key, now: base.now)
             case .park(let payload):
-                return payload.applied(to: try row(key, base, beforeRowsOf: count), key: key, now: base.now)
+                // Whether the content changes (and so the revision, dates and status) needs the
+                // data of the row it replaces, which a read of metadata alone would not have.
+                let replaced = try row(key, base.readingContent(), beforeRowsOf: count)
+                return payload.applied(to: replaced, key: key, now: base.now)
             case .setSyncStatus(let status):
                 var row = try row(key, base, beforeRowsOf: count)
                 row?.syncStatus = status

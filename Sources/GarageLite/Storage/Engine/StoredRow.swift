@@ -3,7 +3,8 @@ import Foundation
 /// Which columns of a row a read needs: those are read strictly, the others are left at
 /// their defaults, so that damage in a column a read does not use does not fail it.
 enum RowPurpose: Sendable {
-    /// Decoding the object: data, encryption flag, sync status, references.
+    /// Decoding the object: data, encryption flag, sync status, references (and the claim,
+    /// which every purpose reads).
     case content
     /// Everything but the data and the references: ``ObjectMetadata``.
     case metadata
@@ -53,7 +54,7 @@ struct RowPayload: Sendable {
             key: key,
             data: data,
             isEncrypted: isEncrypted,
-            syncStatus: syncStatus ?? existing?.syncStatus ?? .undetermined,
+            syncStatus: Self.status(parking: syncStatus, over: existing, contentChanged: changed),
             creationDate: existing?.creationDate ?? now,
             modificationDate: changed ? now : (existing?.modificationDate ?? now),
             revision: existing.map { $0.revision + (changed ? 1 : 0) } ?? 1,
@@ -61,6 +62,29 @@ struct RowPayload: Sendable {
             references: references,
             claim: existing?.claim,
             claimedAt: existing?.claimedAt)
+    }
+}
+
+extension RowPayload {
+    /// The status a row gets when an object with status `parked` (`nil`: not `Syncable`) is
+    /// parked over `existing`. The engine's park statement says the same in its own language
+    /// (`SQLiteConnection.park`); `SyncStatusTests` holds both to it.
+    ///
+    /// - An object that says `.syncing` over a row no claim holds (it was retrieved during a
+    ///   claim, and parked after it ended) is `.notSynced`: no job would ever end that status.
+    /// - An object that says `.synced` over a `.synced` row whose content it changes (it was
+    ///   retrieved, edited and parked) is `.notSynced`: its edit must be uploaded. Changes from
+    ///   the server are parked with `parkDownloaded`, which stores `.synced`.
+    static func status(parking parked: SyncStatus?, over existing: StoredRow?, contentChanged: Bool) -> SyncStatus {
+        guard let parked else { return existing?.syncStatus ?? .undetermined }
+        switch parked {
+        case .syncing where existing?.claim == nil:
+            return .notSynced
+        case .synced where contentChanged && existing?.syncStatus == .synced:
+            return .notSynced
+        default:
+            return parked
+        }
     }
 }
 

@@ -28,7 +28,7 @@ extension SQLiteConnection {
     private static let rowSQL = "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier = ?"
     /// A retrieve by key knows the key: NULL in its place too.
     private static let contentRowSQL = """
-        SELECT NULL, NULL, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, NULL, NULL
+        SELECT NULL, NULL, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL
         FROM garage_object WHERE type = ? AND identifier = ?
         """
     private static let rowsOfTypeSQL = "SELECT \(columns) FROM garage_object WHERE type = ? ORDER BY identifier"
@@ -91,26 +91,43 @@ extension SQLiteConnection {
     // MARK: - Writing rows
 
     func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws {
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO garage_object
-                (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs)
-            VALUES (?1, ?2, ?3, ?4, coalesce(?5, 0), ?6, ?6, 1, ?7, ?8)
-            ON CONFLICT (type, identifier) DO UPDATE SET
-                data = excluded.data,
-                isEncrypted = excluded.isEncrypted,
-                refs = excluded.refs,
-                isRoot = max(isRoot, excluded.isRoot),
-                syncStatus = coalesce(?5, syncStatus),
-                revision = revision + (data IS NOT excluded.data),
-                modificationDate = CASE WHEN data IS excluded.data THEN modificationDate ELSE ?6 END
-            WHERE data IS NOT excluded.data OR syncStatus IS NOT coalesce(?5, syncStatus)
-                OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs
-            """)
-        try statement.execute(arguments: [
+        try db.cachedStatement(sql: Self.parkSQL).execute(arguments: [
             key.typeName, key.identifier, payload.data, payload.isEncrypted, payload.syncStatus?.rawValue,
             now.timeIntervalSince1970, payload.isRoot, payload.references,
         ])
     }
+
+    /// The status a parked row gets: `RowPayload.status(parking:over:contentChanged:)`, in SQL.
+    /// `?5` is the object's status (NULL when it is not `Syncable`); the columns are the row's.
+    private static let parkedStatus = """
+        CASE
+            WHEN ?5 IS NULL THEN syncStatus
+            WHEN ?5 = \(SyncStatus.syncing.rawValue) AND claim IS NULL THEN \(SyncStatus.notSynced.rawValue)
+            WHEN ?5 = \(SyncStatus.synced.rawValue) AND syncStatus = \(SyncStatus.synced.rawValue)
+                AND data IS NOT excluded.data THEN \(SyncStatus.notSynced.rawValue)
+            ELSE ?5
+        END
+        """
+
+    /// Inserts the row, or updates it when something changed: its revision and modification
+    /// date change only when its data does; a row once parked as a root stays one.
+    private static let parkSQL = """
+        INSERT INTO garage_object
+            (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs)
+        VALUES (?1, ?2, ?3, ?4,
+            CASE WHEN ?5 = \(SyncStatus.syncing.rawValue) THEN \(SyncStatus.notSynced.rawValue) ELSE coalesce(?5, 0) END,
+            ?6, ?6, 1, ?7, ?8)
+        ON CONFLICT (type, identifier) DO UPDATE SET
+            data = excluded.data,
+            isEncrypted = excluded.isEncrypted,
+            refs = excluded.refs,
+            isRoot = max(isRoot, excluded.isRoot),
+            syncStatus = \(parkedStatus),
+            revision = revision + (data IS NOT excluded.data),
+            modificationDate = CASE WHEN data IS excluded.data THEN modificationDate ELSE ?6 END
+        WHERE data IS NOT excluded.data OR syncStatus IS NOT \(parkedStatus)
+            OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs
+        """
 
     @discardableResult
     func delete(_ key: ObjectKey) throws -> Bool {

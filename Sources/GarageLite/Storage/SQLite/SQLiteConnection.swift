@@ -49,7 +49,7 @@ struct SQLiteConnection: RowWriteStatements {
     /// The columns a retrieve reads, in the places of ``columns``: the others are NULL, which
     /// SQLite need not read from the record.
     static let contentColumns = """
-        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, NULL, NULL
+        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL
         """
 
     /// The references of a row whose `refs` column is damaged: not ``ReferenceList/empty``, so
@@ -167,6 +167,8 @@ struct SQLiteConnection: RowWriteStatements {
             key: key, data: "", isEncrypted: integer(3, "isEncrypted") != 0, syncStatus: status ?? .undetermined,
             creationDate: .distantPast, modificationDate: .distantPast, revision: 0, isRoot: false,
             references: ReferenceList.empty)
+        // Every purpose reads the claim: it decides the status of a row parked again.
+        row.claim = string(10, "claim", optional: true)
         if purpose.needsContent {
             row.data = string(2, "data") ?? ""
             // The references only choose how a retrieve reads; check() reports a damaged list.
@@ -178,7 +180,6 @@ struct SQLiteConnection: RowWriteStatements {
             row.modificationDate = Date(timeIntervalSince1970: real(6, "modificationDate") ?? 0)
             row.revision = integer(7, "revision")
             row.isRoot = integer(8, "isRoot") != 0
-            row.claim = string(10, "claim", optional: true)
             row.claimedAt = real(11, "claimedAt", optional: true).map(Date.init(timeIntervalSince1970:))
         }
         guard problems.isEmpty else {
