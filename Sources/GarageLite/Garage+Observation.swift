@@ -46,7 +46,9 @@ extension Garage {
 /// The values of one object after each commit that changed it: see
 /// ``Garage/changes(to:identifier:)``.
 public struct ObjectChanges<Object: Decodable & SendableMetatype>: AsyncSequence, Sendable {
+    /// The object after a commit that changed it, or `nil` once it is deleted.
     public typealias Element = Object?
+    /// What iterating throws: the errors of retrieving the object.
     public typealias Failure = any Error
 
     let garage: Garage

@@ -46,6 +46,8 @@ struct RowPayload: Sendable {
     var syncStatus: SyncStatus?
     var references: String
     var isRoot: Bool
+    /// Whether the row came from the server (`parkDownloaded`): its status is stored as it is.
+    var isDownloaded = false
 
     /// The row as it reads once this payload is written over `existing` (or into a new row).
     func applied(to existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow {
@@ -54,7 +56,8 @@ struct RowPayload: Sendable {
             key: key,
             data: data,
             isEncrypted: isEncrypted,
-            syncStatus: Self.status(parking: syncStatus, over: existing, contentChanged: changed),
+            syncStatus: isDownloaded ? syncStatus ?? .synced
+                : Self.status(parking: syncStatus, over: existing, contentChanged: changed),
             creationDate: existing?.creationDate ?? now,
             modificationDate: changed ? now : (existing?.modificationDate ?? now),
             revision: existing.map { $0.revision + (changed ? 1 : 0) } ?? 1,

@@ -93,14 +93,16 @@ extension SQLiteConnection {
     func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws {
         try db.cachedStatement(sql: Self.parkSQL).execute(arguments: [
             key.typeName, key.identifier, payload.data, payload.isEncrypted, payload.syncStatus?.rawValue,
-            now.timeIntervalSince1970, payload.isRoot, payload.references,
+            now.timeIntervalSince1970, payload.isRoot, payload.references, payload.isDownloaded,
         ])
     }
 
     /// The status a parked row gets: `RowPayload.status(parking:over:contentChanged:)`, in SQL.
-    /// `?5` is the object's status (NULL when it is not `Syncable`); the columns are the row's.
+    /// `?5` is the object's status (NULL when it is not `Syncable`), `?9` whether it was
+    /// downloaded (then it is stored as it is); the columns are the row's.
     private static let parkedStatus = """
         CASE
+            WHEN ?9 THEN ?5
             WHEN ?5 IS NULL THEN syncStatus
             WHEN ?5 = \(SyncStatus.syncing.rawValue) AND claim IS NULL THEN \(SyncStatus.notSynced.rawValue)
             WHEN ?5 = \(SyncStatus.synced.rawValue) AND syncStatus = \(SyncStatus.synced.rawValue)
@@ -115,7 +117,8 @@ extension SQLiteConnection {
         INSERT INTO garage_object
             (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs)
         VALUES (?1, ?2, ?3, ?4,
-            CASE WHEN ?5 = \(SyncStatus.syncing.rawValue) THEN \(SyncStatus.notSynced.rawValue) ELSE coalesce(?5, 0) END,
+            CASE WHEN ?5 = \(SyncStatus.syncing.rawValue) AND NOT ?9 THEN \(SyncStatus.notSynced.rawValue)
+                ELSE coalesce(?5, 0) END,
             ?6, ?6, 1, ?7, ?8)
         ON CONFLICT (type, identifier) DO UPDATE SET
             data = excluded.data,

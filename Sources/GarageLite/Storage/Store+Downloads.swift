@@ -1,0 +1,95 @@
+import Foundation
+
+// Downloads: applying what the server sent without overwriting an edit it has not seen.
+// Each conflict is decided inside the write transaction that applies the download, so no app
+// edit can land between the check and the write.
+extension Store {
+    /// What to do with one downloaded object that conflicts with a local edit.
+    enum DownloadDecision: Sendable {
+        case keepLocal
+        case takeDownloaded
+        /// Park these rows instead: a merge, as the app's own edit.
+        case replace(RowStream.Batch)
+    }
+
+    /// Parks `rows` (a downloaded graph, every payload `.synced`) in one transaction. A row
+    /// whose local version is `.notSynced` or claimed is a conflict: for a root, `resolve`
+    /// decides (given the committed store, and the store as it would read with the download
+    /// applied); a referenced object keeps its local edit.
+    func parkingDownloaded(
+        _ rows: RowStream.Batch, roots: [ObjectKey],
+        resolve: @escaping @Sendable (_ key: ObjectKey, _ local: StoreView, _ downloaded: StoreView) throws -> DownloadDecision
+    ) -> StoreWork<DownloadReport> {
+        let operation = "park \(rows.count) downloaded objects"
+        return StoreWork(operation: operation, access: .write { [listener] statements in
+            var written = ChangeSet()
+            let report = try statements.transaction {
+                var downloads = ChangeSet()
+                for (key, payload) in rows { downloads.record(.park(payload), for: key) }
+                let local = StoreView(statements, pending: nil)
+                let downloaded = StoreView(statements, pending: downloads)
+                let rootSet = Set(roots)
+                // Every decision is taken on the store as it was, before anything is written.
+                var report = DownloadReport()
+                var toWrite: RowStream.Batch = []
+                for (key, payload) in rows {
+                    guard let existing = try statements.row(key, for: .metadata),
+                          existing.syncStatus == .notSynced || existing.claim != nil else {
+                        toWrite.append((key, payload))
+                        if rootSet.contains(key) { report.applied.append(key.identifier) }
+                        continue
+                    }
+                    let decision = rootSet.contains(key) ? try resolve(key, local, downloaded) : .keepLocal
+                    var conflict = DownloadConflict(object: key, localStatus: existing.syncStatus,
+                                                    wasClaimed: existing.claim != nil, resolution: .keptLocal)
+                    switch decision {
+                    case .keepLocal:
+                        break
+                    case .takeDownloaded:
+                        toWrite.append((key, payload))
+                        conflict.resolution = .tookDownloaded
+                    case .replace(let merged):
+                        toWrite.append(contentsOf: merged)
+                        conflict.resolution = .merged
+                    }
+                    report.conflicts.append(conflict)
+                }
+                let now = Date()
+                for (key, payload) in toWrite {
+                    try statements.park(key, payload, now: now)
+                    written.record(.park(payload), for: key)
+                }
+                return report
+            }
+            listener.committed(written)
+            return report
+        })
+    }
+
+    /// Deletes the rows `keys` names (deletions made on the server) in one transaction. A row
+    /// whose local version is `.notSynced` or claimed is a conflict: `takeDownloaded` deletes
+    /// it; otherwise it is kept, and its upload re-creates it on the server.
+    func deletingDownloaded(_ keys: [ObjectKey], takeDownloaded: Bool) -> StoreWork<DownloadReport> {
+        StoreWork(operation: "delete \(keys.count) objects deleted on the server", access: .write { [listener] statements in
+            var written = ChangeSet()
+            let report = try statements.transaction {
+                var report = DownloadReport()
+                for key in keys {
+                    guard let existing = try statements.row(key, for: .metadata) else { continue }
+                    if existing.syncStatus == .notSynced || existing.claim != nil {
+                        report.conflicts.append(DownloadConflict(
+                            object: key, localStatus: existing.syncStatus, wasClaimed: existing.claim != nil,
+                            resolution: takeDownloaded ? .tookDownloaded : .keptLocal))
+                        if !takeDownloaded { continue }
+                    }
+                    try statements.delete(key)
+                    written.record(.delete, for: key)
+                    report.deleted.append(key.identifier)
+                }
+                return report
+            }
+            listener.committed(written)
+            return report
+        })
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// What ``Garage/parkDownloaded(_:onConflict:)-5otc`` does with an object the server sent when
+/// the app has an edit of it that the server has not seen: the row is `.notSynced`, or a sync
+/// job's claim holds it.
+///
+/// ```swift
+/// let report = try garage.parkDownloaded(notes, onConflict: .merge { local, downloaded in
+///     var merged = downloaded
+///     merged.tags = Array(Set(local.tags).union(downloaded.tags))
+///     return merged
+/// })
+/// ```
+public enum ConflictResolution<Object>: Sendable {
+    /// Keeps the local version, which the next sync job uploads. The default.
+    case keepLocal
+    /// Replaces the local version with the server's, as `.synced`. A claim on it then completes
+    /// as edited meanwhile (`.notSynced`), so its job does not mark the server's version as its
+    /// own upload.
+    case takeDownloaded
+    /// Parks what `merge` returns for the local and the downloaded version, as `.notSynced`, so
+    /// that the merge is uploaded. It runs inside the download's write transaction: it must not
+    /// call the garage. For a deletion from the server (``Garage/deleteDownloaded(_:identifiers:onConflict:)-6ot59``)
+    /// there is nothing to merge, and the local version is kept.
+    case merge(@Sendable (_ local: Object, _ downloaded: Object) throws -> Object)
+}
+
+/// What a download did: the objects applied as `.synced` (or deleted), and each conflict with
+/// a local edit and how it was resolved.
+public struct DownloadReport: Sendable, Hashable {
+    /// The identifiers of the objects parked as `.synced` (by ``Garage/parkDownloaded(_:onConflict:)-5otc``),
+    /// in the order they came.
+    public var applied: [String] = []
+    /// The identifiers of the objects deleted (by ``Garage/deleteDownloaded(_:identifiers:onConflict:)-6ot59``).
+    public var deleted: [String] = []
+    /// The objects the app had edited, and what was done with each.
+    public var conflicts: [DownloadConflict] = []
+
+    /// An empty report.
+    public init() {}
+}
+
+/// An object the server sent that the app had edited: see ``DownloadReport/conflicts``.
+public struct DownloadConflict: Sendable, Hashable, CustomStringConvertible {
+    /// How a conflict was resolved.
+    public enum Resolution: Sendable, Hashable {
+        /// The local version was kept, to be uploaded.
+        case keptLocal
+        /// The server's version replaced it (or, for a deletion, it was deleted).
+        case tookDownloaded
+        /// The merge of both was parked, to be uploaded.
+        case merged
+    }
+
+    /// The object's type name and identifier.
+    public var object: ObjectKey
+    /// The local row's status: `.notSynced`, or `.syncing` when a sync job's claim held it.
+    public var localStatus: SyncStatus
+    /// Whether a sync job's claim held the local row.
+    public var wasClaimed: Bool
+    /// What was done with it.
+    public var resolution: Resolution
+
+    /// "Note(n1): kept the local edit".
+    public var description: String {
+        switch resolution {
+        case .keptLocal: return "\(object): kept the local edit"
+        case .tookDownloaded: return "\(object): took the server's version"
+        case .merged: return "\(object): merged"
+        }
+    }
+}
