@@ -41,6 +41,12 @@ struct SyncAsyncParityTests {
     static let sam = Author(id: UUID(uuidString: "00000000-0000-0000-0000-000000000001")!, name: "Sam")
     static let max = Author(id: UUID(uuidString: "00000000-0000-0000-0000-000000000002")!, name: "Max")
 
+    static let merge: @Sendable (Book, Book) throws -> Book = { local, downloaded in
+        var merged = downloaded
+        merged.title = downloaded.title + " + " + local.title
+        return merged
+    }
+
     static let operations: [Operation] = [
         Operation("park", sync: { try $0.park(Book(id: 9, title: "New", author: sam)) },
                   async: { try await $0.park(Book(id: 9, title: "New", author: sam)) }),
@@ -64,6 +70,14 @@ struct SyncAsyncParityTests {
                   async: { try await $0.delete(Counter(id: 1, value: 1)) }),
         Operation("delete missing", sync: { try $0.delete(Counter(id: 99, value: 1)) },
                   async: { try await $0.delete(Counter(id: 99, value: 1)) }),
+        Operation("delete by identifier", sync: { try $0.delete(Book.self, identifier: 1) },
+                  async: { try await $0.delete(Book.self, identifier: 1) }),
+        Operation("parkDownloaded", sync: { try $0.parkDownloaded([Book(id: 1, title: "Server", author: max), Book(id: 4, title: "New", author: max)]) },
+                  async: { try await $0.parkDownloaded([Book(id: 1, title: "Server", author: max), Book(id: 4, title: "New", author: max)]) }),
+        Operation("parkDownloaded merging", sync: { try $0.parkDownloaded([Book(id: 2, title: "Server", author: sam)], onConflict: .merge(merge)) },
+                  async: { try await $0.parkDownloaded([Book(id: 2, title: "Server", author: sam)], onConflict: .merge(merge)) }),
+        Operation("deleteDownloaded", sync: { try $0.deleteDownloaded(Book.self, identifiers: [1, 2, 3], onConflict: .takeDownloaded) },
+                  async: { try await $0.deleteDownloaded(Book.self, identifiers: [1, 2, 3], onConflict: .takeDownloaded) }),
         Operation("deleteAll", sync: { try $0.deleteAll(Book.self) }, async: { try await $0.deleteAll(Book.self) }),
         Operation("deleteAllObjects", sync: { try $0.deleteAllObjects() }, async: { try await $0.deleteAllObjects() }),
         Operation("migrateAll", sync: { try $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) },
