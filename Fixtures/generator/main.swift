@@ -1,6 +1,6 @@
 // garage-fixtures: writes the golden store files of the current format version.
 //
-//     swift run garage-fixtures Fixtures          # writes Fixtures/v1/*.garage
+//     swift run garage-fixtures Fixtures          # writes Fixtures/v2/*.garage
 //
 // Each file is written through GarageLite's public API, with fixed values (fixed dates and
 // identifiers), so that Tests/GarageLiteTests/Reliability/FixtureTests.swift can check every
@@ -17,8 +17,9 @@ import GRDB
 
 /// The format version these files are written in; the program checks every file it wrote
 /// records it. When GarageLite moves to a new version, the new files go to a new folder, made
-/// by a new version of this program; the v1 files stay as they are.
-let formatVersion = 1
+/// by a new version of this program; the files of earlier versions stay as they are.
+/// Version 2 added tombstones: `sync.garage` holds one.
+let formatVersion = 2
 
 struct GeneratorError: Error, CustomStringConvertible {
     var description: String
@@ -177,6 +178,12 @@ func writeSync(_ garage: Garage) throws {
     }
 
     try garage.park(FixtureV1.Receipt(id: "r-1", amount: Decimal(string: "19.99")!))
+
+    // Format 2: a parcel that reached the server (.synced), then deleted: its tombstone waits
+    // for a sync job to upload the deletion.
+    let umbrella = FixtureV1.Parcel(id: "p-deleted", contents: "Umbrella", weight: 1, courier: nil, syncStatus: .synced)
+    try garage.park(umbrella)
+    try garage.delete(umbrella)
 }
 
 /// hashable.garage: objects identified by the SHA-256 of their content.

@@ -58,8 +58,10 @@ extension Garage {
             resolve = { _, _, _ in .takeDownloaded }
         case .merge(let merge):
             resolve = { key, local, downloaded in
+                // No local row in a conflict: the app deleted the object, and a deletion has
+                // nothing to merge with. It stays deleted, for its job to upload.
                 guard let localRow = try local.row(key), let downloadedRow = try downloaded.row(key) else {
-                    return .takeDownloaded
+                    return .keepLocal
                 }
                 let merged = try merge(
                     configuration.decode(T.self, localRow, with: configuration.decoder(local)),

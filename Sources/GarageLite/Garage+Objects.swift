@@ -245,7 +245,11 @@ extension Garage {
 
     // MARK: - Deleting
 
-    /// Deletes `object`'s row. Objects it references stay parked, as in GarageStorage.
+    /// Deletes `object`. Objects it references stay parked, as in GarageStorage.
+    ///
+    /// When a copy of the object may be on the server (its row was claimed, or `.synced`,
+    /// once), its row becomes a tombstone: gone from every read, but listed in the next claim's
+    /// ``Claim/deletions`` for the sync job to upload. Otherwise the row goes.
     ///
     /// ```swift
     /// try garage.delete(person)
@@ -309,7 +313,8 @@ extension Garage {
         }
     }
 
-    /// Deletes every object of type `T`; returns how many there were.
+    /// Deletes every object of type `T`, leaving tombstones as ``delete(_:)-3ek00`` does;
+    /// returns how many there were.
     ///
     /// ```swift
     /// try garage.deleteAll(Person.self)
@@ -328,6 +333,10 @@ extension Garage {
     }
 
     /// Deletes every object of every type; returns how many there were.
+    ///
+    /// This is a local reset, as when a user logs out: it leaves no tombstones, so no sync job
+    /// will tell the server. To delete objects the server must forget, use ``delete(_:)-3ek00``
+    /// or ``deleteAll(_:)-5al87``.
     @discardableResult
     public func deleteAllObjects() throws -> Int {
         let (operation, changes, check) = deletingAll(nil)

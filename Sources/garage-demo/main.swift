@@ -60,14 +60,14 @@ do {
     print("\nA job claimed one person and crashed; syncing now: \(try garage.count(Person.self, withStatus: .syncing))")
 
     // The next job run recovers it; its first upload fails, and the batch is released.
-    var failing = SyncJob(garage: garage, upload: { _ in throw SimulatedOutage() }, batchSize: 2)
+    var failing = SyncJob(garage: garage, upload: { _, _ in throw SimulatedOutage() }, batchSize: 2)
     failing.staleAfter = 0   // the demo does not wait 15 minutes for the crashed claim to go stale
     print("Sync job, first run:")
     for line in try failing.run() { print("  \(line)") }
 
     // The second run succeeds; during its first upload, the app edits Ada.
     var uploaded: [String] = []
-    let job = SyncJob(garage: garage, upload: { people in
+    let job = SyncJob(garage: garage, upload: { people, _ in
         uploaded += people.map(\.name)
         if people.contains(where: { $0.name == "Ada" }), uploaded.filter({ $0 == "Ada" }).count == 1 {
             let edited = Person(name: "Ada", birthdate: Date(timeIntervalSince1970: 694_224_001))

@@ -137,7 +137,7 @@ extension RowWriteStatements {
         for segment in changes.segments {
             switch segment.bulk {
             case .deleteAll(let type)?:
-                _ = try deleteAll(ofType: type)
+                _ = try deleteAll(ofType: type, now: now)
             case .renameType(let from, let to)?:
                 _ = try renameType(from: from, to: to)
             case nil:
@@ -148,10 +148,10 @@ extension RowWriteStatements {
                 case .park(let payload):
                     try park(key, payload, now: now)
                 case .replace(let payload):
-                    try delete(key)
+                    try delete(key, now: now)       // a tombstone, which the park turns into an edit
                     try park(key, payload, now: now)
                 case .delete:
-                    try delete(key)
+                    try delete(key, now: now)
                 case .setSyncStatus(let status):
                     try setSyncStatus(status, of: key)
                 }

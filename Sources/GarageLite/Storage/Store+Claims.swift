@@ -26,18 +26,24 @@ extension Store {
                 let decode = decoding(StoreView(statements, pending: nil))
                 var objects: [T] = []
                 var claimed: [StoredRow] = []
+                var deleted: [StoredRow] = []
                 var failures: [RetrievalFailure] = []
-                while claimed.count < limit {
+                while claimed.count + deleted.count < limit {
                     let reads = try statements.claimableRows(
-                        ofType: type, status: status, limit: limit - claimed.count, skipping: failures.count)
+                        ofType: type, status: status, limit: limit - claimed.count - deleted.count,
+                        skipping: failures.count)
                     if reads.isEmpty { break }
                     for read in reads {
                         do {
                             var row = try read.get()
-                            row.syncStatus = .syncing
-                            objects.append(try decode(row))
+                            if row.isDeleted {
+                                deleted.append(row)
+                            } else {
+                                row.syncStatus = .syncing
+                                objects.append(try decode(row))
+                                claimed.append(row)
+                            }
                             try statements.markClaimed(row.key, claim: claimID, at: date)
-                            claimed.append(row)
                         } catch where isRowFailure(error) {
                             failures.append(RetrievalFailure(typeName: type, identifier: read.key.identifier, error: error))
                         }
@@ -45,6 +51,7 @@ extension Store {
                 }
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
+                             deletions: deleted.map(\.key.identifier), deletionRevisions: deleted.map(\.revision),
                              failures: failures)
             }
             if listener.isListening { listener.committed(.statusChanges(claim.keys.map { ($0, .syncing) })) }
@@ -64,7 +71,7 @@ extension Store {
                 var report = ClaimReport()
                 for (identifier, revision) in zip(ticket.identifiers, ticket.revisions) {
                     let key = ObjectKey(typeName: ticket.typeName, identifier: identifier)
-                    guard let row = try statements.row(key, for: .metadata) else {
+                    guard let row = try statements.rowOrTombstone(key, for: .metadata) else {
                         report.deleted.append(identifier)
                         continue
                     }
@@ -78,7 +85,11 @@ extension Store {
                     } else {
                         status = row.syncStatus == .syncing ? .notSynced : nil
                     }
-                    try statements.endClaim(key, status: status)
+                    if row.isDeleted, status == .synced {
+                        try statements.purge(key)       // the server has the deletion
+                    } else {
+                        try statements.endClaim(key, status: status)
+                    }
                     switch status {
                     case .synced?: report.synced.append(identifier)
                     case .notSynced?: report.notSynced.append(identifier)

@@ -33,7 +33,8 @@ extension Store {
                 var report = DownloadReport()
                 var toWrite: RowStream.Batch = []
                 for (key, payload) in rows {
-                    guard let existing = try statements.row(key, for: .metadata),
+                    // A tombstone is a local edit too: the deletion the server has not seen.
+                    guard let existing = try statements.rowOrTombstone(key, for: .metadata),
                           existing.syncStatus == .notSynced || existing.claim != nil else {
                         toWrite.append((key, payload))
                         if rootSet.contains(key) { report.applied.append(key.identifier) }
@@ -75,14 +76,15 @@ extension Store {
             let report = try statements.transaction {
                 var report = DownloadReport()
                 for key in keys {
-                    guard let existing = try statements.row(key, for: .metadata) else { continue }
-                    if existing.syncStatus == .notSynced || existing.claim != nil {
+                    guard let existing = try statements.rowOrTombstone(key, for: .metadata) else { continue }
+                    // Deleted on both sides: nothing to upload any more.
+                    if !existing.isDeleted, existing.syncStatus == .notSynced || existing.claim != nil {
                         report.conflicts.append(DownloadConflict(
                             object: key, localStatus: existing.syncStatus, wasClaimed: existing.claim != nil,
                             resolution: takeDownloaded ? .tookDownloaded : .keptLocal))
                         if !takeDownloaded { continue }
                     }
-                    try statements.delete(key)
+                    try statements.purge(key)
                     written.record(.delete, for: key)
                     report.deleted.append(key.identifier)
                 }

@@ -39,7 +39,7 @@ extension Store {
             let pending = pendingChanges(adding: transactions)
             let unreachable = try statements.transaction {
                 let unreachable = try Self.unreachableRows(statements, heldBy: pending)
-                for key in unreachable { try statements.delete(key) }
+                for key in unreachable { try statements.purge(key) }
                 return unreachable
             }
             if !unreachable.isEmpty {

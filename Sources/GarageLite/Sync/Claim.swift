@@ -17,21 +17,29 @@ public struct Claim<Object> {
     public let identifiers: [String]
     /// The revision of each object's row when it was claimed.
     let revisions: [Int64]
+    /// The identifiers of the objects deleted since the server may have got them, oldest
+    /// deletion first: tell the server to delete them. Completing the claim forgets them;
+    /// releasing it keeps them for the next claim. An object deleted and parked again is an
+    /// edit, in ``objects``, never a deletion.
+    public var deletions: [String] = []
+    /// The revision of each deletion's tombstone when it was claimed.
+    var deletionRevisions: [Int64] = []
     /// The objects that could have been claimed but can't be decoded: they were left unclaimed,
     /// with their status. Park a valid object under the same identifier, or delete it.
     public var failures: [RetrievalFailure] = []
 
-    /// Whether nothing was claimed: there is nothing to upload.
-    public var isEmpty: Bool { objects.isEmpty }
+    /// Whether nothing was claimed: there is nothing to upload, and nothing to delete.
+    public var isEmpty: Bool { objects.isEmpty && deletions.isEmpty }
 
-    /// How many objects were claimed.
+    /// How many objects were claimed (not counting ``deletions``).
     public var count: Int { objects.count }
 
-    var keys: [ObjectKey] { identifiers.map { ObjectKey(typeName: typeName, identifier: $0) } }
+    var keys: [ObjectKey] { (identifiers + deletions).map { ObjectKey(typeName: typeName, identifier: $0) } }
 
     /// What ending the claim needs: everything but the objects.
     var ticket: ClaimTicket {
-        ClaimTicket(id: id, typeName: typeName, identifiers: identifiers, revisions: revisions)
+        ClaimTicket(id: id, typeName: typeName, identifiers: identifiers + deletions,
+                    revisions: revisions + deletionRevisions)
     }
 }
 
@@ -46,14 +54,17 @@ struct ClaimTicket: Sendable {
 
 /// What ending a claim did to each of its objects, by identifier.
 public struct ClaimReport: Sendable, Hashable {
-    /// Now `.synced`: the content uploaded is the content stored.
+    /// Now `.synced`: the content uploaded is the content stored; for a deletion, the server
+    /// has it, and its tombstone is gone.
     public var synced: [String] = []
     /// Now `.notSynced`: when completing, their content changed during the upload; when
     /// releasing, the upload failed. The next claim takes them again.
     public var notSynced: [String] = []
     /// Released with the status the app gave them during the claim.
     public var keptByApp: [String] = []
-    /// Deleted during the claim: nothing was done.
+    /// Gone during the claim without a deletion to upload (``Garage/deleteAllObjects()-6s113``,
+    /// garbage collection, a deletion downloaded from the server): nothing was done. An object
+    /// the app deleted during the claim is in ``notSynced``: its deletion is uploaded next.
     public var deleted: [String] = []
     /// No longer under this claim (released as stale, or deleted and parked again): nothing
     /// was done.

@@ -12,9 +12,9 @@ struct SchemaMigrationTests {
         #expect(Schema.migrations.map(\.version) == Array(1...Schema.formatVersion))
     }
 
-    /// A next format version, as a future GarageLite could add it: a column and an index.
-    static func version2(countingRunsIn runs: Protected<Int>) -> Schema.Migration {
-        (2, { db in
+    /// The next format version, as a future GarageLite could add it: a column and an index.
+    static func nextVersion(countingRunsIn runs: Protected<Int>) -> Schema.Migration {
+        (Schema.formatVersion + 1, { db in
             runs.write { $0 += 1 }
             try db.execute(sql: """
                 ALTER TABLE garage_object ADD COLUMN note TEXT;
@@ -23,10 +23,10 @@ struct SchemaMigrationTests {
         })
     }
 
-    @Test func aVersion1StoreMovesToTheNextVersion() throws {
+    @Test func aVersion1StoreMovesThroughEveryVersionToTheNextOne() throws {
         let fixture = try FixtureFile("graph.garage")
         let runs = Protected(0)
-        let migrations = Schema.migrations + [Self.version2(countingRunsIn: runs)]
+        let migrations = Schema.migrations + [Self.nextVersion(countingRunsIn: runs)]
         do {
             let garage = Garage(store: try Store.open(path: fixture.path, busyTimeout: 10, migrations: migrations))
             #expect(runs.read { $0 } == 1)
@@ -41,7 +41,7 @@ struct SchemaMigrationTests {
             #expect(try garage.retrieve(FixtureV1.Sailor.self, identifier: "s-new")?.name == "New Hand")
         }
         let migrated = try Self.inspect(fixture.path)
-        #expect(migrated.userVersion == 2)
+        #expect(migrated.userVersion == Schema.formatVersion + 1)
         #expect(migrated.applicationID == Schema.applicationID)
         #expect(migrated.columns.last == "note")
         #expect(migrated.indexes.contains("garage_object_note"))
@@ -55,12 +55,12 @@ struct SchemaMigrationTests {
         }
         #expect(runs.read { $0 } == 1)
         let reopened = try Self.inspect(fixture.path)
-        #expect(reopened.userVersion == 2)
+        #expect(reopened.userVersion == Schema.formatVersion + 1)
         #expect(reopened.schema == migrated.schema)
 
-        // This GarageLite reads up to version 1: it refuses the migrated store, untouched.
+        // This GarageLite reads up to its format version: it refuses the migrated store, untouched.
         let before = try fixture.bytes()
-        #expect(throws: GarageError.newerFormatVersion(path: fixture.path, version: 2, supportedVersion: 1)) {
+        #expect(throws: GarageError.newerFormatVersion(path: fixture.path, version: Schema.formatVersion + 1, supportedVersion: Schema.formatVersion)) {
             try Garage(path: fixture.path)
         }
         #expect(try fixture.bytes() == before)
@@ -72,7 +72,7 @@ struct SchemaMigrationTests {
         struct Interrupted: Error {}
         let fixture = try FixtureFile("plain.garage")
         let original = try Self.inspect(fixture.path)
-        let version2: Schema.Migration = (2, { db in
+        let version2: Schema.Migration = (Schema.formatVersion + 1, { db in
             try db.execute(sql: "ALTER TABLE garage_object ADD COLUMN note TEXT")
             try db.execute(sql: "UPDATE garage_object SET data = '{}'")
             throw Interrupted()
@@ -91,7 +91,7 @@ struct SchemaMigrationTests {
         fixture.expectOriginalUnchanged()
     }
 
-    @Test(arguments: [2, 99])
+    @Test(arguments: [Schema.formatVersion + 1, 99])
     func aStoreOfANewerVersionIsRefusedUntouched(version: Int) throws {
         let fixture = try FixtureFile("sync.garage")
         do {
@@ -106,7 +106,7 @@ struct SchemaMigrationTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["sync.garage"])
         let before = try fixture.bytes()
 
-        #expect(throws: GarageError.newerFormatVersion(path: fixture.path, version: version, supportedVersion: 1)) {
+        #expect(throws: GarageError.newerFormatVersion(path: fixture.path, version: version, supportedVersion: Schema.formatVersion)) {
             try Garage(path: fixture.path)
         }
         #expect(try fixture.bytes() == before)
@@ -122,21 +122,21 @@ struct SchemaMigrationTests {
         // nothing checkpoints it, and the main file's header still says version 1.
         let queue = try DatabaseQueue(path: fixture.path)
         try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA user_version = 2")
+            try db.execute(sql: "PRAGMA user_version = \(Schema.formatVersion + 1)")
         }
         let before = try fixture.bytes()
         let walBefore = try Data(contentsOf: wal)
         #expect(before == fixture.originalBytes)
         #expect(!walBefore.isEmpty)
 
-        #expect(throws: GarageError.newerFormatVersion(path: fixture.path, version: 2, supportedVersion: 1)) {
+        #expect(throws: GarageError.newerFormatVersion(path: fixture.path, version: Schema.formatVersion + 1, supportedVersion: Schema.formatVersion)) {
             try Garage(path: fixture.path)
         }
         #expect(try fixture.bytes() == before)
         #expect(try Data(contentsOf: wal) == walBefore)
         try queue.close()
         let after = try Self.inspect(fixture.path)
-        #expect(after.userVersion == 2)
+        #expect(after.userVersion == Schema.formatVersion + 1)
         #expect(after.rowCount == 10)
         fixture.expectOriginalUnchanged()
     }

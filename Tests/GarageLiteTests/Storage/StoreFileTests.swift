@@ -89,12 +89,13 @@ struct StoreFileTests {
         do {
             let queue = try DatabaseQueue(path: path)
             try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA user_version = 2")
+                try db.execute(sql: "PRAGMA user_version = \(Schema.formatVersion + 1)")
                 try db.checkpoint(.truncate)
             }
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(throws: GarageError.newerFormatVersion(path: path, version: 2, supportedVersion: 1)) {
+        #expect(throws: GarageError.newerFormatVersion(path: path, version: Schema.formatVersion + 1,
+                                                       supportedVersion: Schema.formatVersion)) {
             try Garage(path: path)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)

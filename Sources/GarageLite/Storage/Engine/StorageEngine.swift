@@ -56,8 +56,12 @@ protocol RowStatements {
     /// Runs `body` in one read transaction: every statement in it reads one snapshot.
     func snapshot<T>(_ body: () throws -> T) throws -> T
 
-    /// The row `key`, or `nil`, with the columns `purpose` needs.
+    /// The row `key`, or `nil`, with the columns `purpose` needs. Tombstones (the rows of
+    /// objects deleted while a copy may be on the server) are skipped by every read but
+    /// ``rowOrTombstone(_:for:)`` and ``claimableRows(ofType:status:limit:skipping:)``.
     func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow?
+    /// The row `key`, a tombstone too (``StoredRow/isDeleted``), or `nil`.
+    func rowOrTombstone(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow?
     /// The rows of `type`, in identifier order.
     func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead]
     /// Up to `limit` rows of `type` whose identifier follows `identifier` (from the first when
@@ -65,8 +69,8 @@ protocol RowStatements {
     func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead]
     /// The rows of `type` with `status`, oldest modification first.
     func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead]
-    /// Up to `limit` unclaimed rows of `type` with `status`, oldest modification first, after
-    /// the first `skipping` of them, with every column.
+    /// Up to `limit` unclaimed rows of `type` with `status`, tombstones included, oldest
+    /// modification first, after the first `skipping` of them, with every column.
     func claimableRows(ofType type: String, status: SyncStatus, limit: Int, skipping: Int) throws -> [RowRead]
 
     /// The number of rows; of `type`; of `type` with `status`.
@@ -104,12 +108,17 @@ protocol RowWriteStatements: RowStatements {
     /// Inserts or updates the row: its revision and modification date change only when its
     /// data does; a row once parked as a root stays one.
     func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws
-    /// Deletes the row; returns whether there was one.
-    @discardableResult func delete(_ key: ObjectKey) throws -> Bool
+    /// Deletes the object: its row becomes a tombstone (`.notSynced`, for a sync job to
+    /// upload) when a copy may be on the server, and goes otherwise. Returns whether there was
+    /// an object.
+    @discardableResult func delete(_ key: ObjectKey, now: Date) throws -> Bool
+    /// Deletes the row, a tombstone too, leaving nothing; returns whether there was one.
+    @discardableResult func purge(_ key: ObjectKey) throws -> Bool
     /// Sets the row's status; returns whether the row exists.
     @discardableResult func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool
-    /// Deletes every row of `type` (every row when `nil`); returns how many.
-    func deleteAll(ofType type: String?) throws -> Int
+    /// Deletes every object of `type` as ``delete(_:now:)`` does; with `nil`, purges every row
+    /// (a local reset: no tombstones). Returns how many objects there were.
+    func deleteAll(ofType type: String?, now: Date) throws -> Int
     /// Moves every row of `from` to `to`, replacing rows of `to` with the same identifier,
     /// and rewrites the references to them; returns how many moved.
     func renameType(from: String, to: String) throws -> Int

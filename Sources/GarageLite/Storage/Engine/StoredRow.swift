@@ -36,6 +36,9 @@ struct StoredRow: Sendable {
     /// The sync job's claim holding the row, and when it was taken.
     var claim: String? = nil
     var claimedAt: Date? = nil
+    /// Whether the row is a tombstone: its object was deleted, and a sync job must tell the
+    /// server. Only claims and `rowOrTombstone` see tombstones.
+    var isDeleted = false
 }
 
 /// What a park writes into a row.

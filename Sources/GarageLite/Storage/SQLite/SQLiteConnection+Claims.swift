@@ -16,7 +16,7 @@ extension SQLiteConnection {
 
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {
         try db.cachedStatement(sql: """
-            UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ? WHERE type = ? AND identifier = ?
+            UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = 1 WHERE type = ? AND identifier = ?
             """).execute(arguments: [SyncStatus.syncing.rawValue, claim, date.timeIntervalSince1970,
                                      key.typeName, key.identifier])
     }

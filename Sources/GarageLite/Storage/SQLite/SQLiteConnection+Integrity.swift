@@ -91,7 +91,7 @@ extension SQLiteConnection {
     private func referenceListProblems(limit: Int) throws -> [IntegrityReport.Problem] {
         try Row.fetchAll(db, sql: """
             SELECT type, identifier, problem
-            FROM (SELECT type, identifier, \(Self.referenceListProblem) AS problem FROM garage_object)
+            FROM (SELECT type, identifier, \(Self.referenceListProblem) AS problem FROM garage_object WHERE isDeleted = 0)
             WHERE problem IS NOT NULL ORDER BY type, identifier LIMIT ?
             """, arguments: [limit]).map { row in
             .invalidReferenceList(typeName: try row.decode(String.self, atIndex: 0),
@@ -103,7 +103,7 @@ extension SQLiteConnection {
     private func dataProblems(limit: Int) throws -> [IntegrityReport.Problem] {
         try Row.fetchAll(db, sql: """
             SELECT type, identifier, problem, CASE WHEN typeof(data) = 'text' THEN data END
-            FROM (SELECT type, identifier, data, \(Self.dataProblem) AS problem FROM garage_object)
+            FROM (SELECT type, identifier, data, \(Self.dataProblem) AS problem FROM garage_object WHERE isDeleted = 0)
             WHERE problem IS NOT NULL ORDER BY type, identifier LIMIT ?
             """, arguments: [limit]).map { row in
             var reason = try row.decode(String.self, atIndex: 2)
@@ -125,8 +125,8 @@ extension SQLiteConnection {
     private func missingReferenceProblems(limit: Int) throws -> [IntegrityReport.Problem] {
         let references = try danglingReferences(limit: limit)
         guard !references.isEmpty else { return [] }
-        let types = try String.fetchAll(db, sql: "SELECT DISTINCT type FROM garage_object ORDER BY type")
-        let exists = try db.cachedStatement(sql: "SELECT 1 FROM garage_object WHERE type = ? AND identifier = ?")
+        let types = try String.fetchAll(db, sql: "SELECT DISTINCT type FROM garage_object WHERE isDeleted = 0 ORDER BY type")
+        let exists = try db.cachedStatement(sql: "SELECT 1 FROM garage_object WHERE type = ? AND identifier = ? AND isDeleted = 0")
         return try references.map { from, to in
             let foundTypes = try types.filter {
                 try $0 != to.typeName && Bool.fetchOne(exists, arguments: [$0, to.identifier]) != nil
@@ -148,12 +148,12 @@ extension SQLiteConnection {
                 json_extract(reference.value, '$[0]'), json_extract(reference.value, '$[1]')
             FROM (SELECT type, identifier,
                     CASE WHEN (\(Self.referenceListProblem)) IS NULL THEN refs ELSE '[]' END AS refs
-                  FROM garage_object) AS source,
+                  FROM garage_object WHERE isDeleted = 0) AS source,
                 json_each(source.refs) AS reference
             WHERE NOT EXISTS (
                 SELECT 1 FROM garage_object AS target
                 WHERE target.type = json_extract(reference.value, '$[0]')
-                    AND target.identifier = json_extract(reference.value, '$[1]'))
+                    AND target.identifier = json_extract(reference.value, '$[1]') AND target.isDeleted = 0)
             ORDER BY source.type, source.identifier, reference.key
             LIMIT ?
             """, arguments: [limit ?? -1])
@@ -170,7 +170,7 @@ extension SQLiteConnection {
     func firstInvalidReferenceList() throws -> (key: ObjectKey, reason: String)? {
         guard let row = try Row.fetchOne(db, sql: """
             SELECT type, identifier, problem
-            FROM (SELECT type, identifier, \(Self.referenceListProblem) AS problem FROM garage_object)
+            FROM (SELECT type, identifier, \(Self.referenceListProblem) AS problem FROM garage_object WHERE isDeleted = 0)
             WHERE problem IS NOT NULL ORDER BY type, identifier LIMIT 1
             """) else { return nil }
         return (ObjectKey(typeName: try row.decode(String.self, atIndex: 0), identifier: try row.decode(String.self, atIndex: 1)),
@@ -195,7 +195,7 @@ extension SQLiteConnection {
         WITH RECURSIVE reachable(type, identifier) AS (
             SELECT json_extract(reference.value, '$[0]'), json_extract(reference.value, '$[1]')
             FROM garage_object AS root, json_each(root.refs) AS reference
-            WHERE root.isRoot <> 0 AND root.refs <> '[]'
+            WHERE root.isRoot <> 0 AND root.isDeleted = 0 AND root.refs <> '[]'
             UNION
             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)
             UNION
@@ -205,7 +205,7 @@ extension SQLiteConnection {
                 ON referenced.type = reachable.type AND referenced.identifier = reachable.identifier,
                 json_each(referenced.refs) AS reference
         )
-        SELECT type, identifier FROM garage_object WHERE isRoot = 0
+        SELECT type, identifier FROM garage_object WHERE isRoot = 0 AND isDeleted = 0
         EXCEPT
         SELECT type, identifier FROM reachable
         ORDER BY type, identifier

@@ -9,6 +9,10 @@ extension SQLiteConnection {
         try readRow(purpose == .content ? Self.contentRowSQL : Self.rowSQL, key, purpose: purpose)
     }
 
+    func rowOrTombstone(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
+        try readRow(Self.rowOrTombstoneSQL, key, purpose: purpose == .content ? .all : purpose)
+    }
+
     func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead] {
         try readRows(purpose == .content ? Self.contentRowsOfTypeSQL : Self.rowsOfTypeSQL, [.text(type)], purpose: purpose)
     }
@@ -25,39 +29,49 @@ extension SQLiteConnection {
     }
 
     // The statements are constants: a cached statement is found by its SQL, hashed on every call.
-    private static let rowSQL = "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier = ?"
+    // Every read skips tombstones (`isDeleted = 0`) but `rowOrTombstoneSQL` and the claims'.
+    private static let rowSQL = "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier = ? AND isDeleted = 0"
+    private static let rowOrTombstoneSQL = "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier = ?"
     /// A retrieve by key knows the key: NULL in its place too.
     private static let contentRowSQL = """
-        SELECT NULL, NULL, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL
-        FROM garage_object WHERE type = ? AND identifier = ?
+        SELECT NULL, NULL, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL, 0
+        FROM garage_object WHERE type = ? AND identifier = ? AND isDeleted = 0
         """
-    private static let rowsOfTypeSQL = "SELECT \(columns) FROM garage_object WHERE type = ? ORDER BY identifier"
-    private static let contentRowsOfTypeSQL = "SELECT \(contentColumns) FROM garage_object WHERE type = ? ORDER BY identifier"
-    private static let firstPageSQL = "SELECT \(columns) FROM garage_object WHERE type = ? ORDER BY identifier LIMIT ?"
+    private static let rowsOfTypeSQL =
+        "SELECT \(columns) FROM garage_object WHERE type = ? AND isDeleted = 0 ORDER BY identifier"
+    private static let contentRowsOfTypeSQL =
+        "SELECT \(contentColumns) FROM garage_object WHERE type = ? AND isDeleted = 0 ORDER BY identifier"
+    private static let firstPageSQL =
+        "SELECT \(columns) FROM garage_object WHERE type = ? AND isDeleted = 0 ORDER BY identifier LIMIT ?"
     /// `identifier > ?` must stand alone to be a range of the key: two statements, not one.
-    private static let nextPageSQL =
-        "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier > ? ORDER BY identifier LIMIT ?"
-    private static let rowsWithStatusSQL =
-        "SELECT \(columns) FROM garage_object WHERE syncStatus = ? AND type = ? ORDER BY modificationDate"
+    private static let nextPageSQL = """
+        SELECT \(columns) FROM garage_object WHERE type = ? AND identifier > ? AND isDeleted = 0
+        ORDER BY identifier LIMIT ?
+        """
+    private static let rowsWithStatusSQL = """
+        SELECT \(columns) FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0
+        ORDER BY modificationDate
+        """
 
     // MARK: - Counting
 
     func count() throws -> Int {
-        try integer("SELECT COUNT(*) FROM garage_object", [])
+        try integer("SELECT COUNT(*) FROM garage_object WHERE isDeleted = 0", [])
     }
 
     func count(ofType type: String) throws -> Int {
-        try integer("SELECT COUNT(*) FROM garage_object WHERE type = ?", [type])
+        try integer("SELECT COUNT(*) FROM garage_object WHERE type = ? AND isDeleted = 0", [type])
     }
 
     func count(ofType type: String, status: SyncStatus) throws -> Int {
-        try integer("SELECT COUNT(*) FROM garage_object WHERE syncStatus = ? AND type = ?", [status.rawValue, type])
+        try integer("SELECT COUNT(*) FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0",
+                    [status.rawValue, type])
     }
 
     func countsPerType(status: SyncStatus) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         let rows = try Row.fetchCursor(
-            db.cachedStatement(sql: "SELECT CAST(type AS TEXT), COUNT(*) FROM garage_object WHERE syncStatus = ? GROUP BY type"),
+            db.cachedStatement(sql: "SELECT CAST(type AS TEXT), COUNT(*) FROM garage_object WHERE syncStatus = ? AND isDeleted = 0 GROUP BY type"),
             arguments: [status.rawValue])
         while let row = try rows.next() {
             // Type names are text by the primary key; a count is an integer.
@@ -67,16 +81,19 @@ extension SQLiteConnection {
     }
 
     func identifiers(ofType type: String) throws -> [String] {
-        try strings("SELECT identifier FROM garage_object WHERE type = ? ORDER BY identifier", [type])
+        try strings("SELECT identifier FROM garage_object WHERE type = ? AND isDeleted = 0 ORDER BY identifier", [type])
     }
 
     func identifiers(ofType type: String, status: SyncStatus) throws -> [String] {
-        try strings("SELECT identifier FROM garage_object WHERE syncStatus = ? AND type = ? ORDER BY modificationDate",
+        try strings("""
+            SELECT identifier FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0
+            ORDER BY modificationDate
+            """,
                     [status.rawValue, type])
     }
 
     func types() throws -> [String] {
-        try strings("SELECT DISTINCT type FROM garage_object", [])
+        try strings("SELECT DISTINCT type FROM garage_object WHERE isDeleted = 0", [])
     }
 
     /// The key columns are text by the schema's primary key; a count is an integer.
@@ -103,6 +120,7 @@ extension SQLiteConnection {
     private static let parkedStatus = """
         CASE
             WHEN ?9 THEN ?5
+            WHEN isDeleted <> 0 THEN \(SyncStatus.notSynced.rawValue)
             WHEN ?5 IS NULL THEN syncStatus
             WHEN ?5 = \(SyncStatus.syncing.rawValue) AND claim IS NULL THEN \(SyncStatus.notSynced.rawValue)
             WHEN ?5 = \(SyncStatus.synced.rawValue) AND syncStatus = \(SyncStatus.synced.rawValue)
@@ -115,17 +133,20 @@ extension SQLiteConnection {
     /// date change only when its data does; a row once parked as a root stays one.
     private static let parkSQL = """
         INSERT INTO garage_object
-            (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs)
+            (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
+             isRemote)
         VALUES (?1, ?2, ?3, ?4,
             CASE WHEN ?5 = \(SyncStatus.syncing.rawValue) AND NOT ?9 THEN \(SyncStatus.notSynced.rawValue)
                 ELSE coalesce(?5, 0) END,
-            ?6, ?6, 1, ?7, ?8)
+            ?6, ?6, 1, ?7, ?8, coalesce(?5, 0) = \(SyncStatus.synced.rawValue))
         ON CONFLICT (type, identifier) DO UPDATE SET
             data = excluded.data,
             isEncrypted = excluded.isEncrypted,
             refs = excluded.refs,
             isRoot = max(isRoot, excluded.isRoot),
             syncStatus = \(parkedStatus),
+            isRemote = isRemote OR (\(parkedStatus)) = \(SyncStatus.synced.rawValue),
+            isDeleted = 0,
             revision = revision + (data IS NOT excluded.data),
             modificationDate = CASE WHEN data IS excluded.data THEN modificationDate ELSE ?6 END
         WHERE data IS NOT excluded.data OR syncStatus IS NOT \(parkedStatus)
@@ -133,26 +154,50 @@ extension SQLiteConnection {
         """
 
     @discardableResult
-    func delete(_ key: ObjectKey) throws -> Bool {
-        try db.cachedStatement(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ?")
+    func delete(_ key: ObjectKey, now: Date) throws -> Bool {
+        try db.cachedStatement(sql: Self.tombstoneSQL + " AND type = ? AND identifier = ?")
+            .execute(arguments: [now.timeIntervalSince1970, key.typeName, key.identifier])
+        if db.changesCount > 0 { return true }
+        try db.cachedStatement(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ? AND isRemote = 0")
             .execute(arguments: [key.typeName, key.identifier])
         return db.changesCount > 0
     }
 
     @discardableResult
-    func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
-        try db.cachedStatement(sql: "UPDATE garage_object SET syncStatus = ? WHERE type = ? AND identifier = ?")
-            .execute(arguments: [status.rawValue, key.typeName, key.identifier])
+    func purge(_ key: ObjectKey) throws -> Bool {
+        try db.cachedStatement(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ?")
+            .execute(arguments: [key.typeName, key.identifier])
         return db.changesCount > 0
     }
 
-    func deleteAll(ofType type: String?) throws -> Int {
-        if let type {
-            try db.execute(sql: "DELETE FROM garage_object WHERE type = ?", arguments: [type])
-        } else {
+    /// Turns the rows it selects (objects a copy of which may be on the server) into
+    /// tombstones: no content, `.notSynced` and a new revision, so that a sync job uploads the
+    /// deletion; the claim, if any, stays, and completes as edited meanwhile. `?1` is the date.
+    private static let tombstoneSQL = """
+        UPDATE garage_object
+        SET isDeleted = 1, syncStatus = \(SyncStatus.notSynced.rawValue), data = '', refs = '[]', isRoot = 0,
+            isEncrypted = 0, revision = revision + 1, modificationDate = ?
+        WHERE isRemote <> 0 AND isDeleted = 0
+        """
+
+    @discardableResult
+    func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
+        try db.cachedStatement(sql: """
+            UPDATE garage_object SET syncStatus = ?1, isRemote = isRemote OR ?1 = \(SyncStatus.synced.rawValue)
+            WHERE type = ?2 AND identifier = ?3 AND isDeleted = 0
+            """).execute(arguments: [status.rawValue, key.typeName, key.identifier])
+        return db.changesCount > 0
+    }
+
+    func deleteAll(ofType type: String?, now: Date) throws -> Int {
+        guard let type else {
             try db.execute(sql: "DELETE FROM garage_object")
+            return db.changesCount
         }
-        return db.changesCount
+        try db.execute(sql: Self.tombstoneSQL + " AND type = ?", arguments: [now.timeIntervalSince1970, type])
+        let tombstoned = db.changesCount
+        try db.execute(sql: "DELETE FROM garage_object WHERE type = ? AND isRemote = 0", arguments: [type])
+        return tombstoned + db.changesCount
     }
 
     func renameType(from: String, to: String) throws -> Int {

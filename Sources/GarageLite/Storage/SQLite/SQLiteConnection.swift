@@ -43,13 +43,13 @@ struct SQLiteConnection: RowWriteStatements {
     /// The columns of the object table, in the order ``readRow(_:purpose:key:)`` reads them.
     static let columns = """
         type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs, \
-        claim, claimedAt
+        claim, claimedAt, isDeleted
         """
 
     /// The columns a retrieve reads, in the places of ``columns``: the others are NULL, which
     /// SQLite need not read from the record.
     static let contentColumns = """
-        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL
+        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL, 0
         """
 
     /// The references of a row whose `refs` column is damaged: not ``ReferenceList/empty``, so
@@ -181,6 +181,7 @@ struct SQLiteConnection: RowWriteStatements {
             row.revision = integer(7, "revision")
             row.isRoot = integer(8, "isRoot") != 0
             row.claimedAt = real(11, "claimedAt", optional: true).map(Date.init(timeIntervalSince1970:))
+            row.isDeleted = integer(12, "isDeleted") != 0
         }
         guard problems.isEmpty else {
             let reason = problems.count == 1

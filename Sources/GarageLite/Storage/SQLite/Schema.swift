@@ -10,7 +10,7 @@ import GRDB
 /// switch to WAL mode, which SQLite does not wait for).
 enum Schema {
     /// The format version this version of GarageLite writes, and the newest it reads.
-    static let formatVersion = 1
+    static let formatVersion = 2
 
     /// `"GarL"`, in SQLite's `application_id` header field.
     static let applicationID: Int32 = 0x4761_724C
@@ -24,6 +24,7 @@ enum Schema {
     /// stores of every earlier version still open.
     static let migrations: [Migration] = [
         (1, createVersion1),
+        (2, addTombstones),
     ]
 
     private static func createVersion1(_ db: Database) throws {
@@ -49,6 +50,23 @@ enum Schema {
             );
             CREATE INDEX garage_object_sync ON garage_object (syncStatus, type, modificationDate);
             CREATE INDEX garage_object_claim ON garage_object (claimedAt) WHERE claim IS NOT NULL;
+            """)
+    }
+
+    /// Version 2: deletions a sync job must upload. `isDeleted` marks a tombstone, the row of
+    /// an object deleted after a copy may have reached the server (which `isRemote` says: the
+    /// row was once claimed, or once `.synced`). Every read but a claim's skips tombstones; a
+    /// claim hands them to its job as deletions, and completing it purges them.
+    ///
+    /// A version 1 row can't tell whether it was ever uploaded (an edited one is `.notSynced`
+    /// again), so every row with a sync status counts as maybe on the server: deleting one
+    /// that never was makes a job upload a deletion the server can ignore, which is better
+    /// than a deletion never uploaded.
+    private static func addTombstones(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE garage_object ADD COLUMN isDeleted INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE garage_object ADD COLUMN isRemote INTEGER NOT NULL DEFAULT 0;
+            UPDATE garage_object SET isRemote = 1 WHERE syncStatus <> 0 OR claim IS NOT NULL;
             """)
     }
 
