@@ -45,7 +45,7 @@ extension Garage {
     private func claiming<T: Decodable & SendableMetatype>(_ type: T.Type, limit: Int, status: SyncStatus) -> StoreWork<Claim<T>> {
         let configuration = configuration()
         return store.claiming(
-            Identity.typeName(T.self), limit: limit, status: status,
+            Identity.typeName(T.self), limit: limit, status: status, maximumAttempts: maximumUploadAttempts,
             decoding: { view in
                 let decoder = configuration.decoder(view)
                 return { row in try configuration.decode(T.self, row, with: decoder) }
@@ -88,6 +88,69 @@ extension Garage {
     @discardableResult
     public nonisolated(nonsending) func release<T>(_ claim: Claim<T>) async throws -> ClaimReport {
         try await run(store.endingClaim(claim.ticket, completing: false))
+    }
+
+    /// Ends a claim after a failed upload, counting one more failed attempt for each of its
+    /// objects and holding them back from claims for `retryAfter` seconds.
+    ///
+    /// ```swift
+    /// do {
+    ///     try server.upload(claim.objects, deleting: claim.deletions)
+    ///     try garage.complete(claim)
+    /// } catch {
+    ///     try garage.release(claim, retryAfter: 60, error: error)   // not before a minute
+    /// }
+    /// ```
+    ///
+    /// An object whose uploads failed ``maximumUploadAttempts`` times is *held*: claims skip
+    /// it, so that one object the server always rejects can't block the others. List them with
+    /// ``heldObjects(_:)-1a0n``, with the last error; ``retryHeld(_:identifiers:)-5ajvc`` lets claims take
+    /// them again, and so does parking an object with new content. A completed claim forgets
+    /// the failed attempts. ``release(_:)-2mefx`` gives a batch back without counting a failure.
+    @discardableResult
+    public func release<T>(_ claim: Claim<T>, retryAfter: TimeInterval, error: (any Error)? = nil) throws -> ClaimReport {
+        try run(store.endingClaim(claim.ticket, completing: false, failure: (error.map { "\($0)" }, retryAfter)))
+    }
+
+    /// Ends a claim after a failed upload (see ``release(_:retryAfter:error:)-8n7ea``) without
+    /// blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func release<T>(
+        _ claim: Claim<T>, retryAfter: TimeInterval, error: (any Error)? = nil
+    ) async throws -> ClaimReport {
+        try await run(store.endingClaim(claim.ticket, completing: false, failure: (error.map { "\($0)" }, retryAfter)))
+    }
+
+    /// The objects of type `T` whose uploads failed ``maximumUploadAttempts`` times, which claims
+    /// skip, oldest change first.
+    ///
+    /// ```swift
+    /// for held in try garage.heldObjects(Note.self) {
+    ///     log("\(held)")                  // n1: 10 failed uploads, last: HTTP 422
+    /// }
+    /// ```
+    public func heldObjects<T>(_ type: T.Type) throws -> [HeldObject] {
+        try run(store.listingHeld(Identity.typeName(T.self), maximumAttempts: maximumUploadAttempts))
+    }
+
+    /// The objects of type `T` held back from claims (see ``heldObjects(_:)-1a0n``), without
+    /// blocking the calling thread.
+    public nonisolated(nonsending) func heldObjects<T>(_ type: T.Type) async throws -> [HeldObject] {
+        try await run(store.listingHeld(Identity.typeName(T.self), maximumAttempts: maximumUploadAttempts))
+    }
+
+    /// Forgets the failed uploads of the objects of type `T` that `identifiers` name (every
+    /// one when `nil`), so that claims take them again; returns how many had failed.
+    @discardableResult
+    public func retryHeld<T, ID>(_ type: T.Type, identifiers: [ID]? = nil as [String]?) throws -> Int {
+        try run(store.retryingHeld(Identity.typeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
+    }
+
+    /// Forgets the failed uploads of objects (see ``retryHeld(_:identifiers:)-5ajvc``) without
+    /// blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func retryHeld<T, ID>(_ type: T.Type, identifiers: [ID]? = nil as [String]?) async throws -> Int {
+        try await run(store.retryingHeld(Identity.typeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
     }
 
     /// Ends every claim taken more than `interval` seconds ago, as if its job had released it:

@@ -32,6 +32,7 @@ public final class Garage: Sendable {
         var dateEncodingStrategy = DateCoding.defaultEncodingStrategy
         var dateDecoding = DateDecoding.garageDefault
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
+        var maximumUploadAttempts = 10
     }
 
     /// Internal rather than private so that tests can open a garage on a store they opened
@@ -173,6 +174,13 @@ public final class Garage: Sendable {
     public var dataEncryptionDelegate: (any DataEncryptionDelegate)? {
         get { state.read { $0.dataEncryptionDelegate } }
         set { state.write { $0.dataEncryptionDelegate = newValue } }
+    }
+
+    /// How many failed uploads (``release(_:retryAfter:error:)-8n7ea``) hold an object back from
+    /// sync jobs' claims, until ``retryHeld(_:identifiers:)-5ajvc`` or a new edit of it. Default 10.
+    public var maximumUploadAttempts: Int {
+        get { state.read { $0.maximumUploadAttempts } }
+        set { state.write { $0.maximumUploadAttempts = max(1, newValue) } }
     }
 
     /// Runs `body` with dates encoded by `strategy`, then restores the previous strategy.

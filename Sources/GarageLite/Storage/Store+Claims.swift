@@ -14,7 +14,7 @@ extension Store {
     /// A row that can't be read or decoded (`isRowFailure`) is not claimed: it is listed in
     /// the claim's failures, stays as it is, and the batch is filled with the next rows.
     func claiming<T>(
-        _ type: String, limit: Int, status: SyncStatus,
+        _ type: String, limit: Int, status: SyncStatus, maximumAttempts: Int,
         decoding: @escaping @Sendable (StoreView) -> (StoredRow) throws -> T,
         isRowFailure: @escaping @Sendable (any Error) -> Bool
     ) -> StoreWork<Claim<T>> {
@@ -31,7 +31,7 @@ extension Store {
                 while claimed.count + deleted.count < limit {
                     let reads = try statements.claimableRows(
                         ofType: type, status: status, limit: limit - claimed.count - deleted.count,
-                        skipping: failures.count)
+                        skipping: failures.count, now: date, maximumAttempts: maximumAttempts)
                     if reads.isEmpty { break }
                     for read in reads {
                         do {
@@ -61,8 +61,11 @@ extension Store {
 
     /// Ends a claim: completing, each row whose content did not change since the claim becomes
     /// `.synced`, and one parked again with other content goes back to `.notSynced`;
-    /// releasing, each row still `.syncing` goes back to `.notSynced`.
-    func endingClaim(_ ticket: ClaimTicket, completing: Bool) -> StoreWork<ClaimReport> {
+    /// releasing, each row still `.syncing` goes back to `.notSynced`. A release after a failed
+    /// upload (`failure`) counts one more failed attempt for each row, and holds it back from
+    /// claims for `retryAfter` seconds.
+    func endingClaim(_ ticket: ClaimTicket, completing: Bool,
+                     failure: (error: String?, retryAfter: TimeInterval)? = nil) -> StoreWork<ClaimReport> {
         let operation = "\(completing ? "complete" : "release") a claim of \(ticket.typeName)"
         return StoreWork(operation: operation, access: .write { [listener] statements in
             let isObserved = listener.isListening
@@ -88,7 +91,8 @@ extension Store {
                     if row.isDeleted, status == .synced {
                         try statements.purge(key)       // the server has the deletion
                     } else {
-                        try statements.endClaim(key, status: status)
+                        try statements.endClaim(key, status: status, completed: completing,
+                                                failure: failure.map { ($0.error, Date().addingTimeInterval($0.retryAfter)) })
                     }
                     switch status {
                     case .synced?: report.synced.append(identifier)
@@ -101,6 +105,24 @@ extension Store {
             }
             if isObserved { listener.committed(.statusChanges(changed)) }
             return report
+        })
+    }
+
+    /// The rows of `type` held back from claims after `maximumAttempts` failed uploads.
+    func listingHeld(_ type: String, maximumAttempts: Int) -> StoreWork<[HeldObject]> {
+        StoreWork(operation: "list the held objects of \(type)", access: .read { statements in
+            try statements.snapshot {
+                try statements.heldRows(ofType: type, maximumAttempts: maximumAttempts).map {
+                    HeldObject(identifier: $0.identifier, attempts: $0.attempts, lastError: $0.lastError)
+                }
+            }
+        })
+    }
+
+    /// Forgets the failed attempts of the rows of `type` (those `identifiers` name, or all).
+    func retryingHeld(_ type: String, identifiers: [String]?) -> StoreWork<Int> {
+        StoreWork(operation: "retry the held objects of \(type)", access: .write { statements in
+            try statements.transaction { try statements.forgetAttempts(ofType: type, identifiers: identifiers) }
         })
     }
 

@@ -72,3 +72,19 @@ public struct ClaimReport: Sendable, Hashable {
 
     public init() {}
 }
+
+/// An object held back from sync jobs after too many failed uploads: see
+/// ``Garage/heldObjects(_:)-1a0n``.
+public struct HeldObject: Sendable, Hashable, CustomStringConvertible {
+    /// The object's identifier.
+    public var identifier: String
+    /// How many uploads of it failed since it last changed or synced.
+    public var attempts: Int
+    /// The error of the last failed upload, as its job gave it to ``Garage/release(_:retryAfter:error:)-8n7ea``.
+    public var lastError: String?
+
+    /// "n1: 10 failed uploads, last: HTTP 422".
+    public var description: String {
+        "\(identifier): \(attempts) failed uploads" + (lastError.map { ", last: \($0)" } ?? "")
+    }
+}

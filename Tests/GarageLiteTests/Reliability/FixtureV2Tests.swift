@@ -25,7 +25,7 @@ struct FixtureV2Tests {
         try queue.close()
         #expect(userVersion == 2)
         #expect(integrity == ["ok"])
-        #expect(columns.suffix(2) == ["isDeleted", "isRemote"])
+        #expect(columns.suffix(5) == ["isDeleted", "isRemote", "attempts", "retryAt", "lastError"])
         fixture.expectOriginalUnchanged()
     }
 

@@ -70,8 +70,13 @@ protocol RowStatements {
     /// The rows of `type` with `status`, oldest modification first.
     func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead]
     /// Up to `limit` unclaimed rows of `type` with `status`, tombstones included, oldest
-    /// modification first, after the first `skipping` of them, with every column.
-    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, skipping: Int) throws -> [RowRead]
+    /// modification first, after the first `skipping` of them, with every column; not those
+    /// held back until after `now`, nor those with `maximumAttempts` failed attempts or more.
+    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, skipping: Int,
+                       now: Date, maximumAttempts: Int) throws -> [RowRead]
+    /// The rows of `type` with `maximumAttempts` failed upload attempts or more: their
+    /// identifiers, attempts and last errors, oldest modification first.
+    func heldRows(ofType type: String, maximumAttempts: Int) throws -> [(identifier: String, attempts: Int, lastError: String?)]
 
     /// The number of rows; of `type`; of `type` with `status`.
     func count() throws -> Int
@@ -125,8 +130,14 @@ protocol RowWriteStatements: RowStatements {
 
     /// Moves the row to `.syncing` under `claim`.
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws
-    /// Ends the row's claim, setting its status (leaving it when `nil`).
-    func endClaim(_ key: ObjectKey, status: SyncStatus?) throws
+    /// Ends the row's claim, setting its status (leaving it when `nil`). A completed claim
+    /// (`failure` nil, `completed`) forgets the row's failed attempts; a failed one counts one
+    /// more, with its error, and holds the row back until `retryAt`.
+    func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
+                  failure: (error: String?, retryAt: Date)?) throws
+    /// Forgets the failed attempts of the rows of `type` (those `identifiers` name, or all), so
+    /// that claims take them again; returns how many there were.
+    func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int
     /// Ends every claim taken before `cutoff` (rows still `.syncing` go back to `.notSynced`);
     /// returns the rows released.
     func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey]

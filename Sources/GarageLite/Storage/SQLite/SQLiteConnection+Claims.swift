@@ -3,16 +3,46 @@ import GRDB
 
 // The statements of sync jobs' claims.
 extension SQLiteConnection {
-    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, skipping: Int) throws -> [RowRead] {
-        try readRows(Self.claimableRowsSQL, [.integer(status.rawValue), .text(type), .integer(limit), .integer(skipping)],
-                     purpose: .all)
+    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, skipping: Int,
+                       now: Date, maximumAttempts: Int) throws -> [RowRead] {
+        try readRows(Self.claimableRowsSQL, [
+            .integer(status.rawValue), .text(type), .real(now.timeIntervalSince1970), .integer(maximumAttempts),
+            .integer(limit), .integer(skipping),
+        ], purpose: .all)
     }
 
     private static let claimableRowsSQL = """
         SELECT \(columns) FROM garage_object
-        WHERE syncStatus = ? AND type = ? AND claim IS NULL
+        WHERE syncStatus = ? AND type = ? AND claim IS NULL AND (retryAt IS NULL OR retryAt <= ?) AND attempts < ?
         ORDER BY modificationDate LIMIT ? OFFSET ?
         """
+
+    func heldRows(ofType type: String, maximumAttempts: Int) throws -> [(identifier: String, attempts: Int, lastError: String?)] {
+        try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT identifier, attempts, lastError FROM garage_object
+            WHERE type = ? AND attempts >= ? AND claim IS NULL ORDER BY modificationDate
+            """), arguments: [type, maximumAttempts]).map {
+            (String.fromDatabaseValue($0[0]) ?? "?", Int.fromDatabaseValue($0[1]) ?? 0, String.fromDatabaseValue($0[2]))
+        }
+    }
+
+    func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int {
+        guard let identifiers else {
+            try db.execute(sql: """
+                UPDATE garage_object SET attempts = 0, retryAt = NULL WHERE type = ? AND (attempts > 0 OR retryAt IS NOT NULL)
+                """, arguments: [type])
+            return db.changesCount
+        }
+        var count = 0
+        for identifier in identifiers {
+            try db.cachedStatement(sql: """
+                UPDATE garage_object SET attempts = 0, retryAt = NULL
+                WHERE type = ? AND identifier = ? AND (attempts > 0 OR retryAt IS NOT NULL)
+                """).execute(arguments: [type, identifier])
+            count += db.changesCount
+        }
+        return count
+    }
 
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {
         try db.cachedStatement(sql: """
@@ -21,11 +51,16 @@ extension SQLiteConnection {
                                      key.typeName, key.identifier])
     }
 
-    func endClaim(_ key: ObjectKey, status: SyncStatus?) throws {
+    func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
+                  failure: (error: String?, retryAt: Date)?) throws {
         try db.cachedStatement(sql: """
-            UPDATE garage_object SET syncStatus = coalesce(?, syncStatus), claim = NULL, claimedAt = NULL
-            WHERE type = ? AND identifier = ?
-            """).execute(arguments: [status?.rawValue, key.typeName, key.identifier])
+            UPDATE garage_object SET syncStatus = coalesce(?1, syncStatus), claim = NULL, claimedAt = NULL,
+                attempts = CASE WHEN ?2 THEN 0 WHEN ?3 THEN attempts + 1 ELSE attempts END,
+                retryAt = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?4 ELSE retryAt END,
+                lastError = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?5 ELSE lastError END
+            WHERE type = ?6 AND identifier = ?7
+            """).execute(arguments: [status?.rawValue, completed, failure != nil, failure?.retryAt.timeIntervalSince1970,
+                                     failure?.error, key.typeName, key.identifier])
     }
 
     func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {

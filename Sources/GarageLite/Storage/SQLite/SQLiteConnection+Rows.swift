@@ -147,6 +147,8 @@ extension SQLiteConnection {
             syncStatus = \(parkedStatus),
             isRemote = isRemote OR (\(parkedStatus)) = \(SyncStatus.synced.rawValue),
             isDeleted = 0,
+            attempts = CASE WHEN data IS excluded.data THEN attempts ELSE 0 END,
+            retryAt = CASE WHEN data IS excluded.data THEN retryAt END,
             revision = revision + (data IS NOT excluded.data),
             modificationDate = CASE WHEN data IS excluded.data THEN modificationDate ELSE ?6 END
         WHERE data IS NOT excluded.data OR syncStatus IS NOT \(parkedStatus)
@@ -176,7 +178,7 @@ extension SQLiteConnection {
     private static let tombstoneSQL = """
         UPDATE garage_object
         SET isDeleted = 1, syncStatus = \(SyncStatus.notSynced.rawValue), data = '', refs = '[]', isRoot = 0,
-            isEncrypted = 0, revision = revision + 1, modificationDate = ?
+            isEncrypted = 0, revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL
         WHERE isRemote <> 0 AND isDeleted = 0
         """
 

@@ -91,6 +91,7 @@ struct SQLiteConnection: RowWriteStatements {
             switch argument {
             case .text(let text): sqlite3_bind_text(handle, Int32(index + 1), text, -1, Self.sqliteTransient)
             case .integer(let integer): sqlite3_bind_int64(handle, Int32(index + 1), Int64(integer))
+            case .real(let real): sqlite3_bind_double(handle, Int32(index + 1), real)
             }
         }
         while true {
@@ -108,10 +109,11 @@ struct SQLiteConnection: RowWriteStatements {
     }
 
     /// A value bound to a statement that reads rows: the statements of the object table take
-    /// text (type names, identifiers) and integers (statuses, limits) only.
+    /// text (type names, identifiers), integers (statuses, limits) and dates only.
     enum RowArgument: ExpressibleByStringLiteral {
         case text(String)
         case integer(Int)
+        case real(Double)
 
         init(stringLiteral value: String) { self = .text(value) }
     }

@@ -53,10 +53,14 @@ enum Schema {
             """)
     }
 
-    /// Version 2: deletions a sync job must upload. `isDeleted` marks a tombstone, the row of
-    /// an object deleted after a copy may have reached the server (which `isRemote` says: the
-    /// row was once claimed, or once `.synced`). Every read but a claim's skips tombstones; a
-    /// claim hands them to its job as deletions, and completing it purges them.
+    /// Version 2: deletions a sync job must upload, and uploads that keep failing.
+    ///
+    /// `isDeleted` marks a tombstone, the row of an object deleted after a copy may have
+    /// reached the server (which `isRemote` says: the row was once claimed, or once `.synced`).
+    /// Every read but a claim's skips tombstones; a claim hands them to its job as deletions,
+    /// and completing it purges them. `attempts` counts the failed uploads since the row last
+    /// changed or synced, `retryAt` holds it back from claims until then, `lastError` says why
+    /// the last one failed; a row with too many attempts is held.
     ///
     /// A version 1 row can't tell whether it was ever uploaded (an edited one is `.notSynced`
     /// again), so every row with a sync status counts as maybe on the server: deleting one
@@ -66,6 +70,9 @@ enum Schema {
         try db.execute(sql: """
             ALTER TABLE garage_object ADD COLUMN isDeleted INTEGER NOT NULL DEFAULT 0;
             ALTER TABLE garage_object ADD COLUMN isRemote INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE garage_object ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE garage_object ADD COLUMN retryAt REAL;
+            ALTER TABLE garage_object ADD COLUMN lastError TEXT;
             UPDATE garage_object SET isRemote = 1 WHERE syncStatus <> 0 OR claim IS NOT NULL;
             """)
     }

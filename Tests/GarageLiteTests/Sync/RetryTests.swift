@@ -1,0 +1,90 @@
+import Foundation
+@testable import GarageLite
+import Testing
+
+/// Retries, failures, poison objects: a failed upload holds its batch back for a while, and an
+/// object the server keeps rejecting is held, listed and released by the app, never dropped.
+@Suite("Retries and held objects")
+struct RetryTests {
+    struct Rejected: Error, CustomStringConvertible {
+        var description: String { "HTTP 422: the server rejects it" }
+    }
+
+    static func garage(_ memos: Int) throws -> Garage {
+        let garage = try Garage.inMemory()
+        try garage.parkAll((0..<memos).map { Memo(id: "m\($0)", text: "memo \($0)") })
+        return garage
+    }
+
+    @Test func aFailedBatchIsHeldBackUntilItsRetryTime() throws {
+        let garage = try Self.garage(2)
+        let claim = try garage.claim(Memo.self, limit: 10)
+        let report = try garage.release(claim, retryAfter: 3_600, error: Rejected())
+        #expect(report.notSynced.sorted() == ["m0", "m1"])
+        #expect(try garage.count(Memo.self, withStatus: .notSynced) == 2)
+        #expect(try garage.claim(Memo.self, limit: 10).isEmpty)        // not before an hour
+        #expect(try garage.heldObjects(Memo.self).isEmpty)              // one failure holds nothing
+        // A new edit is a new chance, at once.
+        try garage.park(Memo(id: "m1", text: "fixed"))
+        #expect(try garage.claim(Memo.self, limit: 10).identifiers == ["m1"])
+    }
+
+    /// An upload error must not block the queue: the oldest change, which the server always
+    /// rejects, is claimed first by every job, until it is held.
+    @Test func anObjectThatKeepsFailingIsHeldAndTheOthersGoOn() throws {
+        let garage = try Garage.inMemory()
+        garage.maximumUploadAttempts = 3
+        try garage.park(Memo(id: "poison", text: "rejected"))
+        try garage.parkAll([Memo(id: "m0", text: "memo 0"), Memo(id: "m1", text: "memo 1")])
+        for attempt in 1...3 {
+            let claim = try garage.claim(Memo.self, limit: 1)
+            #expect(claim.identifiers == ["poison"], "attempt \(attempt)")
+            try garage.release(claim, retryAfter: 0, error: Rejected())
+        }
+        #expect(try garage.heldObjects(Memo.self)
+            == [HeldObject(identifier: "poison", attempts: 3, lastError: "HTTP 422: the server rejects it")])
+        // The held object is skipped; the others are claimed.
+        let next = try garage.claim(Memo.self, limit: 10)
+        #expect(next.identifiers.sorted() == ["m0", "m1"])
+        try garage.complete(next)
+        // Nothing was dropped: it is still there, unsynced, until the app decides.
+        #expect(try garage.syncStatus(for: Memo(id: "poison", text: "")) == .notSynced)
+        #expect(try garage.retrieve(Memo.self, identifier: "poison")?.text == "rejected")
+        #expect(try garage.retryHeld(Memo.self) == 1)
+        #expect(try garage.heldObjects(Memo.self).isEmpty)
+        #expect(try garage.claim(Memo.self, limit: 10).identifiers == ["poison"])
+    }
+
+    @Test func aCompletedClaimForgetsTheFailures() throws {
+        let garage = try Self.garage(1)
+        garage.maximumUploadAttempts = 2
+        try garage.release(try garage.claim(Memo.self, limit: 10), retryAfter: 0, error: Rejected())
+        try garage.complete(try garage.claim(Memo.self, limit: 10))
+        try garage.park(Memo(id: "m0", text: "edited"))
+        try garage.release(try garage.claim(Memo.self, limit: 10), retryAfter: 0, error: Rejected())
+        // One failure since it synced: not held.
+        #expect(try garage.heldObjects(Memo.self).isEmpty)
+        #expect(try garage.claim(Memo.self, limit: 10).identifiers == ["m0"])
+    }
+
+    @Test func aPlainReleaseCountsNoFailure() throws {
+        let garage = try Self.garage(1)
+        garage.maximumUploadAttempts = 1
+        try garage.release(try garage.claim(Memo.self, limit: 10))
+        #expect(try garage.claim(Memo.self, limit: 10).identifiers == ["m0"])
+    }
+
+    @Test func aDeletionTheServerRejectsIsHeldToo() async throws {
+        let garage = try Self.garage(1)
+        garage.maximumUploadAttempts = 1
+        try await garage.complete(try await garage.claim(Memo.self, limit: 10))
+        try await garage.delete(Memo.self, identifier: "m0")
+        let claim = try await garage.claim(Memo.self, limit: 10)
+        #expect(claim.deletions == ["m0"])
+        try await garage.release(claim, retryAfter: 0, error: Rejected())
+        #expect(try await garage.heldObjects(Memo.self).map(\.identifier) == ["m0"])
+        #expect(try await garage.claim(Memo.self, limit: 10).isEmpty)
+        #expect(try await garage.retryHeld(Memo.self, identifiers: ["m0"]) == 1)
+        #expect(try await garage.claim(Memo.self, limit: 10).deletions == ["m0"])
+    }
+}
