@@ -63,14 +63,14 @@ extension Garage {
     /// ```
     @discardableResult
     public func complete<T>(_ claim: Claim<T>) throws -> ClaimReport {
-        try run(store.endingClaim(claim.ticket, completing: true))
+        try run(store.endingClaim(claim.ticket, "complete") { _ in .completed })
     }
 
     /// Ends a claim after a successful upload (see ``complete(_:)-26tgn``) without blocking the
     /// calling thread.
     @discardableResult
     public nonisolated(nonsending) func complete<T>(_ claim: Claim<T>) async throws -> ClaimReport {
-        try await run(store.endingClaim(claim.ticket, completing: true))
+        try await run(store.endingClaim(claim.ticket, "complete") { _ in .completed })
     }
 
     /// Ends a claim after a failed upload: each row still `.syncing` under the claim goes back
@@ -81,13 +81,13 @@ extension Garage {
     /// ```
     @discardableResult
     public func release<T>(_ claim: Claim<T>) throws -> ClaimReport {
-        try run(store.endingClaim(claim.ticket, completing: false))
+        try run(store.endingClaim(claim.ticket, "release") { _ in .released })
     }
 
     /// Ends a claim after a failed upload (see ``release(_:)-2mefx``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func release<T>(_ claim: Claim<T>) async throws -> ClaimReport {
-        try await run(store.endingClaim(claim.ticket, completing: false))
+        try await run(store.endingClaim(claim.ticket, "release") { _ in .released })
     }
 
     /// Ends a claim after a failed upload, counting one more failed attempt for each of its
@@ -103,13 +103,15 @@ extension Garage {
     /// ```
     ///
     /// An object whose uploads failed ``maximumUploadAttempts`` times is *held*: claims skip
-    /// it, so that one object the server always rejects can't block the others. List them with
+    /// it. Every object of the batch counts this failure: when the server says which objects
+    /// it rejected, end the claim with ``complete(_:rejected:retryAfter:)-7nkru`` instead, so that
+    /// one object it always rejects can't hold the others back. List them with
     /// ``heldObjects(_:)-1a0n``, with the last error; ``retryHeld(_:identifiers:)-5ajvc`` lets claims take
     /// them again, and so does parking an object with new content. A completed claim forgets
     /// the failed attempts. ``release(_:)-2mefx`` gives a batch back without counting a failure.
     @discardableResult
     public func release<T>(_ claim: Claim<T>, retryAfter: TimeInterval, error: (any Error)? = nil) throws -> ClaimReport {
-        try run(store.endingClaim(claim.ticket, completing: false, failure: (error.map { "\($0)" }, retryAfter)))
+        try run(failing(claim, retryAfter: retryAfter, error: error))
     }
 
     /// Ends a claim after a failed upload (see ``release(_:retryAfter:error:)-8n7ea``) without
@@ -118,7 +120,48 @@ extension Garage {
     public nonisolated(nonsending) func release<T>(
         _ claim: Claim<T>, retryAfter: TimeInterval, error: (any Error)? = nil
     ) async throws -> ClaimReport {
-        try await run(store.endingClaim(claim.ticket, completing: false, failure: (error.map { "\($0)" }, retryAfter)))
+        try await run(failing(claim, retryAfter: retryAfter, error: error))
+    }
+
+    private func failing<T>(_ claim: Claim<T>, retryAfter: TimeInterval, error: (any Error)?) -> StoreWork<ClaimReport> {
+        let failure = Store.ClaimEnd.failed(error: error.map { "\($0)" }, retryAt: Date().addingTimeInterval(retryAfter))
+        return store.endingClaim(claim.ticket, "release") { _ in failure }
+    }
+
+    /// Ends a claim after an upload the server took but for some objects, which it rejected:
+    /// the others are completed (see ``complete(_:)-26tgn``); each rejected one counts a failed
+    /// attempt, with its error, and is held back from claims for `retryAfter` seconds.
+    ///
+    /// ```swift
+    /// let answer = try server.upload(claim.objects, deleting: claim.deletions)
+    /// try garage.complete(claim, rejected: answer.errorsByIdentifier)
+    /// ```
+    ///
+    /// This is how one object the server always rejects stays out of the way: after
+    /// ``maximumUploadAttempts`` rejections it is held, and the rest of each batch syncs.
+    /// (``release(_:retryAfter:error:)-8n7ea`` counts a failure for every object of the batch.)
+    @discardableResult
+    public func complete<T>(
+        _ claim: Claim<T>, rejected: [String: any Error], retryAfter: TimeInterval = 0
+    ) throws -> ClaimReport {
+        try run(completing(claim, rejected: rejected, retryAfter: retryAfter))
+    }
+
+    /// Ends a claim the server took but for some objects (see
+    /// ``complete(_:rejected:retryAfter:)-7nkru``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func complete<T>(
+        _ claim: Claim<T>, rejected: [String: any Error], retryAfter: TimeInterval = 0
+    ) async throws -> ClaimReport {
+        try await run(completing(claim, rejected: rejected, retryAfter: retryAfter))
+    }
+
+    private func completing<T>(_ claim: Claim<T>, rejected: [String: any Error], retryAfter: TimeInterval) -> StoreWork<ClaimReport> {
+        let retryAt = Date().addingTimeInterval(retryAfter)
+        let errors = rejected.mapValues { "\($0)" }
+        return store.endingClaim(claim.ticket, "complete") { identifier in
+            errors[identifier].map { .failed(error: $0, retryAt: retryAt) } ?? .completed
+        }
     }
 
     /// The objects of type `T` whose uploads failed ``maximumUploadAttempts`` times, which claims

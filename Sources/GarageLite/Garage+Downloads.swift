@@ -18,7 +18,8 @@ extension Garage {
     /// conflict or parked after the download, never lost.
     ///
     /// The download is written to the store at once, outside this garage's unsaved changes and
-    /// transactions; unsaved edits of the same objects are parked over it when saved, as edits.
+    /// transactions. An object those changes touch is a conflict whose local edit is kept,
+    /// whatever `onConflict` says: it is written after the download, as an edit to upload.
     ///
     /// - throws: The errors of ``park(_:)-7fg4m``, those of the `merge` closure, and those of
     ///   decoding the local version for a merge; nothing is written then.
@@ -76,7 +77,7 @@ extension Garage {
                 })
             }
         }
-        return store.parkingDownloaded(rows, roots: roots, resolve: resolve)
+        return store.parkingDownloaded(rows, roots: roots, pending: pendingChanges(), resolve: resolve)
     }
 
     /// Deletes objects that were deleted on the server, without leaving anything for a sync
@@ -111,7 +112,9 @@ extension Garage {
     ) throws -> StoreWork<DownloadReport> {
         let typeName = Identity.typeName(T.self)
         let keys = try identifiers.map { ObjectKey(typeName: typeName, identifier: try Identity.string(fromID: $0)) }
-        guard case .takeDownloaded = onConflict else { return store.deletingDownloaded(keys, takeDownloaded: false) }
-        return store.deletingDownloaded(keys, takeDownloaded: true)
+        guard case .takeDownloaded = onConflict else {
+            return store.deletingDownloaded(keys, takeDownloaded: false, pending: pendingChanges())
+        }
+        return store.deletingDownloaded(keys, takeDownloaded: true, pending: pendingChanges())
     }
 }

@@ -93,6 +93,13 @@ struct ChangeSet: Sendable {
         return remaining
     }
 
+    /// Whether any change touches the row `key`: changes it, or changes every row of its type.
+    func touches(_ key: ObjectKey) -> Bool {
+        segments.contains { segment in
+            (segment.bulk?.affects(type: key.typeName) ?? false) || segment.rows[key] != nil
+        }
+    }
+
     /// Whether any change touches rows of `type`.
     func touches(type: String) -> Bool {
         segments.contains { segment in

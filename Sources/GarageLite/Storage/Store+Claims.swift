@@ -59,15 +59,22 @@ extension Store {
         })
     }
 
-    /// Ends a claim: completing, each row whose content did not change since the claim becomes
-    /// `.synced`, and one parked again with other content goes back to `.notSynced`;
-    /// releasing, each row still `.syncing` goes back to `.notSynced`. A release after a failed
-    /// upload (`failure`) counts one more failed attempt for each row, and holds it back from
-    /// claims for `retryAfter` seconds.
-    func endingClaim(_ ticket: ClaimTicket, completing: Bool,
-                     failure: (error: String?, retryAfter: TimeInterval)? = nil) -> StoreWork<ClaimReport> {
-        let operation = "\(completing ? "complete" : "release") a claim of \(ticket.typeName)"
-        return StoreWork(operation: operation, access: .write { [listener] statements in
+    /// How a claim ends for one of its rows.
+    enum ClaimEnd: Sendable {
+        /// Uploaded: `.synced`, or `.notSynced` when its content changed meanwhile.
+        case completed
+        /// Given back: `.notSynced` again (unless the app set another status meanwhile).
+        case released
+        /// Given back after a failed upload: one more failed attempt, with `error`, and held
+        /// back from claims until `retryAt`.
+        case failed(error: String?, retryAt: Date)
+    }
+
+    /// Ends a claim, each row as `end` says. A tombstone completed is purged: the server has
+    /// the deletion.
+    func endingClaim(_ ticket: ClaimTicket, _ operation: String,
+                     end: @escaping @Sendable (_ identifier: String) -> ClaimEnd) -> StoreWork<ClaimReport> {
+        StoreWork(operation: "\(operation) a claim of \(ticket.typeName)", access: .write { [listener] statements in
             let isObserved = listener.isListening
             var changed: [(ObjectKey, SyncStatus)] = []
             let report = try statements.transaction {
@@ -82,17 +89,27 @@ extension Store {
                         report.lost.append(identifier)
                         continue
                     }
+                    let how = end(identifier)
                     let status: SyncStatus?
-                    if completing {
+                    var failure: (error: String?, retryAt: Date)?
+                    switch how {
+                    case .completed:
                         status = row.revision == revision ? .synced : .notSynced
-                    } else {
+                    case .released:
                         status = row.syncStatus == .syncing ? .notSynced : nil
+                    case .failed(let error, let retryAt):
+                        status = row.syncStatus == .syncing ? .notSynced : nil
+                        failure = (error, retryAt)
                     }
                     if row.isDeleted, status == .synced {
                         try statements.purge(key)       // the server has the deletion
+                        report.deletionsUploaded.append(identifier)
+                        continue
+                    }
+                    if case .completed = how {
+                        try statements.endClaim(key, status: status, completed: true, failure: nil)
                     } else {
-                        try statements.endClaim(key, status: status, completed: completing,
-                                                failure: failure.map { ($0.error, Date().addingTimeInterval($0.retryAfter)) })
+                        try statements.endClaim(key, status: status, completed: false, failure: failure)
                     }
                     switch status {
                     case .synced?: report.synced.append(identifier)

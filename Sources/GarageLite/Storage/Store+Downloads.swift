@@ -16,8 +16,12 @@ extension Store {
     /// whose local version is `.notSynced` or claimed is a conflict: for a root, `resolve`
     /// decides (given the committed store, and the store as it would read with the download
     /// applied); a referenced object keeps its local edit.
+    ///
+    /// A row `pending` changes (the unsaved changes, the calling transactions') is a conflict
+    /// resolved by keeping the local edit, whatever `resolve` says: that edit is written after
+    /// the download, and must stay an edit to upload.
     func parkingDownloaded(
-        _ rows: RowStream.Batch, roots: [ObjectKey],
+        _ rows: RowStream.Batch, roots: [ObjectKey], pending: ChangeSet?,
         resolve: @escaping @Sendable (_ key: ObjectKey, _ local: StoreView, _ downloaded: StoreView) throws -> DownloadDecision
     ) -> StoreWork<DownloadReport> {
         let operation = "park \(rows.count) downloaded objects"
@@ -33,16 +37,17 @@ extension Store {
                 var report = DownloadReport()
                 var toWrite: RowStream.Batch = []
                 for (key, payload) in rows {
+                    let isPending = pending?.touches(key) ?? false
                     // A tombstone is a local edit too: the deletion the server has not seen.
-                    guard let existing = try statements.rowOrTombstone(key, for: .metadata),
-                          existing.syncStatus == .notSynced || existing.claim != nil else {
+                    let existing = try statements.rowOrTombstone(key, for: .metadata)
+                    guard isPending || existing.map({ $0.syncStatus == .notSynced || $0.claim != nil }) == true else {
                         toWrite.append((key, payload))
                         if rootSet.contains(key) { report.applied.append(key.identifier) }
                         continue
                     }
-                    let decision = rootSet.contains(key) ? try resolve(key, local, downloaded) : .keepLocal
-                    var conflict = DownloadConflict(object: key, localStatus: existing.syncStatus,
-                                                    wasClaimed: existing.claim != nil, resolution: .keptLocal)
+                    let decision = rootSet.contains(key) && !isPending ? try resolve(key, local, downloaded) : .keepLocal
+                    var conflict = DownloadConflict(object: key, localStatus: isPending ? .notSynced : existing?.syncStatus ?? .notSynced,
+                                                    wasClaimed: existing?.claim != nil, resolution: .keptLocal)
                     switch decision {
                     case .keepLocal:
                         break
@@ -70,13 +75,22 @@ extension Store {
     /// Deletes the rows `keys` names (deletions made on the server) in one transaction. A row
     /// whose local version is `.notSynced` or claimed is a conflict: `takeDownloaded` deletes
     /// it; otherwise it is kept, and its upload re-creates it on the server.
-    func deletingDownloaded(_ keys: [ObjectKey], takeDownloaded: Bool) -> StoreWork<DownloadReport> {
+    ///
+    /// A row `pending` changes is a conflict whose local edit is kept (see
+    /// ``parkingDownloaded(_:roots:pending:resolve:)``).
+    func deletingDownloaded(_ keys: [ObjectKey], takeDownloaded: Bool, pending: ChangeSet?) -> StoreWork<DownloadReport> {
         StoreWork(operation: "delete \(keys.count) objects deleted on the server", access: .write { [listener] statements in
             var written = ChangeSet()
             let report = try statements.transaction {
                 var report = DownloadReport()
                 for key in keys {
-                    guard let existing = try statements.rowOrTombstone(key, for: .metadata) else { continue }
+                    let existing = try statements.rowOrTombstone(key, for: .metadata)
+                    if pending?.touches(key) ?? false {
+                        report.conflicts.append(DownloadConflict(
+                            object: key, localStatus: .notSynced, wasClaimed: existing?.claim != nil, resolution: .keptLocal))
+                        continue
+                    }
+                    guard let existing else { continue }
                     // Deleted on both sides: nothing to upload any more.
                     if !existing.isDeleted, existing.syncStatus == .notSynced || existing.claim != nil {
                         report.conflicts.append(DownloadConflict(

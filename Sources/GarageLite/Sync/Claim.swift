@@ -54,11 +54,13 @@ struct ClaimTicket: Sendable {
 
 /// What ending a claim did to each of its objects, by identifier.
 public struct ClaimReport: Sendable, Hashable {
-    /// Now `.synced`: the content uploaded is the content stored; for a deletion, the server
-    /// has it, and its tombstone is gone.
+    /// Now `.synced`: the content uploaded is the content stored.
     public var synced: [String] = []
-    /// Now `.notSynced`: when completing, their content changed during the upload; when
-    /// releasing, the upload failed. The next claim takes them again.
+    /// The claimed ``Claim/deletions`` the server now has: their tombstones are gone.
+    public var deletionsUploaded: [String] = []
+    /// Now `.notSynced`: when completing, their content changed (or they were deleted) during
+    /// the upload; when releasing, or rejected, the upload failed. The next claim takes them
+    /// again.
     public var notSynced: [String] = []
     /// Released with the status the app gave them during the claim.
     public var keptByApp: [String] = []

@@ -111,6 +111,39 @@ struct DownloadTests {
         }
     }
 
+    /// An edit in a transaction, or unsaved, is written after a download the same code makes
+    /// meanwhile: the download must leave it an edit to upload, whatever the resolution.
+    @Test(arguments: [true, false])
+    func pendingEditsAreKeptAsConflicts(inTransaction: Bool) throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([Self.book(1, "Emma"), Self.book(2, "Persuasion")])
+        var reports: [DownloadReport] = []
+        let edit = {
+            var one = try #require(try garage.retrieve(Book.self, identifier: 1))
+            one.title = "Emma (mine)"
+            try garage.park(one)                              // still says .synced
+            var two = try #require(try garage.retrieve(Book.self, identifier: 2))
+            two.title = "Persuasion (mine)"
+            try garage.park(two)
+            reports.append(try garage.deleteDownloaded(Book.self, identifiers: [1], onConflict: .takeDownloaded))
+            reports.append(try garage.parkDownloaded([Self.book(2, "Persuasion (theirs)")], onConflict: .takeDownloaded))
+        }
+        if inTransaction {
+            try garage.transaction { () throws in try edit() }
+        } else {
+            garage.isAutosaveEnabled = false
+            try edit()
+            try garage.save()
+        }
+        #expect(reports.map(\.deleted) == [[], []])
+        #expect(reports.map(\.applied) == [[], []])
+        #expect(reports.flatMap(\.conflicts).filter { $0.object.typeName == "Book" }.map(\.resolution) == [.keptLocal, .keptLocal])
+        #expect(try Self.stored(garage, 1)?.title == "Emma (mine)")
+        #expect(try Self.stored(garage, 1)?.status == .notSynced)
+        #expect(try Self.stored(garage, 2)?.title == "Persuasion (mine)")
+        #expect(try Self.stored(garage, 2)?.status == .notSynced)
+    }
+
     @Test func deletionsFromTheServerKeepLocalEditsUnlessTold() async throws {
         let garage = try Garage.inMemory()
         try await garage.parkDownloaded([Self.book(1, "Emma"), Self.book(2, "Persuasion"), Self.book(3, "Sanditon")])

@@ -55,6 +55,26 @@ struct RetryTests {
         #expect(try garage.claim(Memo.self, limit: 10).identifiers == ["poison"])
     }
 
+    /// When the server says which objects it rejected, the others of the batch sync, and only
+    /// the rejected one counts failures until it is held.
+    @Test func rejectedObjectsAloneCountFailures() async throws {
+        let garage = try Garage.inMemory()
+        garage.maximumUploadAttempts = 2
+        try await garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "poison", text: "p"), Memo(id: "b", text: "b")])
+        var uploaded: Set<String> = []
+        for round in 1...3 {
+            let claim = try await garage.claim(Memo.self, limit: 10)
+            uploaded.formUnion(claim.identifiers.filter { $0 != "poison" })
+            let report = try await garage.complete(claim, rejected: ["poison": Rejected()])
+            #expect(report.notSynced == (claim.identifiers.contains("poison") ? ["poison"] : []), "round \(round)")
+            try await garage.park(Memo(id: "a", text: "a \(round)"))          // the app keeps editing
+        }
+        #expect(uploaded == ["a", "b"])
+        #expect(try await garage.heldObjects(Memo.self).map(\.description) == ["poison: 2 failed uploads, last: HTTP 422: the server rejects it"])
+        #expect(try await garage.syncStatus(for: Memo(id: "b", text: "")) == .synced)
+        #expect(try await garage.claim(Memo.self, limit: 10).identifiers == ["a"])
+    }
+
     @Test func aCompletedClaimForgetsTheFailures() throws {
         let garage = try Self.garage(1)
         garage.maximumUploadAttempts = 2
