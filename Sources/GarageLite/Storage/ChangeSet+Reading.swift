@@ -55,7 +55,13 @@ extension ChangeSet {
                 // Whether the content changes (and so the revision, dates and status) needs the
                 // data of the row it replaces, which a read of metadata alone would not have.
                 let replaced = try row(key, base.readingContent(), beforeRowsOf: count)
-                return payload.applied(to: replaced, key: key, now: base.now)
+                var parked = payload.applied(to: replaced, key: key, now: base.now)
+                // Over a committed tombstone, the store makes the park an edit to upload.
+                if replaced == nil, !payload.isDownloaded,
+                   try base.statements.rowOrTombstone(key, for: .metadata)?.isDeleted == true {
+                    parked.syncStatus = .notSynced
+                }
+                return parked
             case .setSyncStatus(let status):
                 var row = try row(key, base, beforeRowsOf: count)
                 row?.syncStatus = status

@@ -86,6 +86,20 @@ struct TombstoneTests {
         #expect(claim.deletions.isEmpty)
     }
 
+    /// Unsaved changes read as the store will be: a park over a committed tombstone is an
+    /// edit to upload there too, even for an object that says .synced.
+    @Test func anUnsavedParkOverATombstoneReadsAsAnEdit() throws {
+        let garage = try Self.syncedGarage()
+        try garage.delete(Memo(id: "m2", text: ""))
+        garage.isAutosaveEnabled = false
+        var memo = Memo(id: "m2", text: "back again")
+        memo.syncStatus = .synced
+        try garage.park(memo)
+        #expect(try garage.syncStatus(for: memo) == .notSynced)
+        try garage.save()
+        #expect(try garage.syncStatus(for: memo) == .notSynced)
+    }
+
     @Test func anObjectDeletedDuringItsUploadIsDeletedNextTime() throws {
         let garage = try Garage.inMemory()
         try garage.park(Memo(id: "m0", text: "draft"))
