@@ -112,9 +112,8 @@ extension Garage {
     ) throws -> StoreWork<DownloadReport> {
         let typeName = Identity.typeName(T.self)
         let keys = try identifiers.map { ObjectKey(typeName: typeName, identifier: try Identity.string(fromID: $0)) }
-        guard case .takeDownloaded = onConflict else {
-            return store.deletingDownloaded(keys, takeDownloaded: false, pending: pendingChanges())
-        }
-        return store.deletingDownloaded(keys, takeDownloaded: true, pending: pendingChanges())
+        var takeDownloaded = false
+        if case .takeDownloaded = onConflict { takeDownloaded = true }
+        return store.deletingDownloaded(keys, takeDownloaded: takeDownloaded, pending: pendingChanges())
     }
 }

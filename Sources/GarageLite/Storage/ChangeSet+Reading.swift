@@ -57,7 +57,7 @@ extension ChangeSet {
                 let replaced = try row(key, base.readingContent(), beforeRowsOf: count)
                 var parked = payload.applied(to: replaced, key: key, now: base.now)
                 // Over a committed tombstone, the store makes the park an edit to upload.
-                if replaced == nil, !payload.isDownloaded,
+                if replaced == nil, !payload.isDownloaded, parked.syncStatus != .notSynced,
                    try base.statements.rowOrTombstone(key, for: .metadata)?.isDeleted == true {
                     parked.syncStatus = .notSynced
                 }

@@ -26,12 +26,19 @@ extension Store {
     ) -> StoreWork<DownloadReport> {
         let operation = "park \(rows.count) downloaded objects"
         return StoreWork(operation: operation, access: .write { [listener] statements in
-            var written = ChangeSet()
+            var written: ChangeSet? = listener.isListening ? ChangeSet() : nil
             let report = try statements.transaction {
-                var downloads = ChangeSet()
-                for (key, payload) in rows { downloads.record(.park(payload), for: key) }
                 let local = StoreView(statements, pending: nil)
-                let downloaded = StoreView(statements, pending: downloads)
+                // The store as the download would make it: built for the first conflict only.
+                var downloaded: StoreView?
+                func downloadedView() -> StoreView {
+                    if let downloaded { return downloaded }
+                    var downloads = ChangeSet()
+                    for (key, payload) in rows { downloads.record(.park(payload), for: key) }
+                    let view = StoreView(statements, pending: downloads)
+                    downloaded = view
+                    return view
+                }
                 let rootSet = Set(roots)
                 // Every decision is taken on the store as it was, before anything is written.
                 var report = DownloadReport()
@@ -45,7 +52,7 @@ extension Store {
                         if rootSet.contains(key) { report.applied.append(key.identifier) }
                         continue
                     }
-                    let decision = rootSet.contains(key) && !isPending ? try resolve(key, local, downloaded) : .keepLocal
+                    let decision = rootSet.contains(key) && !isPending ? try resolve(key, local, downloadedView()) : .keepLocal
                     var conflict = DownloadConflict(object: key, localStatus: isPending ? .notSynced : existing?.syncStatus ?? .notSynced,
                                                     wasClaimed: existing?.claim != nil, resolution: .keptLocal)
                     switch decision {
@@ -63,11 +70,11 @@ extension Store {
                 let now = Date()
                 for (key, payload) in toWrite {
                     try statements.park(key, payload, now: now)
-                    written.record(.park(payload), for: key)
+                    written?.record(.park(payload), for: key)
                 }
                 return report
             }
-            listener.committed(written)
+            if let written { listener.committed(written) }
             return report
         })
     }
@@ -80,7 +87,7 @@ extension Store {
     /// ``parkingDownloaded(_:roots:pending:resolve:)``).
     func deletingDownloaded(_ keys: [ObjectKey], takeDownloaded: Bool, pending: ChangeSet?) -> StoreWork<DownloadReport> {
         StoreWork(operation: "delete \(keys.count) objects deleted on the server", access: .write { [listener] statements in
-            var written = ChangeSet()
+            var written: ChangeSet? = listener.isListening ? ChangeSet() : nil
             let report = try statements.transaction {
                 var report = DownloadReport()
                 for key in keys {
@@ -99,12 +106,12 @@ extension Store {
                         if !takeDownloaded { continue }
                     }
                     try statements.purge(key)
-                    written.record(.delete, for: key)
+                    written?.record(.delete, for: key)
                     report.deleted.append(key.identifier)
                 }
                 return report
             }
-            listener.committed(written)
+            if let written { listener.committed(written) }
             return report
         })
     }
