@@ -1,6 +1,7 @@
 import Foundation
 
-// Observing changes: asynchronous sequences fed after each commit of this garage.
+// Observing changes: asynchronous sequences fed after each commit of this garage, and of the
+// other garages and processes that write the same file (Observation/CommitWatch.swift).
 extension Garage {
     /// The changes to objects of type `T`, one element per commit that made some.
     ///
@@ -14,11 +15,20 @@ extension Garage {
     ///
     /// Elements arrive after the commit: a `retrieve` then sees the change. Changes made while
     /// autosave is off arrive when they are saved; those of a transaction, when it commits.
-    /// Only the changes made through this `Garage` instance are observed: writes from another
-    /// garage or another process on the same file are not. The sequence ends when the task
-    /// iterating it is cancelled; elements are buffered until they are read.
+    /// The sequence ends when the task iterating it is cancelled; elements are buffered until
+    /// they are read.
+    ///
+    /// **Other garages and other processes.** The commits that other `Garage` instances and
+    /// other processes (an app extension, a sync job's process) make to the same file arrive
+    /// too, a few tens of milliseconds after them (the garage looks every 50 ms, while someone
+    /// observes; nothing runs when nobody does). They differ from this garage's own in three
+    /// ways, because they are found by comparing each observed object's revision,
+    /// modification date and sync status with what the garage saw before: the commits made
+    /// elsewhere between two looks arrive as one element; a park that left an object's data
+    /// and status as they were is not seen; and a `deleteAll` or `migrateAll` arrives as one
+    /// change per object instead of one for the type. A store in memory has no other writers.
     public func changes<T>(of type: T.Type) -> AsyncStream<[GarageChange]> {
-        observers.subscribe(typeName: Identity.typeName(T.self))
+        observers.subscribe(typeName: Identity.typeName(T.self), store: store)
     }
 
     /// The object of type `T` parked under `identifier`, after each commit that changed it:
@@ -31,15 +41,17 @@ extension Garage {
     /// ```
     ///
     /// The value is retrieved when the element is read, so a burst of commits may show the
-    /// latest value more than once. Like ``changes(of:)``, only this garage's commits are
-    /// observed. The values need not be `Sendable`: each is retrieved on the actor that iterates.
+    /// latest value more than once. Like ``changes(of:)``, the commits of other garages and
+    /// other processes on the same file arrive too, with the same values: a commit made
+    /// elsewhere right after this call returns is not missed. The values need not be
+    /// `Sendable`: each is retrieved on the actor that iterates.
     ///
     /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for an unsupported identifier type.
     public func changes<T: Decodable & SendableMetatype, ID>(to type: T.Type, identifier: ID) throws -> ObjectChanges<T> {
         let identifier = try Identity.string(fromID: identifier)
         return ObjectChanges(
             garage: self, identifier: identifier,
-            changes: observers.subscribe(typeName: Identity.typeName(T.self), identifier: identifier))
+            changes: observers.subscribe(typeName: Identity.typeName(T.self), identifier: identifier, store: store))
     }
 }
 

@@ -1,9 +1,11 @@
 import Foundation
 
-/// The observers of one garage, and the delivery of each commit's changes to them.
+/// The observers of one garage, and the delivery of each commit's changes to them: this
+/// garage's own commits as they happen, and those of other garages and other processes on the
+/// same file as its ``CommitWatch`` finds them.
 ///
-/// Changes are published right after their transaction commits, from the store's writer
-/// (writes are serialised there), so every observer sees commits in order.
+/// Both are told on the store's writer, where this garage's writes are serialized and the
+/// watch runs between them, so every observer sees commits in order.
 final class ChangeObservers: CommitListener {
     private struct Subscriber {
         var typeName: String
@@ -12,26 +14,54 @@ final class ChangeObservers: CommitListener {
     }
 
     private let subscribers = Protected<[UUID: Subscriber]>([:])
+    /// The watch of other connections' commits, while someone observes a shared store.
+    private let watch = Protected<CommitWatch?>(nil)
 
     /// Whether anyone observes: if not, a writer need not collect what it wrote.
     var isListening: Bool { subscribers.read { !$0.isEmpty } }
 
     /// A stream of the changes to objects of `typeName` (to one object when `identifier` is
-    /// set), one element per commit that made some.
-    func subscribe(typeName: String, identifier: String? = nil) -> AsyncStream<[GarageChange]> {
+    /// set), one element per commit that made some; with the commits of other connections to
+    /// `store` when it is shared.
+    func subscribe(typeName: String, identifier: String? = nil, store: Store) -> AsyncStream<[GarageChange]> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<[GarageChange]>.makeStream()
         continuation.onTermination = { [weak self] _ in
-            self?.subscribers.write { $0[id] = nil }
+            self?.unsubscribe(id)
         }
         subscribers.write {
             $0[id] = Subscriber(typeName: typeName, identifier: identifier, continuation: continuation)
         }
+        if store.engine.isShared {
+            let watch = watch.write { watch in
+                if watch == nil { watch = CommitWatch(store: store, observers: self) }
+                return watch
+            }
+            watch?.observe(typeName: typeName, identifier: identifier, store: store)
+        }
         return stream
     }
 
-    /// Publishes what a committed change set did.
+    private func unsubscribe(_ id: UUID) {
+        let remaining = subscribers.write { subscribers in
+            subscribers[id] = nil
+            return subscribers.values.map { (typeName: $0.typeName, identifier: $0.identifier) }
+        }
+        let stopped: CommitWatch? = watch.write { watch in
+            guard remaining.isEmpty else { return nil }
+            defer { watch = nil }
+            return watch
+        }
+        if let stopped {
+            stopped.stop()
+        } else {
+            watch.read { $0 }?.keepWatching(remaining)
+        }
+    }
+
+    /// Publishes what a committed change set of this garage did.
     func committed(_ changes: ChangeSet) {
+        watch.read { $0 }?.committedHere(changes)
         deliver { typeName, identifier in
             var result: [GarageChange] = []
             for segment in changes.segments {
@@ -56,6 +86,14 @@ final class ChangeObservers: CommitListener {
                 }
             }
             return result
+        }
+    }
+
+    /// Publishes the changes another connection committed: `changes` by type name.
+    func committedElsewhere(_ changes: [String: [GarageChange]]) {
+        deliver { typeName, identifier in
+            guard let changes = changes[typeName] else { return [] }
+            return identifier.map { identifier in changes.filter { $0.identifier == identifier } } ?? changes
         }
     }
 

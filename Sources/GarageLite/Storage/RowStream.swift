@@ -20,7 +20,7 @@ final class RowStream: @unchecked Sendable {
     private var batches: [Batch] = []
     private var producerDone = false
     private var producerFailed = false
-    private var outcome: Result<ChangeSet?, any Error>?
+    private var outcome: Result<Void, any Error>?
     /// A suspended producer, resumed when there is room or an outcome.
     private var waitingProducer: CheckedContinuation<Void, Never>?
 
@@ -77,21 +77,21 @@ final class RowStream: @unchecked Sendable {
         condition.broadcast()
     }
 
-    /// Says there is nothing more to write, and waits for the writer's outcome: the changes
-    /// written (when someone observes them), or its error.
-    func finish() -> Result<ChangeSet?, any Error> {
+    /// Says there is nothing more to write, and waits for the writer's outcome: success, or
+    /// its error.
+    func finish() -> Result<Void, any Error> {
         end(failed: false)
         condition.lock()
         defer { condition.unlock() }
         while outcome == nil {
             condition.wait()
         }
-        return outcome ?? .success(nil)
+        return outcome ?? .success(())
     }
 
     /// Says there is nothing more to write, and waits for the writer's outcome without
     /// blocking the calling thread.
-    func finish() async -> Result<ChangeSet?, any Error> {
+    func finish() async -> Result<Void, any Error> {
         end(failed: false)
         while true {
             if let outcome = locked({ outcome }) { return outcome }
@@ -132,7 +132,7 @@ final class RowStream: @unchecked Sendable {
         return batch
     }
 
-    func complete(_ result: Result<ChangeSet?, any Error>) {
+    func complete(_ result: Result<Void, any Error>) {
         condition.lock()
         outcome = result
         resumeProducer()

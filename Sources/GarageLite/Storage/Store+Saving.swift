@@ -73,7 +73,7 @@ extension Store {
         let work = StoreWork<Void>(operation: operation, access: .write { _ in })
         try Self.checkNotReentrant(work)
         let stream = RowStream()
-        let isObserved = listener.isListening
+        let listener = listener, isObserved = listener.isListening
         engine.startWrite(operation) { connection in
             do {
                 let statements = try connection.get()
@@ -89,7 +89,9 @@ extension Store {
                         }
                     }
                 }
-                stream.complete(.success(written))
+                // Told here, on the writer, like every commit: observers see commits in order.
+                if let written { listener.committed(written) }
+                stream.complete(.success(()))
             } catch {
                 stream.complete(.failure(error))
             }
@@ -97,11 +99,8 @@ extension Store {
         return stream
     }
 
-    private func commitStreaming(_ outcome: Result<ChangeSet?, any Error>, operation: String) throws {
-        switch outcome {
-        case .success(let written):
-            if let written { listener.committed(written) }
-        case .failure(let error):
+    private func commitStreaming(_ outcome: Result<Void, any Error>, operation: String) throws {
+        if case .failure(let error) = outcome {
             throw engine.garageError(error, operation: operation)
         }
     }

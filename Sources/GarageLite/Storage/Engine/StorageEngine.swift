@@ -24,6 +24,16 @@ protocol StorageEngine: Sendable {
     /// Starts `body` with the writer, alone, on another thread, and returns at once.
     func startWrite(_ operation: String, _ body: @escaping @Sendable (Result<any RowWriteStatements, any Error>) -> Void)
 
+    /// Whether other connections (other garages, other processes) can change the store: a
+    /// store in a file; not one in memory.
+    var isShared: Bool { get }
+
+    /// Starts `body` with the writer's connection, alone, on another thread, and returns at
+    /// once, for reads only (``RowWriteStatements/othersCommitCounter()`` and reads): it runs
+    /// on a read-only store too. The watch of commits made elsewhere uses it, so that it runs
+    /// between this garage's writes, never during one.
+    func startWatch(_ body: @escaping @Sendable (Result<any RowWriteStatements, any Error>) -> Void)
+
     /// The garage's error for an error the database threw while performing `operation`;
     /// other errors unchanged.
     func garageError(_ error: any Error, operation: String) -> any Error
@@ -91,6 +101,10 @@ protocol RowStatements {
     /// The distinct type names of the rows.
     func types() throws -> [String]
 
+    /// The stamps of the objects of `type` (tombstones excluded), by identifier: of every one,
+    /// or of those `identifiers` names. Read leniently: a damaged column reads as `nil`.
+    func stamps(ofType type: String, identifiers: [String]?) throws -> [String: RowStamp]
+
     /// What is wrong with the store, up to `limit` problems, and whether there were more:
     /// the database's own check of its file, then unusable reference lists, invalid JSON,
     /// and references to rows that don't exist.
@@ -109,6 +123,11 @@ protocol RowWriteStatements: RowStatements {
     /// Runs `body` in one transaction that takes the write lock at once, committed when it
     /// returns and rolled back when it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T
+
+    /// A number that changes when another connection (another garage, another process)
+    /// commits, and never for this connection's own commits: on the writer, it tells the
+    /// commits made elsewhere from the garage's own.
+    func othersCommitCounter() throws -> Int
 
     /// Inserts or updates the row: its revision and modification date change only when its
     /// data does; a row once parked as a root stays one.

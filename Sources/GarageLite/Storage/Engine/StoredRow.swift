@@ -41,6 +41,17 @@ struct StoredRow: Sendable {
     var isDeleted = false
 }
 
+/// What changes in a row when its object changes: what a watch of other connections'
+/// commits compares (see ``RowStatements/stamps(ofType:identifiers:)``).
+///
+/// A write that changes the data raises the revision and sets the modification date; a sync
+/// job's changes set the status. A column that can't be read is `nil`.
+struct RowStamp: Sendable, Hashable {
+    var revision: Int64?
+    var modificationDate: Double?
+    var syncStatus: Int64?
+}
+
 /// What a park writes into a row.
 struct RowPayload: Sendable {
     var data: String

@@ -96,6 +96,34 @@ extension SQLiteConnection {
         try strings("SELECT DISTINCT type FROM garage_object WHERE isDeleted = 0", [])
     }
 
+    func stamps(ofType type: String, identifiers: [String]?) throws -> [String: RowStamp] {
+        var stamps: [String: RowStamp] = [:]
+        func read(_ rows: RowCursor, identifier: String?) throws {
+            while let row = try rows.next() {
+                guard let id = identifier ?? String.fromDatabaseValue(row[3]) else { continue }
+                stamps[id] = RowStamp(revision: Int64.fromDatabaseValue(row[0]),
+                                      modificationDate: Double.fromDatabaseValue(row[1]),
+                                      syncStatus: Int64.fromDatabaseValue(row[2]))
+            }
+        }
+        if let identifiers {
+            let statement = try db.cachedStatement(sql: """
+                SELECT revision, modificationDate, syncStatus FROM garage_object
+                WHERE type = ? AND identifier = ? AND isDeleted = 0
+                """)
+            for identifier in identifiers {
+                try read(Row.fetchCursor(statement, arguments: [type, identifier]), identifier: identifier)
+            }
+        } else {
+            let statement = try db.cachedStatement(sql: """
+                SELECT revision, modificationDate, syncStatus, identifier FROM garage_object
+                WHERE type = ? AND isDeleted = 0
+                """)
+            try read(Row.fetchCursor(statement, arguments: [type]), identifier: nil)
+        }
+        return stamps
+    }
+
     /// The key columns are text by the schema's primary key; a count is an integer.
     private func integer(_ sql: String, _ arguments: StatementArguments) throws -> Int {
         try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0

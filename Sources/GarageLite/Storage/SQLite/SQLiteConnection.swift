@@ -24,6 +24,11 @@ struct SQLiteConnection: RowWriteStatements {
         try inTransaction(.immediate, body)
     }
 
+    func othersCommitCounter() throws -> Int {
+        // SQLite's data_version changes when another connection commits, not for this one's.
+        try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0
+    }
+
     /// An immediate transaction takes the write lock at the start (waiting for it under the
     /// busy timeout), and is never upgraded midway.
     private func inTransaction<T>(_ kind: Database.TransactionKind, _ body: () throws -> T) throws -> T {

@@ -222,6 +222,14 @@ final class SQLiteEngine: StorageEngine {
         }
     }
 
+    var isShared: Bool { path != nil }
+
+    func startWatch(_ body: @escaping @Sendable (Result<any RowWriteStatements, any Error>) -> Void) {
+        writer.asyncWriteWithoutTransaction { db in
+            body(.success(SQLiteConnection(db)))
+        }
+    }
+
     // MARK: - Test seams
 
     /// Limits the store file to `count` pages on the writer connection, as a full disk would:
