@@ -41,8 +41,8 @@ struct GarageBench: ParsableCommand {
     @Flag(help: "Smaller workloads (sync query on 10k and 100k rows only, streaming on 100k rows), one run per cell: under a minute.")
     var quick = false
 
-    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\".")
-    var filter: String?
+    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\"; repeat it for several.")
+    var filter: [String] = []
 
     @Option(help: "Run only these implementations (GarageLite, floor, GRDB), e.g. to profile one: --only GarageLite.")
     var only: [String] = []
@@ -60,12 +60,12 @@ struct GarageBench: ParsableCommand {
     func run() throws {
         let sizes = quick ? Sizes.quick : Sizes.full
         let started = ContinuousClock.now
+        let filters = filter.filter { !$0.isEmpty }
         let workloads = Workloads(sizes: sizes).all.filter { workload in
-            guard let filter, !filter.isEmpty else { return true }
-            return workload.name.localizedCaseInsensitiveContains(filter)
+            filters.isEmpty || filters.contains { workload.name.localizedCaseInsensitiveContains($0) }
         }
         guard !workloads.isEmpty else {
-            throw ValidationError("No workload matches --filter \(filter ?? ""). Workloads: "
+            throw ValidationError("No workload matches --filter \(filters.joined(separator: ", ")). Workloads: "
                                   + Workloads(sizes: sizes).all.map { "\"\($0.name)\"" }.joined(separator: ", "))
         }
 
