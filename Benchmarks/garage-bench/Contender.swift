@@ -23,7 +23,84 @@ protocol Contender: AnyObject {
     func claimAndComplete(limit: Int) throws -> Int
     /// Visits every person without loading them all.
     func forEachPerson(_ body: (BenchPerson) throws -> Void) throws
+
+    // The sync cycle with tombstones and downloads. The floor runs these on a table of its
+    // own with GarageLite's format-2 schema (claims, tombstones, retries), with the statements
+    // GarageLite runs; the methods above keep their simpler table.
+
+    /// Parks `people`, each with its status, in one call (one transaction): the store a sync
+    /// workload starts from.
+    func parkAllForSync(_ people: [BenchPerson]) throws
+    /// Deletes the people `ids` names, in one transaction: those a copy of which may be on the
+    /// server (once `.synced`) become tombstones, deletions for a sync job to upload.
+    func delete(ids: [String]) throws
+    /// Claims up to `limit` rows to sync, oldest change first: objects (decoded, `.syncing`)
+    /// and deletions, in one transaction; then completes the claim in another: objects whose
+    /// revision is unchanged become `.synced`, and deletions are purged. Returns what it did;
+    /// empty when nothing was left.
+    func claimAndCompleteWithDeletions(limit: Int) throws -> ClaimCounts
+    /// Parks `people`, downloaded from the server, as `.synced`, in one transaction; a row with
+    /// a local edit (`.notSynced`, a tombstone, or claimed) is a conflict that keeps it.
+    func parkDownloaded(_ people: [BenchPerson]) throws -> DownloadCounts
+    /// The person `id` as the sync workloads' store holds it (not a tombstone).
+    func retrieveForSync(id: String) throws -> BenchPerson?
+    /// The sync workloads' store, counted for the checks (not timed).
+    func syncCounts() throws -> SyncCounts
+
     func close() throws
+}
+
+/// What ``Contender/claimAndCompleteWithDeletions(limit:)`` did.
+struct ClaimCounts: Equatable, CustomStringConvertible {
+    /// Objects claimed (and decoded), and their tags, counted from the decoded objects.
+    var objects = 0
+    var tags = 0
+    /// Deletions claimed.
+    var deletions = 0
+    /// Objects completed as `.synced`, and tombstones purged.
+    var synced = 0
+    var deletionsUploaded = 0
+
+    var isEmpty: Bool { objects == 0 && deletions == 0 }
+
+    static func += (lhs: inout ClaimCounts, rhs: ClaimCounts) {
+        lhs.objects += rhs.objects
+        lhs.tags += rhs.tags
+        lhs.deletions += rhs.deletions
+        lhs.synced += rhs.synced
+        lhs.deletionsUploaded += rhs.deletionsUploaded
+    }
+
+    var description: String {
+        "\(objects) objects (\(tags) tags), \(deletions) deletions claimed; "
+            + "\(synced) synced, \(deletionsUploaded) deletions uploaded"
+    }
+}
+
+/// What ``Contender/parkDownloaded(_:)`` did.
+struct DownloadCounts: Equatable, CustomStringConvertible {
+    /// Written as `.synced`.
+    var applied = 0
+    /// Conflicts with a local edit, which was kept.
+    var keptLocal = 0
+
+    var description: String { "\(applied) applied, \(keptLocal) conflicts kept local" }
+}
+
+/// The rows of the sync workloads' store.
+struct SyncCounts: Equatable, CustomStringConvertible {
+    /// Every row, tombstones included.
+    var rows = 0
+    var tombstones = 0
+    /// Live rows (not tombstones) by status.
+    var notSynced = 0
+    var synced = 0
+    /// Rows under a claim.
+    var claimed = 0
+
+    var description: String {
+        "\(rows) rows (\(tombstones) tombstones), \(notSynced) .notSynced, \(synced) .synced, \(claimed) claimed"
+    }
 }
 
 enum Implementation: String, CaseIterable {

@@ -6,10 +6,10 @@ import GRDBSQLite
 /// statements reused, on a table with the same keys and sync index as GarageLite's, in WAL
 /// mode with synchronous=NORMAL, and one transaction per batch.
 final class FloorContender: Contender {
-    private var db: OpaquePointer?
-    private let encoder = JSONEncoder()
-    private let decoder = JSONDecoder()
-    private let personType = "BenchPerson"
+    private(set) var db: OpaquePointer?
+    let encoder = JSONEncoder()
+    let decoder = JSONDecoder()
+    let personType = "BenchPerson"
     private let teamType = "BenchTeam"
 
     private var upsert: Statement!
@@ -20,6 +20,8 @@ final class FloorContender: Contender {
     private var selectClaimable: Statement!
     private var markSyncing: Statement!
     private var markSynced: Statement!
+    /// The statements of the sync workloads' table (FloorContender+Sync.swift), prepared on first use.
+    var syncStatements: SyncStatements?
 
     init(path: String) throws {
         var handle: OpaquePointer?
@@ -212,6 +214,8 @@ final class FloorContender: Contender {
                           selectClaimable, markSyncing, markSynced] {
             statement?.finalize()
         }
+        syncStatements?.finalize()
+        syncStatements = nil
         if let db {
             let rc = sqlite3_close_v2(db)
             guard rc == SQLITE_OK else { throw BenchFailure("floor: close failed: \(rc)") }
@@ -235,7 +239,7 @@ final class FloorContender: Contender {
         deinit { finalize() }
     }
 
-    private func prepare(_ sql: String) throws -> Statement {
+    func prepare(_ sql: String) throws -> Statement {
         var handle: OpaquePointer?
         guard sqlite3_prepare_v2(db, sql, -1, &handle, nil) == SQLITE_OK else {
             throw BenchFailure("floor: cannot prepare \(sql): \(errorMessage)")
@@ -243,16 +247,16 @@ final class FloorContender: Contender {
         return Statement(handle)
     }
 
-    private func execute(_ sql: String) throws {
+    func execute(_ sql: String) throws {
         guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
             throw BenchFailure("floor: \(sql): \(errorMessage)")
         }
     }
 
-    private var errorMessage: String { String(cString: sqlite3_errmsg(db)) }
+    var errorMessage: String { String(cString: sqlite3_errmsg(db)) }
 
     /// Steps `s`: true for a row, false when done.
-    private func step(_ s: OpaquePointer?) throws -> Bool {
+    func step(_ s: OpaquePointer?) throws -> Bool {
         switch sqlite3_step(s) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -261,12 +265,12 @@ final class FloorContender: Contender {
     }
 
     /// Runs a statement that returns no row, then resets it for its next use.
-    private func run(_ s: OpaquePointer?) throws {
+    func run(_ s: OpaquePointer?) throws {
         defer { sqlite3_reset(s) }
         guard sqlite3_step(s) == SQLITE_DONE else { throw BenchFailure("floor: step failed: \(errorMessage)") }
     }
 
-    private func transaction<Result>(kind: String = "BEGIN IMMEDIATE", _ body: () throws -> Result) throws -> Result {
+    func transaction<Result>(kind: String = "BEGIN IMMEDIATE", _ body: () throws -> Result) throws -> Result {
         try execute(kind)
         do {
             let result = try body()
@@ -305,7 +309,7 @@ final class FloorContender: Contender {
     }
 
     /// The text of a column, without a copy: valid until the statement steps or resets.
-    private func columnData(_ s: OpaquePointer?, _ column: Int32) -> Data {
+    func columnData(_ s: OpaquePointer?, _ column: Int32) -> Data {
         guard let text = sqlite3_column_text(s, column) else { return Data() }
         let count = Int(sqlite3_column_bytes(s, column))
         return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: text), count: count, deallocator: .none)
@@ -319,6 +323,6 @@ final class FloorContender: Contender {
 }
 
 /// SQLITE_TRANSIENT, which Swift does not import: SQLite copies the bound value.
-private var sqliteTransient: sqlite3_destructor_type {
+var sqliteTransient: sqlite3_destructor_type {
     unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 }

@@ -170,6 +170,71 @@ final class GRDBContender: Contender {
         }
     }
 
+    // MARK: - Sync cycle
+
+    func parkAllForSync(_ people: [BenchPerson]) throws {
+        try parkAll(people)
+    }
+
+    // The GRDB baseline has no tombstones: a user of GRDB records would design their own, and
+    // the workload would measure that design, not GRDB. The tombstone workload skips GRDB.
+    func delete(ids: [String]) throws {
+        throw BenchFailure("GRDB: the baseline has no tombstones")
+    }
+
+    func claimAndCompleteWithDeletions(limit: Int) throws -> ClaimCounts {
+        throw BenchFailure("GRDB: the baseline has no tombstones")
+    }
+
+    func parkDownloaded(_ people: [BenchPerson]) throws -> DownloadCounts {
+        // Encoded before the write, every object, as the other implementations do.
+        let data = try people.map { person in
+            var person = person
+            person.syncStatus = .synced
+            return String(decoding: try encoder.encode(person), as: UTF8.self)
+        }
+        return try pool.write { db in
+            // A record with a local edit (.notSynced, or .syncing: claimed) is a conflict, kept;
+            // the others are updated, or inserted, as .synced.
+            var counts = DownloadCounts()
+            let now = Date()
+            for (person, data) in zip(people, data) {
+                if var record = try PersonRecord.fetchOne(db, key: person.id) {
+                    if record.syncStatus == SyncStatus.notSynced.rawValue || record.syncStatus == SyncStatus.syncing.rawValue {
+                        counts.keptLocal += 1
+                        continue
+                    }
+                    if record.data != data {
+                        record.data = data
+                        record.modificationDate = now
+                        record.revision += 1
+                    }
+                    record.syncStatus = SyncStatus.synced.rawValue
+                    try record.update(db)
+                } else {
+                    try PersonRecord(id: person.id, data: data, syncStatus: SyncStatus.synced.rawValue,
+                                     modificationDate: now, revision: 1).insert(db)
+                }
+                counts.applied += 1
+            }
+            return counts
+        }
+    }
+
+    func retrieveForSync(id: String) throws -> BenchPerson? {
+        try retrieve(id: id)
+    }
+
+    func syncCounts() throws -> SyncCounts {
+        try pool.read { db in
+            func count(_ status: SyncStatus) throws -> Int {
+                try PersonRecord.filter(Columns.syncStatus == status.rawValue).fetchCount(db)
+            }
+            return SyncCounts(rows: try PersonRecord.fetchCount(db), tombstones: 0, notSynced: try count(.notSynced),
+                              synced: try count(.synced), claimed: try count(.syncing))
+        }
+    }
+
     func close() throws {
         try dbPool?.close()
         dbPool = nil

@@ -30,7 +30,14 @@ struct GarageBench: ParsableCommand {
             in random order; retrieveAll of 100k objects; retrieve one parent with 100 \
             references; the sync query (count + retrieve the 100 .notSynced rows) in stores of \
             10k, 100k and 1M rows; claim/complete batches of 100 until 100k rows are synced; a \
-            streaming read of 1M rows.
+            streaming read of 1M rows; claim/complete batches of 100 until 100k rows are uploaded, \
+            10 % of them deletions (tombstones, purged when completed); parkDownloaded of 10k \
+            objects, 10 % of which conflict with a local edit (kept), in one call.
+
+            The two sync cycle workloads (deletions, parkDownloaded) run the floor on a table \
+            with GarageLite's format-2 schema (claims, tombstones, retries) and the statements \
+            GarageLite runs on it, in the same transactions. GRDB records have no tombstones, \
+            so the deletions workload skips GRDB.
 
             The table on stdout gives operations per second, the ratios GarageLite/floor and \
             GarageLite/GRDB (above 1: GarageLite is faster) and the peak RSS of each timed cell; \
@@ -41,8 +48,8 @@ struct GarageBench: ParsableCommand {
     @Flag(help: "Smaller workloads (sync query on 10k and 100k rows only, streaming on 100k rows), one run per cell: under a minute.")
     var quick = false
 
-    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\".")
-    var filter: String?
+    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\"; repeat it for several.")
+    var filter: [String] = []
 
     @Option(help: "Run only these implementations (GarageLite, floor, GRDB), e.g. to profile one: --only GarageLite.")
     var only: [String] = []
@@ -60,12 +67,12 @@ struct GarageBench: ParsableCommand {
     func run() throws {
         let sizes = quick ? Sizes.quick : Sizes.full
         let started = ContinuousClock.now
+        let filters = filter.filter { !$0.isEmpty }
         let workloads = Workloads(sizes: sizes).all.filter { workload in
-            guard let filter, !filter.isEmpty else { return true }
-            return workload.name.localizedCaseInsensitiveContains(filter)
+            filters.isEmpty || filters.contains { workload.name.localizedCaseInsensitiveContains($0) }
         }
         guard !workloads.isEmpty else {
-            throw ValidationError("No workload matches --filter \(filter ?? ""). Workloads: "
+            throw ValidationError("No workload matches --filter \(filters.joined(separator: ", ")). Workloads: "
                                   + Workloads(sizes: sizes).all.map { "\"\($0.name)\"" }.joined(separator: ", "))
         }
 
@@ -119,6 +126,11 @@ struct Sizes {
     var syncRepetitions: Int
     var claimRows: Int
     var claimBatch = 100
+    /// In the deletions workload, one row to sync in this many is a deletion (10 %).
+    var deletionEvery = 10
+    var downloads: Int
+    /// In the parkDownloaded workload, one object in this many has a local edit (10 %).
+    var conflictEvery = 10
     var streamRows: Int
     /// Timed runs of the read-only workloads (the best is kept); write workloads run once.
     var readRuns: Int
@@ -128,12 +140,12 @@ struct Sizes {
     static let full = Sizes(
         isQuick: false, flat: 100_000, singleParks: 5_000, teams: 10_000, retrieveByID: 100_000,
         retrieveAll: 100_000, parentRepetitions: 2_000, syncStoreSizes: [10_000, 100_000, 1_000_000],
-        syncRepetitions: 1_000, claimRows: 100_000, streamRows: 1_000_000, readRuns: 2)
+        syncRepetitions: 1_000, claimRows: 100_000, downloads: 10_000, streamRows: 1_000_000, readRuns: 2)
 
     static let quick = Sizes(
         isQuick: true, flat: 20_000, singleParks: 1_000, teams: 2_000, retrieveByID: 20_000,
         retrieveAll: 20_000, parentRepetitions: 200, syncStoreSizes: [10_000, 100_000],
-        syncRepetitions: 200, claimRows: 10_000, streamRows: 100_000, readRuns: 1)
+        syncRepetitions: 200, claimRows: 10_000, downloads: 2_000, streamRows: 100_000, readRuns: 1)
 }
 
 /// 100000 → "100k", 1000000 → "1M".
@@ -169,6 +181,8 @@ struct Workload {
     var unit: String
     /// Timed runs kept best-of; 1 for workloads that change the store.
     var runs: Int
+    /// The implementations that run it (`nil`: every one); the others' cells read "–".
+    var implementations: [Implementation]? = nil
     /// Prepares a fresh store (not timed).
     var setup: (any Contender) throws -> Void
     /// The timed part; returns how many operations it did.
@@ -185,7 +199,7 @@ struct Workload {
         var row = Row(name: name, unit: unit, syncStoreSize: syncStoreSize)
         prepareInputs()
         defer { dropInputs() }
-        for implementation in implementations {
+        for implementation in implementations where self.implementations?.contains(implementation) ?? true {
             do {
                 let cell = try measure(implementation)
                 row.cells[implementation] = .success(cell)
@@ -251,7 +265,7 @@ struct Workloads {
     var all: [Workload] {
         var workloads = [parkAllFlat, singleParks, parkAllTeams, retrieveByID, retrieveAll, retrieveParent]
         workloads += sizes.syncStoreSizes.map(syncQuery)
-        workloads += [claimComplete, stream]
+        workloads += [claimComplete, stream, claimCompleteDeletions, parkDownloaded]
         return workloads
     }
 
@@ -404,6 +418,104 @@ struct Workloads {
                 try expect(count == n && tags == 3 * n, "visited \(count) of \(n)")
                 return n
             })
+    }
+
+    // MARK: Sync cycle
+
+    /// A claim/complete cycle where one row to sync in `deletionEvery` is a deletion.
+    var claimCompleteDeletions: Workload {
+        let n = sizes.claimRows
+        let batch = sizes.claimBatch
+        let every = sizes.deletionEvery
+        let deletions = (n + every - 1) / every
+        let objects = n - deletions
+        return Workload(
+            name: "claim/complete batches of \(batch) until \(short(n)) rows are uploaded, \(100 / every) % of them deletions",
+            unit: "rows/s", runs: 1, implementations: [.garageLite, .floor],
+            setup: { contender in
+                // A batch at a time: parks people, one in `every` as .synced (on the server), the
+                // others .notSynced; then deletes the synced ones, which become tombstones. In
+                // claim order (oldest change first), each batch of `batch` mixes the objects of
+                // one such step and its deletions.
+                var start = 0
+                while start < n {
+                    let end = min(start + batch, n)
+                    let people = BenchData.people(start..<end, status: { $0 % every == 0 ? .synced : .notSynced })
+                    try contender.parkAllForSync(people)
+                    try contender.delete(ids: people.filter { $0.syncStatus == .synced }.map(\.id))
+                    start = end
+                }
+                let counts = try contender.syncCounts()
+                try expect(counts == SyncCounts(rows: n, tombstones: deletions, notSynced: objects),
+                           "setup: \(counts)")
+            },
+            timed: { contender in
+                var total = ClaimCounts()
+                var batches = 0
+                var mixed = 0
+                while true {
+                    let done = try contender.claimAndCompleteWithDeletions(limit: batch)
+                    if done.isEmpty { break }
+                    total += done
+                    batches += 1
+                    if done.objects > 0, done.deletions > 0 { mixed += 1 }
+                    // A claim that completes nothing would be claimed again forever.
+                    try expect(batches <= (n + batch - 1) / batch, "more than \(batches - 1) batches: \(total)")
+                }
+                let expected = ClaimCounts(objects: objects, tags: 3 * objects, deletions: deletions,
+                                           synced: objects, deletionsUploaded: deletions)
+                try expect(total == expected && batches == (n + batch - 1) / batch && mixed == batches,
+                           "\(batches) batches (\(mixed) with objects and deletions): \(total); expected \(expected)")
+                return n
+            },
+            verify: { contender in
+                let counts = try contender.syncCounts()
+                try expect(counts == SyncCounts(rows: objects, synced: objects), "after: \(counts)")
+            })
+    }
+
+    /// A download of `downloads` people into a store that holds some of them: one in
+    /// `conflictEvery` with a local edit, half the others `.synced`; the rest are new.
+    var parkDownloaded: Workload {
+        let n = sizes.downloads
+        let every = sizes.conflictEvery
+        /// Person `i`'s local version, if the store has one.
+        func local(_ i: Int) -> BenchPerson? {
+            let slot = i % every
+            guard slot <= every / 2 else { return nil }
+            return BenchData.person(i, status: slot == 0 ? .notSynced : .synced)
+        }
+        let conflicts = (0..<n).filter { $0 % every == 0 }.count
+        let existing = (0..<n).filter { local($0) != nil }.count
+        let downloads = Input<[BenchPerson]>()
+        return Workload(
+            name: "parkDownloaded \(short(n)) objects, \(100 / every) % local edits kept (.keepLocal), one call",
+            unit: "objects/s", runs: 1,
+            setup: { contender in
+                try contender.parkAllForSync((0..<n).compactMap(local))
+                let counts = try contender.syncCounts()
+                try expect(counts == SyncCounts(rows: existing, notSynced: conflicts, synced: existing - conflicts),
+                           "setup: \(counts)")
+            },
+            timed: { contender in
+                let counts = try contender.parkDownloaded(downloads.get())
+                try expect(counts == DownloadCounts(applied: n - conflicts, keptLocal: conflicts), "\(counts)")
+                return n
+            },
+            verify: { contender in
+                let counts = try contender.syncCounts()
+                try expect(counts == SyncCounts(rows: n, notSynced: conflicts, synced: n - conflicts), "after: \(counts)")
+                // Every object: a local edit kept, or the download written.
+                for i in 0..<n {
+                    let stored = try contender.retrieveForSync(id: BenchData.identifier("p", i))
+                    let expected = local(i)?.syncStatus == .notSynced ? BenchData.person(i) : BenchData.downloaded(i)
+                    try expect(stored?.email == expected.email && stored?.syncStatus == expected.syncStatus,
+                               "person \(i): \(stored.map { "\($0.email) \($0.syncStatus)" } ?? "missing"), "
+                               + "expected \(expected.email) \(expected.syncStatus)")
+                }
+            },
+            prepareInputs: { downloads.set((0..<n).map(BenchData.downloaded)) },
+            dropInputs: { downloads.set(nil) })
     }
 }
 

@@ -1,12 +1,15 @@
 import Foundation
 import GarageLite
+import GRDB
 
 /// GarageLite, used as its README says.
 final class GarageLiteContender: Contender {
     private var garage: Garage?
+    private let path: String
 
     init(path: String) throws {
         garage = try Garage(path: path)
+        self.path = path
     }
 
     private var store: Garage {
@@ -57,6 +60,70 @@ final class GarageLiteContender: Contender {
 
     func forEachPerson(_ body: (BenchPerson) throws -> Void) throws {
         try store.forEach(BenchPerson.self, body) // default batch size: 1000 objects
+    }
+
+    func parkAllForSync(_ people: [BenchPerson]) throws {
+        try store.parkAll(people)
+    }
+
+    func delete(ids: [String]) throws {
+        let garage = try store
+        try garage.transaction {
+            for id in ids {
+                guard try garage.delete(BenchPerson.self, identifier: id) else {
+                    throw BenchFailure("GarageLite: \(id) not found to delete")
+                }
+            }
+        }
+    }
+
+    func claimAndCompleteWithDeletions(limit: Int) throws -> ClaimCounts {
+        let garage = try store
+        let claim = try garage.claim(BenchPerson.self, limit: limit)
+        if claim.isEmpty { return ClaimCounts() }
+        try expect(claim.failures.isEmpty, "GarageLite: \(claim.failures.count) claim failures")
+        let report = try garage.complete(claim)
+        return ClaimCounts(
+            objects: claim.objects.count, tags: claim.objects.reduce(0) { $0 + $1.tags.count },
+            deletions: claim.deletions.count, synced: report.synced.count,
+            deletionsUploaded: report.deletionsUploaded.count)
+    }
+
+    func parkDownloaded(_ people: [BenchPerson]) throws -> DownloadCounts {
+        let report = try store.parkDownloaded(people) // onConflict: .keepLocal
+        return DownloadCounts(applied: report.applied.count,
+                              keptLocal: report.conflicts.filter { $0.resolution == .keptLocal }.count)
+    }
+
+    func retrieveForSync(id: String) throws -> BenchPerson? {
+        try retrieve(id: id)
+    }
+
+    func syncCounts() throws -> SyncCounts {
+        // Tombstones and claims are not in GarageLite's API: the file, read-only (only people
+        // are parked in the sync workloads' stores).
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        let counts = try queue.read { db in
+            let row = try GRDB.Row.fetchOne(db, sql: """
+                SELECT COUNT(*), COUNT(*) FILTER (WHERE isDeleted <> 0),
+                    COUNT(*) FILTER (WHERE isDeleted = 0 AND syncStatus = ?),
+                    COUNT(*) FILTER (WHERE isDeleted = 0 AND syncStatus = ?),
+                    COUNT(*) FILTER (WHERE claim IS NOT NULL)
+                FROM garage_object
+                """, arguments: [SyncStatus.notSynced.rawValue, SyncStatus.synced.rawValue])
+            guard let row else { throw BenchFailure("GarageLite: no counts") }
+            return SyncCounts(rows: row[0], tombstones: row[1], notSynced: row[2], synced: row[3], claimed: row[4])
+        }
+        // The API agrees.
+        let garage = try store
+        let live = try garage.count(BenchPerson.self)
+        let synced = try garage.count(BenchPerson.self, withStatus: .synced)
+        try expect(live == counts.rows - counts.tombstones && synced == counts.synced,
+                   "GarageLite: API counts \(live) live, \(synced) synced; file: \(counts)")
+        return counts
     }
 
     func close() throws {

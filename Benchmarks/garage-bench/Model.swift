@@ -98,6 +98,14 @@ enum BenchData {
             syncStatus: status)
     }
 
+    /// The `index`th person as the server sends it back, `.synced`: edited there (another
+    /// e-mail domain, the same JSON size).
+    static func downloaded(_ index: Int) -> BenchPerson {
+        var person = person(index, status: .synced)
+        person.email = person.email.replacingOccurrences(of: "@example.com", with: "@example.org")
+        return person
+    }
+
     /// People `range` (flat objects).
     static func people(_ range: Range<Int>, status: (Int) -> SyncStatus = { _ in .notSynced }) -> [BenchPerson] {
         range.map { person($0, status: status($0)) }
