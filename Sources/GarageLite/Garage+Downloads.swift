@@ -51,14 +51,15 @@ extension Garage {
             payload.isDownloaded = true
             return (key, payload)
         }
-        let resolve: @Sendable (ObjectKey, StoreView, StoreView) throws -> Store.DownloadDecision
+        let resolve: @Sendable (ObjectKey, StoreView, () -> StoreView) throws -> Store.DownloadDecision
         switch onConflict {
         case .keepLocal:
             resolve = { _, _, _ in .keepLocal }
         case .takeDownloaded:
             resolve = { _, _, _ in .takeDownloaded }
         case .merge(let merge):
-            resolve = { key, local, downloaded in
+            resolve = { key, local, downloadedView in
+                let downloaded = downloadedView()
                 // No local row in a conflict: the app deleted the object, and a deletion has
                 // nothing to merge with. It stays deleted, for its job to upload.
                 guard let localRow = try local.row(key), let downloadedRow = try downloaded.row(key) else {

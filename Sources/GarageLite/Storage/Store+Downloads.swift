@@ -15,21 +15,22 @@ extension Store {
     /// Parks `rows` (a downloaded graph, every payload `.synced`) in one transaction. A row
     /// whose local version is `.notSynced` or claimed is a conflict: for a root, `resolve`
     /// decides (given the committed store, and the store as it would read with the download
-    /// applied); a referenced object keeps its local edit.
+    /// applied, built only if `resolve` asks for it: a merge); a referenced object keeps its
+    /// local edit.
     ///
     /// A row `pending` changes (the unsaved changes, the calling transactions') is a conflict
     /// resolved by keeping the local edit, whatever `resolve` says: that edit is written after
     /// the download, and must stay an edit to upload.
     func parkingDownloaded(
         _ rows: RowStream.Batch, roots: [ObjectKey], pending: ChangeSet?,
-        resolve: @escaping @Sendable (_ key: ObjectKey, _ local: StoreView, _ downloaded: StoreView) throws -> DownloadDecision
+        resolve: @escaping @Sendable (_ key: ObjectKey, _ local: StoreView, _ downloaded: () -> StoreView) throws -> DownloadDecision
     ) -> StoreWork<DownloadReport> {
         let operation = "park \(rows.count) downloaded objects"
         return StoreWork(operation: operation, access: .write { [listener] statements in
             var written: ChangeSet? = listener.isListening ? ChangeSet() : nil
             let report = try statements.transaction {
                 let local = StoreView(statements, pending: nil)
-                // The store as the download would make it: built for the first conflict only.
+                // The store as the download would make it: built for the first merge only.
                 var downloaded: StoreView?
                 func downloadedView() -> StoreView {
                     if let downloaded { return downloaded }
@@ -52,7 +53,7 @@ extension Store {
                         if rootSet.contains(key) { report.applied.append(key.identifier) }
                         continue
                     }
-                    let decision = rootSet.contains(key) && !isPending ? try resolve(key, local, downloadedView()) : .keepLocal
+                    let decision = rootSet.contains(key) && !isPending ? try resolve(key, local, downloadedView) : .keepLocal
                     var conflict = DownloadConflict(object: key, localStatus: isPending ? .notSynced : existing?.syncStatus ?? .notSynced,
                                                     wasClaimed: existing?.claim != nil, resolution: .keptLocal)
                     switch decision {

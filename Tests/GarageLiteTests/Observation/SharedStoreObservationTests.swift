@@ -153,6 +153,17 @@ struct SharedStoreObservationTests {
         #expect(!again.elements.read { $0.joined().contains(change("a", .parked)) })
     }
 
+    @Test(.timeLimit(.minutes(2)))
+    func aReadOnlyGarageObservesTheWritersCommits() async throws {
+        let directory = try TemporaryDirectory()
+        let writer = try Garage(path: directory.path("store.garage"))
+        try await writer.park(Memo(id: "a", text: "1"))
+        let reader = try Garage.readOnly(path: directory.path("store.garage"))
+        let values = Collected(try reader.changes(to: Memo.self, identifier: "a"))
+        try await writer.park(Memo(id: "a", text: "2"))
+        #expect(await values.wait { $0.last??.text == "2" })
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func anotherProcesssParksAreObserved() async throws {
         let worker = try #require(stressWorkerExecutable(), "garage-stress-worker is built next to the tests")
