@@ -31,6 +31,7 @@ struct SyncReport {
     var rejected: [String: any Error] = [:]  // by the server, as conflicts
     var failure: (any Error)?                // the upload that failed: its batch waits retryAfter
     var downloads: [DownloadReport] = []     // notes parked (with the conflicts), and deleted
+    var held: [HeldObject] = []              // failed too often: claims skip them
 }
 
 struct SyncJob {
@@ -46,16 +47,15 @@ struct SyncJob {
         return merged
     }
 
-    /// Uploads the local changes, then downloads the server's; once more if it merged a conflict.
+    /// Uploads the local changes, then downloads the server's.
     func run() async throws -> SyncReport {
         var report = SyncReport()
         try await garage.releaseStaleClaims(olderThan: staleAfter)   // a crashed job's claims
-        guard try await upload(&report) else { return report }
-        try await download(&report)
-        if report.downloads.contains(where: { $0.conflicts.contains { $0.resolution == .merged } }) {
-            guard try await upload(&report) else { return report }
-            try await download(&report)
+        if try await upload(&report), try await download(&report) {
+            // The download merged a conflict: upload the merge, and download its revision.
+            if try await upload(&report) { try await download(&report) }
         }
+        report.held = try await garage.heldObjects(Note.self)
         return report
     }
 
@@ -82,13 +82,16 @@ struct SyncJob {
         }
     }
 
-    /// Applies what changed on the server since the last download.
-    private func download(_ report: inout SyncReport) async throws {
+    /// Applies what changed on the server since the last download; true when it merged a conflict.
+    @discardableResult
+    private func download(_ report: inout SyncReport) async throws -> Bool {
         let cursor = try await garage.retrieve(SyncCursor.self, identifier: "notes") ?? SyncCursor()
         let changes = try await server.changes(since: cursor.position)
         // .synced; a note with a local edit the server hasn't seen is a conflict: onConflict.
-        report.downloads.append(try await garage.parkDownloaded(changes.notes, onConflict: onConflict))
+        let parked = try await garage.parkDownloaded(changes.notes, onConflict: onConflict)
+        report.downloads.append(parked)
         report.downloads.append(try await garage.deleteDownloaded(Note.self, identifiers: changes.deleted))
         try await garage.park(SyncCursor(position: changes.cursor))
+        return parked.conflicts.contains { $0.resolution == .merged }
     }
 }

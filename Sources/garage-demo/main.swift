@@ -67,6 +67,7 @@ struct Device {
         let deleted = report.downloads.flatMap(\.deleted)
         if !deleted.isEmpty { lines.append("deleted \(list(deleted)), as the server did") }
         if !merged.isEmpty { lines.append("uploaded the merge of \(list(merged))") }
+        if !report.held.isEmpty { lines.append("held, after too many failed uploads: \(report.held)") }
         let text = lines.isEmpty ? "nothing to do" : lines.joined(separator: "; ")
         say("syncs\(comment): " + (text.count <= 80 ? text : lines.joined(separator: "\n" + String(repeating: " ", count: 18))))
     }
