@@ -1,45 +1,97 @@
 import Foundation
 import GarageLite
 
-/// A background sync job, as an app would write one: it uploads what is not synced yet, in
-/// batches, while the app keeps parking edits.
-///
-/// - A batch is *claimed*: its rows become `.syncing`, and no other job takes them. It holds
-///   the objects changed and the identifiers of those deleted since the server got them.
-/// - After a successful upload, `complete` marks each row `.synced` — unless the app parked
-///   an edit of it meanwhile: that row goes back to `.notSynced`, and the next batch takes it.
-/// - After a failed upload, `release` puts the batch back to `.notSynced`.
-/// - At start, `releaseStaleClaims` recovers the batches of a job that crashed.
+struct Note: Mappable, Syncable, Equatable {
+    var id: String
+    var title: String
+    var items: [String]
+    /// The server's revision this version is based on (0: never uploaded).
+    var serverRevision = 0
+    var syncStatus: SyncStatus = .notSynced
+}
+
+/// Your web service (the demo's is FakeServer.swift).
+protocol NotesServer: Sendable {
+    /// Stores the notes and deletes the identifiers; returns the notes it rejected, by
+    /// identifier: those based on an older revision than its own.
+    func upload(_ notes: [Note], deleting identifiers: [String]) async throws -> [String: any Error]
+    /// The notes changed and the identifiers deleted since `cursor`, and the next cursor.
+    func changes(since cursor: Int) async throws -> (notes: [Note], deleted: [String], cursor: Int)
+}
+
+/// How far the downloads got, kept in the same garage.
+struct SyncCursor: Mappable {
+    var id = "notes"
+    var position = 0
+}
+
+/// What one run did.
+struct SyncReport {
+    var uploads: [ClaimReport] = []          // one per batch
+    var rejected: [String: any Error] = [:]  // by the server, as conflicts
+    var failure: (any Error)?                // the upload that failed: its batch waits retryAfter
+    var downloads: [DownloadReport] = []     // notes parked (with the conflicts), and deleted
+    var held: [HeldObject] = []              // failed too often: claims skip them
+}
+
 struct SyncJob {
     let garage: Garage
-    /// Sends changed objects, and the identifiers of deleted ones, to the web service; throws
-    /// when the upload fails.
-    let upload: (_ changed: [Person], _ deleted: [String]) throws -> Void
+    let server: any NotesServer
     var batchSize = 50
-    /// A claim older than this belongs to a job that died.
-    var staleAfter: TimeInterval = 15 * 60
+    var retryAfter: TimeInterval = 60       // after a failed or rejected upload
+    var staleAfter: TimeInterval = 15 * 60  // a claim older than this belongs to a dead job
+    /// A note edited on both sides: the server's version, plus the items only the local one has.
+    var onConflict = ConflictResolution<Note>.merge { local, downloaded in
+        var merged = downloaded
+        merged.items += local.items.filter { !downloaded.items.contains($0) }
+        return merged
+    }
 
-    /// Runs until nothing is left to upload, or an upload fails. Returns what it did.
-    func run() throws -> [String] {
-        var log: [String] = []
-        let recovered = try garage.releaseStaleClaims(olderThan: staleAfter)
-        if recovered > 0 {
-            log.append("recovered \(recovered) object(s) from a crashed job")
+    /// Uploads the local changes, then downloads the server's.
+    func run() async throws -> SyncReport {
+        var report = SyncReport()
+        try await garage.releaseStaleClaims(olderThan: staleAfter)   // a crashed job's claims
+        if try await upload(&report), try await download(&report) {
+            // The download merged a conflict: upload the merge, and download its revision.
+            if try await upload(&report) { try await download(&report) }
         }
+        report.held = try await garage.heldObjects(Note.self)
+        return report
+    }
+
+    /// Uploads batches until none is left; false when an upload failed.
+    private func upload(_ report: inout SyncReport) async throws -> Bool {
         while true {
-            let claim = try garage.claim(Person.self, limit: batchSize)
-            if claim.isEmpty { break }
+            // The oldest edits, and the deletions: their rows are .syncing, and no other job
+            // can claim them until this claim ends.
+            let claim = try await garage.claim(Note.self, limit: batchSize)
+            if claim.isEmpty { return true }
+            let rejected: [String: any Error]
             do {
-                try upload(claim.objects, claim.deletions)
+                rejected = try await server.upload(claim.objects, deleting: claim.deletions)
             } catch {
-                try garage.release(claim)
-                log.append("upload of \(claim.identifiers.joined(separator: ", ")) failed (\(error)); released for the next run")
-                return log
+                // Back to .notSynced, one failed attempt more, not claimed for retryAfter seconds.
+                try await garage.release(claim, retryAfter: retryAfter, error: error)
+                report.failure = error
+                return false
             }
-            let report = try garage.complete(claim)
-            log.append("uploaded \(claim.identifiers.joined(separator: ", ")): synced \(report.synced.count)"
-                + (report.notSynced.isEmpty ? "" : ", edited meanwhile: \(report.notSynced.joined(separator: ", "))"))
+            // .synced, except a note parked again during the upload, and the rejected ones:
+            // those stay .notSynced (the download brings the server's version to merge with).
+            report.uploads.append(try await garage.complete(claim, rejected: rejected, retryAfter: retryAfter))
+            report.rejected.merge(rejected) { $1 }
         }
-        return log
+    }
+
+    /// Applies what changed on the server since the last download; true when it merged a conflict.
+    @discardableResult
+    private func download(_ report: inout SyncReport) async throws -> Bool {
+        let cursor = try await garage.retrieve(SyncCursor.self, identifier: "notes") ?? SyncCursor()
+        let changes = try await server.changes(since: cursor.position)
+        // .synced; a note with a local edit the server hasn't seen is a conflict: onConflict.
+        let parked = try await garage.parkDownloaded(changes.notes, onConflict: onConflict)
+        report.downloads.append(parked)
+        report.downloads.append(try await garage.deleteDownloaded(Note.self, identifiers: changes.deleted))
+        try await garage.park(SyncCursor(position: changes.cursor))
+        return parked.conflicts.contains { $0.resolution == .merged }
     }
 }

@@ -1,86 +1,160 @@
-// garage-demo: parks a small graph into ./demo-garage.sqlite, retrieves it, runs a background
-// sync job over it, and says what happened.
+// garage-demo: two devices, each with its own garage file, edit and delete notes and sync them
+// through a fake server with the same two-way sync job (SyncJob.swift); at the end, the
+// devices and the server must hold the same notes.
 import Foundation
 import GarageLite
 
-struct Address: Codable, Hashable {
-    var street: String
-    var city: String
-}
+/// A device: its own garage file, and the sync job every device runs.
+struct Device {
+    let name: String
+    let garage: Garage
+    let job: SyncJob
 
-final class Person: Mappable, Syncable {
-    var id: String { name }
-    var name: String
-    var address: Address?
-    var birthdate: Date
-    var siblings: [Person] = []
-    var brother: Person?
-    var syncStatus: SyncStatus = .notSynced
-
-    init(name: String, address: Address? = nil, birthdate: Date) {
+    init(_ name: String, in folder: URL, server: FakeServer) throws {
         self.name = name
-        self.address = address
-        self.birthdate = birthdate
+        garage = try Garage(url: folder.appendingPathComponent("\(name).sqlite"))
+        var job = SyncJob(garage: garage, server: server)
+        job.retryAfter = 1   // the demo doesn't wait a minute after a failed upload
+        self.job = job
     }
-}
 
-struct SimulatedOutage: Error, CustomStringConvertible {
-    var description: String { "the web service did not answer" }
-}
-
-let path = FileManager.default.currentDirectoryPath + "/demo-garage.sqlite"
-
-do {
-    let garage = try Garage(path: path)
-
-    // Park and retrieve a graph.
-    let sam = Person(name: "Sam", address: Address(street: "1 Main St", city: "Springfield"),
-                     birthdate: Date(timeIntervalSince1970: 631_152_000))
-    let max = Person(name: "Max", birthdate: Date(timeIntervalSince1970: 662_688_000))
-    let ada = Person(name: "Ada", birthdate: Date(timeIntervalSince1970: 694_224_000))
-    sam.brother = max
-    sam.siblings = [max, ada]
-
-    try garage.park(sam)
-    print("Parked Sam with his brother and siblings into \(path)")
-    print("  rows of type Person: \(try garage.count(Person.self))")
-
-    guard let retrieved = try garage.retrieve(Person.self, identifier: "Sam") else {
-        print("Sam was not found")
-        exit(1)
+    func say(_ line: String) {
+        print("   \(name.padding(toLength: 7, withPad: " ", startingAt: 0)) \(line)")
     }
-    print("Retrieved \(retrieved.name), living in \(retrieved.address?.city ?? "?")")
-    print("  brother: \(retrieved.brother?.name ?? "none")")
-    print("  siblings: \(retrieved.siblings.map(\.name).joined(separator: ", "))")
-    print("  birthdate round-trips exactly: \(retrieved.birthdate == sam.birthdate)")
-    print("  not synced yet: \(try garage.identifiers(of: Person.self, withStatus: .notSynced).joined(separator: ", "))")
 
-    // A job that crashed: it claimed a batch and never finished.
-    _ = try garage.claim(Person.self, limit: 1)
-    print("\nA job claimed one person and crashed; syncing now: \(try garage.count(Person.self, withStatus: .syncing))")
+    // The app's edits: synchronous calls, as from a button's action.
 
-    // The next job run recovers it; its first upload fails, and the batch is released.
-    var failing = SyncJob(garage: garage, upload: { _, _ in throw SimulatedOutage() }, batchSize: 2)
-    failing.staleAfter = 0   // the demo does not wait 15 minutes for the crashed claim to go stale
-    print("Sync job, first run:")
-    for line in try failing.run() { print("  \(line)") }
+    func add(_ id: String, title: String, items: [String]) throws {
+        try garage.park(Note(id: id, title: title, items: items))
+        say("adds \(id): \(list(items))")
+    }
 
-    // The second run succeeds; during its first upload, the app edits Ada.
-    var uploaded: [String] = []
-    let job = SyncJob(garage: garage, upload: { people, _ in
-        uploaded += people.map(\.name)
-        if people.contains(where: { $0.name == "Ada" }), uploaded.filter({ $0 == "Ada" }).count == 1 {
-            let edited = Person(name: "Ada", birthdate: Date(timeIntervalSince1970: 694_224_001))
-            try garage.park(edited)   // the app keeps editing while the job uploads
+    func addItem(_ item: String, to id: String) throws {
+        guard var note = try garage.retrieve(Note.self, identifier: id) else { throw DemoFailure("\(id) is missing") }
+        note.items.append(item)
+        try garage.park(note)   // the note says .synced; its edit is stored .notSynced
+        say("adds \"\(item)\" to \(id)")
+    }
+
+    func delete(_ id: String) throws {
+        try garage.delete(Note.self, identifier: id)   // leaves a tombstone for the sync job
+        say("deletes \(id)")
+    }
+
+    /// Runs the sync job, and says what it did.
+    func sync(_ comment: String = "") async throws {
+        let report = try await job.run()
+        let uploaded = report.uploads.flatMap(\.synced)
+        let conflicts = report.downloads.flatMap(\.conflicts)
+        let merged = conflicts.filter { $0.resolution == .merged }.map(\.object.identifier)
+        var lines: [String] = []
+        let firstUploads = uploaded.filter { !merged.contains($0) }
+        if !firstUploads.isEmpty { lines.append("uploaded \(list(firstUploads))") }
+        let deletions = report.uploads.flatMap(\.deletionsUploaded)
+        if !deletions.isEmpty { lines.append("uploaded the deletion of \(list(deletions))") }
+        for (id, error) in report.rejected.sorted(by: { $0.key < $1.key }) {
+            lines.append("upload of \(id) rejected (\(error))")
         }
-    }, batchSize: 2)
-    print("Sync job, second run:")
-    for line in try job.run() { print("  \(line)") }
-    print("  uploads, in order: \(uploaded.joined(separator: ", ")) (Ada twice: her edit was not lost)")
-    print("  not synced now: \(try garage.count(Person.self, withStatus: .notSynced)), "
-        + "synced: \(try garage.count(Person.self, withStatus: .synced))")
-    print("\nThe store is at \(path); run again to update it in place.")
+        if let failure = report.failure {
+            lines.append("upload failed (\(failure)): released, to retry in \(Int(job.retryAfter)) s")
+        }
+        // Its own uploads come back too, with the server's revision: not news.
+        let downloaded = report.downloads.flatMap(\.applied).filter { !uploaded.contains($0) }
+        if !downloaded.isEmpty { lines.append("downloaded \(list(downloaded))") }
+        for conflict in conflicts {
+            lines.append("downloaded \(conflict.object.identifier), which has a local edit: \(conflict.resolution)")
+        }
+        let deleted = report.downloads.flatMap(\.deleted)
+        if !deleted.isEmpty { lines.append("deleted \(list(deleted)), as the server did") }
+        if !merged.isEmpty { lines.append("uploaded the merge of \(list(merged))") }
+        if !report.held.isEmpty { lines.append("held, after too many failed uploads: \(report.held)") }
+        let text = lines.isEmpty ? "nothing to do" : lines.joined(separator: "; ")
+        say("syncs\(comment): " + (text.count <= 80 ? text : lines.joined(separator: "\n" + String(repeating: " ", count: 18))))
+    }
+
+    func notes() throws -> [String: Note] {
+        Dictionary(uniqueKeysWithValues: try garage.retrieveAll(Note.self).map { ($0.id, $0) })
+    }
+}
+
+struct DemoFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func list(_ identifiers: [String]) -> String { identifiers.joined(separator: ", ") }
+
+/// The notes as the server sees them: without the devices' sync statuses.
+func content(_ notes: [String: Note]) -> [String: Note] {
+    notes.mapValues { note in
+        var note = note
+        note.syncStatus = .undetermined
+        return note
+    }
+}
+
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("garage-demo-\(UUID().uuidString.prefix(8))")
+var converged = false
+do {
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let server = FakeServer()
+    let phone = try Device("phone", in: folder, server: server)
+    let laptop = try Device("laptop", in: folder, server: server)
+    print("A phone and a laptop, each with its own garage file (in \(folder.path), deleted at the end),")
+    print("sync notes through one server. Each sync uploads the device's changes, then downloads the server's.")
+
+    print("\n1. Both create notes, then sync.")
+    try phone.add("groceries", title: "Groceries", items: ["milk", "bread"])
+    try phone.add("packing", title: "Packing", items: ["passport"])
+    try laptop.add("books", title: "Books", items: ["Middlemarch"])
+    try await phone.sync()
+    try await laptop.sync()
+    try await phone.sync()
+
+    print("\n2. The phone edits a note, the laptop deletes another; both sync.")
+    try phone.addItem("eggs", to: "groceries")
+    try laptop.delete("packing")
+    try await phone.sync()
+    try await laptop.sync()
+    try await phone.sync()
+
+    print("\n3. A conflict: both add to \"books\" while offline.")
+    try phone.addItem("Dune", to: "books")
+    try laptop.addItem("Emma", to: "books")
+    try await phone.sync()
+    try await laptop.sync()
+    try await phone.sync()
+    print("   The server rejects an edit based on an older revision than its own; the laptop's job then")
+    print("   downloads the server's version, merges (.merge: the server's items, plus the local ones")
+    print("   it lacks), and uploads the merge. Both now have: \(list(try phone.notes()["books"]?.items ?? []))")
+
+    print("\n4. A failed upload is released, and retried later.")
+    try laptop.addItem("coffee", to: "groceries")
+    await server.setReachable(false)
+    try await laptop.sync(" (server down)")
+    await server.setReachable(true)
+    try await laptop.sync(" (server up)")
+    print("   The laptop still has \(try laptop.garage.count(Note.self, withStatus: .notSynced)) note to upload, but no claim takes it for 1 s (retryAfter).")
+    print("   Each failed upload counts; after \(laptop.garage.maximumUploadAttempts) (maximumUploadAttempts) the note would be held.")
+    try await Task.sleep(nanoseconds: 1_200_000_000)
+    try await laptop.sync(" (1 s later)")
+    try await phone.sync()
+
+    let serverNotes = await server.notes()
+    let phoneNotes = content(try phone.notes())
+    let laptopNotes = content(try laptop.notes())
+    let pending = try phone.garage.syncStatusCounts([.notSynced, .syncing]).merging(
+        laptop.garage.syncStatusCounts([.notSynced, .syncing])) { $0.merging($1, uniquingKeysWith: +) }
+    converged = phoneNotes == serverNotes && laptopNotes == serverNotes && pending.isEmpty
+    print("\nThe phone, the laptop and the server hold \(converged ? "the same notes:" : "DIFFERENT notes.")")
+    for (holder, notes) in converged ? [("", serverNotes)] : [("server", serverNotes), ("phone", phoneNotes), ("laptop", laptopNotes)] {
+        for note in notes.values.sorted(by: { $0.id < $1.id }) {
+            print("   \(holder.isEmpty ? "" : holder + ": ")\(note.id) (server revision \(note.serverRevision)): \(list(note.items))")
+        }
+    }
+    if !pending.isEmpty { print("   not uploaded yet: \(pending)") }
 } catch {
     print("garage-demo failed: \(error)")
-    exit(1)
 }
+try? FileManager.default.removeItem(at: folder)
+exit(converged ? 0 : 1)
