@@ -130,7 +130,9 @@ extension Garage {
 
     /// Ends a claim after an upload the server took but for some objects, which it rejected:
     /// the others are completed (see ``complete(_:)-26tgn``); each rejected one counts a failed
-    /// attempt, with its error, and is held back from claims for `retryAfter` seconds.
+    /// attempt, with its error, and is held back from claims for `retryAfter` seconds (a
+    /// minute by default: longer than a batch takes, so that a job that claims until nothing
+    /// is left does not take it again in the same run; a new edit lets claims take it at once).
     ///
     /// ```swift
     /// let answer = try server.upload(claim.objects, deleting: claim.deletions)
@@ -142,7 +144,7 @@ extension Garage {
     /// (``release(_:retryAfter:error:)-8n7ea`` counts a failure for every object of the batch.)
     @discardableResult
     public func complete<T>(
-        _ claim: Claim<T>, rejected: [String: any Error], retryAfter: TimeInterval = 0
+        _ claim: Claim<T>, rejected: [String: any Error], retryAfter: TimeInterval = 60
     ) throws -> ClaimReport {
         try run(completing(claim, rejected: rejected, retryAfter: retryAfter))
     }
@@ -151,7 +153,7 @@ extension Garage {
     /// ``complete(_:rejected:retryAfter:)-7nkru``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func complete<T>(
-        _ claim: Claim<T>, rejected: [String: any Error], retryAfter: TimeInterval = 0
+        _ claim: Claim<T>, rejected: [String: any Error], retryAfter: TimeInterval = 60
     ) async throws -> ClaimReport {
         try await run(completing(claim, rejected: rejected, retryAfter: retryAfter))
     }

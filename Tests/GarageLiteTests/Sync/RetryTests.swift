@@ -65,7 +65,7 @@ struct RetryTests {
         for round in 1...3 {
             let claim = try await garage.claim(Memo.self, limit: 10)
             uploaded.formUnion(claim.identifiers.filter { $0 != "poison" })
-            let report = try await garage.complete(claim, rejected: ["poison": Rejected()])
+            let report = try await garage.complete(claim, rejected: ["poison": Rejected()], retryAfter: 0)
             #expect(report.notSynced == (claim.identifiers.contains("poison") ? ["poison"] : []), "round \(round)")
             try await garage.park(Memo(id: "a", text: "a \(round)"))          // the app keeps editing
         }
@@ -73,6 +73,18 @@ struct RetryTests {
         #expect(try await garage.heldObjects(Memo.self).map(\.description) == ["poison: 2 failed uploads, last: HTTP 422: the server rejects it"])
         #expect(try await garage.syncStatus(for: Memo(id: "b", text: "")) == .synced)
         #expect(try await garage.claim(Memo.self, limit: 10).identifiers == ["a"])
+    }
+
+    /// By default a rejected object waits a minute: a job claiming until nothing is left does
+    /// not burn its attempts in one run. A new edit lets claims take it at once.
+    @Test func aRejectedObjectWaitsUntilItIsEditedAgain() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "poison", text: "p")])
+        try garage.complete(try garage.claim(Memo.self, limit: 10), rejected: ["poison": Rejected()])
+        #expect(try garage.claim(Memo.self, limit: 10).isEmpty)
+        #expect(try garage.syncStatus(for: Memo(id: "poison", text: "")) == .notSynced)
+        try garage.park(Memo(id: "poison", text: "fixed"))
+        #expect(try garage.claim(Memo.self, limit: 10).identifiers == ["poison"])
     }
 
     @Test func aCompletedClaimForgetsTheFailures() throws {
