@@ -11,6 +11,10 @@ extension Garage {
     /// Claims up to `limit` objects of type `T` with status `status`, oldest change first, and
     /// moves their rows to `.syncing`, in one transaction.
     ///
+    /// `limit` counts the changed objects and the deletions (``Claim/deletions``) together:
+    /// a batch of 100 may hold 90 objects and 10 deleted identifiers (``Claim/count`` counts
+    /// only the objects).
+    ///
     /// ```swift
     /// let claim = try garage.claim(Note.self, limit: 100)
     /// do {

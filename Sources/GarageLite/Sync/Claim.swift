@@ -31,7 +31,7 @@ public struct Claim<Object> {
     /// Whether nothing was claimed: there is nothing to upload, and nothing to delete.
     public var isEmpty: Bool { objects.isEmpty && deletions.isEmpty }
 
-    /// How many objects were claimed (not counting ``deletions``).
+    /// How many objects were claimed, not counting ``deletions`` (the claim's `limit` counts both).
     public var count: Int { objects.count }
 
     var keys: [ObjectKey] { (identifiers + deletions).map { ObjectKey(typeName: typeName, identifier: $0) } }
