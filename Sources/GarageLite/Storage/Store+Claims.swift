@@ -111,6 +111,7 @@ extension Store {
                     } else {
                         try statements.endClaim(key, status: status, completed: false, failure: failure)
                     }
+                    if failure != nil { report.failedUploads.append(identifier) }
                     switch status {
                     case .synced?: report.synced.append(identifier)
                     case .notSynced?: report.notSynced.append(identifier)

@@ -64,6 +64,11 @@ public struct ClaimReport: Sendable, Hashable {
     public var notSynced: [String] = []
     /// Released with the status the app gave them during the claim.
     public var keptByApp: [String] = []
+    /// The objects that counted a failed upload (``Garage/release(_:retryAfter:error:)-8n7ea``,
+    /// or rejected by ``Garage/complete(_:rejected:retryAfter:)-7nkru``), which are in
+    /// ``notSynced`` or ``keptByApp`` too: what tells a rejected object from one edited
+    /// during its upload.
+    public var failedUploads: [String] = []
     /// Gone during the claim without a deletion to upload (``Garage/deleteAllObjects()-6s113``,
     /// garbage collection, a deletion downloaded from the server): nothing was done. An object
     /// the app deleted during the claim is in ``notSynced``: its deletion is uploaded next.
