@@ -18,4 +18,12 @@ public struct ObjectMetadata: Sendable, Hashable {
     public var isRoot: Bool
     /// When a sync job claimed the object, while its claim lasts.
     public var claimDate: Date?
+    /// How many uploads of the object failed since it last changed or synced (see
+    /// ``Garage/release(_:retryAfter:error:)-8n7ea``); at ``Garage/maximumUploadAttempts`` it
+    /// is held.
+    public var attempts: Int
+    /// The error of the last failed upload, while ``attempts`` counts it.
+    public var lastError: String?
+    /// Until when claims skip the object after a failed upload, or `nil`.
+    public var retryDate: Date?
 }

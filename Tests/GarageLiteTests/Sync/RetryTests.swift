@@ -23,9 +23,19 @@ struct RetryTests {
         #expect(report.notSynced.sorted() == ["m0", "m1"] && report.failedUploads.sorted() == ["m0", "m1"])
         #expect(try garage.count(Memo.self, withStatus: .notSynced) == 2)
         #expect(try garage.claim(Memo.self, limit: 10).isEmpty)        // not before an hour
+        let metadata = try #require(try garage.metadata(Memo.self, identifier: "m0"))
+        #expect(metadata.attempts == 1 && metadata.lastError == "HTTP 422: the server rejects it")
+        #expect(metadata.retryDate.map { $0 > Date().addingTimeInterval(3_000) } == true)
         #expect(try garage.heldObjects(Memo.self).isEmpty)              // one failure holds nothing
-        // A new edit is a new chance, at once.
-        try garage.park(Memo(id: "m1", text: "fixed"))
+        // A new edit is a new chance, at once; unsaved, it already reads so.
+        try garage.withAutosaveDisabled {
+            try garage.park(Memo(id: "m1", text: "fixed"))
+            let unsaved = try #require(try garage.metadata(Memo.self, identifier: "m1"))
+            #expect(unsaved.attempts == 0 && unsaved.lastError == nil && unsaved.retryDate == nil)
+            try garage.save()
+        }
+        let saved = try #require(try garage.metadata(Memo.self, identifier: "m1"))
+        #expect(saved.attempts == 0 && saved.lastError == nil && saved.retryDate == nil)
         #expect(try garage.claim(Memo.self, limit: 10).identifiers == ["m1"])
     }
 

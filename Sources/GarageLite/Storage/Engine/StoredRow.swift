@@ -39,6 +39,11 @@ struct StoredRow: Sendable {
     /// Whether the row is a tombstone: its object was deleted, and a sync job must tell the
     /// server. Only claims and `rowOrTombstone` see tombstones.
     var isDeleted = false
+    /// The failed uploads since the row last changed or synced, the last one's error, and
+    /// until when claims skip the row.
+    var attempts: Int64 = 0
+    var lastError: String? = nil
+    var retryAt: Date? = nil
 }
 
 /// What changes in a row when its object changes: what a watch of other connections'
@@ -78,7 +83,11 @@ struct RowPayload: Sendable {
             isRoot: isRoot || (existing?.isRoot ?? false),
             references: references,
             claim: existing?.claim,
-            claimedAt: existing?.claimedAt)
+            claimedAt: existing?.claimedAt,
+            // A new edit is a new chance: the store forgets the attempts when the data changes.
+            attempts: changed ? 0 : existing?.attempts ?? 0,
+            lastError: existing?.lastError,
+            retryAt: changed ? nil : existing?.retryAt)
     }
 }
 
@@ -117,5 +126,8 @@ extension ObjectMetadata {
         isEncrypted = row.isEncrypted
         isRoot = row.isRoot
         claimDate = row.claimedAt
+        attempts = Int(row.attempts)
+        lastError = row.attempts > 0 ? row.lastError : nil
+        retryDate = row.retryAt
     }
 }

@@ -48,13 +48,13 @@ struct SQLiteConnection: RowWriteStatements {
     /// The columns of the object table, in the order ``readRow(_:purpose:key:)`` reads them.
     static let columns = """
         type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs, \
-        claim, claimedAt, isDeleted
+        claim, claimedAt, isDeleted, attempts, lastError, retryAt
         """
 
     /// The columns a retrieve reads, in the places of ``columns``: the others are NULL, which
     /// SQLite need not read from the record.
     static let contentColumns = """
-        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL, 0
+        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL, 0, NULL, NULL, NULL
         """
 
     /// The references of a row whose `refs` column is damaged: not ``ReferenceList/empty``, so
@@ -189,6 +189,9 @@ struct SQLiteConnection: RowWriteStatements {
             row.isRoot = integer(8, "isRoot") != 0
             row.claimedAt = real(11, "claimedAt", optional: true).map(Date.init(timeIntervalSince1970:))
             row.isDeleted = integer(12, "isDeleted") != 0
+            row.attempts = integer(13, "attempts")
+            row.lastError = string(14, "lastError", optional: true)
+            row.retryAt = real(15, "retryAt", optional: true).map(Date.init(timeIntervalSince1970:))
         }
         guard problems.isEmpty else {
             let reason = problems.count == 1
