@@ -92,6 +92,11 @@ extension Garage {
     /// `.takeDownloaded` it is deleted; otherwise (`.keepLocal`, and `.merge`, since nothing
     /// came to merge) it is kept, and its upload re-creates it on the server. An identifier
     /// that is not parked is skipped.
+    ///
+    /// A download never ends a sync job's claim: an object a job holds that is deleted here
+    /// (`.takeDownloaded`) becomes a deletion to upload once that job completes, and a
+    /// deletion a job holds stays until it ends, so that no second job claims the identifier
+    /// meanwhile and the server ends with the deletion, whatever the first job sends.
     @discardableResult
     public func deleteDownloaded<T, ID>(
         _ type: T.Type, identifiers: [ID], onConflict: ConflictResolution<T> = .keepLocal

@@ -84,6 +84,11 @@ extension Store {
     /// whose local version is `.notSynced` or claimed is a conflict: `takeDownloaded` deletes
     /// it; otherwise it is kept, and its upload re-creates it on the server.
     ///
+    /// A claimed row is never purged: its claim must last until its job ends it, or a second
+    /// job could claim the identifier while the first still uploads. Deleted, it becomes a
+    /// tombstone under the same claim, which completes as edited meanwhile, so the deletion is
+    /// uploaded after whatever the first job sends; a claimed tombstone stays as it is.
+    ///
     /// A row `pending` changes is a conflict whose local edit is kept (see
     /// ``parkingDownloaded(_:roots:pending:resolve:)``).
     func deletingDownloaded(_ keys: [ObjectKey], takeDownloaded: Bool, pending: ChangeSet?) -> StoreWork<DownloadReport> {
@@ -91,6 +96,7 @@ extension Store {
             var written: ChangeSet? = listener.isListening ? ChangeSet() : nil
             let report = try statements.transaction {
                 var report = DownloadReport()
+                let now = Date()
                 for key in keys {
                     let existing = try statements.rowOrTombstone(key, for: .metadata)
                     if pending?.touches(key) ?? false {
@@ -99,10 +105,22 @@ extension Store {
                         continue
                     }
                     guard let existing else { continue }
-                    // Deleted on both sides: nothing to upload any more.
-                    if !existing.isDeleted, existing.syncStatus == .notSynced || existing.claim != nil {
+                    if existing.claim != nil {
+                        let deletes = takeDownloaded && !existing.isDeleted
                         report.conflicts.append(DownloadConflict(
-                            object: key, localStatus: existing.syncStatus, wasClaimed: existing.claim != nil,
+                            object: key, localStatus: existing.syncStatus, wasClaimed: true,
+                            resolution: deletes ? .tookDownloaded : .keptLocal))
+                        if deletes {
+                            try statements.delete(key, now: now)
+                            written?.record(.delete, for: key)
+                            report.deleted.append(key.identifier)
+                        }
+                        continue
+                    }
+                    // Deleted on both sides (an unclaimed tombstone): nothing to upload any more.
+                    if !existing.isDeleted, existing.syncStatus == .notSynced {
+                        report.conflicts.append(DownloadConflict(
+                            object: key, localStatus: existing.syncStatus, wasClaimed: false,
                             resolution: takeDownloaded ? .tookDownloaded : .keptLocal))
                         if !takeDownloaded { continue }
                     }

@@ -159,6 +159,42 @@ struct DownloadTests {
         #expect(try await garage.count(Book.self) == 0)
     }
 
+    /// A deletion from the server never ends a claim: a tombstone a job holds stays, so the
+    /// local deletion is still uploaded after that job's upload (found by the sync stress test).
+    @Test func aClaimedTombstoneOutlivesADownloadedDeletion() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Memo(id: "m1", text: "v1"))
+        let uploading = try garage.claim(Memo.self, limit: 10)          // uploads m1 v1
+        try garage.delete(Memo.self, identifier: "m1")                  // a tombstone, still claimed
+        let report = try garage.deleteDownloaded(Memo.self, identifiers: ["m1"])
+        #expect(report.deleted.isEmpty)
+        #expect(report.conflicts == [DownloadConflict(
+            object: ObjectKey(typeName: "Memo", identifier: "m1"), localStatus: .notSynced, wasClaimed: true,
+            resolution: .keptLocal)])
+        #expect(try garage.claim(Memo.self, limit: 10).isEmpty)          // still the first job's
+        let completed = try garage.complete(uploading)
+        #expect(completed.notSynced == ["m1"])                          // deleted meanwhile
+        // v1 may have reached the server after its deletion: the deletion goes up again.
+        #expect(try garage.claim(Memo.self, limit: 10).deletions == ["m1"])
+    }
+
+    /// Taking the server's deletion of an object a job holds deletes it as the app would: a
+    /// tombstone under the same claim, so no second job claims it while the first uploads.
+    @Test func takingADownloadedDeletionOfAClaimedObjectKeepsTheClaim() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Memo(id: "m1", text: "v1"))
+        try garage.complete(try garage.claim(Memo.self, limit: 10))
+        try garage.park(Memo(id: "m1", text: "v2"))
+        let first = try garage.claim(Memo.self, limit: 10)
+        let report = try garage.deleteDownloaded(Memo.self, identifiers: ["m1"], onConflict: .takeDownloaded)
+        #expect(report.deleted == ["m1"] && report.conflicts.map(\.resolution) == [.tookDownloaded])
+        #expect(try garage.retrieve(Memo.self, identifier: "m1") == nil)
+        try garage.park(Memo(id: "m1", text: "v3"))                     // re-created meanwhile
+        #expect(try garage.claim(Memo.self, limit: 10).isEmpty)          // not while the first job holds it
+        #expect(try garage.complete(first).notSynced == ["m1"])
+        #expect(try garage.claim(Memo.self, limit: 10).objects.map(\.text) == ["v3"])
+    }
+
     @Test func nonSendableModelsDownloadFromAsyncCode() async throws {
         let garage = try Garage.inMemory()
         try await garage.park(Sailor(name: "Anne", rank: "captain"))
