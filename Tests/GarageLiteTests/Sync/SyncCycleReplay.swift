@@ -77,6 +77,8 @@ struct SyncCycleReplay {
     private var lineNumber = 0
     private var editorEvents: [String: [(line: Int, deleted: Bool)]] = [:]
     private var pendingDeletionChecks: [(id: String, after: Int, line: String)] = []
+    /// The rows a download deleted while a claim held them, to explain a second claim.
+    private var purgedWhileHeld: [String: (claim: String, line: String)] = [:]
 
     init(log: String) {
         for (number, text) in log.split(separator: "\n").enumerated() {
@@ -204,6 +206,7 @@ struct SyncCycleReplay {
             let snapshot = downloadSnapshot[who] ?? (0, [:])
             for id in Self.list(fields[0]) {
                 count("download deleted")
+                if let holding = holders[id] { purgedWhileHeld[id] = (holding.claim, line) }
                 if id.hasPrefix("s-") {
                     lastDownloadDeleted[id] = true
                 } else if snapshot.events[id]?.deleted == true {
@@ -239,8 +242,10 @@ struct SyncCycleReplay {
                 // The recovery's cutoff is its start minus its interval, and it committed
                 // before this claim, whose line is written after its commit.
                 let recovered = recoveries.contains { $0.time < time && holding.date < time - $0.interval }
+                let purge = purgedWhileHeld[id].flatMap { $0.claim == holding.claim ? $0.line : nil }
                 check("no object claimed by two live jobs", recovered,
-                      "\(id) claimed by \(who) (claim \(claimID)) while \(holding.job)'s claim \(holding.claim) held it: \(line)")
+                      "\(id) claimed by \(who) (claim \(claimID)) while \(holding.job)'s claim \(holding.claim) held it: \(line)"
+                      + (purge.map { " (deleteDownloaded had purged its row under that claim, \($0))" } ?? ""))
             } else {
                 check("no object claimed by two live jobs", true, "")
             }
