@@ -388,6 +388,12 @@ struct SyncStressTests {
                 print("SyncStress sync cycle: the run's files are in \(keep)")
             }
         }
+        // The stores and processes are the helper's: all closed or ended when it returns,
+        // before the directory is removed.
+        try syncCycle(in: directory, worker: worker, seed: seed, started: started)
+    }
+
+    private func syncCycle(in directory: TemporaryDirectory, worker: URL, seed: UInt64, started: Date) throws {
         let storePath = directory.path("local.sqlite")
         let logPath = storePath + ".log"
         let editors = 3, objectsPerEditor = 12, operations = 1_500, serverObjects = 10, jobSlots = 2
