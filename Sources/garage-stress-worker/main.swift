@@ -3,6 +3,13 @@
 //     garage-stress-worker <store-path> editor <seed> <count> [<edits>]
 //     garage-stress-worker <store-path> job <seed> <count>
 //     garage-stress-worker <store-path> crash <seed> <log-path>    (see CrashParker.swift)
+//     garage-stress-worker <store-path> sync-editor <name> <seed> <objects>x<operations>
+//     garage-stress-worker <store-path> sync-job <name> <seed> <stale-interval-seconds>
+//     garage-stress-worker <store-path> sync-downloader <name> <seed> <server-objects>
+//
+// The `sync-` roles are the processes of the sync-cycle test, with deletions, downloads,
+// failed uploads and SIGKILLs; they are described in SyncCycle.swift. The rest of this
+// comment is about the editors and jobs of the simpler test, processesEditClaimAndReadOneFile.
 //
 // An editor edits its own objects, `<seed>-0` ..< `<seed>-<count>`, `<edits>` times each
 // (default 10), round after round: it retrieves each one (or creates it), bumps its version,
@@ -193,10 +200,14 @@ let arguments = CommandLine.arguments
 if arguments.count == 5, arguments[2] == "crash" {
     runCrashParker(storePath: arguments[1], seed: arguments[3], logPath: arguments[4])
 }
+if arguments.count >= 3, arguments[2].hasPrefix("sync-") {
+    runSyncRole(storePath: arguments[1], role: arguments[2], arguments: Array(arguments.dropFirst(3)))
+}
 guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
       arguments[2] == "editor" || arguments[2] == "job" else {
     print("ERROR usage: garage-stress-worker <store-path> editor|job <seed> <count> [<edits>]")
     print("             garage-stress-worker <store-path> crash <seed> <log-path>")
+    print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument>")
     exit(2)
 }
 let storePath = arguments[1]

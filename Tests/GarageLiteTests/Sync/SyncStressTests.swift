@@ -362,6 +362,256 @@ struct SyncStressTests {
         #expect(serverVersions == lastVersions, "the server has every last edit")
     }
 
+    // MARK: - The sync cycle: deletions, downloads, failed uploads, SIGKILLs
+
+    /// Issue 10's proof. Three editor processes edit, delete and re-create their documents on
+    /// one store; a downloader process plays the server's side (edits on the server, documents
+    /// of its own, downloads with `parkDownloaded` / `deleteDownloaded`); two job processes
+    /// claim, upload, complete, fail (release with a retry delay), give back, and recover stale
+    /// claims, while the test kills one of them with SIGKILL every few hundred milliseconds and
+    /// starts another. At quiescence the test syncs once more, then checks the server against
+    /// the store, and replays the shared log (see SyncCycleReplay and the worker's SyncCycle.swift).
+    @Test func processesSyncWithDeletionsDownloadsFailuresAndKills() throws {
+        let worker = try #require(stressWorkerExecutable(), """
+            garage-stress-worker was not found next to the test binary (\(CommandLine.arguments.first ?? "?")) \
+            or in its parent folders: build it with `swift build --build-tests`
+            """)
+        let seed = ProcessInfo.processInfo.environment["GARAGE_STRESS_SEED"].flatMap { UInt64($0) } ?? 20_261_124
+        print("SyncStress sync cycle: seed \(seed) (GARAGE_STRESS_SEED=\(seed) repeats the processes' choices)")
+        let started = Date()
+        let directory = try TemporaryDirectory()
+        // GARAGE_STRESS_KEEP=<folder> keeps the run's stores, log and outputs there.
+        defer {
+            if let keep = ProcessInfo.processInfo.environment["GARAGE_STRESS_KEEP"] {
+                try? FileManager.default.removeItem(atPath: keep)
+                try? FileManager.default.copyItem(at: directory.url, to: URL(fileURLWithPath: keep))
+                print("SyncStress sync cycle: the run's files are in \(keep)")
+            }
+        }
+        // The stores and processes are the helper's: all closed or ended when it returns,
+        // before the directory is removed.
+        try syncCycle(in: directory, worker: worker, seed: seed, started: started)
+    }
+
+    private func syncCycle(in directory: TemporaryDirectory, worker: URL, seed: UInt64, started: Date) throws {
+        let storePath = directory.path("local.sqlite")
+        let logPath = storePath + ".log"
+        let editors = 3, objectsPerEditor = 12, operations = 1_500, serverObjects = 10, jobSlots = 2
+        let staleInterval = 1.0
+
+        // Both stores exist before the workers open them, and the test holds them for the end.
+        let garage = try Garage(path: storePath, busyTimeout: 30)
+        garage.maximumUploadAttempts = 3        // as in the jobs: a few objects get held
+        let server = try Garage(path: storePath + ".server", busyTimeout: 30)
+        let log = try #require(SharedLogAppender(path: logPath))
+        var random = SplitMix64(state: seed)
+
+        var launched: [WorkerProcess] = []
+        defer {
+            for process in launched { process.kill() }
+            for process in launched { _ = process.wait(timeout: 10) }
+        }
+        func launch(_ name: String, _ role: String, _ argument: String) throws -> WorkerProcess {
+            let process = try WorkerProcess(name: name, executable: worker,
+                                            arguments: [storePath, role, name, "\(seed)-\(name)", argument],
+                                            directory: directory.url)
+            launched.append(process)
+            return process
+        }
+
+        let editorProcesses = try (0..<editors).map { try launch("e\($0)", "sync-editor", "\(objectsPerEditor)x\(operations)") }
+        let downloader = try launch("dl", "sync-downloader", "\(serverObjects)")
+        var jobs = try (0..<jobSlots).map { try launch("job\($0).0", "sync-job", "\(staleInterval)") }
+        var incarnations = [Int](repeating: 0, count: jobSlots)
+
+        // While the editors run, a job dies of SIGKILL every 100 to 400 ms, and another starts.
+        var kills = 0
+        let deadline = Date().addingTimeInterval(120)
+        while !editorProcesses.allSatisfy({ $0.wait(timeout: 0) }) {
+            if Date() > deadline {
+                Issue.record("the editors did not end within 2 minutes")
+                break
+            }
+            Thread.sleep(forTimeInterval: Double(Int.random(in: 100...400, using: &random)) / 1000)
+            let slot = Int.random(in: 0..<jobSlots, using: &random)
+            jobs[slot].kill()
+            try #require(jobs[slot].wait(timeout: 30), "\(jobs[slot].name) did not die of SIGKILL")
+            #expect(jobs[slot].wasKilled, "\(jobs[slot].name) ended before it was killed:\n\(jobs[slot].outputText)")
+            log.write("KILL", jobs[slot].name)
+            kills += 1
+            incarnations[slot] += 1
+            jobs[slot] = try launch("job\(slot).\(incarnations[slot])", "sync-job", "\(staleInterval)")
+        }
+
+        // Quiescence: the jobs and the downloader stop.
+        FileManager.default.createFile(atPath: storePath + ".stop", contents: nil)
+        for process in jobs + [downloader] where !process.wait(timeout: 60) {
+            Issue.record("\(process.name) did not stop within a minute")
+        }
+        for process in launched {
+            let text = process.outputText
+            #expect(process.outputLines(startingWith: "ERROR") == [], "\(process.name):\n\(text)")
+            let ended = process.wait(timeout: 0)
+            #expect(ended && (process.exitedCleanly || process.wasKilled),
+                    "\(process.name) did not end well:\n\(text)")
+        }
+        var editorsLast: [String: SyncCycleReplay.EditorEvent] = [:]
+        for line in editorProcesses.flatMap({ $0.outputLines(startingWith: "LAST ") }) {
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 4, let version = Int(fields[2]) else {
+                Issue.record("an editor printed \(line)")
+                continue
+            }
+            editorsLast[fields[1]] = .init(version: version, deleted: fields[3] == "deleted")
+        }
+        #expect(editorsLast.count == editors * objectsPerEditor)
+
+        let final = try syncAtQuiescence(garage, server: server, log: log)
+        let replay = SyncCycleReplay(log: try String(contentsOfFile: logPath, encoding: .utf8))
+        #expect(replay.violations == [], "the log replay")
+        #expect(replay.lastEditorEvent == editorsLast, "the log holds every editor's last event")
+
+        // The server's copy equals the store, object for object, and everything is synced.
+        var finalChecks = 0
+        let local = try garage.retrieveAll(SyncStressDocument.self)
+        let localCopies = Dictionary(uniqueKeysWithValues: local.map {
+            ($0.id, SyncStressServerDocument(id: $0.id, version: $0.version, body: $0.body, serverEdit: $0.serverEdit))
+        })
+        let serverCopies = Dictionary(uniqueKeysWithValues: try server.retrieveAll(SyncStressServerDocument.self).map { ($0.id, $0) })
+        for id in Set(localCopies.keys).union(serverCopies.keys).sorted() {
+            finalChecks += 1
+            #expect(localCopies[id] == serverCopies[id], "\(id): the store has \(localCopies[id].map { "\($0)" } ?? "nothing"), the server \(serverCopies[id].map { "\($0)" } ?? "nothing")")
+        }
+        #expect(local.filter { $0.syncStatus != .synced }.map(\.id) == [], "every object is synced")
+        let rows = try garage.store.read("the rows left") { db in try Store.allRows(db) }
+        #expect(rows.filter(\.isDeleted).map(\.key.identifier) == [], "no tombstone is left: every deletion reached the server")
+        #expect(rows.filter { $0.claim != nil }.map(\.key.identifier) == [], "no claim is left")
+        #expect(try server.count(SyncStressServerChange.self) == 0, "every server change was downloaded")
+        finalChecks += 4
+
+        // No delete lost, no object resurrected: each editor document is where its last
+        // event left it, on both sides; each server document present locally was downloaded
+        // after its last deletion.
+        for (id, last) in replay.lastEditorEvent.sorted(by: { $0.key < $1.key }) {
+            finalChecks += 1
+            if last.deleted {
+                #expect(localCopies[id] == nil && serverCopies[id] == nil, "\(id) was deleted last, at version \(last.version)")
+            } else {
+                #expect(localCopies[id]?.version == last.version && serverCopies[id]?.version == last.version,
+                        "\(id) was parked last at version \(last.version)")
+            }
+        }
+        for id in localCopies.keys.sorted() {
+            finalChecks += 1
+            if id.hasPrefix("s-") {
+                #expect(replay.lastDownloadDeleted[id] == false, "\(id) is present, but was not downloaded since its deletion")
+            } else {
+                #expect(replay.lastEditorEvent[id] != nil, "\(id) is present, but no editor parked it")
+            }
+        }
+
+        // The run did what it is meant to.
+        #expect(kills > 0 && replay.figure("recovery that released rows") > 0, "no stale claim was recovered")
+        #expect(replay.figure("delete") > 0 && replay.figure("park recreate") > 0)
+        #expect(replay.figure("download applied") > 0 && replay.figure("download conflict kept local") > 0)
+        #expect(replay.figure("end complete") > 0 && replay.figure("ending fail") > 0)
+
+        let f = replay.figure
+        let elapsed = Date().timeIntervalSince(started)
+        print("""
+            SyncStress sync cycle summary (seed \(seed), \(String(format: "%.1f", elapsed)) s): \
+            \(launched.count) processes (\(editors) editors, 1 downloader, \(launched.count - editors - 1) job processes in \(jobSlots) slots), \(kills) SIGKILLs
+            SyncStress editors: \(f("park create") + f("park edit") + f("park recreate")) parks (\(f("park create")) creates, \
+            \(f("park edit")) edits, \(f("park recreate")) re-creates), \(f("delete")) deletes; \
+            server side: \(f("server SEDIT")) edits of editors' documents, \(f("server SCREATE")) creates, \(f("server SUPDATE")) updates, \(f("server SDELETE")) deletes of its own; \
+            downloads: \(f("download batch")) parkDownloaded + \(f("download deletion batch")) deleteDownloaded calls, \(f("download applied")) objects applied, \
+            \(f("download deleted")) deleted, \(f("download conflict kept local")) conflicts (local edit kept, download retried later)
+            SyncStress jobs: \(f("claim")) claims (\(f("claimed object")) objects, \(f("claimed deletion")) deletions), \
+            \(f("end complete")) completes (\(f("synced by a claim")) synced, \(f("deletion uploaded")) deletions uploaded, \(f("edited during a claim")) edited meanwhile), \
+            \(f("end release")) releases (\(f("ending fail")) failed uploads, \(f("ending giveback")) given back, \(f("ending expired")) expired leases), \
+            \(f("lost from a claim")) rows lost to recovery, \(f("gone from a claim")) purged during their claim; \(f("recovery")) releaseStaleClaims calls, \(f("recovery that released rows")) released \
+            \(f("recovered rows")) rows; \(f("held at quiescence")) objects held at quiescence; final sync: \(final.batches) claims, \
+            \(final.downloaded) server changes downloaded
+            SyncStress checks: \(replay.checksPerformed + finalChecks) invariant checks (\(replay.checks.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")), \
+            final state: \(finalChecks)) plus \(f("synced check")) live checks of \(f("synced rows found on the server")) synced rows; \
+            \(replay.violations.count) violations
+            """)
+    }
+
+    /// The sync at quiescence, as a job would run it: recover the killed jobs' claims, retry
+    /// the held objects, claim, upload and complete until nothing is left, then download what
+    /// the server changed. Its lines go to the log, as a job's and the downloader's.
+    private func syncAtQuiescence(_ garage: Garage, server: Garage, log: SharedLogAppender,
+                                  sourceLocation: SourceLocation = #_sourceLocation) throws -> (batches: Int, downloaded: Int) {
+        let who = "final"
+        // No job runs any more: every claim left is a killed job's.
+        log.write("RECOVERING", who, "0")
+        log.write("RECOVERED", who, "\(try garage.releaseStaleClaims(olderThan: 0))")
+        log.write("HELD", who, "\(try garage.heldObjects(SyncStressDocument.self).count)")
+        try garage.retryHeld(SyncStressDocument.self)
+        var batches = 0
+        while batches < 1_000 {
+            let claim = try garage.claim(SyncStressDocument.self, limit: 25)
+            if claim.isEmpty { break }
+            batches += 1
+            log.write("BEGIN", who, claim.id, "\(claim.date.timeIntervalSince1970)",
+                      Self.logList(claim.objects.map { "\($0.id):\($0.version)" }), Self.logList(claim.deletions))
+            var newer: [SyncStressServerDocument] = []
+            var uploaded: [String] = []
+            for document in claim.objects {
+                let current = try server.retrieve(SyncStressServerDocument.self, identifier: document.id)
+                #expect((current?.version ?? 0) <= document.version, "\(document.id): the server has a newer version",
+                        sourceLocation: sourceLocation)
+                if current?.version != document.version {
+                    newer.append(SyncStressServerDocument(id: document.id, version: document.version,
+                                                          body: document.body, serverEdit: document.serverEdit))
+                }
+                uploaded.append("\(document.id):\(document.version)")
+            }
+            try server.transaction {
+                try server.parkAll(newer)
+                for id in claim.deletions { try server.delete(SyncStressServerDocument.self, identifier: id) }
+            }
+            log.write("UPLOADED", who, claim.id, Self.logList(uploaded), Self.logList(claim.deletions), "-")
+            log.write("ENDING", who, claim.id, "complete")
+            let report = try garage.complete(claim)
+            log.write("END", who, claim.id, "complete", Self.logList(report.synced), Self.logList(report.notSynced),
+                      Self.logList(report.deletionsUploaded), Self.logList(report.keptByApp), Self.logList(report.lost),
+                      Self.logList(report.deleted))
+            #expect(report.synced == claim.identifiers && report.deletionsUploaded == claim.deletions,
+                    "nothing edits during the final sync: \(report)", sourceLocation: sourceLocation)
+        }
+        let changes = try server.retrieveAll(SyncStressServerChange.self).map(\.id)
+        var present: [SyncStressDocument] = []
+        var absent: [String] = []
+        for id in changes {
+            if let copy = try server.retrieve(SyncStressServerDocument.self, identifier: id) {
+                present.append(SyncStressDocument(id: id, version: copy.version, body: copy.body,
+                                                  serverEdit: copy.serverEdit, syncStatus: .synced))
+            } else {
+                absent.append(id)
+            }
+        }
+        log.write("DLBEGIN", who, Self.logList(present.map { "\($0.id):\($0.version)" }))
+        let downloaded = try garage.parkDownloaded(present)
+        log.write("DOWNLOAD", who, Self.logList(downloaded.applied.map { id in "\(id):\(present.first { $0.id == id }?.version ?? -1)" }),
+                  Self.logList(downloaded.conflicts.map(\.object.identifier)))
+        log.write("DLDELBEGIN", who, Self.logList(absent))
+        let deleted = try garage.deleteDownloaded(SyncStressDocument.self, identifiers: absent)
+        log.write("DLDELETE", who, Self.logList(deleted.deleted), Self.logList(deleted.conflicts.map(\.object.identifier)))
+        #expect(downloaded.conflicts == [] && deleted.conflicts == [], "everything is synced: no conflict",
+                sourceLocation: sourceLocation)
+        #expect(downloaded.applied.count == present.count, sourceLocation: sourceLocation)
+        try server.transaction {
+            for id in changes { try server.delete(SyncStressServerChange.self, identifier: id) }
+        }
+        return (batches, changes.count)
+    }
+
+    private static func logList(_ items: [String]) -> String {
+        items.isEmpty ? "-" : items.joined(separator: ",")
+    }
+
     // MARK: - Helpers
 
     /// Checks that every document holds its last edit, synced, and that nothing else is there.
