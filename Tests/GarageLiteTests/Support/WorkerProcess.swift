@@ -2,13 +2,12 @@ import Foundation
 @testable import GarageLite
 
 /// A `garage-stress-worker` process a test launched, with its output (stdout and stderr) in a
-/// file, which the test can wait for or kill.
-///
-/// `@unchecked`: `Process` is not `Sendable`; it is only started here, then read and signalled.
-final class WorkerProcess: @unchecked Sendable {
+/// file, which the test can wait for or kill. (`Process` is not `Sendable`: it is kept behind
+/// a lock.)
+final class WorkerProcess: Sendable {
     let name: String
     let output: URL
-    private let process: Process
+    private let process: Protected<Process>
     private let ended = DispatchSemaphore(value: 0)
     private let hasEnded = Protected(false)
 
@@ -19,16 +18,17 @@ final class WorkerProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let handle = try FileHandle(forWritingTo: output)
         defer { try? handle.close() }
-        process = Process()
+        let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         process.standardOutput = handle
         process.standardError = handle
         process.terminationHandler = { [ended] _ in ended.signal() }
         try process.run()
+        self.process = Protected(process)
     }
 
-    var processIdentifier: Int32 { process.processIdentifier }
+    var processIdentifier: Int32 { process.read { $0.processIdentifier } }
 
     /// Whether the process ended within `timeout` seconds (0: whether it has ended).
     func wait(timeout: TimeInterval) -> Bool {
@@ -40,16 +40,16 @@ final class WorkerProcess: @unchecked Sendable {
 
     /// Sends SIGKILL: the process ends at once, wherever it was.
     func kill() {
-        if !hasEnded.read({ $0 }) { _ = Foundation.kill(process.processIdentifier, SIGKILL) }
+        if !hasEnded.read({ $0 }) { _ = Foundation.kill(processIdentifier, SIGKILL) }
     }
 
     /// Whether the process exited with status 0 (after `wait` said it ended).
     var exitedCleanly: Bool {
-        process.terminationReason == .exit && process.terminationStatus == 0
+        process.read { $0.terminationReason == .exit && $0.terminationStatus == 0 }
     }
 
     var wasKilled: Bool {
-        process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+        process.read { $0.terminationReason == .uncaughtSignal && $0.terminationStatus == SIGKILL }
     }
 
     var outputText: String {
