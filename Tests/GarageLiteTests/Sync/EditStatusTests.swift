@@ -32,6 +32,44 @@ struct EditStatusTests {
         #expect(try garage.claim(Book.self, limit: 10).identifiers == ["1"])
     }
 
+    /// A newcomer's view model kept the retrieved `.synced` struct and parked it after each
+    /// edit: the second park stored `.synced`, and both edits were never uploaded.
+    @Test(arguments: autosaves)
+    func anObjectEditedAndParkedTwiceIsStillNotSynced(autosave: Bool) throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Book(id: 1, title: "Emma", author: Author(id: UUID(), name: "Austen"), syncStatus: .notSynced))
+        try garage.complete(try garage.claim(Book.self, limit: 10))
+        garage.isAutosaveEnabled = autosave
+
+        var book = try #require(try garage.retrieve(Book.self, identifier: 1))
+        book.title = "Emma, first edit"
+        try garage.park(book)                               // says .synced, over a .synced row
+        book.title = "Emma, second edit"
+        try garage.park(book)                               // says .synced, over a .notSynced row
+        #expect(try Self.status(garage, 1) == .notSynced)
+        try garage.save()
+        #expect(try Self.status(garage, 1) == .notSynced)
+        #expect(try garage.claim(Book.self, limit: 10).objects.map(\.title) == ["Emma, second edit"])
+    }
+
+    /// The same stale copy parked during an upload that then fails: releasing the claim must
+    /// leave the edit to upload.
+    @Test func anEditSayingSyncedDuringAFailedUploadIsUploadedNextTime() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Book(id: 1, title: "Emma", author: Author(id: UUID(), name: "Austen"), syncStatus: .notSynced))
+        try garage.complete(try garage.claim(Book.self, limit: 10))
+        var book = try #require(try garage.retrieve(Book.self, identifier: 1))
+        book.title = "Emma (revised)"
+        try garage.park(book)
+        let claim = try garage.claim(Book.self, limit: 10)
+        book.title = "Emma (revised twice)"
+        try garage.park(book)                               // still says .synced
+        let report = try garage.release(claim, retryAfter: 0, error: nil)
+        #expect(report.synced.isEmpty)
+        #expect(try Self.status(garage, 1) == .notSynced)
+        #expect(try garage.claim(Book.self, limit: 10).objects.map(\.title) == ["Emma (revised twice)"])
+    }
+
     @Test(arguments: autosaves)
     func aSyncedObjectParkedUnchangedStaysSynced(autosave: Bool) throws {
         let garage = try Garage.inMemory()

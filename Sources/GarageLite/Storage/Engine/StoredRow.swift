@@ -98,15 +98,17 @@ extension RowPayload {
     ///
     /// - An object that says `.syncing` over a row no claim holds (it was retrieved during a
     ///   claim, and parked after it ended) is `.notSynced`: no job would ever end that status.
-    /// - An object that says `.synced` over a `.synced` row whose content it changes (it was
-    ///   retrieved, edited and parked) is `.notSynced`: its edit must be uploaded. Changes from
-    ///   the server are parked with `parkDownloaded`, which stores `.synced`.
+    /// - An object that says `.synced` over a row whose content it changes (it was retrieved
+    ///   as `.synced`, edited and parked, once or more) is `.notSynced`: its edit must be
+    ///   uploaded. Changes from the server are parked with `parkDownloaded`, which stores
+    ///   `.synced`. Over a row whose content it leaves as it is, `.synced` is stored: an app
+    ///   marks an object synced after uploading it.
     static func status(parking parked: SyncStatus?, over existing: StoredRow?, contentChanged: Bool) -> SyncStatus {
         guard let parked else { return existing?.syncStatus ?? .undetermined }
         switch parked {
         case .syncing where existing?.claim == nil:
             return .notSynced
-        case .synced where contentChanged && existing?.syncStatus == .synced:
+        case .synced where contentChanged && existing != nil:
             return .notSynced
         default:
             return parked

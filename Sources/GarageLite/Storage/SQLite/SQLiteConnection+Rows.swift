@@ -151,8 +151,7 @@ extension SQLiteConnection {
             WHEN isDeleted <> 0 THEN \(SyncStatus.notSynced.rawValue)
             WHEN ?5 IS NULL THEN syncStatus
             WHEN ?5 = \(SyncStatus.syncing.rawValue) AND claim IS NULL THEN \(SyncStatus.notSynced.rawValue)
-            WHEN ?5 = \(SyncStatus.synced.rawValue) AND syncStatus = \(SyncStatus.synced.rawValue)
-                AND data IS NOT excluded.data THEN \(SyncStatus.notSynced.rawValue)
+            WHEN ?5 = \(SyncStatus.synced.rawValue) AND data IS NOT excluded.data THEN \(SyncStatus.notSynced.rawValue)
             ELSE ?5
         END
         """
