@@ -14,14 +14,6 @@ actor FakeServer: NotesServer {
         var description: String { "the server did not answer" }
     }
 
-    struct Conflict: Error, CustomStringConvertible {
-        var serverRevision: Int
-        var baseRevision: Int
-        var description: String {
-            "conflict: the server has revision \(serverRevision), the edit is based on \(baseRevision)"
-        }
-    }
-
     func setReachable(_ reachable: Bool) { isReachable = reachable }
 
     func upload(_ notes: [Note], deleting identifiers: [String]) throws -> [String: any Error] {
@@ -30,8 +22,8 @@ actor FakeServer: NotesServer {
         for var note in notes {
             // An edit based on an older revision than the server's would overwrite a change
             // the device has not seen: rejected. (A note deleted here is re-created.)
-            if let current = entries[note.id], current.note != nil, current.revision != note.serverRevision {
-                rejected[note.id] = Conflict(serverRevision: current.revision, baseRevision: note.serverRevision)
+            if let current = entries[note.id], let currentNote = current.note, current.revision != note.serverRevision {
+                rejected[note.id] = NoteConflict(current: currentNote)
                 continue
             }
             revision += 1

@@ -13,10 +13,16 @@ struct Note: Mappable, Syncable, Equatable {
 /// Your web service (the demo's is FakeServer.swift).
 protocol NotesServer: Sendable {
     /// Stores the notes and deletes the identifiers; returns the notes it rejected, by
-    /// identifier: those based on an older revision than its own.
+    /// identifier: those based on an older revision than its own, as a `NoteConflict`.
     func upload(_ notes: [Note], deleting identifiers: [String]) async throws -> [String: any Error]
     /// The notes changed and the identifiers deleted since `cursor`, and the next cursor.
     func changes(since cursor: Int) async throws -> (notes: [Note], deleted: [String], cursor: Int)
+}
+
+/// The server's answer to an edit based on an older revision than its own: its version.
+struct NoteConflict: Error, CustomStringConvertible {
+    var current: Note
+    var description: String { "conflict: the server has revision \(current.serverRevision)" }
 }
 
 /// How far the downloads got, kept in the same garage.
@@ -32,6 +38,9 @@ struct SyncReport {
     var failure: (any Error)?                // the upload that failed: its batch waits retryAfter
     var downloads: [DownloadReport] = []     // notes parked (with the conflicts), and deleted
     var held: [HeldObject] = []              // failed too often: claims skip them
+
+    /// The conflicts merged so far, to upload.
+    var mergedCount: Int { downloads.flatMap(\.conflicts).filter { $0.resolution == .merged }.count }
 }
 
 struct SyncJob {
@@ -51,9 +60,12 @@ struct SyncJob {
     func run() async throws -> SyncReport {
         var report = SyncReport()
         try await garage.releaseStaleClaims(olderThan: staleAfter)   // a crashed job's claims
-        if try await upload(&report), try await download(&report) {
-            // The download merged a conflict: upload the merge, and download its revision.
-            if try await upload(&report) { try await download(&report) }
+        // A conflict merged by the upload or the download is uploaded by a second round.
+        for _ in 1...2 {
+            let merged = report.mergedCount
+            guard try await upload(&report) else { break }
+            try await download(&report)
+            if report.mergedCount == merged { break }
         }
         report.held = try await garage.heldObjects(Note.self)
         return report
@@ -76,15 +88,20 @@ struct SyncJob {
                 return false
             }
             // .synced, except a note parked again during the upload, and the rejected ones:
-            // those stay .notSynced (the download brings the server's version to merge with).
+            // those stay .notSynced.
             report.uploads.append(try await garage.complete(claim, rejected: rejected, retryAfter: retryAfter))
             report.rejected.merge(rejected) { $1 }
+            // A rejected edit is merged with the server's version at once: the change feed
+            // may be past it already (the edit was unsaved during a download, say).
+            let current = rejected.values.compactMap { ($0 as? NoteConflict)?.current }
+            if !current.isEmpty {
+                report.downloads.append(try await garage.parkDownloaded(current, onConflict: onConflict))
+            }
         }
     }
 
-    /// Applies what changed on the server since the last download; true when it merged a conflict.
-    @discardableResult
-    private func download(_ report: inout SyncReport) async throws -> Bool {
+    /// Applies what changed on the server since the last download.
+    private func download(_ report: inout SyncReport) async throws {
         let cursor = try await garage.retrieve(SyncCursor.self, identifier: "notes") ?? SyncCursor()
         let changes = try await server.changes(since: cursor.position)
         // .synced; a note with a local edit the server hasn't seen is a conflict: onConflict.
@@ -92,6 +109,5 @@ struct SyncJob {
         report.downloads.append(parked)
         report.downloads.append(try await garage.deleteDownloaded(Note.self, identifiers: changes.deleted))
         try await garage.park(SyncCursor(position: changes.cursor))
-        return parked.conflicts.contains { $0.resolution == .merged }
     }
 }
