@@ -16,17 +16,18 @@ extension Garage {
     /// Elements arrive after the commit: a `retrieve` then sees the change. Changes made while
     /// autosave is off arrive when they are saved; those of a transaction, when it commits.
     /// The sequence ends when the task iterating it is cancelled; elements are buffered until
-    /// they are read.
+    /// they are read. Only changes are reported: parking an object as it is stored, or setting
+    /// the status it has, commits nothing to tell.
     ///
     /// **Other garages and other processes.** The commits that other `Garage` instances and
     /// other processes (an app extension, a sync job's process) make to the same file arrive
     /// too, a few tens of milliseconds after them (the garage looks every 50 ms, while someone
-    /// observes; nothing runs when nobody does). They differ from this garage's own in three
+    /// observes; nothing runs when nobody does). They differ from this garage's own in two
     /// ways, because they are found by comparing each observed object's revision,
     /// modification date and sync status with what the garage saw before: the commits made
-    /// elsewhere between two looks arrive as one element; a park that left an object's data
-    /// and status as they were is not seen; and a `deleteAll` or `migrateAll` arrives as one
-    /// change per object instead of one for the type. A store in memory has no other writers.
+    /// elsewhere between two looks arrive as one element, and a `deleteAll` or `migrateAll`
+    /// arrives as one change per object instead of one for the type. A store in memory has no
+    /// other writers.
     public func changes<T>(of type: T.Type) -> AsyncStream<[GarageChange]> {
         observers.subscribe(typeName: Identity.typeName(T.self), store: store)
     }
@@ -40,8 +41,11 @@ extension Garage {
     /// }
     /// ```
     ///
-    /// The value is retrieved when the element is read, so a burst of commits may show the
-    /// latest value more than once. Like ``changes(of:)``, the commits of other garages and
+    /// The value is retrieved when the element is read, and each value is yielded once: a
+    /// burst of commits read late yields the latest value once, and commits that leave the
+    /// value as it was yield nothing (a claim then a release of an object that is not
+    /// `Syncable`; a `Syncable` object's value holds its status, so a claim changes it).
+    /// Like ``changes(of:)``, the commits of other garages and
     /// other processes on the same file arrive too, with the same values: a commit made
     /// elsewhere right after this call returns is not missed. The values need not be
     /// `Sendable`: each is retrieved on the actor that iterates.
@@ -52,6 +56,27 @@ extension Garage {
         return ObjectChanges(
             garage: self, identifier: identifier,
             changes: observers.subscribe(typeName: Identity.typeName(T.self), identifier: identifier, store: store))
+    }
+}
+
+/// What distinguishes one value of an observed object from the next: its row's revision and,
+/// when the value holds it (a `Syncable` object), its sync status.
+struct ObservedVersion: Sendable, Equatable {
+    var revision: Int64
+    var syncStatus: SyncStatus?
+}
+
+extension Garage {
+    /// The object `identifier` of type `T` and its version, read in one snapshot.
+    func observing<T: Decodable & SendableMetatype>(_ type: T.Type, identifier: String) -> StoreWork<(T?, ObservedVersion?)> {
+        let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: identifier)
+        let configuration = configuration()
+        let holdsStatus = T.self is any Syncable.Type
+        return reading("retrieve \(key)") { view in
+            guard let row = try view.row(key, for: .all) else { return (nil, nil) }
+            let value = try configuration.decode(T.self, row, with: configuration.decoder(view))
+            return (value, ObservedVersion(revision: row.revision, syncStatus: holdsStatus ? row.syncStatus : nil))
+        }
     }
 }
 
@@ -75,13 +100,25 @@ public struct ObjectChanges<Object: Decodable & SendableMetatype>: AsyncSequence
         let garage: Garage
         let identifier: String
         var changes: AsyncStream<[GarageChange]>.AsyncIterator
+        /// What the last value yielded was: its row's revision and (for a `Syncable` object,
+        /// whose value holds it) status; `.some(nil)` once it was deleted, `nil` before any.
+        var last: ObservedVersion??
 
         /// The object after the next commit that changed it (`.some(nil)` once deleted), or
         /// `nil` when the sequence ends; retrieved on the actor that iterates (`for try await`
         /// calls this one).
+        ///
+        /// A value is yielded once: commits that leave it as the last one yielded (a burst
+        /// already read, a claim then a release of an object that is not `Syncable`) yield
+        /// nothing.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Object?? {
-            guard await changes.next(isolation: actor) != nil else { return nil }
-            return .some(try await garage.retrieve(Object.self, identifier: identifier))
+            while await changes.next(isolation: actor) != nil {
+                let (value, version) = try await garage.run(garage.observing(Object.self, identifier: identifier))
+                if case .some(let last) = last, last == version { continue }
+                last = .some(version)
+                return .some(value)
+            }
+            return nil
         }
 
         /// The object after the next commit that changed it (see ``next(isolation:)``).

@@ -21,8 +21,7 @@ import Foundation
 /// own writes too.
 ///
 /// **What differs from this garage's own commits.** Commits made elsewhere between two looks
-/// arrive as one element; a park that left an object's data and status as they were is not
-/// seen; a `deleteAll` or `migrateAll` arrives as one change per object rather than one for
+/// arrive as one element; a `deleteAll` or `migrateAll` arrives as one change per object rather than one for
 /// the type.
 final class CommitWatch: Sendable {
     /// How often the watch looks: well under the 250 ms an observer may wait.

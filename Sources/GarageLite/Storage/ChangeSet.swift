@@ -139,30 +139,39 @@ struct ChangeSet: Sendable {
 
 extension RowWriteStatements {
     /// Writes every change of `changes`, segment after segment: the result is the same as
-    /// running every call in sequence.
-    func apply(_ changes: ChangeSet, now: Date) throws {
+    /// running every call in sequence. With `recording`, returns the changes that changed
+    /// something (a park of an object as it was stored changes nothing), for observers.
+    @discardableResult
+    func apply(_ changes: ChangeSet, now: Date, recording: Bool = false) throws -> ChangeSet? {
+        var written: ChangeSet? = recording ? ChangeSet() : nil
         for segment in changes.segments {
+            let count: Int
             switch segment.bulk {
             case .deleteAll(let type)?:
-                _ = try deleteAll(ofType: type, now: now)
+                count = try deleteAll(ofType: type, now: now)
             case .renameType(let from, let to)?:
-                _ = try renameType(from: from, to: to)
+                count = try renameType(from: from, to: to)
             case nil:
-                break
+                count = 0
             }
+            if let bulk = segment.bulk, count > 0 { written?.record(bulk) }
             for (key, change) in segment.rows {
+                let changed: Bool
                 switch change {
                 case .park(let payload):
-                    try park(key, payload, now: now)
+                    changed = try park(key, payload, now: now)
                 case .replace(let payload):
-                    try delete(key, now: now)       // a tombstone, which the park turns into an edit
-                    try park(key, payload, now: now)
+                    // A tombstone, which the park turns into an edit.
+                    let deleted = try delete(key, now: now)
+                    changed = try park(key, payload, now: now) || deleted
                 case .delete:
-                    try delete(key, now: now)
+                    changed = try delete(key, now: now)
                 case .setSyncStatus(let status):
-                    try setSyncStatus(status, of: key)
+                    changed = try setSyncStatus(status, of: key)
                 }
+                if changed { written?.record(change, for: key) }
             }
         }
+        return written
     }
 }

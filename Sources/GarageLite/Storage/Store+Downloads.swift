@@ -70,8 +70,9 @@ extension Store {
                 }
                 let now = Date()
                 for (key, payload) in toWrite {
-                    try statements.park(key, payload, now: now)
-                    written?.record(.park(payload), for: key)
+                    if try statements.park(key, payload, now: now) {
+                        written?.record(.park(payload), for: key)
+                    }
                 }
                 return report
             }

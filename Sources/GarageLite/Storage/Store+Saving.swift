@@ -23,17 +23,17 @@ extension Store {
                 combined = saved
                 combined.merge(changes)
             }
-            let result = try statements.transaction {
+            let isObserved = listener.isListening
+            let (result, written) = try statements.transaction {
                 let result = try check(StoreView(statements, pending: saved.isEmpty ? nil : saved))
-                try statements.apply(combined, now: Date())
-                return result
+                return (result, try statements.apply(combined, now: Date(), recording: isObserved))
             }
             if !saved.isEmpty {
                 unsaved.write {
                     if $0.epoch == epoch { $0.changes = $0.changes.removing(saved: saved) }
                 }
             }
-            listener.committed(combined)
+            if let written, !written.isEmpty { listener.committed(written) }
             return result
         })
     }
@@ -83,14 +83,15 @@ extension Store {
                         let now = Date()
                         while let batch = try stream.next() {
                             for (key, payload) in batch {
-                                try statements.park(key, payload, now: now)
-                                written?.record(.park(payload), for: key)
+                                if try statements.park(key, payload, now: now) {
+                                    written?.record(.park(payload), for: key)
+                                }
                             }
                         }
                     }
                 }
                 // Told here, on the writer, like every commit: observers see commits in order.
-                if let written { listener.committed(written) }
+                if let written, !written.isEmpty { listener.committed(written) }
                 stream.complete(.success(()))
             } catch {
                 stream.complete(.failure(error))

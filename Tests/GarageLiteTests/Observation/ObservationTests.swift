@@ -2,6 +2,10 @@ import Foundation
 import Testing
 @testable import GarageLite
 
+private func change(_ identifier: String?, _ kind: GarageChange.Kind) -> GarageChange {
+    GarageChange(typeName: "Memo", identifier: identifier, kind: kind)
+}
+
 @Suite("Observing changes")
 struct ObservationTests {
     @Test func changesOfATypeArriveAfterEachCommit() async throws {
@@ -81,6 +85,57 @@ struct ObservationTests {
         try await garage.delete(Memo(id: "a", text: ""))
         let deleted = try await iterator.next()
         #expect(deleted != nil && deleted! == nil)
+    }
+
+    /// Observation reports changes only: a park of an object as it is stored, or a status set
+    /// to what it was, commits nothing to tell.
+    @Test func writesThatChangeNothingAreNotReported() async throws {
+        let garage = try Garage.inMemory()
+        try await garage.park(Memo(id: "a", text: "1"))
+        var changes = garage.changes(of: Memo.self).makeAsyncIterator()
+        try await garage.park(Memo(id: "a", text: "1"))                       // as stored
+        try await garage.parkAll([Memo(id: "a", text: "1"), Memo(id: "b", text: "")])
+        try await garage.setSyncStatus(.notSynced, for: Memo(id: "a", text: ""))   // as it was
+        try await garage.deleteAll(Counter.self)                              // nothing to delete
+        try await garage.park(Memo(id: "a", text: "2"))
+        #expect(await changes.next() == [change("b", .parked)])
+        #expect(await changes.next() == [change("a", .parked)])
+    }
+
+    /// Each value of an observed object is yielded once: a burst of commits read late yields
+    /// the latest value once, and a claim then a release of an object whose value does not hold
+    /// its status yields nothing.
+    @Test func eachValueIsYieldedOnce() async throws {
+        let garage = try Garage.inMemory()
+        var values = try garage.changes(to: Counter.self, identifier: 1).makeAsyncIterator()
+        /// Parks `value` a moment from now, while the iterator waits: if a spent signal made it
+        /// yield, it would yield the value before this one.
+        func parkSoon(_ value: Int) -> Task<Void, any Error> {
+            Task {
+                try await Task.sleep(nanoseconds: 50_000_000)
+                try await garage.park(Counter(id: 1, value: value))
+            }
+        }
+        for value in 1...3 { try await garage.park(Counter(id: 1, value: value)) }
+        #expect(try await values.next()??.value == 3)
+        var soon = parkSoon(4)
+        #expect(try await values.next()??.value == 4)         // the burst's other commits yield nothing
+        try await soon.value
+
+        let claim = try await garage.claim(Counter.self, limit: 10, status: .undetermined)
+        #expect(claim.count == 1)
+        try await garage.release(claim)
+        soon = parkSoon(5)
+        #expect(try await values.next()??.value == 5)         // nor do the claim and the release
+        try await soon.value
+
+        // A Syncable object's value holds its status: a claim changes it.
+        try await garage.park(Memo(id: "m", text: ""))
+        var memo = try garage.changes(to: Memo.self, identifier: "m").makeAsyncIterator()
+        let memoClaim = try await garage.claim(Memo.self, limit: 10)
+        #expect(try await memo.next()??.syncStatus == .syncing)
+        try await garage.release(memoClaim)
+        #expect(try await memo.next()??.syncStatus == .notSynced)
     }
 
     @Test func cancellingTheObserverEndsTheSequence() async throws {

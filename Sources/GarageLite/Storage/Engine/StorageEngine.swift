@@ -130,15 +130,16 @@ protocol RowWriteStatements: RowStatements {
     func othersCommitCounter() throws -> Int
 
     /// Inserts or updates the row: its revision and modification date change only when its
-    /// data does; a row once parked as a root stays one.
-    func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws
+    /// data does; a row once parked as a root stays one. Returns whether the row changed (a
+    /// park of what is stored already writes nothing).
+    @discardableResult func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool
     /// Deletes the object: its row becomes a tombstone (`.notSynced`, for a sync job to
     /// upload) when a copy may be on the server, and goes otherwise. Returns whether there was
     /// an object.
     @discardableResult func delete(_ key: ObjectKey, now: Date) throws -> Bool
     /// Deletes the row, a tombstone too, leaving nothing; returns whether there was one.
     @discardableResult func purge(_ key: ObjectKey) throws -> Bool
-    /// Sets the row's status; returns whether the row exists.
+    /// Sets the row's status; returns whether it changed (the row exists, with another status).
     @discardableResult func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool
     /// Deletes every object of `type` as ``delete(_:now:)`` does; with `nil`, purges every row
     /// (a local reset: no tombstones). Returns how many objects there were.

@@ -135,11 +135,14 @@ extension SQLiteConnection {
 
     // MARK: - Writing rows
 
-    func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws {
+    @discardableResult
+    func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool {
         try db.cachedStatement(sql: Self.parkSQL).execute(arguments: [
             key.typeName, key.identifier, payload.data, payload.isEncrypted, payload.syncStatus?.rawValue,
             now.timeIntervalSince1970, payload.isRoot, payload.references, payload.isDownloaded,
         ])
+        // The upsert's WHERE skips a row that would stay as it is.
+        return db.changesCount > 0
     }
 
     /// The status a parked row gets: `RowPayload.status(parking:over:contentChanged:)`, in SQL.
@@ -213,7 +216,7 @@ extension SQLiteConnection {
     func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
         try db.cachedStatement(sql: """
             UPDATE garage_object SET syncStatus = ?1, isRemote = isRemote OR ?1 = \(SyncStatus.synced.rawValue)
-            WHERE type = ?2 AND identifier = ?3 AND isDeleted = 0
+            WHERE type = ?2 AND identifier = ?3 AND isDeleted = 0 AND syncStatus IS NOT ?1
             """).execute(arguments: [status.rawValue, key.typeName, key.identifier])
         return db.changesCount > 0
     }
