@@ -111,10 +111,12 @@ extension Garage {
     /// so a `Hashable` object parked before a relaunch is found after it. It changes when the
     /// object's content does.
     public func identifier<T: Encodable>(for object: T) throws -> String {
-        try key(of: object).identifier
+        try key(of: object, for: "identify").identifier
     }
 
-    func key<T>(of object: T) throws -> ObjectKey {
+    /// The key of `object`, for `operation` ("delete"), which names it in errors.
+    func key<T>(of object: T, for operation: @autoclosure () -> String) throws -> ObjectKey {
+        try Identity.checkIsObject(T.self, operation: operation())
         let typeName = Identity.typeName(T.self)
         if let identifier = try Identity.declaredIdentifier(of: object) {
             return ObjectKey(typeName: typeName, identifier: identifier)
@@ -298,7 +300,7 @@ extension Garage {
     }
 
     private func deleting<T>(_ object: T) throws -> (ObjectKey, ChangeSet) {
-        let key = try key(of: object)
+        let key = try key(of: object, for: "delete")
         var changes = ChangeSet()
         changes.record(.delete, for: key)
         return (key, changes)

@@ -42,7 +42,7 @@ extension Garage {
     private func settingStatus<T>(
         _ syncStatus: SyncStatus, of objects: [T]
     ) throws -> (String, ChangeSet, @Sendable (StoreView) throws -> Void) {
-        let keys = try objects.map { try key(of: $0) }
+        let keys = try objects.map { try key(of: $0, for: "set the sync status of") }
         var changes = ChangeSet()
         for key in keys {
             changes.record(.setSyncStatus(syncStatus), for: key)
@@ -200,14 +200,14 @@ extension Garage {
     ///
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when it is not parked.
     public func metadata<T>(for object: T) throws -> ObjectMetadata {
-        let key = try key(of: object)
+        let key = try key(of: object, for: "read the metadata of")
         return try Self.required(run(readingMetadata(key)), key)
     }
 
     /// What the garage knows of `object`'s row besides its content (see ``metadata(for:)-3uao6``),
     /// without blocking the calling thread.
     public nonisolated(nonsending) func metadata<T>(for object: T) async throws -> ObjectMetadata {
-        let key = try key(of: object)
+        let key = try key(of: object, for: "read the metadata of")
         return try Self.required(await run(readingMetadata(key)), key)
     }
 

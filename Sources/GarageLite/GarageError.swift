@@ -81,6 +81,9 @@ public enum GarageError: Error, Equatable, Sendable {
     /// The encryption delegate's output for an object can't be stored as it is (it contains
     /// U+0000); nothing was parked.
     case encryptionFailed(typeName: String, identifier: String, reason: String)
+    /// A collection (`typeName`, such as `Array<Note>`) was given where one object belongs:
+    /// `park(notes)` meant `parkAll(notes)`. Nothing was done.
+    case collectionNotAnObject(typeName: String, operation: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -148,6 +151,10 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .encryptionFailed(type, identifier, reason):
             return "The object of type \(type) with identifier \(identifier) could not be encrypted: \(reason). "
                 + "Nothing was parked; fix the dataEncryptionDelegate, then park it again."
+        case let .collectionNotAnObject(type, operation):
+            let instead = operation == "park" ? "parkAll(_:)" : "\(operation) for each element"
+            return "Cannot \(operation) \(type) as one object: it is a collection. Use \(instead) to "
+                + "\(operation) its elements, or wrap it in a struct with an identity to keep it as one object."
         }
     }
 

@@ -139,6 +139,33 @@ struct GarageObjectsTests {
             == "Missing Identifiable or Hashable conformance for type: Anonymous")
     }
 
+    /// `park(notes)` meant `parkAll(notes)`: it says so, instead of a conformance error for
+    /// `Array<Memo>`, or (for a `Hashable` array) one row holding the whole array.
+    @Test func aCollectionGivenAsOneObjectPointsToTheRightCall() throws {
+        let garage = try Garage.inMemory()
+        let memos = [Memo(id: "a", text: ""), Memo(id: "b", text: "")]
+        #expect(throws: GarageError.collectionNotAnObject(typeName: "Array<Memo>", operation: "park")) {
+            try garage.park(memos)
+        }
+        #expect(throws: GarageError.collectionNotAnObject(typeName: "Array<Anonymous>", operation: "park")) {
+            try garage.parkAll([[Anonymous(value: 1)]])
+        }
+        #expect(throws: GarageError.collectionNotAnObject(typeName: "Set<Int>", operation: "park")) {
+            try garage.park(Set([1, 2]))
+        }
+        #expect(throws: GarageError.collectionNotAnObject(typeName: "Array<Memo>", operation: "identify")) {
+            try garage.identifier(for: memos)
+        }
+        #expect(try garage.count(Memo.self) == 0 && garage.count(Array<Anonymous>.self) == 0)
+        #expect(GarageError.collectionNotAnObject(typeName: "Array<Memo>", operation: "park").description
+            == "Cannot park Array<Memo> as one object: it is a collection. Use parkAll(_:) to park its "
+            + "elements, or wrap it in a struct with an identity to keep it as one object.")
+        // A string is a value, and an Identifiable collection an object of its own.
+        try garage.park("a note to self")
+        try garage.park(MemoShelf(id: "s", memos: memos))
+        #expect(try garage.retrieve(MemoShelf.self, identifier: "s")?.memos == memos)
+    }
+
     @Test func parkAllWithAnUnsupportedIDDeepInTheGraphParksNothing() throws {
         let garage = try Garage.inMemory()
         let good = Trip(id: "good", stops: [])
@@ -427,4 +454,13 @@ extension GarageObjectsTests {
             }
         }
     }
+}
+
+/// An `Identifiable` collection: an object of its own, parked as one row.
+private struct MemoShelf: Codable, Identifiable, RandomAccessCollection {
+    var id: String
+    var memos: [Memo]
+    var startIndex: Int { memos.startIndex }
+    var endIndex: Int { memos.endIndex }
+    subscript(position: Int) -> Memo { memos[position] }
 }

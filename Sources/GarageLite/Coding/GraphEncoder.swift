@@ -36,6 +36,7 @@ final class GraphEncoder {
     /// Encodes `object` as a root row (and the rows it references); returns its key.
     @discardableResult
     func encodeRoot<T: Encodable>(_ object: T) throws -> ObjectKey {
+        try Identity.checkIsObject(T.self, operation: "park")
         let typeName = Identity.typeName(T.self)
         if let identifier = try Identity.declaredIdentifier(of: object) {
             let key = ObjectKey(typeName: typeName, identifier: identifier)
@@ -83,6 +84,7 @@ final class GraphEncoder {
 
     /// The identifier `object` is parked under.
     func identifier<T: Encodable>(of object: T) throws -> String {
+        try Identity.checkIsObject(T.self, operation: "identify")
         if let identifier = try Identity.declaredIdentifier(of: object) {
             return identifier
         }

@@ -43,6 +43,17 @@ enum Identity {
         return identifier.precomposedStringWithCanonicalMapping
     }
 
+    /// Throws ``GarageError/collectionNotAnObject(typeName:operation:)`` when `T` is a
+    /// collection that is not an object of its own (not `Identifiable`): an array, a set or a
+    /// dictionary given to `park` (which meant `parkAll`), `delete` or `setSyncStatus`. A
+    /// `Hashable` array would otherwise be stored as one row, named by its content. Strings
+    /// and `Data` are collections too, but values.
+    static func checkIsObject<T>(_ type: T.Type, operation: @autoclosure () -> String) throws {
+        guard type is any Collection.Type, !(type is any Identifiable.Type),
+              !(type is any StringProtocol.Type), type != Data.self else { return }
+        throw GarageError.collectionNotAnObject(typeName: typeName(T.self), operation: operation())
+    }
+
     /// The identifier of an `Identifiable` value, or `nil` if the value is not `Identifiable`.
     static func declaredIdentifier(of value: Any) throws -> String? {
         guard let identifiable = value as? any Identifiable else { return nil }
