@@ -110,7 +110,7 @@ extension Garage {
     /// it. Every object of the batch counts this failure: when the server says which objects
     /// it rejected, end the claim with ``complete(_:rejected:retryAfter:)-7nkru`` instead, so that
     /// one object it always rejects can't hold the others back. List them with
-    /// ``heldObjects(_:)-1a0n``, with the last error; ``retryHeld(_:identifiers:)-5ajvc`` lets claims take
+    /// ``heldObjects(_:)-1a0n``, with the last error; ``retryHeld(_:identifiers:)-5kutd`` lets claims take
     /// them again, and so does parking an object with new content. A completed claim forgets
     /// the failed attempts. ``release(_:)-2mefx`` gives a batch back without counting a failure.
     @discardableResult
@@ -191,14 +191,14 @@ extension Garage {
     /// Forgets the failed uploads of the objects of type `T` that `identifiers` name (every
     /// one when `nil`), so that claims take them again; returns how many had failed.
     @discardableResult
-    public func retryHeld<T, ID>(_ type: T.Type, identifiers: [ID]? = nil as [String]?) throws -> Int {
+    public func retryHeld<T, ID: GarageIdentifier>(_ type: T.Type, identifiers: [ID]? = nil as [String]?) throws -> Int {
         try run(store.retryingHeld(Identity.typeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
     }
 
-    /// Forgets the failed uploads of objects (see ``retryHeld(_:identifiers:)-5ajvc``) without
+    /// Forgets the failed uploads of objects (see ``retryHeld(_:identifiers:)-5kutd``) without
     /// blocking the calling thread.
     @discardableResult
-    public nonisolated(nonsending) func retryHeld<T, ID>(_ type: T.Type, identifiers: [ID]? = nil as [String]?) async throws -> Int {
+    public nonisolated(nonsending) func retryHeld<T, ID: GarageIdentifier>(_ type: T.Type, identifiers: [ID]? = nil as [String]?) async throws -> Int {
         try await run(store.retryingHeld(Identity.typeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
     }
 

@@ -98,22 +98,22 @@ extension Garage {
     /// deletion a job holds stays until it ends, so that no second job claims the identifier
     /// meanwhile and the server ends with the deletion, whatever the first job sends.
     @discardableResult
-    public func deleteDownloaded<T, ID>(
+    public func deleteDownloaded<T, ID: GarageIdentifier>(
         _ type: T.Type, identifiers: [ID], onConflict: ConflictResolution<T> = .keepLocal
     ) throws -> DownloadReport {
         try run(deletingDownloaded(T.self, identifiers, onConflict))
     }
 
     /// Deletes objects that were deleted on the server (see
-    /// ``deleteDownloaded(_:identifiers:onConflict:)-6ot59``) without blocking the calling thread.
+    /// ``deleteDownloaded(_:identifiers:onConflict:)-3x5xn``) without blocking the calling thread.
     @discardableResult
-    public nonisolated(nonsending) func deleteDownloaded<T, ID>(
+    public nonisolated(nonsending) func deleteDownloaded<T, ID: GarageIdentifier>(
         _ type: T.Type, identifiers: [ID], onConflict: ConflictResolution<T> = .keepLocal
     ) async throws -> DownloadReport {
         try await run(deletingDownloaded(T.self, identifiers, onConflict))
     }
 
-    private func deletingDownloaded<T, ID>(
+    private func deletingDownloaded<T, ID: GarageIdentifier>(
         _ type: T.Type, _ identifiers: [ID], _ onConflict: ConflictResolution<T>
     ) throws -> StoreWork<DownloadReport> {
         let typeName = Identity.typeName(T.self)

@@ -151,18 +151,18 @@ extension Garage {
     ///   `DecodingError`; ``GarageError/referenceCycle(typeName:identifier:cycle:)``;
     ///   ``GarageError/missingEncryptionDelegate(typeName:identifier:)``;
     ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` when the delegate fails.
-    public func retrieve<T: Decodable & SendableMetatype, ID>(_ type: T.Type, identifier: ID) throws -> T? {
+    public func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> T? {
         try run(retrieving(T.self, identifier: identifier))
     }
 
-    /// Retrieves an object (see ``retrieve(_:identifier:)-7vot``) without blocking the calling thread.
-    public nonisolated(nonsending) func retrieve<T: Decodable & SendableMetatype, ID>(_ type: T.Type, identifier: ID) async throws -> T? {
+    /// Retrieves an object (see ``retrieve(_:identifier:)-5uq1f``) without blocking the calling thread.
+    public nonisolated(nonsending) func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) async throws -> T? {
         try await run(retrieving(T.self, identifier: identifier))
     }
 
     /// An object without references is one statement; one with references is read again,
     /// with them, in one snapshot.
-    private func retrieving<T: Decodable & SendableMetatype, ID>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
+    private func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
         let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
         let configuration = configuration()
         return reading("retrieve \(key)", snapshot: false) { view in
@@ -279,20 +279,20 @@ extension Garage {
     /// - parameter type: The type of the object, which names its rows.
     /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
     @discardableResult
-    public func delete<T, ID>(_ type: T.Type, identifier: ID) throws -> Bool {
+    public func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> Bool {
         let (key, changes) = try deleting(T.self, identifier: identifier)
         return try record("delete \(key)", changes) { view in try view.exists(key) }
     }
 
     /// Deletes the object of type `T` parked under `identifier` (see
-    /// ``delete(_:identifier:)-5hnlv``) without blocking the calling thread.
+    /// ``delete(_:identifier:)-22cz2``) without blocking the calling thread.
     @discardableResult
-    public nonisolated(nonsending) func delete<T, ID>(_ type: T.Type, identifier: ID) async throws -> Bool {
+    public nonisolated(nonsending) func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) async throws -> Bool {
         let (key, changes) = try deleting(T.self, identifier: identifier)
         return try await record("delete \(key)", changes) { view in try view.exists(key) }
     }
 
-    private func deleting<T, ID>(_ type: T.Type, identifier: ID) throws -> (ObjectKey, ChangeSet) {
+    private func deleting<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> (ObjectKey, ChangeSet) {
         let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
         var changes = ChangeSet()
         changes.record(.delete, for: key)

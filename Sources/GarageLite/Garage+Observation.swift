@@ -51,7 +51,7 @@ extension Garage {
     /// `Sendable`: each is retrieved on the actor that iterates.
     ///
     /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for an unsupported identifier type.
-    public func changes<T: Decodable & SendableMetatype, ID>(to type: T.Type, identifier: ID) throws -> ObjectChanges<T> {
+    public func changes<T: Decodable & SendableMetatype, ID: GarageIdentifier>(to type: T.Type, identifier: ID) throws -> ObjectChanges<T> {
         let identifier = try Identity.string(fromID: identifier)
         return ObjectChanges(
             garage: self, identifier: identifier,

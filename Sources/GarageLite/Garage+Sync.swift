@@ -186,13 +186,13 @@ extension Garage {
     /// let info = try garage.metadata(Note.self, identifier: "n1")
     /// info?.revision          // 1, then one more for every parked change of content
     /// ```
-    public func metadata<T, ID>(_ type: T.Type, identifier: ID) throws -> ObjectMetadata? {
+    public func metadata<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> ObjectMetadata? {
         try run(readingMetadata(ObjectKey(typeName: Identity.typeName(T.self), identifier: Identity.string(fromID: identifier))))
     }
 
     /// What the garage knows of an object besides its content (see
-    /// ``metadata(_:identifier:)-691z``), without blocking the calling thread.
-    public nonisolated(nonsending) func metadata<T, ID>(_ type: T.Type, identifier: ID) async throws -> ObjectMetadata? {
+    /// ``metadata(_:identifier:)-2rb47``), without blocking the calling thread.
+    public nonisolated(nonsending) func metadata<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) async throws -> ObjectMetadata? {
         try await run(readingMetadata(ObjectKey(typeName: Identity.typeName(T.self), identifier: Identity.string(fromID: identifier))))
     }
 

@@ -177,7 +177,7 @@ public final class Garage: Sendable {
     }
 
     /// How many failed uploads (``release(_:retryAfter:error:)-8n7ea``) hold an object back from
-    /// sync jobs' claims, until ``retryHeld(_:identifiers:)-5ajvc`` or a new edit of it. Default 10.
+    /// sync jobs' claims, until ``retryHeld(_:identifiers:)-5kutd`` or a new edit of it. Default 10.
     public var maximumUploadAttempts: Int {
         get { state.read { $0.maximumUploadAttempts } }
         set { state.write { $0.maximumUploadAttempts = max(1, newValue) } }

@@ -69,6 +69,15 @@ struct GarageObjectsTests {
         #expect(left.children.map(\.leaves) == [10, 20])
     }
 
+    /// An ID type of the app's own conforms to GarageIdentifier with an empty extension.
+    @Test func anIdentifierTypeOfTheAppsOwn() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Ticket(id: TicketID(number: 7), title: "seven"))
+        #expect(try garage.retrieve(Ticket.self, identifier: TicketID(number: 7))?.title == "seven")
+        #expect(try garage.delete(Ticket.self, identifier: TicketID(number: 7)))
+        #expect(try garage.count(Ticket.self) == 0)
+    }
+
     @Test func intAndUUIDIdentifiers() throws {
         let garage = try Garage.inMemory()
         let author = Author(id: UUID(), name: "Le Guin")
@@ -127,8 +136,11 @@ struct GarageObjectsTests {
         #expect(throws: GarageError.unsupportedIDConformance("Coordinates")) {
             try garage.park(place)
         }
-        #expect(throws: GarageError.unsupportedIDConformance("Coordinates")) {
-            try garage.retrieve(Place.self, identifier: Coordinates(x: 1, y: 2))
+        // `retrieve(Place.self, identifier: Coordinates(…))` no longer compiles: an identifier
+        // is a GarageIdentifier. One that conforms without being LosslessStringConvertible is
+        // still refused.
+        #expect(throws: GarageError.unsupportedIDConformance("Opaque")) {
+            try garage.retrieve(Place.self, identifier: Opaque())
         }
         #expect(throws: GarageError.unsupportedIDConformance("Coordinates")) {
             try garage.delete(place)
@@ -464,3 +476,22 @@ private struct MemoShelf: Codable, Identifiable, RandomAccessCollection {
     var endIndex: Int { memos.endIndex }
     subscript(position: Int) -> Memo { memos[position] }
 }
+
+/// An identifier type of an app's own.
+private struct TicketID: LosslessStringConvertible, Hashable, Codable, GarageIdentifier {
+    var number: Int
+    init(number: Int) { self.number = number }
+    init?(_ description: String) {
+        guard description.hasPrefix("T-"), let number = Int(description.dropFirst(2)) else { return nil }
+        self.number = number
+    }
+    var description: String { "T-\(number)" }
+}
+
+private struct Ticket: Codable, Identifiable {
+    var id: TicketID
+    var title: String
+}
+
+/// A GarageIdentifier with no string form.
+private struct Opaque: GarageIdentifier {}

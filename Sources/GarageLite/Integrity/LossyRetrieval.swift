@@ -24,7 +24,7 @@ extension LossyRetrieval: Sendable where Object: Sendable {}
 
 /// An object that could not be retrieved: its type name, its identifier, and why.
 ///
-/// `error` is what ``Garage/retrieve(_:identifier:)-7vot`` would have thrown for it: a
+/// `error` is what ``Garage/retrieve(_:identifier:)-5uq1f`` would have thrown for it: a
 /// `DecodingError` when its stored JSON no longer matches its Swift type (or a reference is
 /// missing), ``GarageError/corruptData(typeName:identifier:reason:)``,
 /// ``GarageError/decryptionFailed(typeName:identifier:reason:)``, and so on. Park a valid

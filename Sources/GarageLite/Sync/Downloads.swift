@@ -20,7 +20,7 @@ public enum ConflictResolution<Object>: Sendable {
     case takeDownloaded
     /// Parks what `merge` returns for the local and the downloaded version, as `.notSynced`, so
     /// that the merge is uploaded. It runs inside the download's write transaction: it must not
-    /// call the garage. For a deletion from the server (``Garage/deleteDownloaded(_:identifiers:onConflict:)-6ot59``)
+    /// call the garage. For a deletion from the server (``Garage/deleteDownloaded(_:identifiers:onConflict:)-3x5xn``)
     /// there is nothing to merge, and the local version is kept.
     case merge(@Sendable (_ local: Object, _ downloaded: Object) throws -> Object)
 }
@@ -31,7 +31,7 @@ public struct DownloadReport: Sendable, Hashable {
     /// The identifiers of the objects parked as `.synced` (by ``Garage/parkDownloaded(_:onConflict:)-5otc``),
     /// in the order they came.
     public var applied: [String] = []
-    /// The identifiers of the objects deleted (by ``Garage/deleteDownloaded(_:identifiers:onConflict:)-6ot59``).
+    /// The identifiers of the objects deleted (by ``Garage/deleteDownloaded(_:identifiers:onConflict:)-3x5xn``).
     public var deleted: [String] = []
     /// The objects the app had edited, and what was done with each.
     public var conflicts: [DownloadConflict] = []

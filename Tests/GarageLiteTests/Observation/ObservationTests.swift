@@ -218,7 +218,7 @@ struct AsyncAPITests {
             try await garage.delete(Memo(id: "none", text: ""))
         }
         await #expect(throws: GarageError.unsupportedIDConformance("Coordinates")) {
-            try await garage.retrieve(Memo.self, identifier: Coordinates(x: 0, y: 0))
+            try await garage.park(Place(id: Coordinates(x: 0, y: 0), name: ""))
         }
     }
 }

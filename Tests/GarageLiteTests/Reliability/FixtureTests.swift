@@ -563,7 +563,7 @@ struct FixtureTests {
     static let writtenAfter = Date(timeIntervalSince1970: 1_767_225_600) // 2026-01-01
     static let writtenBefore = Date(timeIntervalSince1970: 1_798_761_600) // 2027-01-01
 
-    private func expectRow<T, ID>(
+    private func expectRow<T, ID: GarageIdentifier>(
         _ garage: Garage, _ type: T.Type, _ identifier: ID, status: SyncStatus = .undetermined,
         isRoot: Bool = true, revision: Int64 = 1, isEncrypted: Bool = false, isClaimed: Bool = false,
         sourceLocation: SourceLocation = #_sourceLocation
