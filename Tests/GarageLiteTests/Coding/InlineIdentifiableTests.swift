@@ -194,6 +194,7 @@ struct InlineIdentifiableTests {
         try garage.migrateAll(fromOldClassName: Identity.typeName(LegacyChecklistItem.self), to: ChecklistItem.self)
         try garage.migrateAll(fromOldClassName: Identity.typeName(LegacyChecklist.self), to: Checklist.self)
         try garage.migrateAll(fromOldClassName: Identity.typeName(LegacyChecklistNote.self), to: ChecklistNote.self)
+        try garage.migrateAll(fromOldClassName: Identity.typeName(LegacyChecklistTemplate.self), to: ChecklistTemplate.self)
         return garage
     }
 
@@ -225,6 +226,31 @@ struct InlineIdentifiableTests {
         #expect(try garage.count(ChecklistItem.self) == 0)
         #expect(try garage.retrieve(Checklist.self, identifier: "t") == list)
         #expect(try garage.retrieve(CrewMember.self, identifier: "sam") == sam)
+    }
+
+    @Test func itemsThatCollidedBeforeReadTheLastOneParked() throws {
+        // The bug of issue 11, stored: both lists' stubs name one row, which "u" overwrote.
+        let garage = try legacyGarage { garage in
+            try garage.park(LegacyChecklist(id: "t", items: [LegacyChecklistItem(id: 1, text: "Milk")]))
+            try garage.park(LegacyChecklist(id: "u", items: [LegacyChecklistItem(id: 1, text: "Eggs")]))
+        }
+        #expect(try garage.retrieve(Checklist.self, identifier: "t")?.items == [Self.eggs])
+        #expect(try garage.retrieve(Checklist.self, identifier: "u")?.items == [Self.eggs])
+    }
+
+    @Test func aHashableObjectStoredBeforeGetsANewIdentifierWhenParkedAgain() throws {
+        let legacy = LegacyChecklistTemplate(name: "Groceries", items: [LegacyChecklistItem(id: 1, text: "Milk")])
+        let garage = try legacyGarage { garage in try garage.park(legacy) }
+        let oldIdentifier = try garage.identifier(for: legacy)
+
+        let template = try #require(try garage.retrieve(ChecklistTemplate.self, identifier: oldIdentifier))
+        #expect(template == ChecklistTemplate(name: "Groceries", items: [Self.milk]))
+        let newIdentifier = try garage.identifier(for: template)
+        #expect(newIdentifier != oldIdentifier)
+
+        try garage.park(template)
+        #expect(try garage.identifiers(of: ChecklistTemplate.self).sorted() == [oldIdentifier, newIdentifier].sorted())
+        #expect(try garage.retrieve(ChecklistTemplate.self, identifier: newIdentifier) == template)
     }
 
     @Test func aStubStoredBeforeWhoseRowIsGoneIsNilWhereOptionalAndAnErrorOtherwise() throws {

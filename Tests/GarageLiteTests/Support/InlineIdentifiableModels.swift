@@ -124,3 +124,8 @@ struct LegacyChecklistNote: Identifiable, Codable {
     var main: LegacyChecklistItem
     var pinned: LegacyChecklistItem?
 }
+
+struct LegacyChecklistTemplate: Codable, Hashable {
+    var name: String
+    var items: [LegacyChecklistItem]
+}
