@@ -104,14 +104,52 @@ final class GraphDecoder {
     /// Decodes the value of an optional that is present and not null: a reference to a
     /// missing row is `nil`.
     func unboxPresent<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath) throws -> T? {
-        if case .identifiable = ValueKind.of(T.self), case .string(let identifier) = value {
-            return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: true)
+        if case .string(let identifier) = value {
+            switch ValueKind.of(T.self) {
+            case .identifiable:
+                return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: true)
+            case .inlineIdentifiable:
+                return try unboxInline(T.self, fromString: identifier, codingPath: codingPath, lenient: true)
+            default:
+                break
+            }
         }
         return try unbox(T.self, from: value, codingPath: codingPath)
     }
 
+    /// An ``InlineIdentifiable`` value found as a string: its own encoding when its type
+    /// decodes from one; otherwise a reference stub, written before the type adopted
+    /// `InlineIdentifiable`, read from the row it names. `nil` when that row is missing and
+    /// `lenient` (the value is optional).
+    ///
+    /// Inline first: a value that decodes from a string is never mistaken for a stub, and a
+    /// stub costs the failed attempt only until its parent is parked again, inline.
+    @inline(never)
+    private func unboxInline<T: Decodable>(_ type: T.Type, fromString string: String, codingPath: CodingPath,
+                                           lenient: Bool) throws -> T? {
+        do {
+            return try T(from: ReferenceDecoder(value: .string(string), codingPath: codingPath, graph: self))
+        } catch let inlineError as DecodingError {
+            let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: string)
+            if let object = decoded[key] as? T {
+                return object
+            }
+            guard let row = try lookUpRow(key) else {
+                if lenient { return nil }
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: codingPath.keys,
+                    debugDescription: "Missing Identifiable reference: \(key.typeName) is InlineIdentifiable, but this "
+                        + "value was stored as a reference, before the type adopted InlineIdentifiable, and no object "
+                        + "of type \(key.typeName) with identifier \(string) is parked. Park it again, or make the "
+                        + "property optional.",
+                    underlyingError: inlineError))
+            }
+            return try decode(T.self, from: row)
+        }
+    }
+
     /// Decodes one value at `codingPath`. A string where an `Identifiable` is expected is a
-    /// reference stub.
+    /// reference stub; an ``InlineIdentifiable`` is decoded inline.
     func unbox<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath,
                              isRowObject: Bool = false) throws -> T {
         switch ValueKind.of(T.self) {
@@ -146,6 +184,11 @@ final class GraphDecoder {
         case .identifiable where !isRowObject:
             if case .string(let identifier) = value {
                 return try resolveRequired(T.self, identifier: identifier, codingPath: codingPath)
+            }
+        case .inlineIdentifiable where !isRowObject:
+            if case .string(let string) = value {
+                // `lenient: false` throws instead of returning nil.
+                return try unboxInline(T.self, fromString: string, codingPath: codingPath, lenient: false)!
             }
         default:
             break

@@ -11,7 +11,8 @@ struct EncodedRow {
 }
 
 /// Turns objects into rows: one row per object parked, plus one row per nested
-/// `Identifiable` value, which is replaced in its parent's JSON by its identifier.
+/// `Identifiable` value, which is replaced in its parent's JSON by its identifier (an
+/// ``InlineIdentifiable`` one stays inline).
 ///
 /// Encoding is pure: it does no I/O. The rows of one `GraphEncoder` are written in one
 /// transaction. An object reached twice (or through a cycle) is encoded once.
@@ -154,7 +155,8 @@ final class RowEncoding {
         self.storesSyncStatusInRow = storesSyncStatusInRow
     }
 
-    /// Encodes one value at `path`. A nested `Identifiable` becomes a reference stub.
+    /// Encodes one value at `path`. A nested `Identifiable` becomes a reference stub, unless it
+    /// is ``InlineIdentifiable``: that is encoded inline, as a value that is not identifiable.
     func box<T: Encodable>(_ value: T, at path: CodingPath, isRowObject: Bool = false) throws -> EncodedSlot {
         let kind = ValueKind.of(T.self)
         if case .primitive(let primitive) = kind {

@@ -13,6 +13,10 @@ enum ValueKind: @unchecked Sendable {
     case optional(any OptionalReference.Type)
     /// An `Identifiable` (not a row's own object): a reference stub.
     case identifiable
+    /// An ``InlineIdentifiable``: encoded inline, like a value that is not `Identifiable`; a
+    /// string where an object is expected may be a reference stub written before the type
+    /// adopted the protocol.
+    case inlineIdentifiable
     /// A set, or a dictionary encoded as `[key, value, ...]`: entries sorted when encoded.
     case unordered(valuesPerEntry: Int)
     case other
@@ -36,6 +40,7 @@ enum ValueKind: @unchecked Sendable {
         if type == URL.self { return .url }
         if type == Decimal.self { return .decimal }
         if let optional = type as? any OptionalReference.Type { return .optional(optional) }
+        if type is any InlineIdentifiable.Type { return .inlineIdentifiable }
         if type is any Identifiable.Type { return .identifiable }
         if let unordered = type as? any UnorderedEncodable.Type {
             return .unordered(valuesPerEntry: unordered.valuesPerEntry)
