@@ -6,8 +6,8 @@ extension Garage {
     // MARK: - Parking
 
     /// Parks `object`: stores a snapshot of it, replacing the one stored under the same type
-    /// and identifier. Every nested `Identifiable` value is parked as its own row, and the
-    /// whole graph is written in one transaction.
+    /// and identifier. Every nested `Identifiable` value (but an ``InlineIdentifiable`` one)
+    /// is parked as its own row, and the whole graph is written in one transaction.
     ///
     /// ```swift
     /// try garage.park(person)      // person, and person.brother as its own row

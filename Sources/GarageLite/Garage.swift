@@ -6,7 +6,7 @@ import Foundation
 /// Every object is one JSON row, identified by its type name and identifier. A nested
 /// `Identifiable` value is parked as its own row, and its parent's JSON holds its
 /// identifier; retrieving the parent rebuilds the graph. Values that are not
-/// `Identifiable` are stored inline.
+/// `Identifiable`, and ``InlineIdentifiable`` ones, are stored inline.
 ///
 /// ```swift
 /// struct Person: Mappable {
