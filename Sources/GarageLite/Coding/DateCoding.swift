@@ -2,7 +2,7 @@ import Foundation
 
 /// How a garage decodes dates: its own default, recognised as such so that it can take a
 /// fast path, or any of Foundation's strategies.
-enum DateDecoding: @unchecked Sendable {
+enum DateDecoding: Sendable {
     case garageDefault
     case strategy(JSONDecoder.DateDecodingStrategy)
 

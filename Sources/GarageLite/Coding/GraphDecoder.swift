@@ -250,7 +250,7 @@ final class GraphDecoder {
 
 /// An optional at any position (array element, dictionary value, property) decodes a
 /// reference to a missing row as `nil`.
-protocol OptionalReference {
+protocol OptionalReference: SendableMetatype {
     static func decodeOptional(from value: JSONValue, codingPath: CodingPath, graph: GraphDecoder) throws -> Self
 }
 

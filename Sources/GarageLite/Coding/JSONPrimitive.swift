@@ -3,7 +3,7 @@ import Foundation
 /// The Swift values that are JSON scalars, encoded and decoded without a container.
 ///
 /// A single protocol lets the coders recognise every scalar with one dynamic cast.
-protocol JSONPrimitive: Codable {
+protocol JSONPrimitive: Codable, SendableMetatype {
     func jsonValue(codingPath: CodingPath) throws -> JSONValue
     static func decode(from value: JSONValue, codingPath: CodingPath) throws -> Self
 }

@@ -3,7 +3,7 @@ import Foundation
 /// How the coders treat the values of one type, worked out once per type: the conformance
 /// checks it takes cost more than encoding a small value, and would otherwise run for every
 /// property of every object.
-enum ValueKind: @unchecked Sendable {
+enum ValueKind: Sendable {
     case primitive(any JSONPrimitive.Type)
     case date
     case data
