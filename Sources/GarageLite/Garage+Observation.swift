@@ -27,8 +27,13 @@ extension Garage {
     /// elsewhere between two looks arrive as one element; a park that left an object's data
     /// and status as they were is not seen; and a `deleteAll` or `migrateAll` arrives as one
     /// change per object instead of one for the type. A store in memory has no other writers.
+    ///
+    /// A type refused its stored name, because another type of the process has it
+    /// (``GarageError/typeNameCollision(typeName:type:existingType:)``), has no changes: the
+    /// sequence ends at once.
     public func changes<T>(of type: T.Type) -> AsyncStream<[GarageChange]> {
-        observers.subscribe(typeName: Identity.typeName(T.self), store: store)
+        guard let typeName = try? Identity.typeName(T.self) else { return AsyncStream { $0.finish() } }
+        return observers.subscribe(typeName: typeName, store: store)
     }
 
     /// The object of type `T` parked under `identifier`, after each commit that changed it:
@@ -46,12 +51,13 @@ extension Garage {
     /// elsewhere right after this call returns is not missed. The values need not be
     /// `Sendable`: each is retrieved on the actor that iterates.
     ///
-    /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for an unsupported identifier type.
+    /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for an unsupported identifier type,
+    ///   ``GarageError/typeNameCollision(typeName:type:existingType:)`` for a type refused its name.
     public func changes<T: Decodable & SendableMetatype, ID>(to type: T.Type, identifier: ID) throws -> ObjectChanges<T> {
         let identifier = try Identity.string(fromID: identifier)
         return ObjectChanges(
             garage: self, identifier: identifier,
-            changes: observers.subscribe(typeName: Identity.typeName(T.self), identifier: identifier, store: store))
+            changes: observers.subscribe(typeName: try Identity.typeName(T.self), identifier: identifier, store: store))
     }
 }
 

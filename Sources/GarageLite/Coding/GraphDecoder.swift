@@ -79,7 +79,7 @@ final class GraphDecoder {
     /// (the reference is optional).
     func resolve<T: Decodable>(_ type: T.Type, identifier: String, codingPath: CodingPath,
                                lenient: Bool) throws -> T? {
-        let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: identifier)
+        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: identifier)
         if let object = decoded[key] as? T {
             return object
         }
