@@ -43,16 +43,20 @@ public protocol StoredTypeNamed {
     /// GarageStorage; `false` by default.
     ///
     /// ```swift
-    /// // A second view of the rows a worker process parks as "StressDocument".
-    /// extension StressDocument: StoredTypeNamed {
-    ///     static var sharesStoredTypeName: Bool { true }
+    /// // Reads the notes `Note` parks, without their bodies.
+    /// struct NoteTitle: Codable, Identifiable, StoredTypeNamed {
+    ///     static let storedTypeName = "Note"
+    ///     static let sharesStoredTypeName = true
+    ///     var id: String
+    ///     var title: String
     /// }
     /// ```
     ///
     /// A type that shares its name is never refused with
     /// ``GarageError/typeNameCollision(typeName:type:existingType:)``, and doesn't keep the name
     /// from other types: it reads and writes the objects any type stored under that name. Use it
-    /// only for types that are knowingly two views of the same stored objects.
+    /// only for types that are knowingly two views of the same stored objects, and park through
+    /// one of them only: parking a `NoteTitle` would replace the note with its title.
     static var sharesStoredTypeName: Bool { get }
 }
 
