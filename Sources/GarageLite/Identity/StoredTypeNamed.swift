@@ -36,7 +36,8 @@ public protocol StoredTypeNamed {
     ///
     /// Choose a name that stays the same when the type is renamed or moved, and that no other
     /// stored type uses. Changing it later means migrating the stored objects, as for a renamed
-    /// type.
+    /// type. A subclass inherits its class's name, and so is refused it: declare a
+    /// `class var storedTypeName` and override it in the subclasses you park as themselves.
     static var storedTypeName: String { get }
 
     /// Whether this type may share its stored name with other types, as every type could in

@@ -322,6 +322,20 @@ struct TypeNameTests {
         }
     }
 
+    /// A subclass inherits its superclass's declared name, so the two collide, unless the name
+    /// is a `class var` the subclass overrides.
+    @Test func aSubclassInheritsADeclaredName() throws {
+        class Vehicle: StoredTypeNamed { static let storedTypeName = "Fleet.Vehicle" }
+        final class Van: Vehicle {}
+        class Animal: StoredTypeNamed { class var storedTypeName: String { "Zoo.Animal" } }
+        final class Zebra: Animal { override class var storedTypeName: String { "Zoo.Zebra" } }
+        var names = TypeNames()
+        #expect(try names.check(.init(Vehicle.self)) == "Fleet.Vehicle")
+        #expect(throws: GarageError.self) { try names.check(.init(Van.self)) }
+        #expect(try names.check(.init(Animal.self)) == "Zoo.Animal")
+        #expect(try names.check(.init(Zebra.self)) == "Zoo.Zebra")
+    }
+
     /// One function names types: no other file of the library describes a type itself.
     @Test func onlyIdentityDescribesTypes() throws {
         let describing = try Regex(#"String\((describing|reflecting): *[A-Za-z_.<>]+\.self\)"#)
