@@ -10,8 +10,9 @@ import GarageLite
 // only: the module is no product of the package.
 //
 // A row's type name is `String(describing: T.self)`, the unqualified name, whatever the module:
-// `FixtureV1.Ship` is stored as "Ship". The enum only keeps these names apart from the tests'
-// other types.
+// `FixtureV1.Ship` is stored as "Ship". The enum keeps these names apart from the tests' other
+// types in Swift only: a test type of the same short name declares a name of its own
+// (`StoredTypeNamed`), since two types of one process can't be stored under one name.
 
 public enum FixtureV1 {
     // MARK: - plain.garage

@@ -46,10 +46,10 @@ extension Garage {
         try await run(claiming(T.self, limit: limit, status: status))
     }
 
-    private func claiming<T: Decodable & SendableMetatype>(_ type: T.Type, limit: Int, status: SyncStatus) -> StoreWork<Claim<T>> {
+    private func claiming<T: Decodable & SendableMetatype>(_ type: T.Type, limit: Int, status: SyncStatus) throws -> StoreWork<Claim<T>> {
         let configuration = configuration()
         return store.claiming(
-            Identity.typeName(T.self), limit: limit, status: status, maximumAttempts: maximumUploadAttempts,
+            try Identity.typeName(T.self), limit: limit, status: status, maximumAttempts: maximumUploadAttempts,
             decoding: { view in
                 let decoder = configuration.decoder(view)
                 return { row in try configuration.decode(T.self, row, with: decoder) }

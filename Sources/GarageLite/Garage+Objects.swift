@@ -47,7 +47,7 @@ extension Garage {
     /// `encode(to:)` or encryption delegate that parks into the garage meanwhile gets
     /// ``GarageError/reentrantCall(operation:)``.
     public func parkAll<T: Encodable>(_ objects: [T]) throws {
-        if let stream = streaming(objects) {
+        if let stream = try streaming(objects) {
             return try store.writeStreaming(stream.operation, next: stream.next)
         }
         let (operation, changes) = try parking(objects)
@@ -58,7 +58,7 @@ extension Garage {
     /// thread; large arrays stream as they do there, the writer waiting for the rows this
     /// task encodes.
     public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T]) async throws {
-        if let stream = streaming(objects) {
+        if let stream = try streaming(objects) {
             return try await store.writeStreaming(stream.operation, next: stream.next)
         }
         let (operation, changes) = try parking(objects)
@@ -87,7 +87,7 @@ extension Garage {
 
     /// The batches of a streaming `parkAll`, encoded on demand, when the call writes straight
     /// to the store (autosave on, nothing unsaved, outside a transaction); `nil` otherwise.
-    private func streaming<T: Encodable>(_ objects: [T]) -> (operation: String, next: () throws -> RowStream.Batch?)? {
+    private func streaming<T: Encodable>(_ objects: [T]) throws -> (operation: String, next: () throws -> RowStream.Batch?)? {
         guard objects.count >= Self.streamingThreshold, isAutosaveEnabled, !store.hasUnsavedChanges,
               transactionChanges() == nil else { return nil }
         let configuration = configuration()
@@ -100,7 +100,7 @@ extension Garage {
             let rows = graph.takeRows()
             return rows.isEmpty ? nil : try rows.map(configuration.encryption.seal)
         }
-        return ("park \(objects.count) \(Identity.typeName(T.self)) objects", next)
+        return ("park \(objects.count) \(try Identity.typeName(T.self)) objects", next)
     }
 
     /// The identifier `object` is (or would be) parked under: its `id` when it is
@@ -117,7 +117,7 @@ extension Garage {
     /// The key of `object`, for `operation` ("delete"), which names it in errors.
     func key<T>(of object: T, for operation: @autoclosure () -> String) throws -> ObjectKey {
         try Identity.checkIsObject(T.self, operation: operation())
-        let typeName = Identity.typeName(T.self)
+        let typeName = try Identity.typeName(T.self)
         if let identifier = try Identity.declaredIdentifier(of: object) {
             return ObjectKey(typeName: typeName, identifier: identifier)
         }
@@ -163,7 +163,7 @@ extension Garage {
     /// An object without references is one statement; one with references is read again,
     /// with them, in one snapshot.
     private func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
-        let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
+        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
         let configuration = configuration()
         return reading("retrieve \(key)", snapshot: false) { view in
             guard let row = try view.row(key) else { return nil }
@@ -194,8 +194,8 @@ extension Garage {
         try await run(retrievingAll(T.self))
     }
 
-    private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type) -> StoreWork<[T]> {
-        let typeName = Identity.typeName(T.self)
+    private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> StoreWork<[T]> {
+        let typeName = try Identity.typeName(T.self)
         let configuration = configuration()
         return reading("retrieve all \(typeName)") { view in
             let decoder = configuration.decoder(view)
@@ -227,8 +227,8 @@ extension Garage {
         try await run(retrievingEach(T.self))
     }
 
-    private func retrievingEach<T: Decodable & SendableMetatype>(_ type: T.Type) -> StoreWork<LossyRetrieval<T>> {
-        let typeName = Identity.typeName(T.self)
+    private func retrievingEach<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> StoreWork<LossyRetrieval<T>> {
+        let typeName = try Identity.typeName(T.self)
         let configuration = configuration()
         return reading("retrieve all \(typeName)") { [store] view in
             let decoder = configuration.decoder(view)
@@ -293,7 +293,7 @@ extension Garage {
     }
 
     private func deleting<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> (ObjectKey, ChangeSet) {
-        let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
+        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
         var changes = ChangeSet()
         changes.record(.delete, for: key)
         return (key, changes)
@@ -323,14 +323,14 @@ extension Garage {
     /// ```
     @discardableResult
     public func deleteAll<T>(_ type: T.Type) throws -> Int {
-        let (operation, changes, check) = deletingAll(Identity.typeName(T.self))
+        let (operation, changes, check) = deletingAll(try Identity.typeName(T.self))
         return try record(operation, changes, check: check)
     }
 
     /// Deletes every object of type `T` (see ``deleteAll(_:)-5al87``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type) async throws -> Int {
-        let (operation, changes, check) = deletingAll(Identity.typeName(T.self))
+        let (operation, changes, check) = deletingAll(try Identity.typeName(T.self))
         return try await record(operation, changes, check: check)
     }
 
@@ -371,7 +371,7 @@ extension Garage {
     /// ```
     @discardableResult
     public func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) throws -> Int {
-        let (operation, changes, check) = migrating(from: oldClassName, to: Identity.typeName(T.self))
+        let (operation, changes, check) = migrating(from: oldClassName, to: try Identity.typeName(T.self))
         return try record(operation, changes, check: check)
     }
 
@@ -379,7 +379,7 @@ extension Garage {
     /// ``migrateAll(fromOldClassName:to:)-73yt5``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) async throws -> Int {
-        let (operation, changes, check) = migrating(from: oldClassName, to: Identity.typeName(T.self))
+        let (operation, changes, check) = migrating(from: oldClassName, to: try Identity.typeName(T.self))
         return try await record(operation, changes, check: check)
     }
 
@@ -405,8 +405,8 @@ extension Garage {
         try await run(counting(T.self))
     }
 
-    private func counting<T>(_ type: T.Type) -> StoreWork<Int> {
-        let typeName = Identity.typeName(T.self)
+    private func counting<T>(_ type: T.Type) throws -> StoreWork<Int> {
+        let typeName = try Identity.typeName(T.self)
         return reading("count \(typeName)") { view in try view.count(ofType: typeName) }
     }
 
@@ -420,8 +420,8 @@ extension Garage {
         try await run(listingIdentifiers(T.self))
     }
 
-    private func listingIdentifiers<T>(_ type: T.Type) -> StoreWork<[String]> {
-        let typeName = Identity.typeName(T.self)
+    private func listingIdentifiers<T>(_ type: T.Type) throws -> StoreWork<[String]> {
+        let typeName = try Identity.typeName(T.self)
         return reading("list identifiers of \(typeName)") { view in try view.identifiers(ofType: typeName) }
     }
 }

@@ -28,8 +28,13 @@ extension Garage {
     /// elsewhere between two looks arrive as one element, and a `deleteAll` or `migrateAll`
     /// arrives as one change per object instead of one for the type. A store in memory has no
     /// other writers.
+    ///
+    /// A type refused its stored name, because another type of the process has it
+    /// (``GarageError/typeNameCollision(typeName:type:existingType:)``), has no changes: the
+    /// sequence ends at once.
     public func changes<T>(of type: T.Type) -> AsyncStream<[GarageChange]> {
-        observers.subscribe(typeName: Identity.typeName(T.self), store: store)
+        guard let typeName = try? Identity.typeName(T.self) else { return AsyncStream { $0.finish() } }
+        return observers.subscribe(typeName: typeName, store: store)
     }
 
     /// The object of type `T` parked under `identifier`, after each commit that changed it:
@@ -50,12 +55,13 @@ extension Garage {
     /// elsewhere right after this call returns is not missed. The values need not be
     /// `Sendable`: each is retrieved on the actor that iterates.
     ///
-    /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for an unsupported identifier type.
+    /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for an unsupported identifier type,
+    ///   ``GarageError/typeNameCollision(typeName:type:existingType:)`` for a type refused its name.
     public func changes<T: Decodable & SendableMetatype, ID: GarageIdentifier>(to type: T.Type, identifier: ID) throws -> ObjectChanges<T> {
         let identifier = try Identity.string(fromID: identifier)
         return ObjectChanges(
             garage: self, identifier: identifier,
-            changes: observers.subscribe(typeName: Identity.typeName(T.self), identifier: identifier, store: store))
+            changes: observers.subscribe(typeName: try Identity.typeName(T.self), identifier: identifier, store: store))
     }
 }
 
@@ -68,8 +74,8 @@ struct ObservedVersion: Sendable, Equatable {
 
 extension Garage {
     /// The object `identifier` of type `T` and its version, read in one snapshot.
-    func observing<T: Decodable & SendableMetatype>(_ type: T.Type, identifier: String) -> StoreWork<(T?, ObservedVersion?)> {
-        let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: identifier)
+    func observing<T: Decodable & SendableMetatype>(_ type: T.Type, identifier: String) throws -> StoreWork<(T?, ObservedVersion?)> {
+        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: identifier)
         let configuration = configuration()
         let holdsStatus = T.self is any Syncable.Type
         return reading("retrieve \(key)") { view in
@@ -113,7 +119,7 @@ public struct ObjectChanges<Object: Decodable & SendableMetatype>: AsyncSequence
         /// nothing.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Object?? {
             while await changes.next(isolation: actor) != nil {
-                let (value, version) = try await garage.run(garage.observing(Object.self, identifier: identifier))
+                let (value, version) = try await garage.run(try garage.observing(Object.self, identifier: identifier))
                 if case .some(let last) = last, last == version { continue }
                 last = .some(version)
                 return .some(value)

@@ -23,7 +23,7 @@ extension Garage {
         _ type: T.Type, batchSize: Int = 1000, _ body: (T) throws -> Void
     ) throws {
         var page = Page<T>(batchSize: batchSize)
-        while let work = page.next(in: self) {
+        while let work = try page.next(in: self) {
             page.advance(try run(work))
             for object in page.objects { try body(object) }
         }
@@ -45,7 +45,7 @@ extension Garage {
         _ type: T.Type, batchSize: Int = 1000, _ body: nonisolated(nonsending) (T) async throws -> Void
     ) async throws {
         var page = Page<T>(batchSize: batchSize)
-        while let work = page.next(in: self) {
+        while let work = try page.next(in: self) {
             page.advance(try await run(work))
             for object in page.objects { try await body(object) }
         }
@@ -66,9 +66,9 @@ private struct Page<T: Decodable & SendableMetatype> {
     }
 
     /// The work that reads the next batch, from one snapshot; `nil` after the last one.
-    func next(in garage: Garage) -> StoreWork<(objects: [T], last: String?, isLast: Bool)>? {
+    func next(in garage: Garage) throws -> StoreWork<(objects: [T], last: String?, isLast: Bool)>? {
         guard !isLast else { return nil }
-        let typeName = Identity.typeName(T.self)
+        let typeName = try Identity.typeName(T.self)
         let configuration = garage.configuration()
         let (lastIdentifier, offset, batchSize) = (lastIdentifier, offset, batchSize)
         return garage.reading("read all \(typeName)") { view in

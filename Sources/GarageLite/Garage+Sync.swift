@@ -97,8 +97,8 @@ extension Garage {
         try await run(retrievingAll(T.self, withStatus: syncStatus))
     }
 
-    private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type, withStatus syncStatus: SyncStatus) -> StoreWork<[T]> {
-        let typeName = Identity.typeName(T.self)
+    private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<[T]> {
+        let typeName = try Identity.typeName(T.self)
         let configuration = configuration()
         return reading("retrieve \(typeName) with status \(syncStatus)") { view in
             let decoder = configuration.decoder(view)
@@ -125,8 +125,8 @@ extension Garage {
         try await run(counting(T.self, withStatus: syncStatus))
     }
 
-    private func counting<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) -> StoreWork<Int> {
-        let typeName = Identity.typeName(T.self)
+    private func counting<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<Int> {
+        let typeName = try Identity.typeName(T.self)
         return reading("count \(typeName) with status \(syncStatus)") { view in
             try view.count(ofType: typeName, status: syncStatus)
         }
@@ -143,8 +143,8 @@ extension Garage {
         try await run(listingIdentifiers(T.self, withStatus: syncStatus))
     }
 
-    private func listingIdentifiers<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) -> StoreWork<[String]> {
-        let typeName = Identity.typeName(T.self)
+    private func listingIdentifiers<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<[String]> {
+        let typeName = try Identity.typeName(T.self)
         return reading("list identifiers of \(typeName) with status \(syncStatus)") { view in
             try view.identifiers(ofType: typeName, status: syncStatus)
         }

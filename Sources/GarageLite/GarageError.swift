@@ -84,6 +84,21 @@ public enum GarageError: Error, Equatable, Sendable {
     /// A collection (`typeName`, such as `Array<Note>`) was given where one object belongs:
     /// `park(notes)` meant `parkAll(notes)`. Nothing was done.
     case collectionNotAnObject(typeName: String, operation: String)
+
+    /// Two Swift types of this process would be stored under one type name, `typeName`:
+    /// `existingType` used it first, so `type` was refused. Both are named in full, with their
+    /// module (`String(reflecting:)`). Nothing was read or written.
+    ///
+    /// ```swift
+    /// try garage.park(Billing.Item(id: "1"))      // stored as "Item"
+    /// try garage.retrieve(Cart.Item.self, identifier: "1")
+    /// // throws typeNameCollision(typeName: "Item", type: "Shop.Cart.Item",
+    /// //                          existingType: "Shop.Billing.Item")
+    /// ```
+    ///
+    /// Declare a name of its own on one of them with ``StoredTypeNamed``, then move the objects
+    /// it stored under the old name with ``Garage/migrateAll(fromOldClassName:to:)-73yt5``.
+    case typeNameCollision(typeName: String, type: String, existingType: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -155,6 +170,14 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             let instead = operation == "park" ? "parkAll(_:)" : "\(operation) for each element"
             return "Cannot \(operation) \(type) as one object: it is a collection. Use \(instead) to "
                 + "\(operation) its elements, or wrap it in a struct with an identity to keep it as one object."
+        case let .typeNameCollision(name, type, existing):
+            let suggested = Self.swiftName(type)
+            return "The types \(type) and \(existing) would both be stored under the type name \"\(name)\", "
+                + "and each would read the other's objects, so \(type) was refused: \(existing) used the "
+                + "name first in this process. Give one of them a name of its own, for example "
+                + "`extension \(suggested): StoredTypeNamed { static let storedTypeName = \"\(suggested)\" }`, "
+                + "then move the objects it already stored as \"\(name)\" with "
+                + "`garage.migrateAll(fromOldClassName: \"\(name)\", to: \(suggested).self)`."
         }
     }
 
@@ -171,5 +194,37 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         default:
             return nil
         }
+    }
+}
+
+extension GarageError {
+    /// A type's full name (`String(reflecting:)`) as its code may spell it: without its
+    /// module, and without the unnamed contexts of a local type. `Shop.Box<Shop.Cart.Item>`
+    /// is `Box<Cart.Item>`.
+    fileprivate static func swiftName(_ fullName: String) -> String {
+        var name = fullName
+        while let start = name.range(of: "(unknown context at "),
+              let end = name.range(of: ").", range: start.upperBound..<name.endIndex) {
+            name.removeSubrange(start.lowerBound..<end.upperBound)
+        }
+        func isNamePart(_ character: Character) -> Bool {
+            character.isLetter || character.isNumber || character == "_"
+        }
+        guard let dot = name.firstIndex(of: "."), name[..<dot].allSatisfy(isNamePart) else { return name }
+        let module = name[...dot]
+        var result = ""
+        var rest = Substring(name)
+        var atNameStart = true
+        while let character = rest.first {
+            if atNameStart, rest.hasPrefix(module) {
+                rest = rest.dropFirst(module.count)
+                atNameStart = false
+                continue
+            }
+            result.append(character)
+            rest = rest.dropFirst()
+            atNameStart = !(isNamePart(character) || character == ".")
+        }
+        return result
     }
 }

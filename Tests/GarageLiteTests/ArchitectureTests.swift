@@ -43,13 +43,15 @@ struct ArchitectureTests {
                 if let name = match.output[1].substring { declaredIn[String(name)] = Self.folder(of: path) }
             }
         }
-        // Which folders each folder uses, by the type names its code (not its comments) mentions.
+        // Which folders each folder uses, by the type names its code (not its comments, nor the
+        // text of its strings: an error's description may name a type for the reader) mentions.
+        let stringLiteral = try Regex(#""(?:[^"\\\n]|\\.)*""#)
         var uses: [String: [String: Set<String>]] = [:]
         for (path, text) in files {
             let folder = Self.folder(of: path)
             let code = text.split(separator: "\n").map { line in
                 line.range(of: "//").map { String(line[..<$0.lowerBound]) } ?? String(line)
-            }.joined(separator: "\n")
+            }.joined(separator: "\n").replacing(stringLiteral, with: "\"\"")
             let words = Set(code.split { !($0.isLetter || $0.isNumber || $0 == "_") }.map(String.init))
             for word in words {
                 if let other = declaredIn[word], other != folder {

@@ -248,3 +248,9 @@ struct Tally: Codable, Identifiable, Sendable {
     var id: Int
     var value: Int
 }
+
+// The golden files' `FixtureV1.Tally` is stored as "Tally": in one process, this one needs a
+// name of its own.
+extension Tally: StoredTypeNamed {
+    static let storedTypeName = "Parity.Tally"
+}

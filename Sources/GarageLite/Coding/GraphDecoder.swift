@@ -79,7 +79,7 @@ final class GraphDecoder {
     /// (the reference is optional).
     func resolve<T: Decodable>(_ type: T.Type, identifier: String, codingPath: CodingPath,
                                lenient: Bool) throws -> T? {
-        let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: identifier)
+        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: identifier)
         if let object = decoded[key] as? T {
             return object
         }
@@ -130,7 +130,7 @@ final class GraphDecoder {
         do {
             return try T(from: ReferenceDecoder(value: .string(string), codingPath: codingPath, graph: self))
         } catch let inlineError as DecodingError {
-            let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: string)
+            let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: string)
             if let object = decoded[key] as? T {
                 return object
             }

@@ -38,7 +38,7 @@ final class GraphEncoder {
     @discardableResult
     func encodeRoot<T: Encodable>(_ object: T) throws -> ObjectKey {
         try Identity.checkIsObject(T.self, operation: "park")
-        let typeName = Identity.typeName(T.self)
+        let typeName = try Identity.typeName(T.self)
         if let identifier = try Identity.declaredIdentifier(of: object) {
             let key = ObjectKey(typeName: typeName, identifier: identifier)
             visited.insert(key)
@@ -90,7 +90,7 @@ final class GraphEncoder {
             return identifier
         }
         guard object is any Hashable else {
-            throw GarageError.missingConformance(Identity.typeName(T.self))
+            throw GarageError.missingConformance(try Identity.typeName(T.self))
         }
         return Identity.contentIdentifier(ofJSON: try encodeContent(object, canonical: true).json)
     }
@@ -190,7 +190,7 @@ final class RowEncoding {
             }
         case .identifiable where !isRowObject:
             if let identifiable = value as? any Identifiable {
-                let key = ObjectKey(typeName: Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable))
+                let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable))
                 graph.reference(value, key: key)
                 if referenceSet.insert(key).inserted {
                     references.append(key)

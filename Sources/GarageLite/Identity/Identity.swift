@@ -3,19 +3,26 @@ import Foundation
 
 /// How the garage names objects: the type name of a row, and the identifier of an object.
 enum Identity {
-    /// The type name stored in a row: `String(describing: T.self)`, as GarageStorage.
-    static func typeName<T>(_ type: T.Type) -> String {
+    /// The type name stored in the rows of `type`, and in the references to them: its
+    /// ``StoredTypeNamed/storedTypeName`` when it declares one, otherwise
+    /// `String(describing: T.self)`, as GarageStorage. Every part of the garage names a type
+    /// through this function.
+    ///
+    /// - throws: ``GarageError/typeNameCollision(typeName:type:existingType:)`` when another
+    ///   type of this process uses that name (see ``TypeNames``).
+    ///
+    /// Once a type is checked, this costs a lock and a dictionary lookup.
+    static func typeName<T>(_ type: T.Type) throws -> String {
         let key = ObjectIdentifier(type)
-        if let name = typeNames.read({ $0[key] }) {
+        if let name = typeNames.read({ $0.checkedName(of: key) }) {
             return name
         }
-        // Describing a type demangles its name at run time: worth remembering.
-        let name = String(describing: type)
-        typeNames.write { $0[key] = name }
-        return name
+        let declaration = TypeNames.Declaration(type)
+        return try typeNames.write { try $0.check(declaration) }
     }
 
-    private static let typeNames = Protected<[ObjectIdentifier: String]>([:])
+    /// The stored type names of this process.
+    private static let typeNames = Protected(TypeNames())
 
     /// The identifier string of an `Identifiable` ID, or of an identifier passed to `retrieve`.
     ///
@@ -51,7 +58,7 @@ enum Identity {
     static func checkIsObject<T>(_ type: T.Type, operation: @autoclosure () -> String) throws {
         guard type is any Collection.Type, !(type is any Identifiable.Type),
               !(type is any StringProtocol.Type), type != Data.self else { return }
-        throw GarageError.collectionNotAnObject(typeName: typeName(T.self), operation: operation())
+        throw GarageError.collectionNotAnObject(typeName: try typeName(T.self), operation: operation())
     }
 
     /// The identifier of an `Identifiable` value, or `nil` if the value is not `Identifiable`.
@@ -67,7 +74,7 @@ enum Identity {
         let identifier = try string(fromID: value.id)
         if identifier.utf8.contains(0) {
             throw GarageError.invalidIdentifier(
-                typeName: typeName(I.self), identifier: identifier,
+                typeName: try typeName(I.self), identifier: identifier,
                 reason: "it contains the character U+0000 (NUL), which the store would cut the identifier at")
         }
         return identifier

@@ -1,6 +1,7 @@
 /// A parked object's type name and identifier: the key of its row, and how reports and errors name it.
 public struct ObjectKey: Sendable, Hashable, Comparable, CustomStringConvertible {
-    /// The type name, `String(describing: T.self)`.
+    /// The type name: the type's ``StoredTypeNamed/storedTypeName`` if it declares one,
+    /// otherwise `String(describing: T.self)`.
     public var typeName: String
     /// The identifier the object is parked under.
     public var identifier: String

@@ -12,7 +12,7 @@ public struct GarageChange: Sendable, Hashable, CustomStringConvertible {
         case syncStatusChanged
     }
 
-    /// The type name of the objects, `String(describing: T.self)`.
+    /// The type name of the objects, as ``ObjectKey/typeName``.
     public var typeName: String
     /// The identifier of the object, or `nil` when the change concerns every object of the
     /// type (`deleteAll`, `deleteAllObjects`, `migrateAll`).

@@ -2,7 +2,7 @@ import Foundation
 
 /// What the garage records about a parked object besides its content.
 public struct ObjectMetadata: Sendable, Hashable {
-    /// The type name of the object, `String(describing: T.self)`.
+    /// The type name of the object, as ``ObjectKey/typeName``.
     public var typeName: String
     public var identifier: String
     /// When the object was first parked.

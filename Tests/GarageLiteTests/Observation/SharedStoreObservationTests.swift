@@ -10,6 +10,11 @@ private struct StressDocument: Codable, Identifiable, Syncable, Sendable {
     var syncStatus: SyncStatus
 }
 
+// The worker's rows, which another test file reads with a type of the same name and shape.
+extension StressDocument: StoredTypeNamed {
+    static var sharesStoredTypeName: Bool { true }
+}
+
 /// Collects what an observation delivers, on a task of its own, so that a test can wait for
 /// a condition without hanging when it never holds.
 private final class Collected<Element: Sendable>: Sendable {

@@ -256,7 +256,7 @@ struct BadStoreFileTests {
 
         // A large parkAll, written while it is encoded, fails the same way.
         let parcels = (0..<1_500).map { Parcel(id: $0, label: String(repeating: "p", count: 1_000)) }
-        #expect(throws: GarageError.storeFull(path: path, operation: "park 1500 Parcel objects")) {
+        #expect(throws: GarageError.storeFull(path: path, operation: "park 1500 EdgeCases.Parcel objects")) {
             try garage.parkAll(parcels)
         }
         #expect(try garage.count(Parcel.self) == 0)

@@ -26,7 +26,7 @@ struct FixtureTests {
     /// The generator and these tests share one module of models, `GarageFixtureModels`
     /// (`Fixtures/models`): as the garage names them, its types are the ones the files hold.
     @Test func theSharedModelsHaveTheTypeNamesTheFilesHold() throws {
-        let models = [
+        let models = try [
             Identity.typeName(V1.Gadget.self), Identity.typeName(V1.Tally.self),
             Identity.typeName(V1.Token.self), Identity.typeName(V1.Logbook.self),
             Identity.typeName(V1.Fleet.self), Identity.typeName(V1.Ship.self),

@@ -85,6 +85,12 @@ struct Parcel: Codable, Identifiable, Sendable {
     var label: String
 }
 
+// The golden files' `FixtureV1.Parcel` is stored as "Parcel": in one process, this one needs
+// a name of its own.
+extension Parcel: StoredTypeNamed {
+    static let storedTypeName = "EdgeCases.Parcel"
+}
+
 /// Parcels referenced from one object: a graph large enough to fill a small disk.
 struct Shipment: Codable, Identifiable, Sendable {
     var id: String

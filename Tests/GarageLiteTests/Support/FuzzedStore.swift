@@ -314,7 +314,8 @@ struct Probe: Sendable {
     ///   (a set or a dictionary with non-string keys is written in its instance's own order).
     init<T: Codable & SendableMetatype, Canonical: Encodable & SendableMetatype>(_ type: T.Type, canonical: @escaping @Sendable (T) -> Canonical) {
         let fingerprint: @Sendable (T) -> String = { Probe.fingerprint(canonical($0)) }
-        typeName = Identity.typeName(T.self)
+        // The fuzzed models have names of their own in this process: a collision is the tests' bug.
+        typeName = try! Identity.typeName(T.self)
         retrieve = { garage, identifier in try garage.retrieve(T.self, identifier: identifier).map(fingerprint) }
         retrieveAll = { garage in try garage.retrieveAll(T.self).map(fingerprint) }
         metadata = { garage, identifier in try garage.metadata(T.self, identifier: identifier) }

@@ -16,6 +16,11 @@ private struct StressDocument: Codable, Identifiable, Syncable, Sendable {
     var syncStatus: SyncStatus
 }
 
+// The worker's rows, which another test file reads with a type of the same name and shape.
+extension StressDocument: StoredTypeNamed {
+    static var sharesStoredTypeName: Bool { true }
+}
+
 /// What the "server" has of a document.
 private struct StressUpload: Codable, Identifiable, Sendable {
     var id: String

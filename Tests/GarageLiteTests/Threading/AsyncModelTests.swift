@@ -26,6 +26,16 @@ struct Ship: Codable, Identifiable {
 @available(*, unavailable)
 extension Ship: Sendable {}
 
+// The golden files' `FixtureV1.Sailor` and `FixtureV1.Ship` are stored as "Sailor" and "Ship":
+// in one process, these need names of their own.
+extension Sailor: StoredTypeNamed {
+    static let storedTypeName = "AsyncModels.Sailor"
+}
+
+extension Ship: StoredTypeNamed {
+    static let storedTypeName = "AsyncModels.Ship"
+}
+
 /// Non-`Sendable` models work from `async` code, on the main actor, in an actor, and in
 /// `async` transactions, with every `async` call.
 @Suite("Async API with non-Sendable models")
@@ -53,7 +63,7 @@ struct AsyncModelTests {
         #expect(try await garage.count(Sailor.self) == 2)
         #expect(try await garage.count(Sailor.self, withStatus: .notSynced) == 2)
         #expect(try await garage.identifiers(of: Sailor.self) == ["Anne", "Mary"])
-        #expect(try await garage.syncStatusCounts()["Sailor"] == [.notSynced: 2])
+        #expect(try await garage.syncStatusCounts()["AsyncModels.Sailor"] == [.notSynced: 2])
         #expect(try await garage.metadata(Sailor.self, identifier: "Anne")?.revision == 1)
         #expect(try await garage.metadata(for: mary).syncStatus == .notSynced)
 
@@ -176,7 +186,7 @@ struct AsyncModelTests {
     /// The async `parkAll` streams large arrays as the synchronous one does: an `encode(to:)`
     /// that parks meanwhile would wait for the writer that waits for it, so it is refused.
     @Test func asyncParkAllStreams() async throws {
-        struct Reentrant: Codable, Identifiable {
+        struct ParksWhileEncoded: Codable, Identifiable {
             var id: Int
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
@@ -187,15 +197,15 @@ struct AsyncModelTests {
         let garage = Self.garage
         try await garage.deleteAllObjects()
         await #expect {
-            try await garage.parkAll((0..<2_000).map { Reentrant(id: $0) })
+            try await garage.parkAll((0..<2_000).map { ParksWhileEncoded(id: $0) })
         } throws: { error in
             guard case GarageError.reentrantCall = error else { return false }
             return true
         }
         // Nothing of the failed call was written.
-        #expect(try await garage.count(Reentrant.self) == 0)
-        try await garage.parkAll((0..<1_999).map { Reentrant(id: 2_000 + $0) })
-        #expect(try await garage.count(Reentrant.self) == 1_999)
+        #expect(try await garage.count(ParksWhileEncoded.self) == 0)
+        try await garage.parkAll((0..<1_999).map { ParksWhileEncoded(id: 2_000 + $0) })
+        #expect(try await garage.count(ParksWhileEncoded.self) == 1_999)
     }
 
     /// The garage of ``asyncParkAllStreams()``, which its model's `encode(to:)` reaches.
