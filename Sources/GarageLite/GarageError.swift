@@ -84,6 +84,21 @@ public enum GarageError: Error, Equatable, Sendable {
     /// A collection (`typeName`, such as `Array<Note>`) was given where one object belongs:
     /// `park(notes)` meant `parkAll(notes)`. Nothing was done.
     case collectionNotAnObject(typeName: String, operation: String)
+
+    /// A ``Revisioned`` object was parked (itself, or as an object another references) over a
+    /// row whose revision is not the one it was retrieved at: it is stale, and parking it would
+    /// undo the newer version. `parkedRevision` is the object's (0: not retrieved from this
+    /// store), `storedRevision` the row's (0: no row, it was deleted). Nothing of the park was
+    /// written.
+    ///
+    /// ```swift
+    /// do {
+    ///     try garage.park(notebook)
+    /// } catch GarageError.staleObject(let type, let identifier, _, _) {
+    ///     // retrieve type/identifier again, apply the change to it, park it again
+    /// }
+    /// ```
+    case staleObject(typeName: String, identifier: String, parkedRevision: Int64, storedRevision: Int64)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -155,6 +170,12 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             let instead = operation == "park" ? "parkAll(_:)" : "\(operation) for each element"
             return "Cannot \(operation) \(type) as one object: it is a collection. Use \(instead) to "
                 + "\(operation) its elements, or wrap it in a struct with an identity to keep it as one object."
+        case let .staleObject(type, identifier, parked, stored):
+            let found = stored == 0 ? "no longer stored (it was deleted)" : "stored at revision \(stored)"
+            let had = parked == 0 ? "was not retrieved from this store (revision 0)" : "was retrieved at revision \(parked)"
+            return "The object of type \(type) with identifier \(identifier) is stale: it \(had), and is \(found), "
+                + "so parking it would undo a newer version. Nothing was parked. Retrieve it again, apply your change "
+                + "to it, and park it again (or park its parent with children: .keepStored to leave it as stored)."
         }
     }
 
