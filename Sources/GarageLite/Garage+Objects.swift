@@ -23,14 +23,85 @@ extension Garage {
     ///   `LosslessStringConvertible`; `EncodingError`; the encryption delegate's errors;
     ///   ``GarageError/storeBusy(operation:path:)``. When it throws, nothing was written.
     public func park<T: Encodable>(_ object: T) throws {
-        let (operation, changes) = try parking([object])
-        try record(operation, changes) { _ in }
+        try park(object, children: .refuseStale)
     }
 
     /// Parks `object` (see ``park(_:)-7fg4m``) without blocking the calling thread.
     public nonisolated(nonsending) func park<T: Encodable>(_ object: T) async throws {
-        let (operation, changes) = try parking([object])
-        try await record(operation, changes) { _ in }
+        try await park(object, children: .refuseStale)
+    }
+
+    /// Parks `object` (see ``park(_:)-7fg4m``), choosing what happens to the objects it
+    /// references (its children) that changed since it was retrieved.
+    ///
+    /// ```swift
+    /// try garage.park(notebook, children: .keepStored)  // a note the sync job changed stays
+    /// try garage.park(notebook, children: .onlyNew)     // notes already stored are left alone
+    /// ```
+    ///
+    /// A ``Revisioned`` object (the root, or a child with ``ChildParking/refuseStale``) whose
+    /// revision is not its row's refuses the park; the check and the write are one
+    /// transaction. After the park, every ``Revisioned`` class instance written, root or
+    /// child, has its row's new revision, so it can be edited and parked again; for a struct,
+    /// use ``park(_:children:)-3tsrp``, which takes it `inout`.
+    ///
+    /// - throws: ``GarageError/staleObject(typeName:identifier:parkedRevision:storedRevision:)``,
+    ///   and the errors of ``park(_:)-7fg4m``. When it throws, nothing was written.
+    public func park<T: Encodable>(_ object: T, children: ChildParking) throws {
+        let parking = try parking([object], children: children)
+        let changes = parking.changes
+        let revisions = try record(parking.operation) { view in try changes.guardingRevisions(in: view) }
+        parking.graph.setRevisions(revisions)
+    }
+
+    /// Parks `object` choosing what happens to its children (see ``park(_:children:)-9r7p5``)
+    /// without blocking the calling thread.
+    public nonisolated(nonsending) func park<T: Encodable>(_ object: T, children: ChildParking) async throws {
+        let parking = try parking([object], children: children)
+        let changes = parking.changes
+        let revisions = try await record(parking.operation) { view in try changes.guardingRevisions(in: view) }
+        parking.graph.setRevisions(revisions)
+    }
+
+    /// Parks `object` (see ``park(_:children:)-9r7p5``), then sets it to what the store now
+    /// holds, with the new revisions of its ``Revisioned`` parts: the way to edit and park a
+    /// struct again and again.
+    ///
+    /// ```swift
+    /// var notebook = try garage.retrieve(Notebook.self, identifier: "nb1")!
+    /// notebook.title = "Groceries"
+    /// try garage.park(&notebook)          // notebook.revision (and its notes') move on
+    /// notebook.title = "Shopping"
+    /// try garage.park(&notebook)          // not stale: it knows the revision it wrote
+    /// ```
+    ///
+    /// The object is read back after the park, as ``retrieve(_:identifier:)-5uq1f`` would: a
+    /// child left as stored (``ChildParking/keepStored``, ``ChildParking/onlyNew``) comes back
+    /// as stored. A class instance is not replaced: its revision (and its children's) is set on
+    /// it, as ``park(_:children:)-9r7p5`` does.
+    ///
+    /// - throws: the errors of ``park(_:children:)-9r7p5``, and of the read back (then the park
+    ///   was written, and `object` is unchanged).
+    public func park<T: Codable & SendableMetatype>(_ object: inout T, children: ChildParking = .refuseStale) throws {
+        let parking = try parking([object], children: children)
+        let changes = parking.changes
+        let revisions = try record(parking.operation) { view in try changes.guardingRevisions(in: view) }
+        parking.graph.setRevisions(revisions)
+        guard !(T.self is AnyClass), let key = parking.roots.first else { return }
+        if let stored = try run(retrieving(T.self, key: key)) { object = stored }
+    }
+
+    /// Parks `object` and sets it to what the store now holds (see ``park(_:children:)-3tsrp``)
+    /// without blocking the calling thread.
+    public nonisolated(nonsending) func park<T: Codable & SendableMetatype>(
+        _ object: inout T, children: ChildParking = .refuseStale
+    ) async throws {
+        let parking = try parking([object], children: children)
+        let changes = parking.changes
+        let revisions = try await record(parking.operation) { view in try changes.guardingRevisions(in: view) }
+        parking.graph.setRevisions(revisions)
+        guard !(T.self is AnyClass), let key = parking.roots.first else { return }
+        if let stored = try await run(retrieving(T.self, key: key)) { object = stored }
     }
 
     /// Parks every object of `objects` (see ``park(_:)-7fg4m``), all in one transaction: if one
@@ -47,22 +118,48 @@ extension Garage {
     /// `encode(to:)` or encryption delegate that parks into the garage meanwhile gets
     /// ``GarageError/reentrantCall(operation:)``.
     public func parkAll<T: Encodable>(_ objects: [T]) throws {
-        if let stream = try streaming(objects) {
-            return try store.writeStreaming(stream.operation, next: stream.next)
-        }
-        let (operation, changes) = try parking(objects)
-        try record(operation, changes) { _ in }
+        try parkAll(objects, children: .refuseStale)
     }
 
     /// Parks every object of `objects` (see ``parkAll(_:)-9t5p5``) without blocking the calling
     /// thread; large arrays stream as they do there, the writer waiting for the rows this
     /// task encodes.
     public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T]) async throws {
-        if let stream = try streaming(objects) {
-            return try await store.writeStreaming(stream.operation, next: stream.next)
+        try await parkAll(objects, children: .refuseStale)
+    }
+
+    /// Parks every object of `objects` in one transaction (see ``parkAll(_:)-9t5p5``), choosing
+    /// what happens to the objects they reference (see ``park(_:children:)-9r7p5``).
+    ///
+    /// ```swift
+    /// try garage.parkAll(notebooks, children: .keepStored)
+    /// ```
+    ///
+    /// Every ``Revisioned`` object parked is checked, in the transaction that writes (a
+    /// streaming one too): one stale object refuses them all. Afterwards, every
+    /// ``Revisioned`` class instance written has its row's new revision.
+    public func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) throws {
+        if let stream = try streaming(objects, children: children) {
+            let revisions = try store.writeStreaming(stream.operation, next: stream.next)
+            return stream.graph.setRevisions(revisions)
         }
-        let (operation, changes) = try parking(objects)
-        try await record(operation, changes) { _ in }
+        let parking = try parking(objects, children: children)
+        let changes = parking.changes
+        let revisions = try record(parking.operation) { view in try changes.guardingRevisions(in: view) }
+        parking.graph.setRevisions(revisions)
+    }
+
+    /// Parks every object of `objects` choosing what happens to their children (see
+    /// ``parkAll(_:children:)-5718v``) without blocking the calling thread.
+    public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) async throws {
+        if let stream = try streaming(objects, children: children) {
+            let revisions = try await store.writeStreaming(stream.operation, next: stream.next)
+            return stream.graph.setRevisions(revisions)
+        }
+        let parking = try parking(objects, children: children)
+        let changes = parking.changes
+        let revisions = try await record(parking.operation) { view in try changes.guardingRevisions(in: view) }
+        parking.graph.setRevisions(revisions)
     }
 
     /// From this many objects, `parkAll` writes rows while it encodes the next ones.
@@ -70,24 +167,36 @@ extension Garage {
     /// Rows handed to the writer at a time.
     private static let streamingBatchSize = 256
 
+    /// The changes that park objects, and what a park needs of their encoding after it.
+    private struct Parking {
+        var operation: String
+        var changes: ChangeSet
+        /// The encoder, which holds the ``Revisioned`` class instances to update.
+        var graph: GraphEncoder
+        var roots: [ObjectKey]
+    }
+
     /// Encodes (and encrypts) `objects` with every object they reference into the changes
-    /// that park them.
-    private func parking<T: Encodable>(_ objects: [T]) throws -> (operation: String, changes: ChangeSet) {
+    /// that park them, each row guarded by its revision and `children`.
+    private func parking<T: Encodable>(_ objects: [T], children: ChildParking) throws -> Parking {
         let configuration = configuration()
         let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Self.threadContext)
-        for object in objects { try graph.encodeRoot(object) }
+        let roots = try objects.map { try graph.encodeRoot($0) }
         var changes = ChangeSet()
         for row in graph.rows {
-            let (key, payload) = try configuration.encryption.seal(row)
+            var (key, payload) = try configuration.encryption.seal(row)
+            payload.revisionGuard = RevisionGuard(revision: row.revision, isRoot: row.isRoot, children: children)
             changes.record(.park(payload), for: key)
         }
         let operation = graph.rows.first.map { "park \($0.key)" } ?? "park nothing"
-        return (operation, changes)
+        return Parking(operation: operation, changes: changes, graph: graph, roots: roots)
     }
 
     /// The batches of a streaming `parkAll`, encoded on demand, when the call writes straight
     /// to the store (autosave on, nothing unsaved, outside a transaction); `nil` otherwise.
-    private func streaming<T: Encodable>(_ objects: [T]) throws -> (operation: String, next: () throws -> RowStream.Batch?)? {
+    private func streaming<T: Encodable>(
+        _ objects: [T], children: ChildParking
+    ) throws -> (operation: String, graph: GraphEncoder, next: () throws -> RowStream.Batch?)? {
         guard objects.count >= Self.streamingThreshold, isAutosaveEnabled, !store.hasUnsavedChanges,
               transactionChanges() == nil else { return nil }
         let configuration = configuration()
@@ -98,9 +207,13 @@ extension Garage {
                 try graph.encodeRoot(object)
             }
             let rows = graph.takeRows()
-            return rows.isEmpty ? nil : try rows.map(configuration.encryption.seal)
+            return rows.isEmpty ? nil : try rows.map { row in
+                var (key, payload) = try configuration.encryption.seal(row)
+                payload.revisionGuard = RevisionGuard(revision: row.revision, isRoot: row.isRoot, children: children)
+                return (key, payload)
+            }
         }
-        return ("park \(objects.count) \(try Identity.typeName(T.self)) objects", next)
+        return ("park \(objects.count) \(try Identity.typeName(T.self)) objects", graph, next)
     }
 
     /// The identifier `object` is (or would be) parked under: its `id` when it is
@@ -163,7 +276,10 @@ extension Garage {
     /// An object without references is one statement; one with references is read again,
     /// with them, in one snapshot.
     private func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
-        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
+        retrieving(T.self, key: ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier)))
+    }
+
+    private func retrieving<T: Decodable & SendableMetatype>(_ type: T.Type, key: ObjectKey) -> StoreWork<T?> {
         let configuration = configuration()
         return reading("retrieve \(key)", snapshot: false) { view in
             guard let row = try view.row(key) else { return nil }

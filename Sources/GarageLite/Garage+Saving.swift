@@ -146,10 +146,19 @@ extension Garage {
     func record<T: Sendable>(
         _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
     ) throws -> T {
+        try record(operation) { view in (changes, try check(view)) }
+    }
+
+    /// Records the changes `prepare` returns where they belong (see
+    /// ``record(_:_:check:)``): `prepare` runs on the store as this call sees it, and decides
+    /// which changes to record, or throws to refuse them all.
+    func record<T: Sendable>(
+        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
+    ) throws -> T {
         var closed: TransactionBuffer?
         while true {
             let route = writeRoute(skipping: closed)
-            let result = try run(route.work(operation, changes, check, in: self))
+            let (changes, result) = try run(route.work(operation, prepare, in: self))
             if route.keep(changes, in: store) { return result }
             closed = route.transaction // it ended meanwhile
         }
@@ -160,10 +169,18 @@ extension Garage {
     nonisolated(nonsending) func record<T: Sendable>(
         _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
     ) async throws -> T {
+        try await record(operation) { view in (changes, try check(view)) }
+    }
+
+    /// Records the changes `prepare` returns where they belong (see the synchronous
+    /// variant), without blocking the calling thread.
+    nonisolated(nonsending) func record<T: Sendable>(
+        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
+    ) async throws -> T {
         var closed: TransactionBuffer?
         while true {
             let route = writeRoute(skipping: closed)
-            let result = try await run(route.work(operation, changes, check, in: self))
+            let (changes, result) = try await run(route.work(operation, prepare, in: self))
             if route.keep(changes, in: store) { return result }
             closed = route.transaction // it ended meanwhile
         }
@@ -222,14 +239,18 @@ private enum WriteRoute {
         return nil
     }
 
-    /// What runs first: the check, on the store as the call sees it, and for the store the
-    /// write itself.
+    /// What runs first: `prepare` (the check, which decides the changes), on the store as the
+    /// call sees it, and for the store the write itself. Returns the changes with the result.
     func work<T>(
-        _ operation: String, _ changes: ChangeSet, _ check: @escaping @Sendable (StoreView) throws -> T, in garage: Garage
-    ) -> StoreWork<T> {
+        _ operation: String, _ prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T), in garage: Garage
+    ) -> StoreWork<(ChangeSet, T)> {
         switch self {
-        case .store: return garage.store.saving(operation, changes, check: check)
-        case .transaction, .unsaved: return garage.reading(operation, check)
+        case .store:
+            return garage.store.saving(operation) { view in
+                let (changes, result) = try prepare(view)
+                return (changes, (changes, result))
+            }
+        case .transaction, .unsaved: return garage.reading(operation, prepare)
         }
     }
 

@@ -99,6 +99,20 @@ public enum GarageError: Error, Equatable, Sendable {
     /// Declare a name of its own on one of them with ``StoredTypeNamed``, then move the objects
     /// it stored under the old name with ``Garage/migrateAll(fromOldClassName:to:)-73yt5``.
     case typeNameCollision(typeName: String, type: String, existingType: String)
+    /// A ``Revisioned`` object was parked (itself, or as an object another references) over a
+    /// row whose revision is not the one it was retrieved at: it is stale, and parking it would
+    /// undo the newer version. `parkedRevision` is the object's (0: not retrieved from this
+    /// store), `storedRevision` the row's (0: no row, it was deleted). Nothing of the park was
+    /// written.
+    ///
+    /// ```swift
+    /// do {
+    ///     try garage.park(notebook)
+    /// } catch GarageError.staleObject(let type, let identifier, _, _) {
+    ///     // retrieve type/identifier again, apply the change to it, park it again
+    /// }
+    /// ```
+    case staleObject(typeName: String, identifier: String, parkedRevision: Int64, storedRevision: Int64)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -178,6 +192,12 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "`extension \(suggested): StoredTypeNamed { static let storedTypeName = \"\(suggested)\" }`, "
                 + "then move the objects it already stored as \"\(name)\" with "
                 + "`garage.migrateAll(fromOldClassName: \"\(name)\", to: \(suggested).self)`."
+        case let .staleObject(type, identifier, parked, stored):
+            let found = stored == 0 ? "no longer stored (it was deleted)" : "stored at revision \(stored)"
+            let had = parked == 0 ? "was not retrieved from this store (revision 0)" : "was retrieved at revision \(parked)"
+            return "The object of type \(type) with identifier \(identifier) is stale: it \(had), and is \(found), "
+                + "so parking it would undo a newer version. Nothing was parked. Retrieve it again, apply your change "
+                + "to it, and park it again (or park its parent with children: .keepStored to leave it as stored)."
         }
     }
 

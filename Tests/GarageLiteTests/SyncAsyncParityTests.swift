@@ -54,6 +54,27 @@ struct SyncAsyncParityTests {
                   async: { try await $0.parkAll([Counter(id: 1, value: 5), Counter(id: 7, value: 7)]) }),
         Operation("parkAll streaming", sync: { try $0.parkAll((0..<1_200).map { Counter(id: $0, value: -$0) }) },
                   async: { try await $0.parkAll((0..<1_200).map { Counter(id: $0, value: -$0) }) }),
+        Operation("park children", sync: { try $0.park(Book(id: 1, title: "Edited", author: max), children: .onlyNew) },
+                  async: { try await $0.park(Book(id: 1, title: "Edited", author: max), children: .onlyNew) }),
+        Operation("park inout", sync: { garage in
+            var note = RNote(id: "n1", text: "New")
+            try garage.park(&note, children: .keepStored)
+            note.text = "Edited"
+            try garage.park(&note)
+            return note.revision
+        }, async: { garage in
+            var note = RNote(id: "n1", text: "New")
+            try await garage.park(&note, children: .keepStored)
+            note.text = "Edited"
+            try await garage.park(&note)
+            return note.revision
+        }),
+        Operation("park stale", sync: { try $0.park(RNote(id: "n1", text: "Gone", revision: 4)) },
+                  async: { try await $0.park(RNote(id: "n1", text: "Gone", revision: 4)) }),
+        Operation("parkAll children", sync: { try $0.parkAll([Book(id: 7, title: "New", author: max)], children: .all) },
+                  async: { try await $0.parkAll([Book(id: 7, title: "New", author: max)], children: .all) }),
+        Operation("parkAll children streaming", sync: { try $0.parkAll((0..<1_200).map { RNote(id: "\($0)", text: "") }, children: .keepStored) },
+                  async: { try await $0.parkAll((0..<1_200).map { RNote(id: "\($0)", text: "") }, children: .keepStored) }),
         Operation("retrieve", sync: { try $0.retrieve(Book.self, identifier: 1).map(describe) },
                   async: { try await $0.retrieve(Book.self, identifier: 1).map(describe) }),
         Operation("retrieve damaged", sync: { try $0.retrieve(Book.self, identifier: 2).map(describe) },

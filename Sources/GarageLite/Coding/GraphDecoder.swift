@@ -1,10 +1,12 @@
 import Foundation
 
-/// A row as the graph decoder reads it: its key, its JSON (decrypted), and its sync status.
+/// A row as the graph decoder reads it: its key, its JSON (decrypted), its sync status and
+/// its revision.
 struct DecodableRow {
     var key: ObjectKey
     var json: JSONValue
     var syncStatus: SyncStatus
+    var revision: Int64 = 0
 }
 
 /// Rebuilds objects from rows, resolving each reference stub to the row it names.
@@ -30,7 +32,7 @@ final class GraphDecoder {
         self.rowLookup = row
     }
 
-    /// Decodes the object a row holds, setting its sync status from the row.
+    /// Decodes the object a row holds, setting its sync status and revision from the row.
     func decode<T: Decodable>(_ type: T.Type, from row: DecodableRow) throws -> T {
         if let object = decoded[row.key] as? T {
             return object
@@ -52,7 +54,19 @@ final class GraphDecoder {
         if T.self is any Syncable.Type {
             object = Self.setting(row.syncStatus, on: object)
         }
+        if T.self is any Revisioned.Type {
+            object = Self.setting(revision: row.revision, on: object)
+        }
         return object
+    }
+
+    /// `object` with its revision set, when its type is ``Revisioned``. Out of line, as
+    /// ``setting(_:on:)``.
+    @inline(never)
+    private static func setting<T>(revision: Int64, on object: T) -> T {
+        guard let revisioned = object as? any Revisioned,
+              let updated = revisioned.settingRevision(revision) as? T else { return object }
+        return updated
     }
 
     /// `object` with its sync status set, when its type is ``Syncable``. Out of line: the

@@ -6,6 +6,8 @@ struct EncodedRow {
     var json: String
     /// The object's status when it is ``Syncable``.
     var syncStatus: SyncStatus?
+    /// The revision the object was retrieved at, when it is ``Revisioned``.
+    var revision: Int64?
     var references: [ObjectKey]
     var isRoot: Bool
 }
@@ -25,6 +27,9 @@ final class GraphEncoder {
     /// Referenced objects waiting to be encoded. Encoding them from a queue, rather than
     /// from inside their parent's encoding, keeps a long chain of references off the stack.
     private var queue: [() throws -> Void] = []
+    /// The ``Revisioned`` class instances encoded, by row: a successful park sets their
+    /// revision to their row's new one.
+    private(set) var revisionedInstances: [(key: ObjectKey, object: any Revisioned)] = []
 
     /// What a fresh-stack thread must see of the calling thread (see ``ThreadStack``).
     let context: ThreadContext
@@ -49,7 +54,7 @@ final class GraphEncoder {
         guard object is any Hashable else {
             throw GarageError.missingConformance(typeName)
         }
-        let content: (json: [UInt8], syncStatus: SyncStatus?, references: [ObjectKey])
+        let content: Content
         do {
             content = try encodeContent(object, canonical: true)
         } catch let error as EncodingError {
@@ -57,8 +62,9 @@ final class GraphEncoder {
         }
         let key = ObjectKey(typeName: typeName, identifier: Identity.contentIdentifier(ofJSON: content.json))
         visited.insert(key)
-        add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self),
-                       syncStatus: content.syncStatus, references: content.references, isRoot: true))
+        add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self), syncStatus: content.syncStatus,
+                       revision: content.revision, references: content.references, isRoot: true))
+        noteInstance(object, key: key)
         try drainQueue()
         return key
     }
@@ -103,14 +109,32 @@ final class GraphEncoder {
     }
 
     private func store<T: Encodable>(_ object: T, key: ObjectKey, isRoot: Bool) throws {
-        let content: (json: [UInt8], syncStatus: SyncStatus?, references: [ObjectKey])
+        let content: Content
         do {
             content = try encodeContent(object, canonical: false)
         } catch let error as EncodingError {
             throw error.locating(key.description)
         }
-        add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self),
-                       syncStatus: content.syncStatus, references: content.references, isRoot: isRoot))
+        add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self), syncStatus: content.syncStatus,
+                       revision: content.revision, references: content.references, isRoot: isRoot))
+        noteInstance(object, key: key)
+    }
+
+    /// Remembers `object` when it is a ``Revisioned`` class instance, to set its revision
+    /// after the park.
+    private func noteInstance<T>(_ object: T, key: ObjectKey) {
+        guard T.self is AnyClass, let revisioned = object as? any Revisioned else { return }
+        revisionedInstances.append((key, revisioned))
+    }
+
+    /// Sets the revision of every ``Revisioned`` class instance encoded whose row has one in
+    /// `revisions` (the rows the park wrote).
+    func setRevisions(_ revisions: [ObjectKey: Int64]) {
+        for (key, object) in revisionedInstances {
+            guard let revision = revisions[key] else { continue }
+            var instance = object
+            instance.revision = revision // a class: sets it on the instance
+        }
     }
 
     private func add(_ row: EncodedRow) {
@@ -132,13 +156,21 @@ final class GraphEncoder {
     /// `canonical` JSON has its object members sorted by key: the form a content identifier
     /// is computed from. Other rows keep the order their `encode(to:)` gave, which is the same
     /// on every park of the same type, and cheaper.
-    private func encodeContent<T: Encodable>(
-        _ object: T, canonical: Bool
-    ) throws -> (json: [UInt8], syncStatus: SyncStatus?, references: [ObjectKey]) {
+    private func encodeContent<T: Encodable>(_ object: T, canonical: Bool) throws -> Content {
         let syncStatus = (object as? any Syncable)?.syncStatus
-        let row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil)
+        let revision = (object as? any Revisioned)?.revision
+        let row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil, storesRevisionInRow: revision != nil)
         let slot = try row.box(object, at: .root, isRowObject: true)
-        return (JSONWriter.bytes(from: slot, canonical: canonical), syncStatus, row.references)
+        return Content(json: JSONWriter.bytes(from: slot, canonical: canonical), syncStatus: syncStatus,
+                       revision: revision, references: row.references)
+    }
+
+    /// One row's object, encoded.
+    private struct Content {
+        var json: [UInt8]
+        var syncStatus: SyncStatus?
+        var revision: Int64?
+        var references: [ObjectKey]
     }
 }
 
@@ -147,12 +179,15 @@ final class RowEncoding {
     unowned let graph: GraphEncoder
     /// The row's object is `Syncable`: its status lives in the row, not in its JSON.
     let storesSyncStatusInRow: Bool
+    /// The row's object is `Revisioned`: its revision lives in the row, not in its JSON.
+    let storesRevisionInRow: Bool
     private(set) var references: [ObjectKey] = []
     private var referenceSet: Set<ObjectKey> = []
 
-    init(graph: GraphEncoder, storesSyncStatusInRow: Bool) {
+    init(graph: GraphEncoder, storesSyncStatusInRow: Bool, storesRevisionInRow: Bool = false) {
         self.graph = graph
         self.storesSyncStatusInRow = storesSyncStatusInRow
+        self.storesRevisionInRow = storesRevisionInRow
     }
 
     /// Encodes one value at `path`. A nested `Identifiable` becomes a reference stub, unless it

@@ -88,7 +88,15 @@ extension ReferenceEncoder {
         mutating func encode(_ value: Int8, forKey key: Key) { set(.number(String(value)), key) }
         mutating func encode(_ value: Int16, forKey key: Key) { set(.number(String(value)), key) }
         mutating func encode(_ value: Int32, forKey key: Key) { set(.number(String(value)), key) }
-        mutating func encode(_ value: Int64, forKey key: Key) { set(.number(String(value)), key) }
+        mutating func encode(_ value: Int64, forKey key: Key) {
+            // The row's revision column is the truth (see `Revisioned`), as for `syncStatus`.
+            set(.number(String(isRowRevision(key) ? 0 : value)), key)
+        }
+
+        /// Whether `key` is a `Revisioned` row object's own `revision` property.
+        private func isRowRevision(_ key: Key) -> Bool {
+            path.depth == 0 && row.storesRevisionInRow && key.stringValue == "revision"
+        }
         mutating func encode(_ value: UInt, forKey key: Key) { set(.number(String(value)), key) }
         mutating func encode(_ value: UInt8, forKey key: Key) { set(.number(String(value)), key) }
         mutating func encode(_ value: UInt16, forKey key: Key) { set(.number(String(value)), key) }
@@ -101,6 +109,10 @@ extension ReferenceEncoder {
                 // The row's status column is the truth: keeping it out of the JSON means a status
                 // change neither changes the stored content nor a Hashable object's identifier.
                 builder.set(.value(.number(String(SyncStatus.undetermined.rawValue))), for: name)
+                return
+            }
+            if T.self == Int64.self, isRowRevision(key) {
+                builder.set(.value(.number("0")), for: name)
                 return
             }
             builder.set(try row.box(value, at: path(key)), for: name)

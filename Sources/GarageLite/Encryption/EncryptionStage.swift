@@ -49,7 +49,7 @@ struct EncryptionStage: Sendable {
             } else {
                 json = try JSONReader.parse(row.data)
             }
-            return DecodableRow(key: key, json: json, syncStatus: row.syncStatus)
+            return DecodableRow(key: key, json: json, syncStatus: row.syncStatus, revision: row.revision)
         } catch let failure as JSONReader.Failure {
             throw GarageError.corruptData(
                 typeName: key.typeName, identifier: key.identifier,

@@ -56,10 +56,12 @@ extension ChangeSet {
                 // data of the row it replaces, which a read of metadata alone would not have.
                 let replaced = try row(key, base.readingContent(), beforeRowsOf: count)
                 var parked = payload.applied(to: replaced, key: key, now: base.now)
-                // Over a committed tombstone, the store makes the park an edit to upload.
-                if replaced == nil, !payload.isDownloaded, parked.syncStatus != .notSynced,
-                   try base.statements.rowOrTombstone(key, for: .metadata)?.isDeleted == true {
-                    parked.syncStatus = .notSynced
+                // Over a committed tombstone, the store makes the park an edit to upload, and
+                // the tombstone's revision goes on (as `Revisioned` objects expect).
+                if replaced == nil, let tombstone = try base.statements.rowOrTombstone(key, for: .metadata),
+                   tombstone.isDeleted {
+                    if !payload.isDownloaded { parked.syncStatus = .notSynced }
+                    parked.revision = tombstone.revision + 1
                 }
                 return parked
             case .setSyncStatus(let status):

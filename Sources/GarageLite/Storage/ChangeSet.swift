@@ -70,6 +70,13 @@ struct ChangeSet: Sendable {
         isSealed = false
     }
 
+    /// This set without any change to the row `key`.
+    mutating func forget(_ key: ObjectKey) {
+        for index in segments.indices {
+            segments[index].rows[key] = nil
+        }
+    }
+
     /// Adds every change of `other`, as if its calls came after this set's.
     mutating func merge(_ other: ChangeSet) {
         for segment in other.segments {

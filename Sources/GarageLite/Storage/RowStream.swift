@@ -10,6 +10,8 @@ import Foundation
 /// thread, blocks. Every field is guarded by `condition`'s lock.
 final class RowStream: @unchecked Sendable {
     typealias Batch = [(key: ObjectKey, payload: RowPayload)]
+    /// What the writer returns: the revisions of the ``Revisioned`` rows it wrote.
+    typealias Revisions = [ObjectKey: Int64]
 
     /// Raised on the writer when the producer failed: the transaction rolls back.
     struct ProducerFailed: Error {}
@@ -20,7 +22,7 @@ final class RowStream: @unchecked Sendable {
     private var batches: [Batch] = []
     private var producerDone = false
     private var producerFailed = false
-    private var outcome: Result<Void, any Error>?
+    private var outcome: Result<Revisions, any Error>?
     /// A suspended producer, resumed when there is room or an outcome.
     private var waitingProducer: CheckedContinuation<Void, Never>?
 
@@ -79,19 +81,19 @@ final class RowStream: @unchecked Sendable {
 
     /// Says there is nothing more to write, and waits for the writer's outcome: success, or
     /// its error.
-    func finish() -> Result<Void, any Error> {
+    func finish() -> Result<Revisions, any Error> {
         end(failed: false)
         condition.lock()
         defer { condition.unlock() }
         while outcome == nil {
             condition.wait()
         }
-        return outcome ?? .success(())
+        return outcome ?? .success([:])
     }
 
     /// Says there is nothing more to write, and waits for the writer's outcome without
     /// blocking the calling thread.
-    func finish() async -> Result<Void, any Error> {
+    func finish() async -> Result<Revisions, any Error> {
         end(failed: false)
         while true {
             if let outcome = locked({ outcome }) { return outcome }
@@ -132,7 +134,7 @@ final class RowStream: @unchecked Sendable {
         return batch
     }
 
-    func complete(_ result: Result<Void, any Error>) {
+    func complete(_ result: Result<Revisions, any Error>) {
         condition.lock()
         outcome = result
         resumeProducer()

@@ -12,20 +12,29 @@ extension Store {
     func saving<T>(
         _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
     ) -> StoreWork<T> {
+        saving(operation) { view in (changes, try check(view)) }
+    }
+
+    /// Writes the unsaved changes and the changes `prepare` returns in one transaction;
+    /// `prepare` sees the unsaved changes, and throws to refuse them all. Returns what it
+    /// returned besides the changes.
+    func saving<T>(
+        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
+    ) -> StoreWork<T> {
         StoreWork(operation: operation, access: .write { [self] statements in
             // Changes recorded from now on go to new segments, kept when these are saved.
             let (saved, epoch) = unsaved.write { state in
                 state.changes.seal()
                 return (state.changes, state.epoch)
             }
-            var combined = changes
-            if !saved.isEmpty {
-                combined = saved
-                combined.merge(changes)
-            }
             let isObserved = listener.isListening
             let (result, written) = try statements.transaction {
-                let result = try check(StoreView(statements, pending: saved.isEmpty ? nil : saved))
+                let (changes, result) = try prepare(StoreView(statements, pending: saved.isEmpty ? nil : saved))
+                var combined = changes
+                if !saved.isEmpty {
+                    combined = saved
+                    combined.merge(changes)
+                }
                 return (result, try statements.apply(combined, now: Date(), recording: isObserved))
             }
             if !saved.isEmpty {
@@ -41,8 +50,11 @@ extension Store {
     // MARK: - Streaming writes
 
     /// Writes the batches `next` produces on this thread in one immediate transaction on the
-    /// writer, while it produces the next ones.
-    func writeStreaming(_ operation: String, next: () throws -> RowStream.Batch?) throws {
+    /// writer, while it produces the next ones; returns the revisions of the ``Revisioned``
+    /// rows written. Each row's ``RevisionGuard`` is checked before it is written: a refusal
+    /// rolls back the whole transaction.
+    @discardableResult
+    func writeStreaming(_ operation: String, next: () throws -> RowStream.Batch?) throws -> RowStream.Revisions {
         let stream = try startStreaming(operation)
         do {
             try Self.$isFeedingWriter.withValue(true) {
@@ -51,12 +63,15 @@ extension Store {
         } catch {
             throw stream.fail(error, engine: engine, operation: operation)
         }
-        try commitStreaming(stream.finish(), operation: operation)
+        return try commitStreaming(stream.finish(), operation: operation)
     }
 
     /// Writes the batches `next` produces (see the synchronous variant), waiting for the writer
     /// without blocking the calling thread.
-    nonisolated(nonsending) func writeStreaming(_ operation: String, next: () throws -> RowStream.Batch?) async throws {
+    @discardableResult
+    nonisolated(nonsending) func writeStreaming(
+        _ operation: String, next: () throws -> RowStream.Batch?
+    ) async throws -> RowStream.Revisions {
         let stream = try startStreaming(operation)
         do {
             try await Self.$isFeedingWriter.withValue(true) {
@@ -65,7 +80,7 @@ extension Store {
         } catch {
             throw stream.fail(error, engine: engine, operation: operation)
         }
-        try commitStreaming(await stream.finish(), operation: operation)
+        return try commitStreaming(await stream.finish(), operation: operation)
     }
 
     /// Starts the writer's side: one transaction that writes each batch as it comes.
@@ -78,13 +93,27 @@ extension Store {
             do {
                 let statements = try connection.get()
                 var written: ChangeSet? = isObserved ? ChangeSet() : nil
+                var revisions: RowStream.Revisions = [:]
                 try Store.$isAccessing.withValue(true) {
                     try statements.transaction {
                         let now = Date()
+                        // Guarded rows this stream wrote: one parked again (an object that is
+                        // also a root) is this call's own, not stale.
+                        var streamed: Set<ObjectKey> = []
                         while let batch = try stream.next() {
                             for (key, payload) in batch {
+                                if let check = payload.revisionGuard, check.needsStoredRevision {
+                                    if !streamed.contains(key),
+                                       try check.decide(key, storedIn: StoreView(statements, pending: nil)) == .keep {
+                                        continue
+                                    }
+                                    streamed.insert(key)
+                                }
                                 if try statements.park(key, payload, now: now) {
                                     written?.record(.park(payload), for: key)
+                                }
+                                if payload.revisionGuard?.revision != nil {
+                                    revisions[key] = try statements.row(key, for: .metadata)?.revision
                                 }
                             }
                         }
@@ -92,7 +121,7 @@ extension Store {
                 }
                 // Told here, on the writer, like every commit: observers see commits in order.
                 if let written, !written.isEmpty { listener.committed(written) }
-                stream.complete(.success(()))
+                stream.complete(.success(revisions))
             } catch {
                 stream.complete(.failure(error))
             }
@@ -100,9 +129,10 @@ extension Store {
         return stream
     }
 
-    private func commitStreaming(_ outcome: Result<Void, any Error>, operation: String) throws {
-        if case .failure(let error) = outcome {
-            throw engine.garageError(error, operation: operation)
+    private func commitStreaming(_ outcome: Result<RowStream.Revisions, any Error>, operation: String) throws -> RowStream.Revisions {
+        switch outcome {
+        case .success(let revisions): return revisions
+        case .failure(let error): throw engine.garageError(error, operation: operation)
         }
     }
 }

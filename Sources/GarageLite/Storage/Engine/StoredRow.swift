@@ -3,8 +3,8 @@ import Foundation
 /// Which columns of a row a read needs: those are read strictly, the others are left at
 /// their defaults, so that damage in a column a read does not use does not fail it.
 enum RowPurpose: Sendable {
-    /// Decoding the object: data, encryption flag, sync status, references (and the claim,
-    /// which every purpose reads).
+    /// Decoding the object: data, encryption flag, sync status, revision (a ``Revisioned``
+    /// object's), references (and the claim, which every purpose reads).
     case content
     /// Everything but the data and the references: ``ObjectMetadata``.
     case metadata
@@ -67,6 +67,9 @@ struct RowPayload: Sendable {
     var isRoot: Bool
     /// Whether the row came from the server (`parkDownloaded`): its status is stored as it is.
     var isDownloaded = false
+    /// What a park checks against the row before writing it (``RevisionGuard``); `nil` for
+    /// writes that are not checked (downloads, merges).
+    var revisionGuard: RevisionGuard?
 
     /// The row as it reads once this payload is written over `existing` (or into a new row).
     func applied(to existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow {

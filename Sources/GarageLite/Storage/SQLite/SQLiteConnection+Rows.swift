@@ -34,7 +34,7 @@ extension SQLiteConnection {
     private static let rowOrTombstoneSQL = "SELECT \(columns) FROM garage_object WHERE type = ? AND identifier = ?"
     /// A retrieve by key knows the key: NULL in its place too.
     private static let contentRowSQL = """
-        SELECT NULL, NULL, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL, 0
+        SELECT NULL, NULL, data, isEncrypted, syncStatus, NULL, NULL, revision, NULL, refs, claim, NULL, 0
         FROM garage_object WHERE type = ? AND identifier = ? AND isDeleted = 0
         """
     private static let rowsOfTypeSQL =

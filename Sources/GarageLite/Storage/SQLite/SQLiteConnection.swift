@@ -54,7 +54,7 @@ struct SQLiteConnection: RowWriteStatements {
     /// The columns a retrieve reads, in the places of ``columns``: the others are NULL, which
     /// SQLite need not read from the record.
     static let contentColumns = """
-        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, NULL, NULL, refs, claim, NULL, 0, NULL, NULL, NULL
+        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, revision, NULL, refs, claim, NULL, 0, NULL, NULL, NULL
         """
 
     /// The references of a row whose `refs` column is damaged: not ``ReferenceList/empty``, so
@@ -181,6 +181,11 @@ struct SQLiteConnection: RowWriteStatements {
             // The references only choose how a retrieve reads; check() reports a damaged list.
             row.references = sqlite3_column_type(handle, 9) == SQLITE_TEXT
                 ? text(handle, 9) ?? unreadableReferences : unreadableReferences
+        }
+        if !purpose.needsMetadata, sqlite3_column_type(handle, 7) == SQLITE_INTEGER {
+            // A Revisioned object gets its revision on retrieve. Read leniently here: a damaged
+            // revision reads as 0 (which a park refuses over the row) and `check()` reports it.
+            row.revision = sqlite3_column_int64(handle, 7)
         }
         if purpose.needsMetadata {
             row.creationDate = Date(timeIntervalSince1970: real(5, "creationDate") ?? 0)

@@ -1,0 +1,61 @@
+import Foundation
+
+/// What a park checks against a row before writing it: the revision a ``Revisioned`` object
+/// was retrieved at, and for a child, what its parent's park does with it (``ChildParking``).
+///
+/// The check runs on the store as the call sees it (committed rows and pending changes), in
+/// the transaction that writes, so nothing can change the row in between.
+struct RevisionGuard: Sendable {
+    /// The object's revision when it is ``Revisioned``; `nil` otherwise.
+    var revision: Int64?
+    /// Whether the object was parked itself, rather than only referenced.
+    var isRoot: Bool
+    var children: ChildParking
+
+    /// What to do with the row.
+    enum Decision {
+        case write
+        /// Leave the stored row as it is.
+        case keep
+    }
+
+    /// Whether the decision needs the stored row: a ``Revisioned`` object's, or a child's
+    /// with ``ChildParking/onlyNew``.
+    var needsStoredRevision: Bool {
+        revision != nil || (!isRoot && children == .onlyNew)
+    }
+
+    /// Decides whether `key` is written over the stored row, whose revision is `stored`
+    /// (`nil`: no row); throws ``GarageError/staleObject(typeName:identifier:parkedRevision:storedRevision:)``
+    /// to refuse the park.
+    func decide(_ key: ObjectKey, stored: Int64?) throws -> Decision {
+        func stale() -> GarageError {
+            .staleObject(typeName: key.typeName, identifier: key.identifier,
+                         parkedRevision: revision ?? 0, storedRevision: stored ?? 0)
+        }
+        /// A Revisioned object's revision is not its row's: changed or deleted since it was
+        /// retrieved, or (revision 0) parked blind over a stored row.
+        var isStale: Bool {
+            guard let revision else { return false }
+            return revision == 0 ? stored != nil : stored != revision
+        }
+        if isRoot {
+            if isStale { throw stale() }
+            return .write
+        }
+        switch children {
+        case .all:
+            return .write
+        case .onlyNew:
+            return stored == nil ? .write : .keep
+        case .refuseStale:
+            if isStale { throw stale() }
+            return .write
+        case .keepStored:
+            guard isStale else { return .write }
+            // Nothing stored to keep: the child was deleted since it was retrieved.
+            if stored == nil { throw stale() }
+            return .keep
+        }
+    }
+}
