@@ -487,7 +487,7 @@ extension Garage {
     /// ```
     @discardableResult
     public func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) throws -> Int {
-        let (operation, changes, check) = migrating(from: oldClassName, to: try Identity.typeName(T.self))
+        let (operation, changes, check) = try migrating(from: oldClassName, to: T.self)
         return try record(operation, changes, check: check)
     }
 
@@ -495,11 +495,15 @@ extension Garage {
     /// ``migrateAll(fromOldClassName:to:)-73yt5``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) async throws -> Int {
-        let (operation, changes, check) = migrating(from: oldClassName, to: try Identity.typeName(T.self))
+        let (operation, changes, check) = try migrating(from: oldClassName, to: T.self)
         return try await record(operation, changes, check: check)
     }
 
-    private func migrating(from oldName: String, to typeName: String) -> (String, ChangeSet, @Sendable (StoreView) throws -> Int) {
+    /// - throws: ``GarageError/ambiguousMigration(oldName:type:otherType:)`` when another type
+    ///   of this process is stored under `oldName`: its objects would move too.
+    private func migrating<T>(from oldName: String, to type: T.Type) throws -> (String, ChangeSet, @Sendable (StoreView) throws -> Int) {
+        let typeName = try Identity.typeName(T.self)
+        if oldName != typeName { try Identity.checkCanMigrate(from: oldName, to: T.self) }
         var changes = ChangeSet()
         if oldName != typeName {
             changes.record(.renameType(from: oldName, to: typeName))

@@ -113,6 +113,11 @@ public enum GarageError: Error, Equatable, Sendable {
     /// }
     /// ```
     case staleObject(typeName: String, identifier: String, parkedRevision: Int64, storedRevision: Int64)
+    /// `migrateAll(fromOldClassName: oldName, to: type)` was refused: `oldName` is the short
+    /// name `type` left for a declared one (``StoredTypeNamed``), and in this process
+    /// `otherType` is stored under it, so the objects stored under it may be its, and moving
+    /// them all to `type` would take them from it. Nothing was moved.
+    case ambiguousMigration(oldName: String, type: String, otherType: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -192,12 +197,19 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "`extension \(suggested): StoredTypeNamed { static let storedTypeName = \"\(suggested)\" }`, "
                 + "then move the objects it already stored as \"\(name)\" with "
                 + "`garage.migrateAll(fromOldClassName: \"\(name)\", to: \(suggested).self)`."
+        case let .ambiguousMigration(oldName, type, other):
+            return "Cannot move the objects stored as \"\(oldName)\" to \(type): in this process \(other) is stored "
+                + "under \"\(oldName)\" too, so some of them may be its, and they would move with the others. Nothing "
+                + "was moved. Run the migration before \(other) is used (first thing after opening the garage), when "
+                + "only \(type)'s objects were stored under that name; otherwise give \(other) a name of its own "
+                + "as well (StoredTypeNamed), and sort its objects out before migrating."
         case let .staleObject(type, identifier, parked, stored):
             let found = stored == 0 ? "no longer stored (it was deleted)" : "stored at revision \(stored)"
             let had = parked == 0 ? "was not retrieved from this store (revision 0)" : "was retrieved at revision \(parked)"
             return "The object of type \(type) with identifier \(identifier) is stale: it \(had), and is \(found), "
                 + "so parking it would undo a newer version. Nothing was parked. Retrieve it again, apply your change "
-                + "to it, and park it again (or park its parent with children: .keepStored to leave it as stored)."
+                + "to it, and park it again (a struct with park(&value), so that it learns its new revision). If it was "
+                + "parked as another object's child, parking the parent with children: .keepStored leaves it as stored."
         }
     }
 

@@ -24,6 +24,18 @@ enum Identity {
     /// The stored type names of this process.
     private static let typeNames = Protected(TypeNames())
 
+    /// Throws ``GarageError/ambiguousMigration(oldName:type:otherType:)`` when `oldName` is
+    /// `T`'s own short name, which it left for a declared one, and another type of this process
+    /// is stored under it: the objects stored under that name are then both types', and moving
+    /// them all to `T` would take the other's. (A type renamed from another, such as
+    /// `RenamedCounter` from `Counter`, moves every object of the old name, as in GarageStorage.)
+    static func checkCanMigrate<T>(from oldName: String, to type: T.Type) throws {
+        guard String(describing: type) == oldName else { return }
+        if let other = typeNames.read({ $0.otherOwner(of: oldName, than: ObjectIdentifier(type)) }) {
+            throw GarageError.ambiguousMigration(oldName: oldName, type: String(reflecting: type), otherType: other)
+        }
+    }
+
     /// The identifier string of an `Identifiable` ID, or of an identifier passed to `retrieve`.
     ///
     /// - throws: ``GarageError/unsupportedIDConformance(_:)`` unless the ID is a `String`,

@@ -34,6 +34,13 @@ struct TypeNames {
     /// Who has each name: the first type that used it and doesn't share it.
     private var owners: [String: (type: ObjectIdentifier, fullName: String)] = [:]
 
+    /// The full name of the type that has `name` in this process, other than `type`: its
+    /// objects are stored under that name too.
+    func otherOwner(of name: String, than type: ObjectIdentifier) -> String? {
+        guard let owner = owners[name], owner.type != type else { return nil }
+        return owner.fullName
+    }
+
     /// The name of a type checked before, or `nil`.
     func checkedName(of type: ObjectIdentifier) -> String? {
         checked[type]

@@ -26,6 +26,11 @@
 /// Like a ``Syncable`` object's status, the revision lives in the row, not in the object's
 /// JSON: changing it is not a change of content, and a `Hashable` object's identifier does
 /// not depend on it. See <doc:ReferenceRule> for how children are checked.
+///
+/// A struct learns its new revision only through `park(&value)`: park a `Revisioned` struct
+/// that way every time, its first park included. A copy parked with `park(value)` keeps its
+/// old revision, and its next park is refused as stale. A class instance learns it on every
+/// park.
 public protocol Revisioned {
     /// The revision of the object's row when it was retrieved (or last parked through
     /// ``Garage/park(_:children:)-9r7p5``); 0 when it was not retrieved from this store.

@@ -60,7 +60,11 @@ enum Journal {
 /// these types share their names, so they don't keep "Item" and "Invoice" from the current
 /// version's types (in an app, the two versions run in different processes).
 enum BillingBeforeRenaming {
+    /// Stored as "InvoiceLine", standing for the short name "Item" an app's old version used:
+    /// the test of the issue's sequence binds "Item" to `Billing.Item` in this process, and a
+    /// migration from a name another type of the process has is refused.
     struct Item: Codable, Identifiable, StoredTypeNamed {
+        static let storedTypeName = "InvoiceLine"
         static let sharesStoredTypeName = true
         var id: String
         var amount: Int
@@ -245,7 +249,7 @@ struct TypeNameTests {
         #expect(try garage.count(BillingAfterRenaming.Item.self) == 0)
         #expect(throws: DecodingError.self) { try garage.retrieve(BillingAfterRenaming.Invoice.self, identifier: "inv") }
 
-        #expect(try garage.migrateAll(fromOldClassName: "Item", to: BillingAfterRenaming.Item.self) == 3)
+        #expect(try garage.migrateAll(fromOldClassName: "InvoiceLine", to: BillingAfterRenaming.Item.self) == 3)
         #expect(try garage.identifiers(of: BillingAfterRenaming.Item.self) == ["1", "2", "3"])
         #expect(try garage.retrieve(BillingAfterRenaming.Invoice.self, identifier: "inv") == BillingAfterRenaming.Invoice(
             id: "inv", items: [.init(id: "1", amount: 10), .init(id: "2", amount: 20)], extra: .init(id: "3", amount: 5)))
@@ -258,6 +262,19 @@ struct TypeNameTests {
         // Parking again stores the new name only.
         try garage.park(BillingAfterRenaming.Item(id: "4", amount: 40))
         #expect(try garage.store.read("test") { db in try Store.types(db) }.sorted() == ["Billing.Item", "Invoice"])
+    }
+
+    /// A newcomer did as the collision error says, after the other type had parked under the
+    /// old name: `migrateAll` moved that type's objects too. It is refused instead.
+    @Test func aMigrationFromANameAnotherTypeHasIsRefused() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Shop.Widget(id: "w1", size: 1))                  // "Widget" is Shop.Widget's
+        #expect(throws: GarageError.ambiguousMigration(
+            oldName: "Widget", type: String(reflecting: Depot.Widget.self), otherType: String(reflecting: Shop.Widget.self))) {
+            try garage.migrateAll(fromOldClassName: "Widget", to: Depot.Widget.self)
+        }
+        #expect(try garage.retrieve(Shop.Widget.self, identifier: "w1")?.size == 1)
+        #expect(try garage.count(Depot.Widget.self) == 0)
     }
 
     /// `Box<Int>` and `Box<String>` are two names; `Box<Ledger.Entry>` and `Box<Journal.Entry>`
@@ -345,5 +362,21 @@ struct TypeNameTests {
                 Issue.record("\(path) names a type itself: \(line.trimmingCharacters(in: .whitespaces))")
             }
         }
+    }
+}
+
+/// Two types, one short name: `Shop.Widget` keeps "Widget", `Depot.Widget` declares its own.
+enum Shop {
+    struct Widget: Codable, Identifiable {
+        var id: String
+        var size: Int
+    }
+}
+
+enum Depot {
+    struct Widget: Codable, Identifiable, StoredTypeNamed {
+        static let storedTypeName = "Depot.Widget"
+        var id: String
+        var size: Int
     }
 }
