@@ -46,6 +46,11 @@ let package = Package(
         // Runs one side of the cross-process stress test; the tests launch it.
         .executableTarget(
             name: "garage-stress-worker",
+            dependencies: ["GarageLite", "GarageStressModels"]
+        ),
+        // The types the stress worker parks and the cross-process tests read.
+        .target(
+            name: "GarageStressModels",
             dependencies: ["GarageLite"]
         ),
         // The types stored in the golden store files of Fixtures/: garage-fixtures writes them, the tests read them.
@@ -70,6 +75,7 @@ let package = Package(
             dependencies: [
                 "GarageLite",
                 "GarageFixtureModels",
+                "GarageStressModels",
                 "garage-stress-worker",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),

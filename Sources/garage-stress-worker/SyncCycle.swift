@@ -48,29 +48,7 @@
 // `releaseStaleClaims` may have handed to another job is never uploaded after that job's.
 import Foundation
 import GarageLite
-
-/// A document of the sync-cycle test: editors change `version` and `body`, the server
-/// `serverEdit`.
-struct SyncStressDocument: Codable, Identifiable, Syncable, Sendable {
-    var id: String
-    var version: Int
-    var body: String
-    var serverEdit: Int
-    var syncStatus: SyncStatus
-}
-
-/// The server's copy of a document.
-struct SyncStressServerDocument: Codable, Identifiable, Sendable, Equatable {
-    var id: String
-    var version: Int
-    var body: String
-    var serverEdit: Int
-}
-
-/// A document changed on the server that the downloader has not applied yet.
-struct SyncStressServerChange: Codable, Identifiable, Sendable {
-    var id: String
-}
+import GarageStressModels
 
 /// The upload failure of a job's failed batches.
 struct FakeUploadError: Error, CustomStringConvertible {

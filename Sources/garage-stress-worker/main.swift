@@ -28,20 +28,7 @@
 // exit status is then 1, 0 otherwise.
 import Foundation
 import GarageLite
-
-/// The shape the test declares too: rows are keyed by the type name.
-struct StressDocument: Codable, Identifiable, Syncable, Sendable {
-    var id: String
-    var version: Int
-    var body: String
-    var syncStatus: SyncStatus
-}
-
-/// What the "server" has of a document.
-struct StressUpload: Codable, Identifiable, Sendable {
-    var id: String
-    var version: Int
-}
+import GarageStressModels
 
 /// Counts the unexpected events; printed as they happen.
 final class Errors {

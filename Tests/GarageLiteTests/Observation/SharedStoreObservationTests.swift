@@ -1,19 +1,7 @@
 import Foundation
+import GarageStressModels
 import Testing
 @testable import GarageLite
-
-/// The shape `garage-stress-worker`'s editors park (Sources/garage-stress-worker/main.swift).
-private struct StressDocument: Codable, Identifiable, Syncable, Sendable {
-    var id: String
-    var version: Int
-    var body: String
-    var syncStatus: SyncStatus
-}
-
-// The worker's rows, which another test file reads with a type of the same name and shape.
-extension StressDocument: StoredTypeNamed {
-    static var sharesStoredTypeName: Bool { true }
-}
 
 /// Collects what an observation delivers, on a task of its own, so that a test can wait for
 /// a condition without hanging when it never holds.

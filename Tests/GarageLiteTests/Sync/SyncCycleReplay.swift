@@ -1,40 +1,11 @@
 import Foundation
+import GarageStressModels
 @testable import GarageLite
 
 // The sync-cycle stress test's log, replayed: the worker's processes (SyncCycle.swift in
 // Sources/garage-stress-worker) and the test append one line per event to a shared file, and
-// this replay checks the sync invariants on it. The types have the worker's names and
-// shapes, since a row is keyed by its type name.
+// this replay checks the sync invariants on it. The documents are GarageStressModels' types.
 
-/// A document of the sync-cycle test: editors change `version` and `body`, the server `serverEdit`.
-struct SyncStressDocument: Codable, Identifiable, Syncable, Sendable, Equatable {
-    var id: String
-    var version: Int
-    var body: String
-    var serverEdit: Int
-    var syncStatus: SyncStatus
-}
-
-/// The server's copy of a document.
-struct SyncStressServerDocument: Codable, Identifiable, Sendable, Equatable {
-    var id: String
-    var version: Int
-    var body: String
-    var serverEdit: Int
-}
-
-/// A document changed on the server that the downloader has not applied yet.
-struct SyncStressServerChange: Codable, Identifiable, Sendable {
-    var id: String
-}
-
-/// Replays the log of a sync-cycle run, line by line, in the order the lines were appended.
-///
-/// A line is appended after the commit it reports, so a line's place says the commit came
-/// before it; intent lines (RECOVERING, UPLOADING, ENDING, DLBEGIN, DLDELBEGIN) are appended
-/// before the call, so their place says the call's commit came after them. Each check uses
-/// only what those two rules prove, so that a SIGKILL between a commit and its line, or a
-/// process preempted between them, can hide a violation but never invent one.
 struct SyncCycleReplay {
     /// What a process did, or what the test must find at the end.
     struct EditorEvent: Equatable {

@@ -1,31 +1,12 @@
 import Foundation
+import GarageStressModels
 import Testing
 @testable import GarageLite
 
 // Stress tests of sync jobs: editors park, jobs claim, upload and complete or release, readers
 // retrieve, all at once; first as threads of this process, then as processes sharing a file.
-//
-// The types have the names and shapes of the worker's (Sources/garage-stress-worker), since
-// a row is keyed by its type name.
-
-/// A document editors change and jobs upload; `version` grows with every edit.
-private struct StressDocument: Codable, Identifiable, Syncable, Sendable {
-    var id: String
-    var version: Int
-    var body: String
-    var syncStatus: SyncStatus
-}
-
-// The worker's rows, which another test file reads with a type of the same name and shape.
-extension StressDocument: StoredTypeNamed {
-    static var sharesStoredTypeName: Bool { true }
-}
-
-/// What the "server" has of a document.
-private struct StressUpload: Codable, Identifiable, Sendable {
-    var id: String
-    var version: Int
-}
+// The documents are GarageStressModels' types, which the worker (Sources/garage-stress-worker)
+// parks too.
 
 /// Threads started by a test, waited for together.
 private final class Threads: Sendable {

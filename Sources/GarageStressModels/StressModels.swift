@@ -1,0 +1,72 @@
+// The types `garage-stress-worker` parks and the cross-process tests read: one definition, so
+// that the worker's rows and the tests' reads can't drift apart (rows are keyed by type name).
+import GarageLite
+
+/// A document editors change and jobs upload (`garage-stress-worker … editor|job`);
+/// `version` grows with every edit.
+public struct StressDocument: Codable, Identifiable, Syncable, Sendable, Equatable {
+    public var id: String
+    public var version: Int
+    public var body: String
+    public var syncStatus: SyncStatus
+
+    public init(id: String, version: Int, body: String, syncStatus: SyncStatus) {
+        self.id = id
+        self.version = version
+        self.body = body
+        self.syncStatus = syncStatus
+    }
+}
+
+/// What the "server" store has of a `StressDocument`.
+public struct StressUpload: Codable, Identifiable, Sendable, Equatable {
+    public var id: String
+    public var version: Int
+
+    public init(id: String, version: Int) {
+        self.id = id
+        self.version = version
+    }
+}
+
+/// A document of the sync-cycle test: editors change `version` and `body`, the server
+/// `serverEdit`.
+public struct SyncStressDocument: Codable, Identifiable, Syncable, Sendable, Equatable {
+    public var id: String
+    public var version: Int
+    public var body: String
+    public var serverEdit: Int
+    public var syncStatus: SyncStatus
+
+    public init(id: String, version: Int, body: String, serverEdit: Int, syncStatus: SyncStatus) {
+        self.id = id
+        self.version = version
+        self.body = body
+        self.serverEdit = serverEdit
+        self.syncStatus = syncStatus
+    }
+}
+
+/// The server's copy of a `SyncStressDocument`.
+public struct SyncStressServerDocument: Codable, Identifiable, Sendable, Equatable {
+    public var id: String
+    public var version: Int
+    public var body: String
+    public var serverEdit: Int
+
+    public init(id: String, version: Int, body: String, serverEdit: Int) {
+        self.id = id
+        self.version = version
+        self.body = body
+        self.serverEdit = serverEdit
+    }
+}
+
+/// A document changed on the server that the downloader has not applied yet.
+public struct SyncStressServerChange: Codable, Identifiable, Sendable {
+    public var id: String
+
+    public init(id: String) {
+        self.id = id
+    }
+}
