@@ -14,7 +14,7 @@ final class SyncStatements {
     /// The columns GarageLite's row reads select, in its order (`SQLiteConnection.columns`).
     static let columns = """
         type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs, \
-        claim, claimedAt, isDeleted
+        claim, claimedAt, isDeleted, attempts, lastError, retryAt
         """
 
     /// GarageLite's table and indexes, format version 2 (`Schema.swift`: version 1, then
@@ -55,8 +55,7 @@ final class SyncStatements {
             WHEN isDeleted <> 0 THEN \(notSynced)
             WHEN ?5 IS NULL THEN syncStatus
             WHEN ?5 = \(syncing) AND claim IS NULL THEN \(notSynced)
-            WHEN ?5 = \(synced) AND syncStatus = \(synced)
-                AND data IS NOT excluded.data THEN \(notSynced)
+            WHEN ?5 = \(synced) AND data IS NOT excluded.data THEN \(notSynced)
             ELSE ?5
         END
         """
