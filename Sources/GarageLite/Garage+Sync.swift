@@ -47,7 +47,12 @@ extension Garage {
         for key in keys {
             changes.record(.setSyncStatus(syncStatus), for: key)
         }
-        return ("set the sync status of \(keys.first?.description ?? "nothing")", changes, Self.checkExists(keys))
+        return ("set the sync status of \(keys.first?.description ?? "nothing")", changes, { view in
+            // GarageStorage's error, which its users' code matches.
+            for key in keys where try !view.exists(key) {
+                throw GarageError.failedToRetrieveObject(key.typeName, key.identifier)
+            }
+        })
     }
 
     /// The sync status of `object`'s row.

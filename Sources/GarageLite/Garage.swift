@@ -33,6 +33,7 @@ public final class Garage: Sendable {
         var dateDecoding = DateDecoding.garageDefault
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
         var maximumUploadAttempts = 10
+        var deleteRule = DeleteRule.deny
     }
 
     /// Internal rather than private so that tests can open a garage on a store they opened
@@ -181,6 +182,22 @@ public final class Garage: Sendable {
     public var maximumUploadAttempts: Int {
         get { state.read { $0.maximumUploadAttempts } }
         set { state.write { $0.maximumUploadAttempts = max(1, newValue) } }
+    }
+
+    /// What deleting an object does to the objects that reference it, for the calls that
+    /// don't say: ``DeleteRule/deny`` by default, which refuses to delete an object others
+    /// reference.
+    ///
+    /// A GarageStorage app that relies on GarageStorage's delete, which deletes the row and
+    /// leaves the references to it, sets ``DeleteRule/rowOnly`` when it opens the garage:
+    ///
+    /// ```swift
+    /// let garage = try Garage(named: "MyGarage")
+    /// garage.deleteRule = .rowOnly
+    /// ```
+    public var deleteRule: DeleteRule {
+        get { state.read { $0.deleteRule } }
+        set { state.write { $0.deleteRule = newValue } }
     }
 
     /// Runs `body` with dates encoded by `strategy`, then restores the previous strategy.

@@ -118,6 +118,24 @@ public enum GarageError: Error, Equatable, Sendable {
     /// `otherType` is stored under it, so the objects stored under it may be its, and moving
     /// them all to `type` would take them from it. Nothing was moved.
     case ambiguousMigration(oldName: String, type: String, otherType: String)
+    /// The object of type `typeName` with identifier `identifier` was not deleted: the objects
+    /// `referrers` name reference it, and the delete's rule is ``DeleteRule/deny`` (the
+    /// default of ``Garage/deleteRule``). Nothing was deleted.
+    ///
+    /// ```swift
+    /// do {
+    ///     try garage.delete(note)
+    /// } catch GarageError.deleteDenied(_, _, let referrers) {
+    ///     // remove the note from its notebooks first, or:
+    ///     try garage.delete(note, rule: .nullify(in: Notebook.self))
+    /// }
+    /// ```
+    case deleteDenied(typeName: String, identifier: String, referrers: [ObjectKey])
+    /// Deleting the object of type `typeName` with identifier `identifier` with
+    /// ``DeleteRule/nullify(in:)`` could not remove its reference from `referrer`, for
+    /// `reason`: the referrer's type was not among the rule's types, or it can't do without
+    /// the object (a property that is not optional holds it). Nothing was deleted or changed.
+    case cannotNullify(typeName: String, identifier: String, referrer: ObjectKey, reason: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -210,6 +228,17 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "so parking it would undo a newer version. Nothing was parked. Retrieve it again, apply your change "
                 + "to it, and park it again (a struct with park(&value), so that it learns its new revision). If it was "
                 + "parked as another object's child, parking the parent with children: .keepStored leaves it as stored."
+        case let .deleteDenied(type, identifier, referrers):
+            let names = referrers.prefix(5).map(\.description).joined(separator: ", ")
+                + (referrers.count > 5 ? " and \(referrers.count - 5) more" : "")
+            let types = Set(referrers.map(\.typeName)).sorted().map { "\($0).self" }.joined(separator: ", ")
+            return "Cannot delete \(type)(\(identifier)): \(names) \(referrers.count == 1 ? "references" : "reference") it, "
+                + "and would no longer read. Nothing was deleted. Remove it from \(referrers.count == 1 ? "that object" : "them") "
+                + "and park \(referrers.count == 1 ? "it" : "them") first, or delete with rule: .nullify(in: \(types)) to "
+                + "remove the references in the same transaction (or rule: .rowOnly to leave them dangling, as GarageStorage did)."
+        case let .cannotNullify(type, identifier, referrer, reason):
+            return "Cannot delete \(type)(\(identifier)) with rule .nullify: \(referrer) references it, and \(reason). "
+                + "Nothing was deleted or changed."
         }
     }
 

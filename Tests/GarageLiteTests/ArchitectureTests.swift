@@ -18,10 +18,11 @@ struct ArchitectureTests {
         }
     }
 
-    /// The folder a file belongs to: `Storage/SQLite`, `Coding`, or `(root)`.
+    /// The folder a file belongs to: `Storage/SQLite`, `Coding`, or `(root)`; the error type
+    /// and the key that names objects in errors are the bottom layer, `GarageError`.
     static func folder(of path: String) -> String {
         let parts = path.split(separator: "/").dropLast()
-        if parts.isEmpty { return path == "GarageError.swift" ? "GarageError" : "(root)" }
+        if parts.isEmpty { return ["GarageError.swift", "ObjectKey.swift"].contains(path) ? "GarageError" : "(root)" }
         return parts.joined(separator: "/")
     }
 

@@ -229,12 +229,12 @@ struct GarageObjectsTests {
         let guarantor = Author(id: UUID(), name: "Bioy")
         try garage.park(Loan(id: "loan", book: book, guarantor: guarantor))
 
-        try garage.delete(guarantor)
+        try garage.delete(guarantor, rule: .rowOnly)
         let loan = try #require(try garage.retrieve(Loan.self, identifier: "loan"))
         #expect(loan.guarantor == nil)
         #expect(loan.book.author.name == "Borges")
 
-        try garage.delete(book)
+        try garage.delete(book, rule: .rowOnly)
         do {
             _ = try garage.retrieve(Loan.self, identifier: "loan")
             Issue.record("retrieving a loan whose book is gone should throw")
@@ -250,7 +250,7 @@ struct GarageObjectsTests {
         let kept = Author(id: UUID(), name: "kept")
         let gone = Author(id: UUID(), name: "gone")
         try garage.park(Shelf(id: "s", optionalAuthors: [kept, gone]))
-        try garage.delete(gone)
+        try garage.delete(gone, rule: .rowOnly)
         let shelf = try #require(try garage.retrieve(Shelf.self, identifier: "s"))
         #expect(shelf.optionalAuthors.map { $0?.name } == ["kept", nil])
     }

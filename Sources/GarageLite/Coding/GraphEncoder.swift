@@ -34,6 +34,11 @@ final class GraphEncoder {
     /// What a fresh-stack thread must see of the calling thread (see ``ThreadStack``).
     let context: ThreadContext
 
+    /// The references to leave out of the JSON: a property holding one is not written (it
+    /// reads back as `nil`), an array or dictionary entry holding one is dropped. `nil` (the
+    /// park's case) leaves nothing out. Deleting with ``DeleteRule/nullify(in:)`` sets it.
+    var omits: ((ObjectKey) -> Bool)?
+
     init(dateStrategy: JSONEncoder.DateEncodingStrategy, context: ThreadContext) {
         self.dateStrategy = dateStrategy
         self.context = context
@@ -78,6 +83,21 @@ final class GraphEncoder {
             rowIndex.removeAll(keepingCapacity: true)
         }
         return rows
+    }
+
+    /// Encodes `object` alone as the row `key`: the objects it references stay stubs, and are
+    /// not encoded. A rewrite of one stored row (``DeleteRule/nullify(in:)``).
+    func encodeAlone<T: Encodable>(_ object: T, as key: ObjectKey, isRoot: Bool) throws -> EncodedRow {
+        visited.insert(key)
+        defer { queue.removeAll() }
+        let content: Content
+        do {
+            content = try encodeContent(object, canonical: false)
+        } catch let error as EncodingError {
+            throw error.locating(key.description)
+        }
+        return EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self), syncStatus: content.syncStatus,
+                          revision: content.revision, references: content.references, isRoot: isRoot)
     }
 
     private func drainQueue() throws {
@@ -255,6 +275,13 @@ final class RowEncoding {
             .map { (bytes: JSONWriter.bytes(from: .array($0)), values: $0) }
             .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
             .flatMap(\.values)
+    }
+
+    /// Whether `value` is a reference the graph leaves out (see ``GraphEncoder/omits``).
+    func isOmitted<T: Encodable>(_ value: T) throws -> Bool {
+        guard let omits = graph.omits, case .identifiable = ValueKind.of(T.self),
+              let identifiable = value as? any Identifiable else { return false }
+        return omits(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable)))
     }
 
     private func boxDate(_ date: Date, at path: CodingPath) throws -> EncodedSlot {

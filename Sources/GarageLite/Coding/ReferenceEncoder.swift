@@ -115,6 +115,7 @@ extension ReferenceEncoder {
                 builder.set(.value(.number("0")), for: name)
                 return
             }
+            if try row.isOmitted(value) { return }
             builder.set(try row.box(value, at: path(key)), for: name)
         }
 
@@ -189,6 +190,7 @@ extension ReferenceEncoder {
         mutating func encode(_ value: UInt64) { append(.number(String(value))) }
 
         mutating func encode<T: Encodable>(_ value: T) throws {
+            if try row.isOmitted(value) { return }
             builder.elements.append(try row.box(value, at: nextPath))
         }
 
@@ -241,6 +243,8 @@ extension ReferenceEncoder {
         mutating func encode(_ value: UInt64) { set(.number(String(value))) }
 
         mutating func encode<T: Encodable>(_ value: T) throws {
+            // An optional's value, usually: left out, it is `nil`.
+            if try encoder.row.isOmitted(value) { return set(.null) }
             encoder.setSlot(try encoder.row.box(value, at: encoder.path))
         }
     }

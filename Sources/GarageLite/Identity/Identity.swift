@@ -73,6 +73,17 @@ enum Identity {
         throw GarageError.collectionNotAnObject(typeName: try typeName(T.self), operation: operation())
     }
 
+    /// `T`'s name as its code spells it (`String(describing:)`), for messages.
+    static func displayName<T>(_ type: T.Type) -> String {
+        String(describing: type)
+    }
+
+    /// Whether `T`'s objects declare their identifier (they are `Identifiable`), rather than
+    /// being identified by their content.
+    static func isIdentifiable<T>(_ type: T.Type) -> Bool {
+        type is any Identifiable.Type
+    }
+
     /// The identifier of an `Identifiable` value, or `nil` if the value is not `Identifiable`.
     static func declaredIdentifier(of value: Any) throws -> String? {
         guard let identifiable = value as? any Identifiable else { return nil }

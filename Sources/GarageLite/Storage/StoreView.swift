@@ -124,6 +124,51 @@ struct StoreView {
     }
 }
 
+// MARK: - References
+
+extension StoreView {
+    /// The references to the objects of `type` (to the one `identifier` names, or to every
+    /// one) that other objects hold, as (referenced, referrer) pairs in key order; an object's
+    /// references to itself are left out.
+    ///
+    /// The committed references come from the store's index of references; those of pending
+    /// changes from the changed rows' reference lists.
+    func references(toType type: String, identifier: String? = nil) throws -> [(to: ObjectKey, from: ObjectKey)] {
+        let committed = try statements.references(toType: type, identifier: identifier)
+        guard let pending else { return committed.filter { $0.to != $0.from } }
+        // A referrer of the store may have changed its references, or gone; the rows the
+        // pending changes write may be new referrers. Each candidate's references are read
+        // as the call sees them. A pending rename can move any row: then every row is one.
+        var candidates = Set(committed.map(\.from))
+        var names = [type]
+        for segment in pending.segments {
+            candidates.formUnion(segment.rows.keys)
+            if case .renameType(let from, let to)? = segment.bulk {
+                if names.contains(to) { names.append(from) }
+                for type in try types() {
+                    candidates.formUnion(try rows(ofType: type, for: .metadata).map(\.key))
+                }
+            }
+        }
+        var references: [(to: ObjectKey, from: ObjectKey)] = []
+        for candidate in candidates.sorted() {
+            guard let row = try row(candidate, for: .metadata),
+                  let keys = try? ReferenceList.decode(row.references) else { continue }
+            var seen = Set<ObjectKey>()
+            for key in keys where names.contains(key.typeName) && (identifier == nil || key.identifier == identifier) {
+                let to = ObjectKey(typeName: type, identifier: key.identifier)
+                if to != candidate, seen.insert(to).inserted { references.append((to, candidate)) }
+            }
+        }
+        return references.sorted { ($0.to, $0.from) < ($1.to, $1.from) }
+    }
+
+    /// The objects that reference `key` (not itself), in key order.
+    func referrers(of key: ObjectKey) throws -> [ObjectKey] {
+        try references(toType: key.typeName, identifier: key.identifier).map(\.from)
+    }
+}
+
 extension RowRead {
     /// The key of the row, readable or not.
     var key: ObjectKey {

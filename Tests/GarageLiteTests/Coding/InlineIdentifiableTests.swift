@@ -105,7 +105,7 @@ struct InlineIdentifiableTests {
         #expect(try garage.retrieve(Checklist.self, identifier: "t") == list)
 
         // A gone member is a missing reference, as anywhere: nil where optional.
-        try garage.delete(sam)
+        try garage.delete(sam, rule: .rowOnly)
         let retrieved = try #require(try garage.retrieve(Checklist.self, identifier: "t"))
         #expect(retrieved.items[0].assignee == nil)
         #expect(retrieved.items[0].text == "Caulk the hull")
@@ -262,11 +262,11 @@ struct InlineIdentifiableTests {
             == ChecklistNote(id: "n", main: ChecklistItem(id: 8, text: "Main"),
                              pinned: ChecklistItem(id: 7, text: "Pinned")))
 
-        try garage.delete(ChecklistItem.self, identifier: 7)
+        try garage.delete(ChecklistItem.self, identifier: 7, rule: .rowOnly)
         #expect(try garage.retrieve(ChecklistNote.self, identifier: "n")
             == ChecklistNote(id: "n", main: ChecklistItem(id: 8, text: "Main"), pinned: nil))
 
-        try garage.delete(ChecklistItem.self, identifier: 8)
+        try garage.delete(ChecklistItem.self, identifier: 8, rule: .rowOnly)
         let error = try #require(throws: DecodingError.self) {
             try garage.retrieve(ChecklistNote.self, identifier: "n")
         }

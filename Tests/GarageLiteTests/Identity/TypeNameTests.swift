@@ -221,7 +221,7 @@ struct TypeNameTests {
         #expect(try garage.metadata(Ledger.Entry.self, identifier: "1")?.typeName == "Ledger.Entry")
         #expect(try garage.syncStatus(for: Journal.Entry(id: "1", text: "")) == .notSynced)
 
-        #expect(try garage.deleteAll(Journal.Entry.self) == 1)
+        #expect(try garage.deleteAll(Journal.Entry.self, rule: .rowOnly) == 1)
         #expect(try garage.count(Ledger.Entry.self) == 2)
     }
 

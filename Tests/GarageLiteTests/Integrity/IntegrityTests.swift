@@ -99,7 +99,7 @@ struct IntegrityTests {
         #expect(roots["Book(1)"] == true && roots["Book(3)"] == true)
         // Deleted, then parked again only as a reference: no longer a root.
         try garage.transaction {
-            try garage.delete(a1)
+            try garage.delete(a1, rule: .rowOnly)
             try garage.park(Book(id: 1, title: "again", author: a1))
         }
         roots = try committedRoots(path)
@@ -170,7 +170,7 @@ struct IntegrityTests {
         let writer = author("w")
         try garage.park(Book(id: 1, title: "", author: writer))
         try garage.park(Loan(id: "l", book: Book(id: 2, title: "", author: writer), guarantor: writer))
-        try garage.delete(writer)
+        try garage.delete(writer, rule: .rowOnly)
         let report = try garage.check()
         let id = writer.id.uuidString
         #expect(report.problems == [

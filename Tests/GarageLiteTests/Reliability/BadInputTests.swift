@@ -527,7 +527,7 @@ struct BadIdentifierTests {
         #expect(try garage.retrieve(Crate<Double>.self, identifier: "c") == nil)
         // The crate inside `Crate<Crate<Int>>` is Identifiable: a row of its own.
         #expect(try garage.identifiers(of: Crate<Int>.self) == ["c", "inner"])
-        #expect(try garage.deleteAll(Crate<Int>.self) == 2)
+        #expect(try garage.deleteAll(Crate<Int>.self, rule: .rowOnly) == 2)
         #expect(try garage.count(Crate<String>.self) == 1)
         #expect(try garage.identifiers(of: Crate<Author>.self) == ["c"])
     }

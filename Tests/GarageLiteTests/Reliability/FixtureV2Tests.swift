@@ -66,7 +66,7 @@ struct FixtureV2Tests {
             migrated[index] = String(migrated[index].dropLast("|2|1|1|[]|0".count)) + "|1|1|1|[]|0"
         }
         #expect(migrated == written)
-        #expect(try DatabaseQueue(path: old.path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 2)
+        #expect(try DatabaseQueue(path: old.path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == Schema.formatVersion)
         old.expectOriginalUnchanged()
         new.expectOriginalUnchanged()
     }

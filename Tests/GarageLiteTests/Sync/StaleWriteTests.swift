@@ -167,14 +167,14 @@ struct StaleWriteTests {
         let garage = try Garage.inMemory()
         try garage.park(RNote(id: "n1", text: "Milk"))
         let note = try #require(try garage.retrieve(RNote.self, identifier: "n1"))
-        try garage.delete(note)
+        try garage.delete(note, rule: .rowOnly)
         let stale = Self.staleError { try garage.park(note) }
         #expect(stale?.2 == 1 && stale?.3 == 0)
         #expect(try garage.count(RNote.self) == 0)
         // keepStored has nothing stored to keep for a deleted child: refused too.
         try garage.park(Self.notebook())
         let notebook = try #require(try garage.retrieve(RNotebook.self, identifier: "nb1"))
-        try garage.delete(RNote.self, identifier: "n2")
+        try garage.delete(RNote.self, identifier: "n2", rule: .rowOnly)
         #expect(Self.staleError { try garage.park(notebook, children: .keepStored) }?.3 == 0)
     }
 

@@ -145,7 +145,7 @@ struct TombstoneTests {
         let author = Author(id: UUID(), name: "Sappho")
         try garage.park(Book(id: 1, title: "Fragments", author: author))
         try garage.complete(try garage.claim(Author.self, limit: 10))
-        try garage.delete(author)
+        try garage.delete(author, rule: .rowOnly)
         let problems = try garage.check().problems
         #expect(problems.count == 1)
         #expect(problems.contains {

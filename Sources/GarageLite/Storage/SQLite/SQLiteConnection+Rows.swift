@@ -124,6 +124,24 @@ extension SQLiteConnection {
         return stamps
     }
 
+    func references(toType type: String, identifier: String?) throws -> [(to: ObjectKey, from: ObjectKey)] {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: identifier == nil ? Self.referencesToTypeSQL : Self.referencesToObjectSQL),
+                                    arguments: identifier.map { [type, $0] } ?? [type])
+        // The index's columns are text by its primary key.
+        return rows.map { row in
+            (ObjectKey(typeName: type, identifier: row[0]), ObjectKey(typeName: row[1], identifier: row[2]))
+        }
+    }
+
+    private static let referencesToTypeSQL = """
+        SELECT toIdentifier, fromType, fromIdentifier FROM garage_reference WHERE toType = ?
+        ORDER BY toIdentifier, fromType, fromIdentifier
+        """
+    private static let referencesToObjectSQL = """
+        SELECT toIdentifier, fromType, fromIdentifier FROM garage_reference WHERE toType = ? AND toIdentifier = ?
+        ORDER BY fromType, fromIdentifier
+        """
+
     /// The key columns are text by the schema's primary key; a count is an integer.
     private func integer(_ sql: String, _ arguments: StatementArguments) throws -> Int {
         try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
@@ -233,7 +251,13 @@ extension SQLiteConnection {
     }
 
     func renameType(from: String, to: String) throws -> Int {
-        try db.execute(sql: "UPDATE OR REPLACE garage_object SET type = ? WHERE type = ?", arguments: [to, from])
+        // Deleted first rather than replaced by `UPDATE OR REPLACE`, whose deletions don't run
+        // the triggers that keep the reference index.
+        try db.execute(sql: """
+            DELETE FROM garage_object
+            WHERE type = ?1 AND identifier IN (SELECT identifier FROM garage_object WHERE type = ?2)
+            """, arguments: [to, from])
+        try db.execute(sql: "UPDATE garage_object SET type = ? WHERE type = ?", arguments: [to, from])
         let moved = db.changesCount
         // Only rows whose reference list mentions the old name as a JSON string can be affected.
         let needle = JSONWriter.string(from: .string(from))

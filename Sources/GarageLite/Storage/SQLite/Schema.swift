@@ -10,7 +10,7 @@ import GRDB
 /// switch to WAL mode, which SQLite does not wait for).
 enum Schema {
     /// The format version this version of GarageLite writes, and the newest it reads.
-    static let formatVersion = 2
+    static let formatVersion = 3
 
     /// `"GarL"`, in SQLite's `application_id` header field.
     static let applicationID: Int32 = 0x4761_724C
@@ -25,6 +25,7 @@ enum Schema {
     static let migrations: [Migration] = [
         (1, createVersion1),
         (2, addTombstones),
+        (3, addReferenceIndex),
     ]
 
     private static func createVersion1(_ db: Database) throws {
@@ -75,6 +76,91 @@ enum Schema {
             ALTER TABLE garage_object ADD COLUMN lastError TEXT;
             UPDATE garage_object SET isRemote = 1 WHERE syncStatus <> 0 OR claim IS NOT NULL;
             """)
+    }
+
+    /// Version 3: the reverse of every row's reference list, so that the objects referencing
+    /// an object are found without reading the table (`referrers(of:)`, delete rules).
+    ///
+    /// `garage_reference` holds one entry per reference of a live row: the referenced key
+    /// first, so that the referrers of an object (or of a type) are a range of its primary key.
+    /// Triggers on `garage_object` keep it equal to the rows' `refs`, whatever writes them, and
+    /// the migration fills it from the rows there are. A damaged reference list (not text, not
+    /// JSON, not an array of `[type, identifier]` string pairs) contributes only its valid
+    /// pairs: the triggers never fail a write, and ``SQLiteConnection`` `check()` reports the
+    /// damage. A tombstone's list is empty.
+    private static func addReferenceIndex(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE garage_reference (
+                toType TEXT NOT NULL,
+                toIdentifier TEXT NOT NULL,
+                fromType TEXT NOT NULL,
+                fromIdentifier TEXT NOT NULL,
+                PRIMARY KEY (toType, toIdentifier, fromType, fromIdentifier)
+            ) WITHOUT ROWID;
+            CREATE TRIGGER garage_reference_insert AFTER INSERT ON garage_object
+            WHEN \(hasReferences("new"))
+            BEGIN
+                \(insertReferences("new"));
+            END;
+            CREATE TRIGGER garage_reference_update AFTER UPDATE OF type, identifier, refs ON garage_object
+            WHEN old.refs IS NOT new.refs OR old.type IS NOT new.type OR old.identifier IS NOT new.identifier
+            BEGIN
+                \(deleteReferences("old"));
+                \(insertReferences("new"));
+            END;
+            CREATE TRIGGER garage_reference_delete AFTER DELETE ON garage_object
+            WHEN \(hasReferences("old"))
+            BEGIN
+                \(deleteReferences("old"));
+            END;
+            INSERT OR IGNORE INTO garage_reference (toType, toIdentifier, fromType, fromIdentifier)
+            SELECT \(referencePairs("row"))
+            FROM garage_object AS row, json_each(\(usableList("row"))) AS element
+            WHERE \(hasReferences("row")) AND \(isPair);
+            """)
+    }
+
+    /// Whether `row`'s reference list may hold references: a JSON array other than `[]`,
+    /// under a key of text. (A CASE: only CASE promises not to run SQLite's JSON functions,
+    /// which fail the statement on malformed JSON, before its condition holds.)
+    private static func hasReferences(_ row: String) -> String {
+        """
+        CASE WHEN \(row).refs = '[]' OR typeof(\(row).refs) <> 'text' OR typeof(\(row).type) <> 'text'
+                OR typeof(\(row).identifier) <> 'text' THEN 0
+            WHEN json_valid(\(row).refs) THEN json_type(\(row).refs) = 'array'
+            ELSE 0 END
+        """
+    }
+
+    /// `row`'s reference list when it may hold references, `'[]'` otherwise.
+    private static func usableList(_ row: String) -> String {
+        "CASE WHEN \(hasReferences(row)) THEN \(row).refs ELSE '[]' END"
+    }
+
+    /// Whether the `element` of a reference list is a `[type, identifier]` pair of strings.
+    private static let isPair = """
+        CASE WHEN element.type = 'array' THEN json_array_length(element.value) = 2
+            AND json_type(element.value, '$[0]') IS 'text' AND json_type(element.value, '$[1]') IS 'text'
+            ELSE 0 END
+        """
+
+    /// The index entry of `element`, a reference of `row`.
+    private static func referencePairs(_ row: String) -> String {
+        "json_extract(element.value, '$[0]'), json_extract(element.value, '$[1]'), \(row).type, \(row).identifier"
+    }
+
+    private static func insertReferences(_ row: String) -> String {
+        """
+        INSERT OR IGNORE INTO garage_reference (toType, toIdentifier, fromType, fromIdentifier)
+            SELECT \(referencePairs(row)) FROM json_each(\(usableList(row))) AS element WHERE \(isPair)
+        """
+    }
+
+    private static func deleteReferences(_ row: String) -> String {
+        """
+        DELETE FROM garage_reference WHERE (toType, toIdentifier, fromType, fromIdentifier) IN
+            (SELECT \(referencePairs(row)) FROM json_each(\(usableList(row))) AS element WHERE \(isPair))
+        """
     }
 
     /// Brings the store to the version of the last of `migrations` (``formatVersion``), or

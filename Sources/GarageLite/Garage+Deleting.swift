@@ -1,0 +1,284 @@
+import Foundation
+
+// Deleting objects under a delete rule, finding the objects that reference an object, and
+// renaming a type: thin entry points, each pair running one description of its work
+// synchronously or asynchronously.
+extension Garage {
+    // MARK: - Deleting
+
+    /// Deletes `object`, applying the garage's ``deleteRule`` (``DeleteRule/deny`` by
+    /// default) to the objects that reference it. Objects it references stay parked.
+    ///
+    /// ```swift
+    /// try garage.delete(person)
+    /// ```
+    ///
+    /// When a copy of the object may be on the server (its row was claimed, or `.synced`,
+    /// once), its row becomes a tombstone: gone from every read, but listed in the next claim's
+    /// ``Claim/deletions`` for the sync job to upload. Otherwise the row goes.
+    ///
+    /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when it is not parked (as in
+    ///   GarageStorage); ``GarageError/deleteDenied(typeName:identifier:referrers:)`` when other
+    ///   objects reference it and the rule is ``DeleteRule/deny``; the errors of
+    ///   ``DeleteRule/nullify(in:)``. When it throws, nothing was deleted.
+    public func delete<T: Encodable>(_ object: T) throws {
+        try delete(object, rule: deleteRule)
+    }
+
+    /// Deletes `object` (see ``delete(_:)-3ek00``) without blocking the calling thread.
+    public nonisolated(nonsending) func delete<T: Encodable>(_ object: T) async throws {
+        try await delete(object, rule: deleteRule)
+    }
+
+    /// Deletes `object`, applying `rule` to the objects that reference it (see ``DeleteRule``).
+    ///
+    /// ```swift
+    /// try garage.delete(note, rule: .nullify(in: Notebook.self))
+    /// ```
+    ///
+    /// - throws: The errors of ``delete(_:)-3ek00``.
+    public func delete<T: Encodable>(_ object: T, rule: DeleteRule) throws {
+        let (operation, prepare) = deleting(.object(try key(of: object, for: "delete"), mustExist: true), rule: rule)
+        _ = try record(operation, preparing: prepare)
+    }
+
+    /// Deletes `object` applying `rule` (see ``delete(_:rule:)-3r2f7``) without blocking the
+    /// calling thread.
+    public nonisolated(nonsending) func delete<T: Encodable>(_ object: T, rule: DeleteRule) async throws {
+        let (operation, prepare) = deleting(.object(try key(of: object, for: "delete"), mustExist: true), rule: rule)
+        _ = try await record(operation, preparing: prepare)
+    }
+
+    /// Deletes the object of type `T` parked under `identifier`, without retrieving it first,
+    /// applying the garage's ``deleteRule``; returns whether there was one. Objects it
+    /// references stay parked.
+    ///
+    /// ```swift
+    /// try garage.delete(Note.self, identifier: "n1")
+    /// ```
+    ///
+    /// - parameter type: The type of the object, which names its rows.
+    /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
+    /// - throws: The errors of the rule (see ``delete(_:)-3ek00``).
+    @discardableResult
+    public func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> Bool {
+        try delete(T.self, identifier: identifier, rule: deleteRule)
+    }
+
+    /// Deletes the object of type `T` parked under `identifier` (see
+    /// ``delete(_:identifier:)-22cz2``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) async throws -> Bool {
+        try await delete(T.self, identifier: identifier, rule: deleteRule)
+    }
+
+    /// Deletes the object of type `T` parked under `identifier`, applying `rule` to the objects
+    /// that reference it; returns whether there was one.
+    ///
+    /// ```swift
+    /// try garage.delete(Note.self, identifier: "n1", rule: .nullify(in: Notebook.self))
+    /// ```
+    @discardableResult
+    public func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID, rule: DeleteRule) throws -> Bool {
+        let (operation, prepare) = deleting(try key(T.self, identifier: identifier), rule: rule)
+        return try record(operation, preparing: prepare) > 0
+    }
+
+    /// Deletes the object of type `T` parked under `identifier` applying `rule` (see
+    /// ``delete(_:identifier:rule:)-5cmh1``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func delete<T, ID: GarageIdentifier>(
+        _ type: T.Type, identifier: ID, rule: DeleteRule
+    ) async throws -> Bool {
+        let (operation, prepare) = deleting(try key(T.self, identifier: identifier), rule: rule)
+        return try await record(operation, preparing: prepare) > 0
+    }
+
+    private func key<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> DeletionTarget {
+        .object(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier)),
+                mustExist: false)
+    }
+
+    /// Deletes every object of type `T`, leaving tombstones as ``delete(_:)-3ek00`` does and
+    /// applying the garage's ``deleteRule`` to the objects of other types that reference
+    /// them; returns how many there were.
+    ///
+    /// ```swift
+    /// try garage.deleteAll(Person.self)
+    /// ```
+    ///
+    /// - throws: The errors of the rule (see ``delete(_:)-3ek00``), for the first object
+    ///   referenced. When it throws, nothing was deleted.
+    @discardableResult
+    public func deleteAll<T>(_ type: T.Type) throws -> Int {
+        try deleteAll(T.self, rule: deleteRule)
+    }
+
+    /// Deletes every object of type `T` (see ``deleteAll(_:)-5al87``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type) async throws -> Int {
+        try await deleteAll(T.self, rule: deleteRule)
+    }
+
+    /// Deletes every object of type `T`, applying `rule` to the objects of other types that
+    /// reference them (see ``deleteAll(_:)-5al87``); returns how many there were.
+    ///
+    /// ```swift
+    /// try garage.deleteAll(Tag.self, rule: .nullify(in: Note.self))
+    /// ```
+    @discardableResult
+    public func deleteAll<T>(_ type: T.Type, rule: DeleteRule) throws -> Int {
+        let (operation, prepare) = deleting(.type(try Identity.typeName(T.self)), rule: rule)
+        return try record(operation, preparing: prepare)
+    }
+
+    /// Deletes every object of type `T` applying `rule` (see ``deleteAll(_:rule:)-8rb0s``)
+    /// without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type, rule: DeleteRule) async throws -> Int {
+        let (operation, prepare) = deleting(.type(try Identity.typeName(T.self)), rule: rule)
+        return try await record(operation, preparing: prepare)
+    }
+
+    /// What a delete deletes: one object (which, for GarageStorage's `delete(_:)`, must
+    /// exist), or every object of a type.
+    private enum DeletionTarget: Sendable {
+        case object(ObjectKey, mustExist: Bool)
+        case type(String)
+    }
+
+    /// The work of one delete: its name, and what prepares its changes on the store as the
+    /// call sees it (inside the write transaction when it writes to the store): the rule's
+    /// changes to the referrers, then the deletion. Its result is how many objects it deletes.
+    private func deleting(
+        _ target: DeletionTarget, rule: DeleteRule
+    ) -> (String, @Sendable (StoreView) throws -> (ChangeSet, Int)) {
+        let configuration = configuration()
+        switch target {
+        case let .object(key, mustExist):
+            return ("delete \(key)", { view in
+                guard try view.exists(key) else {
+                    if mustExist { throw GarageError.failedToRetrieveObject(key.typeName, key.identifier) }
+                    return (ChangeSet(), 0)
+                }
+                let references = try view.references(toType: key.typeName, identifier: key.identifier)
+                var changes = try rule.referrerChanges(for: references, omitting: { $0 == key }, in: view,
+                                                       configuration: configuration)
+                changes.record(.delete, for: key)
+                return (changes, 1)
+            })
+        case let .type(type):
+            return ("delete all \(type)", { view in
+                let count = try view.count(ofType: type)
+                // Referrers of the same type go with the others.
+                let references = try view.references(toType: type).filter { $0.from.typeName != type }
+                var changes = try rule.referrerChanges(for: references, omitting: { $0.typeName == type }, in: view,
+                                                       configuration: configuration)
+                changes.record(.deleteAll(type: type))
+                return (changes, count)
+            })
+        }
+    }
+
+    /// Deletes every object of every type; returns how many there were.
+    ///
+    /// This is a local reset, as when a user logs out: it leaves no tombstones, so no sync job
+    /// will tell the server. To delete objects the server must forget, use ``delete(_:)-3ek00``
+    /// or ``deleteAll(_:)-5al87``.
+    @discardableResult
+    public func deleteAllObjects() throws -> Int {
+        try record("delete all objects", Self.deletingAllObjects, check: { try $0.count() })
+    }
+
+    /// Deletes every object of every type (see ``deleteAllObjects()-6s113``) without blocking the
+    /// calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func deleteAllObjects() async throws -> Int {
+        try await record("delete all objects", Self.deletingAllObjects, check: { try $0.count() })
+    }
+
+    private static var deletingAllObjects: ChangeSet {
+        var changes = ChangeSet()
+        changes.record(.deleteAll(type: nil))
+        return changes
+    }
+
+    // MARK: - Referrers
+
+    /// The objects that reference `object` (not itself), in type and identifier order: those
+    /// a delete with ``DeleteRule/deny`` names, and ``DeleteRule/nullify(in:)`` changes.
+    ///
+    /// ```swift
+    /// for key in try garage.referrers(of: note) {
+    ///     print(key)            // Notebook(b1)
+    /// }
+    /// ```
+    ///
+    /// The store keeps an index of references: this reads the index, not the objects.
+    public func referrers<T: Encodable>(of object: T) throws -> [ObjectKey] {
+        try run(listingReferrers(try key(of: object, for: "list the referrers of")))
+    }
+
+    /// The objects that reference `object` (see ``referrers(of:)-9ogv4``), without blocking
+    /// the calling thread.
+    public nonisolated(nonsending) func referrers<T: Encodable>(of object: T) async throws -> [ObjectKey] {
+        try await run(listingReferrers(try key(of: object, for: "list the referrers of")))
+    }
+
+    /// The objects that reference the object of type `T` parked under `identifier` (see
+    /// ``referrers(of:)-9ogv4``).
+    ///
+    /// ```swift
+    /// let referrers = try garage.referrers(of: Note.self, identifier: "n1")
+    /// ```
+    public func referrers<T, ID: GarageIdentifier>(of type: T.Type, identifier: ID) throws -> [ObjectKey] {
+        try run(listingReferrers(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))))
+    }
+
+    /// The objects that reference the object of type `T` parked under `identifier` (see
+    /// ``referrers(of:identifier:)-8r5t6``), without blocking the calling thread.
+    public nonisolated(nonsending) func referrers<T, ID: GarageIdentifier>(of type: T.Type, identifier: ID) async throws -> [ObjectKey] {
+        try await run(listingReferrers(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))))
+    }
+
+    private func listingReferrers(_ key: ObjectKey) -> StoreWork<[ObjectKey]> {
+        reading("list the referrers of \(key)") { view in try view.referrers(of: key) }
+    }
+
+    // MARK: - Renaming
+
+    /// Moves every object parked under the type name `oldClassName` to type `T`, for a type
+    /// that was renamed; returns how many moved. An object of type `T` with the same
+    /// identifier is replaced. References to the moved objects keep working.
+    ///
+    /// ```swift
+    /// try garage.migrateAll(fromOldClassName: "Employee", to: Person.self)
+    /// ```
+    @discardableResult
+    public func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) throws -> Int {
+        let (operation, changes, check) = try migrating(from: oldClassName, to: T.self)
+        return try record(operation, changes, check: check)
+    }
+
+    /// Moves every object parked under `oldClassName` to type `T` (see
+    /// ``migrateAll(fromOldClassName:to:)-73yt5``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) async throws -> Int {
+        let (operation, changes, check) = try migrating(from: oldClassName, to: T.self)
+        return try await record(operation, changes, check: check)
+    }
+
+    /// - throws: ``GarageError/ambiguousMigration(oldName:type:otherType:)`` when another type
+    ///   of this process is stored under `oldName`: its objects would move too.
+    private func migrating<T>(from oldName: String, to type: T.Type) throws -> (String, ChangeSet, @Sendable (StoreView) throws -> Int) {
+        let typeName = try Identity.typeName(T.self)
+        if oldName != typeName { try Identity.checkCanMigrate(from: oldName, to: T.self) }
+        var changes = ChangeSet()
+        if oldName != typeName {
+            changes.record(.renameType(from: oldName, to: typeName))
+        }
+        return ("move \(oldName) to \(typeName)", changes, { view in
+            oldName == typeName ? 0 : try view.count(ofType: oldName)
+        })
+    }
+}
