@@ -1,6 +1,6 @@
 // garage-fixtures: writes the golden store files of the current format version.
 //
-//     swift run garage-fixtures Fixtures          # writes Fixtures/v2/*.garage
+//     swift run garage-fixtures Fixtures          # writes Fixtures/v3/*.garage
 //
 // Each file is written through GarageLite's public API, with fixed values (fixed dates and
 // identifiers), so that Tests/GarageLiteTests/Reliability/FixtureTests.swift can check every
@@ -18,8 +18,9 @@ import GRDB
 /// The format version these files are written in; the program checks every file it wrote
 /// records it. When GarageLite moves to a new version, the new files go to a new folder, made
 /// by a new version of this program; the files of earlier versions stay as they are.
-/// Version 2 added tombstones: `sync.garage` holds one.
-let formatVersion = 2
+/// Version 2 added tombstones: `sync.garage` holds one. Version 3 added the index of
+/// references (`garage_reference`), which every file with references holds.
+let formatVersion = 3
 
 struct GeneratorError: Error, CustomStringConvertible {
     var description: String
@@ -144,7 +145,7 @@ func writeGraph(_ garage: Garage) throws {
         id: "Ghost", captain: bart, firstMate: deserter, crew: [], homePort: nassau,
         watch: [:], log: FixtureV1.Log(pages: 0, keeper: bart))
     try garage.park(ghost)
-    try garage.delete(deserter)
+    try garage.delete(deserter, rule: .rowOnly) // GarageStorage's delete: the reference dangles
 
     let flint = FixtureV1.Parrot(id: 3, name: "Captain Flint", words: ["pieces of eight"])
     try garage.park(FixtureV1.Sailor(id: "s-silver", name: "Long John Silver", rank: 5, parrot: flint))
