@@ -42,7 +42,7 @@ extension Garage {
         _ = try record(operation, preparing: prepare)
     }
 
-    /// Deletes `object` applying `rule` (see ``delete(_:rule:)-3r2f7``) without blocking the
+    /// Deletes `object` applying `rule` (see ``delete(_:rule:)-8wtma``) without blocking the
     /// calling thread.
     public nonisolated(nonsending) func delete<T: Encodable>(_ object: T, rule: DeleteRule) async throws {
         let (operation, prepare) = deleting(.object(try key(of: object, for: "delete"), mustExist: true), rule: rule)
@@ -85,7 +85,7 @@ extension Garage {
     }
 
     /// Deletes the object of type `T` parked under `identifier` applying `rule` (see
-    /// ``delete(_:identifier:rule:)-5cmh1``) without blocking the calling thread.
+    /// ``delete(_:identifier:rule:)-38tea``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func delete<T, ID: GarageIdentifier>(
         _ type: T.Type, identifier: ID, rule: DeleteRule
@@ -132,7 +132,7 @@ extension Garage {
         return try record(operation, preparing: prepare)
     }
 
-    /// Deletes every object of type `T` applying `rule` (see ``deleteAll(_:rule:)-8rb0s``)
+    /// Deletes every object of type `T` applying `rule` (see ``deleteAll(_:rule:)-29g8``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type, rule: DeleteRule) async throws -> Int {
@@ -219,14 +219,14 @@ extension Garage {
         try run(listingReferrers(try key(of: object, for: "list the referrers of")))
     }
 
-    /// The objects that reference `object` (see ``referrers(of:)-9ogv4``), without blocking
+    /// The objects that reference `object` (see ``referrers(of:)-3abtn``), without blocking
     /// the calling thread.
     public nonisolated(nonsending) func referrers<T: Encodable>(of object: T) async throws -> [ObjectKey] {
         try await run(listingReferrers(try key(of: object, for: "list the referrers of")))
     }
 
     /// The objects that reference the object of type `T` parked under `identifier` (see
-    /// ``referrers(of:)-9ogv4``).
+    /// ``referrers(of:)-3abtn``).
     ///
     /// ```swift
     /// let referrers = try garage.referrers(of: Note.self, identifier: "n1")
@@ -236,7 +236,7 @@ extension Garage {
     }
 
     /// The objects that reference the object of type `T` parked under `identifier` (see
-    /// ``referrers(of:identifier:)-8r5t6``), without blocking the calling thread.
+    /// ``referrers(of:identifier:)-i1l5``), without blocking the calling thread.
     public nonisolated(nonsending) func referrers<T, ID: GarageIdentifier>(of type: T.Type, identifier: ID) async throws -> [ObjectKey] {
         try await run(listingReferrers(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))))
     }
