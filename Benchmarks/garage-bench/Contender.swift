@@ -25,7 +25,7 @@ protocol Contender: AnyObject {
     func forEachPerson(_ body: (BenchPerson) throws -> Void) throws
 
     // The sync cycle with tombstones and downloads. The floor runs these on a table of its
-    // own with GarageLite's format-2 schema (claims, tombstones, retries), with the statements
+    // own with GarageLite's format-3 schema (claims, tombstones, retries, the index of references), with the statements
     // GarageLite runs; the methods above keep their simpler table.
 
     /// Parks `people`, each with its status, in one call (one transaction): the store a sync

@@ -2,7 +2,7 @@ import Foundation
 import GarageLite
 import GRDBSQLite
 
-// The floor of the sync workloads (tombstones, downloads): a table with GarageLite's format-2
+// The floor of the sync workloads (tombstones, downloads): a table with GarageLite's format-3
 // schema, and the statements GarageLite runs on it (Sources/GarageLite/Storage/SQLite/
 // SQLiteConnection+Rows.swift and +Claims.swift, Storage/Store+Claims.swift and
 // Store+Downloads.swift), as SQL text, through SQLite's C API with prepared statements reused,
@@ -17,8 +17,9 @@ final class SyncStatements {
         claim, claimedAt, isDeleted, attempts, lastError, retryAt
         """
 
-    /// GarageLite's table and indexes, format version 2 (`Schema.swift`: version 1, then
-    /// version 2's columns, in their order).
+    /// GarageLite's table and indexes, format version 3 (`Schema.swift`: version 1, then
+    /// version 2's columns, in their order, then version 3's index of references and its
+    /// triggers, as SQLite stores their text).
     static let schema = """
         CREATE TABLE IF NOT EXISTS garage_object (
             type TEXT NOT NULL,
@@ -42,6 +43,59 @@ final class SyncStatements {
         );
         CREATE INDEX IF NOT EXISTS garage_object_sync ON garage_object (syncStatus, type, modificationDate);
         CREATE INDEX IF NOT EXISTS garage_object_claim ON garage_object (claimedAt) WHERE claim IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS garage_reference (
+            toType TEXT NOT NULL,
+            toIdentifier TEXT NOT NULL,
+            fromType TEXT NOT NULL,
+            fromIdentifier TEXT NOT NULL,
+            PRIMARY KEY (toType, toIdentifier, fromType, fromIdentifier)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER IF NOT EXISTS garage_reference_delete AFTER DELETE ON garage_object
+        WHEN CASE WHEN old.refs = '[]' OR typeof(old.refs) <> 'text' OR typeof(old.type) <> 'text'
+                OR typeof(old.identifier) <> 'text' THEN 0
+            WHEN json_valid(old.refs) THEN json_type(old.refs) = 'array'
+            ELSE 0 END
+        BEGIN
+            DELETE FROM garage_reference WHERE (toType, toIdentifier, fromType, fromIdentifier) IN
+            (SELECT json_extract(element.value, '$[0]'), json_extract(element.value, '$[1]'), old.type, old.identifier FROM json_each(CASE WHEN CASE WHEN old.refs = '[]' OR typeof(old.refs) <> 'text' OR typeof(old.type) <> 'text'
+                OR typeof(old.identifier) <> 'text' THEN 0
+            WHEN json_valid(old.refs) THEN json_type(old.refs) = 'array'
+            ELSE 0 END THEN old.refs ELSE '[]' END) AS element WHERE CASE WHEN element.type = 'array' THEN json_array_length(element.value) = 2
+            AND json_type(element.value, '$[0]') IS 'text' AND json_type(element.value, '$[1]') IS 'text'
+            ELSE 0 END);
+        END;
+        CREATE TRIGGER IF NOT EXISTS garage_reference_insert AFTER INSERT ON garage_object
+        WHEN CASE WHEN new.refs = '[]' OR typeof(new.refs) <> 'text' OR typeof(new.type) <> 'text'
+                OR typeof(new.identifier) <> 'text' THEN 0
+            WHEN json_valid(new.refs) THEN json_type(new.refs) = 'array'
+            ELSE 0 END
+        BEGIN
+            INSERT OR IGNORE INTO garage_reference (toType, toIdentifier, fromType, fromIdentifier)
+            SELECT json_extract(element.value, '$[0]'), json_extract(element.value, '$[1]'), new.type, new.identifier FROM json_each(CASE WHEN CASE WHEN new.refs = '[]' OR typeof(new.refs) <> 'text' OR typeof(new.type) <> 'text'
+                OR typeof(new.identifier) <> 'text' THEN 0
+            WHEN json_valid(new.refs) THEN json_type(new.refs) = 'array'
+            ELSE 0 END THEN new.refs ELSE '[]' END) AS element WHERE CASE WHEN element.type = 'array' THEN json_array_length(element.value) = 2
+            AND json_type(element.value, '$[0]') IS 'text' AND json_type(element.value, '$[1]') IS 'text'
+            ELSE 0 END;
+        END;
+        CREATE TRIGGER IF NOT EXISTS garage_reference_update AFTER UPDATE OF type, identifier, refs ON garage_object
+        WHEN old.refs IS NOT new.refs OR old.type IS NOT new.type OR old.identifier IS NOT new.identifier
+        BEGIN
+            DELETE FROM garage_reference WHERE (toType, toIdentifier, fromType, fromIdentifier) IN
+            (SELECT json_extract(element.value, '$[0]'), json_extract(element.value, '$[1]'), old.type, old.identifier FROM json_each(CASE WHEN CASE WHEN old.refs = '[]' OR typeof(old.refs) <> 'text' OR typeof(old.type) <> 'text'
+                OR typeof(old.identifier) <> 'text' THEN 0
+            WHEN json_valid(old.refs) THEN json_type(old.refs) = 'array'
+            ELSE 0 END THEN old.refs ELSE '[]' END) AS element WHERE CASE WHEN element.type = 'array' THEN json_array_length(element.value) = 2
+            AND json_type(element.value, '$[0]') IS 'text' AND json_type(element.value, '$[1]') IS 'text'
+            ELSE 0 END);
+            INSERT OR IGNORE INTO garage_reference (toType, toIdentifier, fromType, fromIdentifier)
+            SELECT json_extract(element.value, '$[0]'), json_extract(element.value, '$[1]'), new.type, new.identifier FROM json_each(CASE WHEN CASE WHEN new.refs = '[]' OR typeof(new.refs) <> 'text' OR typeof(new.type) <> 'text'
+                OR typeof(new.identifier) <> 'text' THEN 0
+            WHEN json_valid(new.refs) THEN json_type(new.refs) = 'array'
+            ELSE 0 END THEN new.refs ELSE '[]' END) AS element WHERE CASE WHEN element.type = 'array' THEN json_array_length(element.value) = 2
+            AND json_type(element.value, '$[0]') IS 'text' AND json_type(element.value, '$[1]') IS 'text'
+            ELSE 0 END;
+        END;
         """
 
     private static let notSynced = SyncStatus.notSynced.rawValue

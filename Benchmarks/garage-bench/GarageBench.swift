@@ -35,7 +35,7 @@ struct GarageBench: ParsableCommand {
             objects, 10 % of which conflict with a local edit (kept), in one call.
 
             The two sync cycle workloads (deletions, parkDownloaded) run the floor on a table \
-            with GarageLite's format-2 schema (claims, tombstones, retries) and the statements \
+            with GarageLite's format-3 schema (claims, tombstones, retries, the index of references) and the statements \
             GarageLite runs on it, in the same transactions. GRDB records have no tombstones, \
             so the deletions workload skips GRDB.
 
