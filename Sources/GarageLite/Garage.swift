@@ -49,7 +49,8 @@ public final class Garage: Sendable {
 
     /// Opens the garage named `name`: the file `<name>.sqlite` in the user's application
     /// support directory (on Linux, `$XDG_DATA_HOME` or `~/.local/share`), creating the
-    /// directory and the store as needed.
+    /// directory and the store as needed. A name with slashes, such as `"MyApp/People"`, puts
+    /// the store in subfolders of that directory, created too.
     ///
     /// ```swift
     /// let garage = try Garage(named: "MyGarage")
@@ -64,14 +65,17 @@ public final class Garage: Sendable {
         guard let folder = fileManager.urls(for: .applicationSupportDirectory, in: .userDomainMask).first else {
             throw GarageError.cannotOpenStore(path: "\(name).sqlite", reason: "the system has no application support directory")
         }
+        // A name with slashes ("MyApp/People") names subfolders, created as Core Data does.
+        let file = folder.appendingPathComponent("\(name).sqlite")
+        let storeFolder = file.deletingLastPathComponent()
         do {
-            try fileManager.createDirectory(at: folder, withIntermediateDirectories: true)
+            try fileManager.createDirectory(at: storeFolder, withIntermediateDirectories: true)
         } catch {
             throw GarageError.cannotOpenStore(
-                path: folder.appendingPathComponent("\(name).sqlite").path,
-                reason: "the folder \(folder.path) cannot be created: \(error.localizedDescription)")
+                path: file.path,
+                reason: "the folder \(storeFolder.path) cannot be created: \(error.localizedDescription)")
         }
-        try self.init(url: folder.appendingPathComponent("\(name).sqlite"))
+        try self.init(url: file)
     }
 
     /// Opens the store file at `url`, creating it if it does not exist. Its folder must exist.
