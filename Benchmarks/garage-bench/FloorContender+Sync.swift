@@ -109,7 +109,7 @@ final class SyncStatements {
             WHEN isDeleted <> 0 THEN \(notSynced)
             WHEN ?5 IS NULL THEN syncStatus
             WHEN ?5 = \(syncing) AND claim IS NULL THEN \(notSynced)
-            WHEN ?5 = \(synced) AND data IS NOT excluded.data THEN \(notSynced)
+            WHEN ?5 = \(synced) AND (data IS NOT excluded.data OR ?10 > 0) THEN \(notSynced)
             ELSE ?5
         END
         """
@@ -122,7 +122,7 @@ final class SyncStatements {
         VALUES (?1, ?2, ?3, ?4,
             CASE WHEN ?5 = \(syncing) AND NOT ?9 THEN \(notSynced)
                 ELSE coalesce(?5, 0) END,
-            ?6, ?6, 1, ?7, ?8, coalesce(?5, 0) = \(synced))
+            ?6, ?6, 1 + ?10, ?7, ?8, coalesce(?5, 0) = \(synced))
         ON CONFLICT (type, identifier) DO UPDATE SET
             data = excluded.data,
             isEncrypted = excluded.isEncrypted,
@@ -131,11 +131,11 @@ final class SyncStatements {
             syncStatus = \(parkedStatus),
             isRemote = isRemote OR (\(parkedStatus)) = \(synced),
             isDeleted = 0,
-            attempts = CASE WHEN data IS excluded.data THEN attempts ELSE 0 END,
-            retryAt = CASE WHEN data IS excluded.data THEN retryAt END,
-            revision = revision + (data IS NOT excluded.data),
-            modificationDate = CASE WHEN data IS excluded.data THEN modificationDate ELSE ?6 END
-        WHERE data IS NOT excluded.data OR syncStatus IS NOT \(parkedStatus)
+            attempts = CASE WHEN (data IS NOT excluded.data OR ?10 > 0) THEN 0 ELSE attempts END,
+            retryAt = CASE WHEN (data IS NOT excluded.data OR ?10 > 0) THEN NULL ELSE retryAt END,
+            revision = revision + (data IS NOT coalesce(?11, excluded.data)) + ?10,
+            modificationDate = CASE WHEN (data IS NOT excluded.data OR ?10 > 0) THEN ?6 ELSE modificationDate END
+        WHERE (data IS NOT excluded.data OR ?10 > 0) OR syncStatus IS NOT \(parkedStatus)
             OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs
         """
 
@@ -412,6 +412,8 @@ extension FloorContender {
         sqlite3_bind_int64(s, 7, 1) // a root
         sqlite3_bind_text(s, 8, "[]", -1, sqliteTransient)
         sqlite3_bind_int64(s, 9, downloaded ? 1 : 0)
+        sqlite3_bind_int64(s, 10, 0) // one park: nothing folded
+        sqlite3_bind_null(s, 11)
         try run(s)
     }
 }

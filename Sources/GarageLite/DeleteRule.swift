@@ -108,6 +108,22 @@ public struct DeleteRule: Sendable, CustomStringConvertible {
     }
 }
 
+extension ReferrerType {
+    /// The property a decoding error is about, as a path (`cover.note`), when it names one.
+    static func property(_ error: DecodingError) -> String? {
+        let path: [any CodingKey]
+        switch error {
+        case let .keyNotFound(key, context): path = context.codingPath + [key]
+        case let .valueNotFound(_, context), let .typeMismatch(_, context), let .dataCorrupted(context):
+            path = context.codingPath
+        @unknown default: return nil
+        }
+        let names = path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+        guard !names.isEmpty else { return nil }
+        return names.reduce("") { $0.isEmpty || $1.hasPrefix("[") ? $0 + $1 : $0 + "." + $1 }
+    }
+}
+
 /// A Swift type whose objects ``DeleteRule/nullify(in:)`` may rewrite: its objects are read,
 /// and written again without the references to the deleted objects.
 struct ReferrerType: Sendable {
@@ -150,8 +166,10 @@ struct ReferrerType: Sendable {
             do {
                 _ = try check.decode(T.self, from: DecodableRow(
                     key: key, json: try JSONReader.parse(encoded.json), syncStatus: row.syncStatus, revision: row.revision))
-            } catch {
-                throw refuse("it can't do without it (make the property that holds it optional, or an array): \(error)")
+            } catch let error as DecodingError {
+                let property = Self.property(error).map { "its property `\($0)`" } ?? "a property that is not optional"
+                throw refuse("\(property) can't do without it: make that property optional, or delete with rule .deny "
+                    + "and change \(key) first")
             }
             return try encryption.seal(encoded).payload
         }

@@ -279,10 +279,19 @@ extension Garage {
         retrieving(T.self, key: ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier)))
     }
 
+    /// A miss is `nil`, unless `T` is identified by its content and `key`'s identifier can't
+    /// be a content identifier (a GarageStorage `hashValue`): that mistake is an error. A row
+    /// under such an identifier (imported from GarageStorage) is found as any other.
     private func retrieving<T: Decodable & SendableMetatype>(_ type: T.Type, key: ObjectKey) -> StoreWork<T?> {
         let configuration = configuration()
+        let refusesMiss = Identity.isContentIdentified(T.self) && !Identity.isContentIdentifier(key.identifier)
         return reading("retrieve \(key)", snapshot: false) { view in
-            guard let row = try view.row(key) else { return nil }
+            guard let row = try view.row(key) else {
+                if refusesMiss {
+                    throw GarageError.contentIdentifierExpected(typeName: key.typeName, identifier: key.identifier)
+                }
+                return nil
+            }
             if view.pending == nil, row.references == ReferenceList.empty {
                 return try configuration.decoder(view).decodeAlone(T.self, from: configuration.encryption.open(row))
             }

@@ -110,6 +110,10 @@ public final class Garage: Sendable {
         self.init(engine: try SQLiteEngine.open(path: path, busyTimeout: busyTimeout))
     }
 
+    /// The domain of the garage's errors bridged to `NSError`: ``GarageError/errorDomain``,
+    /// `"GarageStorage"`, as in GarageStorage.
+    public static let errorDomain = GarageError.errorDomain
+
     /// How long a write waits for the store by default: 10 seconds.
     public static let defaultBusyTimeout: TimeInterval = 10
 

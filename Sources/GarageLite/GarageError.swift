@@ -7,7 +7,10 @@ import Foundation
 /// of the object, or the path of the store. Its `description` says what went wrong and
 /// what to do about it.
 ///
-/// The first three cases and their descriptions are GarageStorage's, unchanged.
+/// The first four cases and their descriptions are GarageStorage's, unchanged; bridged to
+/// `NSError`, every case is in GarageStorage's domain, `"GarageStorage"` (``errorDomain``),
+/// with its description under `NSLocalizedDescriptionKey`, so that code written for
+/// GarageStorage that checks them keeps working.
 ///
 /// ```swift
 /// do {
@@ -19,6 +22,12 @@ import Foundation
 public enum GarageError: Error, Equatable, Sendable {
     /// No object of this type name (first value) and identifier (second value) is parked.
     case failedToRetrieveObject(String, String)
+
+    /// The stored row of an object has no data: the object is lost, and only its row's key
+    /// remains (a store imported from GarageStorage can hold such rows). Delete it, or park it
+    /// again. GarageStorage's case; where GarageStorage gave the type name, GarageLite names
+    /// the object: `Type(identifier)`.
+    case storageDataIsNil(String)
 
     /// A top-level object is neither `Identifiable` nor `Hashable` (the type name).
     case missingConformance(String)
@@ -136,6 +145,16 @@ public enum GarageError: Error, Equatable, Sendable {
     /// `reason`: the referrer's type was not among the rule's types, or it can't do without
     /// the object (a property that is not optional holds it). Nothing was deleted or changed.
     case cannotNullify(typeName: String, identifier: String, referrer: ObjectKey, reason: String)
+    /// `retrieve` found nothing of type `typeName`, which is identified by a hash of its content
+    /// (it is `Hashable`, not `Identifiable`), under `identifier`, which is not such a hash: most
+    /// likely a `hashValue`, as GarageStorage apps used. GarageLite's identifier of a
+    /// `Hashable` object is the SHA-256 of its content, the same in every process: get it
+    /// with ``Garage/identifier(for:)``.
+    ///
+    /// ```swift
+    /// let tag = try garage.retrieve(Tag.self, identifier: garage.identifier(for: Tag(name: "red")))
+    /// ```
+    case contentIdentifierExpected(typeName: String, identifier: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -143,6 +162,8 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         switch self {
         case let .failedToRetrieveObject(type, identifier):
             return "Failed to retrieve object of type: \(type) with identifier: \(identifier)"
+        case let .storageDataIsNil(type):
+            return "CoreDataObject.gsData is nil for type: \(type)"
         case let .missingConformance(type):
             return "Missing Identifiable or Hashable conformance for type: \(type)"
         case let .unsupportedIDConformance(idType):
@@ -235,10 +256,17 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             return "Cannot delete \(type)(\(identifier)): \(names) \(referrers.count == 1 ? "references" : "reference") it, "
                 + "and would no longer read. Nothing was deleted. Remove it from \(referrers.count == 1 ? "that object" : "them") "
                 + "and park \(referrers.count == 1 ? "it" : "them") first, or delete with rule: .nullify(in: \(types)) to "
-                + "remove the references in the same transaction (or rule: .rowOnly to leave them dangling, as GarageStorage did)."
+                + "remove the references in the same transaction, where optional properties, arrays or dictionaries hold "
+                + "them (or rule: .rowOnly to leave them dangling, as GarageStorage did)."
         case let .cannotNullify(type, identifier, referrer, reason):
+            let reason = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
             return "Cannot delete \(type)(\(identifier)) with rule .nullify: \(referrer) references it, and \(reason). "
                 + "Nothing was deleted or changed."
+        case let .contentIdentifierExpected(type, identifier):
+            return "No \(type) is parked under the identifier \(identifier), and none can be: \(type) is identified by a "
+                + "hash of its content (it is Hashable, not Identifiable), which GarageLite computes as the SHA-256 of its "
+                + "JSON (64 hex digits, the same in every process), not as its hashValue. Get the identifier with "
+                + "garage.identifier(for: object), or make \(type) Identifiable."
         }
     }
 
@@ -252,6 +280,8 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             return "Make the type Identifiable (with a String, UUID or LosslessStringConvertible ID) or Hashable."
         case .unsupportedIDConformance:
             return "Use a String, UUID, Int or other LosslessStringConvertible ID."
+        case .storageDataIsNil:
+            return "Delete the object, or park it again."
         default:
             return nil
         }
@@ -287,5 +317,53 @@ extension GarageError {
             atNameStart = !(isNamePart(character) || character == ".")
         }
         return result
+    }
+}
+
+extension GarageError: CustomNSError {
+    /// GarageStorage's error domain, `"GarageStorage"`: an app that checks the domain of the
+    /// errors it gets, as GarageStorage's guide says, keeps working.
+    public static var errorDomain: String { "GarageStorage" }
+
+    /// GarageStorage's four cases have its codes (0 to 3, in its order); GarageLite's own
+    /// cases count from 100.
+    public var errorCode: Int {
+        switch self {
+        case .failedToRetrieveObject: return 0
+        case .storageDataIsNil: return 1
+        case .missingConformance: return 2
+        case .unsupportedIDConformance: return 3
+        case .cannotOpenStore: return 100
+        case .notAGarageStore: return 101
+        case .newerFormatVersion: return 102
+        case .missingEncryptionDelegate: return 103
+        case .corruptData: return 104
+        case .referenceCycle: return 105
+        case .storeBusy: return 106
+        case .reentrantCall: return 107
+        case .storageFailure: return 108
+        case .readOnlyStore: return 109
+        case .storeFull: return 110
+        case .damagedStore: return 111
+        case .decryptionFailed: return 112
+        case .invalidIdentifier: return 113
+        case .encryptionFailed: return 114
+        case .collectionNotAnObject: return 115
+        case .typeNameCollision: return 116
+        case .staleObject: return 117
+        case .ambiguousMigration: return 118
+        case .deleteDenied: return 119
+        case .cannotNullify: return 120
+        case .contentIdentifierExpected: return 121
+        }
+    }
+
+    /// The description (GarageStorage's, for its cases) under `NSLocalizedDescriptionKey`,
+    /// and the recovery suggestion, when there is one, under
+    /// `NSLocalizedRecoverySuggestionErrorKey`.
+    public var errorUserInfo: [String: Any] {
+        var userInfo: [String: Any] = [NSLocalizedDescriptionKey: description]
+        if let recoverySuggestion { userInfo[NSLocalizedRecoverySuggestionErrorKey] = recoverySuggestion }
+        return userInfo
     }
 }

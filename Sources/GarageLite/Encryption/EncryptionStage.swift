@@ -28,8 +28,12 @@ struct EncryptionStage: Sendable {
     }
 
     /// The JSON `row` holds, decrypted if need be, for the graph decoder.
+    ///
+    /// - throws: ``GarageError/storageDataIsNil(_:)`` for a row without data (as GarageStorage
+    ///   for a row whose data is nil; only a store imported from one holds such rows).
     func open(_ row: StoredRow) throws -> DecodableRow {
         let key = row.key
+        if row.data.isEmpty { throw GarageError.storageDataIsNil(key.description) }
         do {
             let json: JSONValue
             if row.isEncrypted {

@@ -73,6 +73,12 @@ enum Identity {
         throw GarageError.collectionNotAnObject(typeName: try typeName(T.self), operation: operation())
     }
 
+    /// The name Objective-C gives `aClass` (`NSStringFromClass`): what GarageStorage stored an
+    /// Objective-C object's rows under.
+    static func className(_ aClass: AnyClass) -> String {
+        NSStringFromClass(aClass)
+    }
+
     /// `T`'s name as its code spells it (`String(describing:)`), for messages.
     static func displayName<T>(_ type: T.Type) -> String {
         String(describing: type)
@@ -82,6 +88,16 @@ enum Identity {
     /// being identified by their content.
     static func isIdentifiable<T>(_ type: T.Type) -> Bool {
         type is any Identifiable.Type
+    }
+
+    /// Whether `T`'s objects are identified by their content: `Hashable`, not `Identifiable`.
+    static func isContentIdentified<T>(_ type: T.Type) -> Bool {
+        !(type is any Identifiable.Type) && type is any Hashable.Type
+    }
+
+    /// Whether `identifier` has the form of a content identifier: 64 lowercase hex digits.
+    static func isContentIdentifier(_ identifier: String) -> Bool {
+        identifier.utf8.count == 64 && identifier.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     /// The identifier of an `Identifiable` value, or `nil` if the value is not `Identifiable`.

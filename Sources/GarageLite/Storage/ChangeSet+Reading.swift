@@ -61,7 +61,7 @@ extension ChangeSet {
                 if replaced == nil, let tombstone = try base.statements.rowOrTombstone(key, for: .metadata),
                    tombstone.isDeleted {
                     if !payload.isDownloaded { parked.syncStatus = .notSynced }
-                    parked.revision = tombstone.revision + 1
+                    parked.revision = tombstone.revision + 1 + payload.foldedRevisions
                 }
                 return parked
             case .setSyncStatus(let status):

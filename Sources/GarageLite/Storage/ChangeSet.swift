@@ -120,10 +120,12 @@ struct ChangeSet: Sendable {
         case (.park(let old), .park(var payload)):
             payload.isRoot = payload.isRoot || old.isRoot
             payload.syncStatus = payload.syncStatus ?? old.syncStatus
+            payload.countRevisions(after: old)
             return .park(payload)
         case (.replace(let old), .park(var payload)):
             payload.isRoot = payload.isRoot || old.isRoot
             payload.syncStatus = payload.syncStatus ?? old.syncStatus
+            payload.countRevisions(after: old)
             return .replace(payload)
         case (.setSyncStatus(let status), .park(var payload)):
             payload.syncStatus = payload.syncStatus ?? status
@@ -180,5 +182,14 @@ extension RowWriteStatements {
             }
         }
         return written
+    }
+}
+
+extension RowPayload {
+    /// Folds `earlier`, a park of the same row before this one, into this payload's count of
+    /// revisions (see ``foldedRevisions``).
+    fileprivate mutating func countRevisions(after earlier: RowPayload) {
+        foldedRevisions = earlier.foldedRevisions + (earlier.data != data ? 1 : 0)
+        firstData = earlier.firstData ?? earlier.data
     }
 }

@@ -129,7 +129,7 @@ struct StoreView {
 extension StoreView {
     /// The references to the objects of `type` (to the one `identifier` names, or to every
     /// one) that other objects hold, as (referenced, referrer) pairs in key order; an object's
-    /// references to itself are left out.
+    /// references to itself, and references to objects that don't exist, are left out.
     ///
     /// The committed references come from the store's index of references; those of pending
     /// changes from the changed rows' reference lists.
@@ -151,13 +151,20 @@ extension StoreView {
             }
         }
         var references: [(to: ObjectKey, from: ObjectKey)] = []
+        var exists: [ObjectKey: Bool] = [:]
+        func isLive(_ key: ObjectKey) throws -> Bool {
+            if let known = exists[key] { return known }
+            let live = try self.exists(key)
+            exists[key] = live
+            return live
+        }
         for candidate in candidates.sorted() {
             guard let row = try row(candidate, for: .metadata),
                   let keys = try? ReferenceList.decode(row.references) else { continue }
             var seen = Set<ObjectKey>()
             for key in keys where names.contains(key.typeName) && (identifier == nil || key.identifier == identifier) {
                 let to = ObjectKey(typeName: type, identifier: key.identifier)
-                if to != candidate, seen.insert(to).inserted { references.append((to, candidate)) }
+                if to != candidate, try isLive(to), seen.insert(to).inserted { references.append((to, candidate)) }
             }
         }
         return references.sorted { ($0.to, $0.from) < ($1.to, $1.from) }

@@ -365,6 +365,10 @@ func expectRowError(_ error: any Error, naming key: ObjectKey, _ comment: Commen
         case let .corruptData(type, identifier, _), let .missingEncryptionDelegate(type, identifier):
             #expect(type == key.typeName && identifier == key.identifier,
                     comment.with("\(error) names another row than \(key)"), sourceLocation: sourceLocation)
+        case let .storageDataIsNil(object):
+            // GarageStorage's case, which has room for one name: the object's, Type(identifier).
+            #expect(object == key.description, comment.with("\(error) names another row than \(key)"),
+                    sourceLocation: sourceLocation)
         case let .referenceCycle(_, _, cycle):
             #expect(cycle.contains(key.description), comment.with("\(error) does not name \(key)"),
                     sourceLocation: sourceLocation)

@@ -229,8 +229,9 @@ struct StaleWriteTests {
         #expect(model.revision == 2 && note.revision == 2)
         note.text = "Soy milk"
         try await garage.park(model)
-        // Unsaved, both edits are one change of the stored row: the revision it will have.
-        #expect(note.revision == (autosave ? 3 : 2))
+        // Unsaved, both edits are written as one change of the row, and still count two
+        // revisions, as if each had been written.
+        #expect(note.revision == 3)
         model.title = "Shopping list"
         try await garage.park(model, children: .keepStored)
         try await garage.save()
@@ -309,6 +310,32 @@ struct StaleWriteTests {
         models[5].text = "edited"
         try await garage.parkAll(models)
         #expect(models[5].revision == 2 && models[4].revision == 1)
+    }
+
+    /// Two parks of one object in one transaction or batch of unsaved changes are written as
+    /// one; the revision still counts both, as if each had been written, so a copy held from
+    /// the first is stale, and content parked back as it was still moves the revision on.
+    @Test(arguments: autosaves)
+    func eachParkFoldedIntoOneWriteCountsARevision(autosave: Bool) throws {
+        let garage = try Garage.inMemory()
+        var first = RNote(id: "n1", text: "One")
+        var second = RNote(id: "n1", text: "Two")
+        var back = RNote(id: "n1", text: "One")
+        try garage.park(&first)
+        garage.isAutosaveEnabled = autosave
+        try garage.transaction {
+            second.revision = 1
+            try garage.park(&second)                     // revision 2
+            back.revision = 2
+            try garage.park(&back)                       // revision 3, the content of revision 1
+            #expect(try garage.metadata(RNote.self, identifier: "n1")?.revision == 3)
+        }
+        try garage.save()
+        #expect(second.revision == 2 && back.revision == 3)
+        #expect(try garage.metadata(RNote.self, identifier: "n1")?.revision == 3)
+        #expect(try garage.retrieve(RNote.self, identifier: "n1")?.text == "One")
+        #expect(throws: GarageError.self) { try garage.park(&second) }
+        #expect(throws: GarageError.self) { try garage.park(&first) }
     }
 }
 

@@ -105,9 +105,9 @@ protocol RowStatements {
     /// or of those `identifiers` names. Read leniently: a damaged column reads as `nil`.
     func stamps(ofType type: String, identifiers: [String]?) throws -> [String: RowStamp]
 
-    /// The references to the objects of `type` (to the one `identifier` names, or to every
-    /// one) held by live rows, as (referenced, referrer) pairs in that order: read from an
-    /// index of references, without reading the rows.
+    /// The references to the live objects of `type` (to the one `identifier` names, or to
+    /// every one) held by live rows, as (referenced, referrer) pairs in that order: read from
+    /// an index of references, without reading the referrers.
     func references(toType type: String, identifier: String?) throws -> [(to: ObjectKey, from: ObjectKey)]
 
     /// What is wrong with the store, up to `limit` problems, and whether there were more:

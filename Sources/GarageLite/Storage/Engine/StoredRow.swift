@@ -70,10 +70,18 @@ struct RowPayload: Sendable {
     /// What a park checks against the row before writing it (``RevisionGuard``); `nil` for
     /// writes that are not checked (downloads, merges).
     var revisionGuard: RevisionGuard?
+    /// How many times the content changed between the parks of this row that pending changes
+    /// folded into this payload (``ChangeSet``): written as one, the row's revision still counts
+    /// each, as if each park had been written, so that a copy held from one of them is stale.
+    var foldedRevisions: Int64 = 0
+    /// The data of the first of those parks, which the stored row's data is compared with;
+    /// `nil` when nothing was folded.
+    var firstData: String?
 
     /// The row as it reads once this payload is written over `existing` (or into a new row).
     func applied(to existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow {
-        let changed = existing?.data != data
+        let changed = existing?.data != data || foldedRevisions > 0
+        let firstChanged = existing?.data != (firstData ?? data)
         return StoredRow(
             key: key,
             data: data,
@@ -82,7 +90,7 @@ struct RowPayload: Sendable {
                 : Self.status(parking: syncStatus, over: existing, contentChanged: changed),
             creationDate: existing?.creationDate ?? now,
             modificationDate: changed ? now : (existing?.modificationDate ?? now),
-            revision: existing.map { $0.revision + (changed ? 1 : 0) } ?? 1,
+            revision: (existing.map { $0.revision + (firstChanged ? 1 : 0) } ?? 1) + foldedRevisions,
             isRoot: isRoot || (existing?.isRoot ?? false),
             references: references,
             claim: existing?.claim,

@@ -133,12 +133,17 @@ extension SQLiteConnection {
         }
     }
 
-    private static let referencesToTypeSQL = """
-        SELECT toIdentifier, fromType, fromIdentifier FROM garage_reference WHERE toType = ?
+    /// Only references to live objects: a reference that dangles already (GarageStorage's
+    /// delete) is no referrer of anything.
+    static let referencesToTypeSQL = """
+        SELECT toIdentifier, fromType, fromIdentifier FROM garage_reference
+        WHERE toType = ?1 AND EXISTS (
+            SELECT 1 FROM garage_object WHERE type = ?1 AND identifier = toIdentifier AND isDeleted = 0)
         ORDER BY toIdentifier, fromType, fromIdentifier
         """
-    private static let referencesToObjectSQL = """
-        SELECT toIdentifier, fromType, fromIdentifier FROM garage_reference WHERE toType = ? AND toIdentifier = ?
+    static let referencesToObjectSQL = """
+        SELECT toIdentifier, fromType, fromIdentifier FROM garage_reference WHERE toType = ?1 AND toIdentifier = ?2
+            AND EXISTS (SELECT 1 FROM garage_object WHERE type = ?1 AND identifier = ?2 AND isDeleted = 0)
         ORDER BY fromType, fromIdentifier
         """
 
@@ -158,10 +163,15 @@ extension SQLiteConnection {
         try db.cachedStatement(sql: Self.parkSQL).execute(arguments: [
             key.typeName, key.identifier, payload.data, payload.isEncrypted, payload.syncStatus?.rawValue,
             now.timeIntervalSince1970, payload.isRoot, payload.references, payload.isDownloaded,
+            payload.foldedRevisions, payload.firstData,
         ])
         // The upsert's WHERE skips a row that would stay as it is.
         return db.changesCount > 0
     }
+
+    /// Whether the park changes the row's content: its data differs, or parks folded into it
+    /// changed it (`?10`, ``RowPayload/foldedRevisions``).
+    private static let contentChanges = "(data IS NOT excluded.data OR ?10 > 0)"
 
     /// The status a parked row gets: `RowPayload.status(parking:over:contentChanged:)`, in SQL.
     /// `?5` is the object's status (NULL when it is not `Syncable`), `?9` whether it was
@@ -172,13 +182,15 @@ extension SQLiteConnection {
             WHEN isDeleted <> 0 THEN \(SyncStatus.notSynced.rawValue)
             WHEN ?5 IS NULL THEN syncStatus
             WHEN ?5 = \(SyncStatus.syncing.rawValue) AND claim IS NULL THEN \(SyncStatus.notSynced.rawValue)
-            WHEN ?5 = \(SyncStatus.synced.rawValue) AND data IS NOT excluded.data THEN \(SyncStatus.notSynced.rawValue)
+            WHEN ?5 = \(SyncStatus.synced.rawValue) AND \(contentChanges) THEN \(SyncStatus.notSynced.rawValue)
             ELSE ?5
         END
         """
 
     /// Inserts the row, or updates it when something changed: its revision and modification
-    /// date change only when its data does; a row once parked as a root stays one.
+    /// date change only when its content does (once more per change folded into the payload:
+    /// `?10`, compared from `?11`, the first folded park's data); a row once parked as a root
+    /// stays one.
     private static let parkSQL = """
         INSERT INTO garage_object
             (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
@@ -186,7 +198,7 @@ extension SQLiteConnection {
         VALUES (?1, ?2, ?3, ?4,
             CASE WHEN ?5 = \(SyncStatus.syncing.rawValue) AND NOT ?9 THEN \(SyncStatus.notSynced.rawValue)
                 ELSE coalesce(?5, 0) END,
-            ?6, ?6, 1, ?7, ?8, coalesce(?5, 0) = \(SyncStatus.synced.rawValue))
+            ?6, ?6, 1 + ?10, ?7, ?8, coalesce(?5, 0) = \(SyncStatus.synced.rawValue))
         ON CONFLICT (type, identifier) DO UPDATE SET
             data = excluded.data,
             isEncrypted = excluded.isEncrypted,
@@ -195,11 +207,11 @@ extension SQLiteConnection {
             syncStatus = \(parkedStatus),
             isRemote = isRemote OR (\(parkedStatus)) = \(SyncStatus.synced.rawValue),
             isDeleted = 0,
-            attempts = CASE WHEN data IS excluded.data THEN attempts ELSE 0 END,
-            retryAt = CASE WHEN data IS excluded.data THEN retryAt END,
-            revision = revision + (data IS NOT excluded.data),
-            modificationDate = CASE WHEN data IS excluded.data THEN modificationDate ELSE ?6 END
-        WHERE data IS NOT excluded.data OR syncStatus IS NOT \(parkedStatus)
+            attempts = CASE WHEN \(contentChanges) THEN 0 ELSE attempts END,
+            retryAt = CASE WHEN \(contentChanges) THEN NULL ELSE retryAt END,
+            revision = revision + (data IS NOT coalesce(?11, excluded.data)) + ?10,
+            modificationDate = CASE WHEN \(contentChanges) THEN ?6 ELSE modificationDate END
+        WHERE \(contentChanges) OR syncStatus IS NOT \(parkedStatus)
             OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs
         """
 
