@@ -76,7 +76,13 @@ enum Identity {
     /// The name Objective-C gives `aClass` (`NSStringFromClass`): what GarageStorage stored an
     /// Objective-C object's rows under.
     static func className(_ aClass: AnyClass) -> String {
+        #if canImport(ObjectiveC)
         NSStringFromClass(aClass)
+        #else
+        // Foundation without the Objective-C runtime stops the process for a nested class;
+        // for a top-level one its answer is this one.
+        String(reflecting: aClass)
+        #endif
     }
 
     /// `T`'s name as its code spells it (`String(describing:)`), for messages.

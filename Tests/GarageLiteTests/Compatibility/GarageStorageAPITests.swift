@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @testable import GarageLite
 import Testing
 
@@ -21,5 +22,120 @@ struct GarageStorageAPITests {
         try garage.park(Counter(id: 1, value: 1))
         #expect(FileManager.default.fileExists(atPath: directory.path("MyApp/People.sqlite")))
         #endif
+    }
+
+    // MARK: - Errors bridged to NSError
+
+    static let garageStorageCases: [(GarageError, Int, String)] = [
+        (.failedToRetrieveObject("SwiftPerson", "Sam"), 0, "Failed to retrieve object of type: SwiftPerson with identifier: Sam"),
+        (.storageDataIsNil("SwiftPerson"), 1, "CoreDataObject.gsData is nil for type: SwiftPerson"),
+        (.missingConformance("SwiftPerson"), 2, "Missing Identifiable or Hashable conformance for type: SwiftPerson"),
+        (.unsupportedIDConformance("OrderID"), 3, "Identifiable ID type 'OrderID' must be String, UUID, or LosslessStringConvertible"),
+    ]
+
+    @Test func everyErrorIsInGarageStoragesDomainWithItsDescription() {
+        #expect(GarageError.errorDomain == "GarageStorage")
+        #expect(Garage.errorDomain == GarageError.errorDomain)
+        for (error, code, description) in Self.garageStorageCases {
+            let bridged = error as NSError
+            #expect(bridged.domain == "GarageStorage")
+            #expect(bridged.code == code)
+            #expect(error.errorUserInfo[NSLocalizedDescriptionKey] as? String == description)
+            #expect(bridged.localizedDescription == description)
+        }
+        let ours = GarageError.staleObject(typeName: "Note", identifier: "n1", parkedRevision: 1, storedRevision: 2)
+        #expect((ours as NSError).domain == "GarageStorage")
+        #expect((ours as NSError).code == 117)
+        #expect((ours as NSError).localizedDescription == ours.description)
+        #expect((GarageError.failedToRetrieveObject("A", "1") as NSError).localizedRecoverySuggestion
+            == "Park the object first, or check its type and identifier.")
+    }
+
+    @Test func aThrownErrorBridgesToo() throws {
+        let garage = try Garage.inMemory()
+        do {
+            try garage.delete(Counter(id: 7, value: 0))
+            Issue.record("expected an error")
+        } catch {
+            let bridged = error as NSError
+            #expect(bridged.domain == Garage.errorDomain)
+            #expect(bridged.localizedDescription == "Failed to retrieve object of type: Counter with identifier: 7")
+        }
+    }
+
+    /// A row without data (GarageStorage's `gs_data` nil) is `storageDataIsNil`, naming the object.
+    @Test func aRowWithoutDataIsStorageDataIsNil() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("garage.sqlite")
+        let garage = try Garage(path: path)
+        try garage.park(Counter(id: 1, value: 1))
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: "UPDATE garage_object SET data = ''") }
+        #expect(throws: GarageError.storageDataIsNil("Counter(1)")) { try garage.retrieve(Counter.self, identifier: 1) }
+        #expect(throws: GarageError.storageDataIsNil("Counter(1)")) { try garage.retrieveAll(Counter.self) }
+        #expect(try garage.retrieveAllLossy(Counter.self).failures.map { $0.error as? GarageError } == [.storageDataIsNil("Counter(1)")])
+    }
+
+    // MARK: - Hashable objects looked up by hashValue
+
+    struct Tag: Codable, Hashable, Sendable {
+        var name: String
+    }
+
+    @Test func aHashValueIdentifierIsALoudMistake() throws {
+        let garage = try Garage.inMemory()
+        let red = Tag(name: "red")
+        try garage.park(red)
+        let error = #expect(throws: GarageError.self) { try garage.retrieve(Tag.self, identifier: red.hashValue) }
+        #expect(error == .contentIdentifierExpected(typeName: "Tag", identifier: String(red.hashValue)))
+        #expect(error?.description.contains("garage.identifier(for: object)") == true)
+        #expect(throws: GarageError.self) { try garage.retrieve(Tag.self, identifier: "\(red.hashValue)") }
+        // The content identifier finds it; one of another content is a miss, as for any type.
+        #expect(try garage.retrieve(Tag.self, identifier: garage.identifier(for: red)) == red)
+        #expect(try garage.retrieve(Tag.self, identifier: garage.identifier(for: Tag(name: "blue"))) == nil)
+        // Identifiable types are looked up by any identifier, a miss is nil.
+        #expect(try garage.retrieve(Counter.self, identifier: 12345) == nil)
+    }
+
+    /// A row stored under a hashValue (imported from GarageStorage) is found by it.
+    @Test func aRowStoredUnderAHashValueIsFound() throws {
+        let directory = try TemporaryDirectory()
+        let garage = try Garage(path: directory.path("garage.sqlite"))
+        try DatabaseQueue(path: directory.path("garage.sqlite")).write { db in
+            try db.execute(sql: """
+                INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate, isRoot)
+                VALUES ('Tag', '-4242', '{"name":"old"}', 0, 0, 1)
+                """)
+        }
+        #expect(try garage.retrieve(Tag.self, identifier: -4242)?.name == "old")
+        #expect(try garage.retrieveAll(Tag.self).map(\.name) == ["old"])
+    }
+
+    // MARK: - deleteAllObjects(completion:), migrateAll(from:to:)
+
+    @Test func deleteAllObjectsCallsItsCompletionOnceDeleted() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(Counter(id: 1, value: 1))
+        var countInCompletion: Int?
+        try garage.deleteAllObjects {
+            countInCompletion = try? garage.count(Counter.self)
+        }
+        #expect(countInCompletion == 0)
+    }
+
+    final class LegacyCounter {}
+
+    @Test func migrateAllFromAClassUsesItsObjectiveCName() async throws {
+        let directory = try TemporaryDirectory()
+        let garage = try Garage(path: directory.path("garage.sqlite"))
+        let oldName = Identity.className(LegacyCounter.self)
+        try await DatabaseQueue(path: directory.path("garage.sqlite")).write { db in
+            try db.execute(sql: """
+                INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate, isRoot)
+                VALUES (?, '1', '{"id":1,"value":5}', 0, 0, 1)
+                """, arguments: [oldName])
+        }
+        #expect(try await garage.migrateAll(from: LegacyCounter.self, to: Counter.self) == 1)
+        #expect(try await garage.retrieve(Counter.self, identifier: 1)?.value == 5)
+        #expect(try await garage.migrateAll(from: LegacyCounter.self, to: Counter.self) == 0)
     }
 }
