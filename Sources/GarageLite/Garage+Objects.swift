@@ -407,9 +407,13 @@ extension Garage.Configuration {
     /// A decoder that resolves references through `view`, decrypting the rows it reads.
     func decoder(_ view: StoreView) -> GraphDecoder {
         let encryption = encryption
-        return GraphDecoder(dateDecoding: dateDecoding, context: Garage.threadContext) { key in
+        let decoder = GraphDecoder(dateDecoding: dateDecoding, context: Garage.threadContext) { key in
             try view.row(key).map(encryption.open)
         }
+        if let delegate = dataEncryptionDelegate {
+            decoder.decryptNested = { try delegate.decrypt($0) }
+        }
+        return decoder
     }
 
     /// The object `row` holds, decrypted and decoded by `decoder`.

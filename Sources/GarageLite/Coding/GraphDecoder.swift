@@ -24,6 +24,9 @@ final class GraphDecoder {
     private var inProgress: [ObjectKey] = []
     /// Set while decoding continues on fresh stacks (see `GraphDecoder+Stack.swift`).
     var relay: ThreadStack.Relay?
+    /// Decrypts the text of a nested object that GarageStorage's Objective-C side stored
+    /// encrypted (see ``GarageStorageShape``); `nil` without an encryption delegate.
+    var decryptNested: ((String) throws -> Data)?
 
     /// - parameter row: Looks a row up by key, decrypted and parsed.
     init(dateDecoding: DateDecoding, context: ThreadContext, row: @escaping (ObjectKey) throws -> DecodableRow?) {
@@ -118,6 +121,9 @@ final class GraphDecoder {
     /// Decodes the value of an optional that is present and not null: a reference to a
     /// missing row is `nil`.
     func unboxPresent<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath) throws -> T? {
+        if case .identifiable = ValueKind.of(T.self), let identifier = GarageStorageShape.referenceIdentifier(value) {
+            return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: true)
+        }
         if case .string(let identifier) = value {
             switch ValueKind.of(T.self) {
             case .identifiable:
@@ -199,6 +205,9 @@ final class GraphDecoder {
             if case .string(let identifier) = value {
                 return try resolveRequired(T.self, identifier: identifier, codingPath: codingPath)
             }
+            if let identifier = GarageStorageShape.referenceIdentifier(value) {
+                return try resolveRequired(T.self, identifier: identifier, codingPath: codingPath)
+            }
         case .inlineIdentifiable where !isRowObject:
             if case .string(let string) = value {
                 // `lenient: false` throws instead of returning nil.
@@ -207,10 +216,42 @@ final class GraphDecoder {
         default:
             break
         }
+        if let text = GarageStorageShape.anonymousObjectText(value) {
+            return try unboxAnonymous(T.self, text: text, value: value, codingPath: codingPath)
+        }
         if codingPath.depth & 7 == 0, ThreadStack.isShort {
             return try onFreshStack { try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self)) }
         }
         return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self))
+    }
+
+    /// A nested object GarageStorage's Objective-C side stored as the text of its JSON
+    /// (encrypted when it had a delegate), with its sync status beside it.
+    @inline(never)
+    private func unboxAnonymous<T: Decodable>(_ type: T.Type, text: String, value: JSONValue,
+                                              codingPath: CodingPath) throws -> T {
+        let json: JSONValue
+        do {
+            json = try JSONReader.parse(text)
+        } catch {
+            guard let decryptNested else {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: codingPath.keys, debugDescription: "A nested object stored by GarageStorage's "
+                        + "Objective-C side is not JSON: it may be encrypted, and the garage has no dataEncryptionDelegate."))
+            }
+            do {
+                json = try JSONReader.parse(try decryptNested(text))
+            } catch {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: codingPath.keys, debugDescription: "A nested object stored by GarageStorage's "
+                        + "Objective-C side can't be read, decrypted or not: \(error)", underlyingError: error))
+            }
+        }
+        var object = try unbox(T.self, from: json, codingPath: codingPath)
+        if T.self is any Syncable.Type, let status = GarageStorageShape.anonymousSyncStatus(value) {
+            object = Self.setting(status, on: object)
+        }
+        return object
     }
 
     private func decodePrimitive<T, P: JSONPrimitive>(_ primitive: P.Type, from value: JSONValue,
@@ -232,7 +273,11 @@ final class GraphDecoder {
             switch value {
             case .number: return Date(timeIntervalSinceReferenceDate: try number())
             case .string(let text): return try DateCoding.decodeDefault(string: text, codingPath: codingPath.keys)
-            default: throw Date.mismatch(value, codingPath)
+            default:
+                if let text = GarageStorageShape.transformableDateText(value) {
+                    return try DateCoding.decodeDefault(string: text, codingPath: codingPath.keys)
+                }
+                throw Date.mismatch(value, codingPath)
             }
         case .strategy(let chosen):
             strategy = chosen
@@ -273,6 +318,16 @@ extension Optional: OptionalReference where Wrapped: Decodable {
         if case .null = value { return .none }
         return try graph.unboxPresent(Wrapped.self, from: value, codingPath: codingPath)
     }
+}
+
+/// An array of references: GarageStorage wrote no key for an empty one, which reads as `[]`.
+protocol ReferenceArray {
+    /// Whether the elements are references (`Identifiable`, not ``InlineIdentifiable``).
+    static var holdsReferences: Bool { get }
+}
+
+extension Array: ReferenceArray where Element: Identifiable {
+    static var holdsReferences: Bool { !(Element.self is any InlineIdentifiable.Type) }
 }
 
 extension DecodingError {

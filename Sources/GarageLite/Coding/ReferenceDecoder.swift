@@ -84,7 +84,19 @@ extension ReferenceDecoder {
         }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            try graph.unbox(T.self, from: try value(for: key), codingPath: path(key))
+            guard let value = members[key.stringValue] else {
+                // GarageStorage writes no key for an empty array of references, and reads none as [].
+                if let references = T.self as? any ReferenceArray.Type, references.holdsReferences {
+                    return try graph.unbox(T.self, from: .array([]), codingPath: path(key))
+                }
+                // A row's status is its column's, set after decoding: JSON written without it
+                // (GarageStorage's, for a model that kept it out of its coding keys) reads.
+                if T.self == SyncStatus.self, path.depth == 0, key.stringValue == "syncStatus" {
+                    return SyncStatus.undetermined as! T
+                }
+                return try graph.unbox(T.self, from: try self.value(for: key), codingPath: path(key))
+            }
+            return try graph.unbox(T.self, from: value, codingPath: path(key))
         }
 
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {

@@ -77,21 +77,21 @@ struct GarageStorageAPITests {
 
     // MARK: - Hashable objects looked up by hashValue
 
-    struct Tag: Codable, Hashable, Sendable {
+    struct GSTag: Codable, Hashable, Sendable {
         var name: String
     }
 
     @Test func aHashValueIdentifierIsALoudMistake() throws {
         let garage = try Garage.inMemory()
-        let red = Tag(name: "red")
+        let red = GSTag(name: "red")
         try garage.park(red)
-        let error = #expect(throws: GarageError.self) { try garage.retrieve(Tag.self, identifier: red.hashValue) }
-        #expect(error == .contentIdentifierExpected(typeName: "Tag", identifier: String(red.hashValue)))
+        let error = #expect(throws: GarageError.self) { try garage.retrieve(GSTag.self, identifier: red.hashValue) }
+        #expect(error == .contentIdentifierExpected(typeName: "GSTag", identifier: String(red.hashValue)))
         #expect(error?.description.contains("garage.identifier(for: object)") == true)
-        #expect(throws: GarageError.self) { try garage.retrieve(Tag.self, identifier: "\(red.hashValue)") }
+        #expect(throws: GarageError.self) { try garage.retrieve(GSTag.self, identifier: "\(red.hashValue)") }
         // The content identifier finds it; one of another content is a miss, as for any type.
-        #expect(try garage.retrieve(Tag.self, identifier: garage.identifier(for: red)) == red)
-        #expect(try garage.retrieve(Tag.self, identifier: garage.identifier(for: Tag(name: "blue"))) == nil)
+        #expect(try garage.retrieve(GSTag.self, identifier: garage.identifier(for: red)) == red)
+        #expect(try garage.retrieve(GSTag.self, identifier: garage.identifier(for: GSTag(name: "blue"))) == nil)
         // Identifiable types are looked up by any identifier, a miss is nil.
         #expect(try garage.retrieve(Counter.self, identifier: 12345) == nil)
     }
@@ -103,11 +103,11 @@ struct GarageStorageAPITests {
         try DatabaseQueue(path: directory.path("garage.sqlite")).write { db in
             try db.execute(sql: """
                 INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate, isRoot)
-                VALUES ('Tag', '-4242', '{"name":"old"}', 0, 0, 1)
+                VALUES ('GSTag', '-4242', '{"name":"old"}', 0, 0, 1)
                 """)
         }
-        #expect(try garage.retrieve(Tag.self, identifier: -4242)?.name == "old")
-        #expect(try garage.retrieveAll(Tag.self).map(\.name) == ["old"])
+        #expect(try garage.retrieve(GSTag.self, identifier: -4242)?.name == "old")
+        #expect(try garage.retrieveAll(GSTag.self).map(\.name) == ["old"])
     }
 
     // MARK: - deleteAllObjects(completion:), migrateAll(from:to:)

@@ -1,0 +1,58 @@
+import Foundation
+
+/// The JSON shapes GarageStorage's Objective-C side (`MappableObject`) wrote, which its
+/// decoders read, and so GarageLite's decoder reads too, wherever they are, in a store
+/// imported from GarageStorage (``Garage/importGarageStorageStore(at:)-9xs5u``):
+///
+/// - a reference: `{"gs_type": "Person", "gs_identifier": "p1"}`, read where an
+///   `Identifiable` is expected, as the identifier string a Swift reference is;
+/// - a date: `{"gs_type": "gs_transformableType", "gs_transformableType": "gs_transformableDate",
+///   "gs_transformableData": "2019-10-01T12:00:00Z"}`, read where a `Date` is expected (with the
+///   default date decoding);
+/// - a nested object that is not identified: `{"gs_identifier": "kGSAnonymousObject",
+///   "gs_type": "Address", "kGSAnonymousDataKey": "<its JSON, as text>"}`, with
+///   `"gs_syncStatus"` when it is `Syncable`; its text is encrypted when GarageStorage had a
+///   delegate. Read where any other value is expected, and by ``Migratable``.
+///
+/// GarageLite never writes these shapes: an object parked again is stored in its own.
+enum GarageStorageShape {
+    static let identifierKey = "gs_identifier"
+    static let anonymousDataKey = "kGSAnonymousDataKey"
+    static let transformableDataKey = "gs_transformableData"
+    static let syncStatusKey = "gs_syncStatus"
+
+    /// The identifier of a reference in Objective-C form, or `nil`.
+    static func referenceIdentifier(_ value: JSONValue) -> String? {
+        guard case .object(let members) = value, anonymousObjectText(value) == nil else { return nil }
+        return members.first { $0.key == identifierKey }.flatMap { member in
+            if case .string(let identifier) = member.value { return identifier }
+            return nil
+        }
+    }
+
+    /// The text of a nested object stored anonymously, or `nil`.
+    static func anonymousObjectText(_ value: JSONValue) -> String? {
+        guard case .object(let members) = value, members.count <= 4 else { return nil }
+        return members.first { $0.key == anonymousDataKey }.flatMap { member in
+            if case .string(let text) = member.value { return text }
+            return nil
+        }
+    }
+
+    /// The sync status stored beside a nested object stored anonymously, or `nil`.
+    static func anonymousSyncStatus(_ value: JSONValue) -> SyncStatus? {
+        guard case .object(let members) = value,
+              let member = members.first(where: { $0.key == syncStatusKey }),
+              case .number(let text) = member.value, let raw = Int(text) else { return nil }
+        return SyncStatus(rawValue: raw)
+    }
+
+    /// The text of a date in transformable form, or `nil`.
+    static func transformableDateText(_ value: JSONValue) -> String? {
+        guard case .object(let members) = value else { return nil }
+        return members.first { $0.key == transformableDataKey }.flatMap { member in
+            if case .string(let text) = member.value { return text }
+            return nil
+        }
+    }
+}
