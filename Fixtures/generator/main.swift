@@ -1,6 +1,7 @@
 // garage-fixtures: writes the golden store files of the current format version.
 //
 //     swift run garage-fixtures Fixtures          # writes Fixtures/v3/*.garage
+//     swift run garage-fixtures --garagestorage Fixtures   # writes Fixtures/garagestorage/ (GarageStorageStores.swift)
 //
 // Each file is written through GarageLite's public API, with fixed values (fixed dates and
 // identifiers), so that Tests/GarageLiteTests/Reliability/FixtureTests.swift can check every
@@ -268,7 +269,20 @@ func writeFile(at path: String, _ write: (Garage) throws -> Void) throws {
 }
 
 @MainActor func run() throws {
-    let arguments = CommandLine.arguments.dropFirst()
+    var arguments = CommandLine.arguments.dropFirst()
+    if arguments.first == "--garagestorage" {
+        arguments.removeFirst()
+        guard arguments.count == 1, let folder = arguments.first else {
+            throw GeneratorError(description: "usage: garage-fixtures --garagestorage <fixtures folder>")
+        }
+        let destination = URL(fileURLWithPath: folder).appendingPathComponent("garagestorage")
+        guard !FileManager.default.fileExists(atPath: destination.path) else {
+            throw GeneratorError(description: "\(destination.path) exists: golden files are never regenerated.")
+        }
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        try writeGarageStorageStore(into: destination)
+        return
+    }
     guard arguments.count == 1, let folder = arguments.first, !folder.hasPrefix("-") else {
         throw GeneratorError(description: """
             usage: garage-fixtures <fixtures folder>

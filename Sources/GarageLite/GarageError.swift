@@ -155,6 +155,9 @@ public enum GarageError: Error, Equatable, Sendable {
     /// let tag = try garage.retrieve(Tag.self, identifier: garage.identifier(for: Tag(name: "red")))
     /// ```
     case contentIdentifierExpected(typeName: String, identifier: String)
+    /// The file at `path` is not a GarageStorage store, for `reason`: ``Garage/importGarageStorageStore(at:)-3mqjs``
+    /// imported nothing, and left it untouched.
+    case notAGarageStorageStore(path: String, reason: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -262,6 +265,10 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             let reason = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
             return "Cannot delete \(type)(\(identifier)) with rule .nullify: \(referrer) references it, and \(reason). "
                 + "Nothing was deleted or changed."
+        case let .notAGarageStorageStore(path, reason):
+            return "The file at \(path) is not a GarageStorage store (\(reason)); nothing was imported, and the file "
+                + "was left untouched. Pass the store file GarageStorage kept (Documents/<name>.sqlite, with its -wal "
+                + "file beside it)."
         case let .contentIdentifierExpected(type, identifier):
             return "No \(type) is parked under the identifier \(identifier), and none can be: \(type) is identified by a "
                 + "hash of its content (it is Hashable, not Identifiable), which GarageLite computes as the SHA-256 of its "
@@ -355,6 +362,7 @@ extension GarageError: CustomNSError {
         case .deleteDenied: return 119
         case .cannotNullify: return 120
         case .contentIdentifierExpected: return 121
+        case .notAGarageStorageStore: return 122
         }
     }
 

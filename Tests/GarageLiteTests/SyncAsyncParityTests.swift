@@ -41,6 +41,9 @@ struct SyncAsyncParityTests {
     static let sam = Author(id: UUID(uuidString: "00000000-0000-0000-0000-000000000001")!, name: "Sam")
     static let max = Author(id: UUID(uuidString: "00000000-0000-0000-0000-000000000002")!, name: "Max")
 
+    /// The golden GarageStorage store (read from a copy: the import never changes it).
+    static let garageStorageStore = FixtureFile.fixturesFolder.appendingPathComponent("garagestorage/store.garagestorage")
+
     static let merge: @Sendable (Book, Book) throws -> Book = { local, downloaded in
         var merged = downloaded
         merged.title = downloaded.title + " + " + local.title
@@ -112,6 +115,8 @@ struct SyncAsyncParityTests {
         Operation("deleteAll denied", sync: { try $0.deleteAll(Author.self) }, async: { try await $0.deleteAll(Author.self) }),
         Operation("deleteAll nullify", sync: { try $0.deleteAll(Author.self, rule: .nullify(in: Book.self)) },
                   async: { try await $0.deleteAll(Author.self, rule: .nullify(in: Book.self)) }),
+        Operation("importGarageStorageStore", sync: { try $0.importGarageStorageStore(at: garageStorageStore) },
+                  async: { try await $0.importGarageStorageStore(at: garageStorageStore) }),
         Operation("deleteAllObjects", sync: { try $0.deleteAllObjects() }, async: { try await $0.deleteAllObjects() }),
         Operation("migrateAll", sync: { try $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) },
                   async: { try await $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) }),

@@ -57,6 +57,35 @@ struct RowStamp: Sendable, Hashable {
     var syncStatus: Int64?
 }
 
+/// One row of a GarageStorage store (`ZGSCOREDATAOBJECT`, read by `GarageStorageFile`), as stored: any column may be NULL, or of another type
+/// (then `nil`, and the reason in `problems`).
+struct GarageStorageRow: Sendable {
+    var primaryKey: Int64
+    var type: String?
+    var identifier: String?
+    var data: String?
+    var syncStatus: Int64?
+    /// Core Data timestamps: seconds since 2001-01-01 00:00:00 UTC.
+    var creationDate: Double?
+    var modificationDate: Double?
+    /// Columns that held a value of the wrong type.
+    var problems: [String] = []
+}
+
+/// A row brought from another store (``Garage/importGarageStorageStore(at:)-3mqjs``), with its
+/// own dates and status, written only where there is no row yet.
+struct ImportedRow: Sendable {
+    var data: String
+    var isEncrypted: Bool
+    var syncStatus: SyncStatus
+    var creationDate: Date
+    var modificationDate: Date
+    /// ``ReferenceList`` JSON.
+    var references: String
+    /// Whether a copy may be on the server (a later delete then leaves a tombstone).
+    var isRemote: Bool
+}
+
 /// What a park writes into a row.
 struct RowPayload: Sendable {
     var data: String

@@ -226,6 +226,22 @@ extension SQLiteConnection {
     }
 
     @discardableResult
+    func insertImported(_ key: ObjectKey, _ row: ImportedRow) throws -> Bool {
+        try db.cachedStatement(sql: """
+            INSERT INTO garage_object
+                (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
+                 isRemote)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?)
+            ON CONFLICT (type, identifier) DO NOTHING
+            """).execute(arguments: [
+                key.typeName, key.identifier, row.data, row.isEncrypted, row.syncStatus.rawValue,
+                row.creationDate.timeIntervalSince1970, row.modificationDate.timeIntervalSince1970, row.references,
+                row.isRemote,
+            ])
+        return db.changesCount > 0
+    }
+
+    @discardableResult
     func purge(_ key: ObjectKey) throws -> Bool {
         try db.cachedStatement(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ?")
             .execute(arguments: [key.typeName, key.identifier])

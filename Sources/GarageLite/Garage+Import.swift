@@ -1,0 +1,74 @@
+import Foundation
+
+// Importing the objects of a GarageStorage store: its file is read by `GarageStorageFile`
+// (Storage/SQLite), its rows checked and converted by `GarageStorageImport`, and written by
+// `Store.importing` (Storage/Store+Import.swift).
+extension Garage {
+    /// Copies every object of the GarageStorage store at `url` into this garage, in one
+    /// transaction, keeping each object's type, identifier, data, sync status and dates; returns
+    /// what it imported, and what it could not.
+    ///
+    /// ```swift
+    /// let documents = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask)[0]
+    /// let garage = try Garage(named: "MyGarage")
+    /// garage.dataEncryptionDelegate = encryptor       // if GarageStorage had one
+    /// let report = try garage.importGarageStorageStore(at: documents.appendingPathComponent("MyGarage.sqlite"))
+    /// ```
+    ///
+    /// - The source (and its `-wal` file, where Core Data's last commits may be) is read from a
+    ///   copy, and never changed: delete it yourself once you have checked the report.
+    /// - An object the garage has already (imported before, or parked since) is left as it is,
+    ///   so running the import twice changes nothing.
+    /// - Rows encrypted by a ``DataEncryptionDelegate`` stay encrypted, and read with the same
+    ///   delegate. Set it before importing, so that the import checks that it decrypts them.
+    /// - GarageStorage's JSON reads as it is, its Objective-C shapes included (see
+    ///   <doc:MigratingFromGarageStorage>); parking an object again stores it in GarageLite's.
+    /// - An imported object counts as parked directly (a root), so that garbage collection
+    ///   never deletes one; without its Swift type, the objects it references are not known
+    ///   exactly: every imported object one of its strings names counts, so that delete rules
+    ///   err on the side of refusing. Parking it again makes them exact.
+    /// - `.syncing` objects (an upload GarageStorage never finished) are imported `.notSynced`.
+    ///
+    /// - throws: ``GarageError/notAGarageStorageStore(path:reason:)`` when `url` is not a
+    ///   GarageStorage store; the errors of a write. When it throws, nothing was imported.
+    @discardableResult
+    public func importGarageStorageStore(at url: URL) throws -> ImportReport {
+        let prepared = try preparingImport(url)
+        return prepared.report(written: try run(store.importing(prepared.rows)))
+    }
+
+    /// Copies every object of the GarageStorage store at `url` into this garage (see
+    /// ``importGarageStorageStore(at:)-3mqjs``), without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func importGarageStorageStore(at url: URL) async throws -> ImportReport {
+        let prepared = try await Task.detached { [self] in try preparingImport(url) }.value
+        return prepared.report(written: try await run(store.importing(prepared.rows)))
+    }
+
+    private func preparingImport(_ url: URL) throws -> GarageStorageImport {
+        guard url.isFileURL else {
+            throw GarageError.notAGarageStorageStore(path: url.absoluteString, reason: "it is not a file URL")
+        }
+        let delegate = dataEncryptionDelegate
+        return GarageStorageImport(try GarageStorageFile.rows(at: url.path),
+                                   decrypt: delegate.map { delegate in { try delegate.decrypt($0) } }, now: Date())
+    }
+}
+
+extension GarageStorageImport {
+    /// The report, once `written` (the keys the garage had no row of) were written.
+    func report(written: Set<ObjectKey>) -> ImportReport {
+        var imported: [String: Int] = [:]
+        var present: [String: Int] = [:]
+        var encryptedWritten = 0
+        for (key, row) in rows {
+            if written.contains(key) {
+                imported[key.typeName, default: 0] += 1
+                if row.isEncrypted { encryptedWritten += 1 }
+            } else {
+                present[key.typeName, default: 0] += 1
+            }
+        }
+        return ImportReport(imported: imported, alreadyInGarage: present, encrypted: encryptedWritten, failures: failures)
+    }
+}

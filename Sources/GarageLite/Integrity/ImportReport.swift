@@ -1,0 +1,54 @@
+import Foundation
+
+/// What ``Garage/importGarageStorageStore(at:)-3mqjs`` did: the objects it imported, those it
+/// left as the garage had them, and the rows it could not take, with the reason.
+///
+/// ```swift
+/// let report = try garage.importGarageStorageStore(at: oldStore)
+/// print(report)   // Imported 1,204 objects (Person: 1,200, Address: 4); 2 rows could not be taken: ...
+/// ```
+public struct ImportReport: Sendable, Equatable, CustomStringConvertible {
+    /// The objects imported, per type name.
+    public var imported: [String: Int]
+    /// The objects the garage had already (imported before, or parked since), per type name:
+    /// left as they are, so that an import run twice changes nothing.
+    public var alreadyInGarage: [String: Int]
+    /// How many of the imported objects are encrypted: they read with the
+    /// ``DataEncryptionDelegate`` that encrypted them in GarageStorage.
+    public var encrypted: Int
+    /// The rows that were not imported, with the reason, in the source's row order.
+    public var failures: [ImportFailure]
+
+    /// How many objects were imported.
+    public var importedCount: Int { imported.values.reduce(0, +) }
+
+    /// A summary: the counts per type, then every failure.
+    public var description: String {
+        func counts(_ perType: [String: Int]) -> String {
+            perType.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+        }
+        var text = "Imported \(importedCount) object\(importedCount == 1 ? "" : "s")"
+        if !imported.isEmpty { text += " (\(counts(imported)))" }
+        if encrypted > 0 { text += ", \(encrypted) of them encrypted" }
+        let kept = alreadyInGarage.values.reduce(0, +)
+        if kept > 0 { text += "; \(kept) already in the garage, left as they are (\(counts(alreadyInGarage)))" }
+        if failures.isEmpty { return text + "." }
+        return text + "; \(failures.count) row\(failures.count == 1 ? "" : "s") could not be taken:\n"
+            + failures.map { "- \($0)" }.joined(separator: "\n")
+    }
+}
+
+/// A row of a GarageStorage store that was not imported.
+public struct ImportFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The row's Core Data primary key (`Z_PK`), which finds it in the source file.
+    public var rowID: Int64
+    /// The object's type name and identifier, when the row has them.
+    public var key: ObjectKey?
+    /// Why it was not imported.
+    public var reason: String
+
+    /// `row 12 (Person(Sam)): reason`.
+    public var description: String {
+        "row \(rowID)\(key.map { " (\($0))" } ?? ""): \(reason)"
+    }
+}

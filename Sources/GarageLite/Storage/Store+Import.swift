@@ -1,0 +1,144 @@
+import Foundation
+
+// Importing a GarageStorage store: its rows, checked and converted (dates, statuses,
+// encryption, the references they may hold), written where the garage has no row yet.
+extension Store {
+    /// Writes `rows` in one transaction, each only where there is no row (nor tombstone) of
+    /// its key; returns the keys written.
+    func importing(_ rows: [(key: ObjectKey, row: ImportedRow)]) -> StoreWork<Set<ObjectKey>> {
+        StoreWork(operation: "import \(rows.count) objects from a GarageStorage store", access: .write { [self] statements in
+            let written = try statements.transaction {
+                var written = Set<ObjectKey>()
+                for (key, row) in rows where try statements.insertImported(key, row) {
+                    written.insert(key)
+                }
+                return written
+            }
+            if !written.isEmpty, listener.isListening {
+                var changes = ChangeSet()
+                for (key, row) in rows where written.contains(key) {
+                    changes.record(.park(RowPayload(data: row.data, isEncrypted: row.isEncrypted, syncStatus: row.syncStatus,
+                                                    references: row.references, isRoot: true)), for: key)
+                }
+                listener.committed(changes)
+            }
+            return written
+        })
+    }
+}
+
+/// The rows of a GarageStorage store, ready to import, and those that are not.
+struct GarageStorageImport {
+    private(set) var rows: [(key: ObjectKey, row: ImportedRow)] = []
+    private(set) var failures: [ImportFailure] = []
+
+    /// - parameter decrypt: The garage's delegate's, to check (and read the references of)
+    ///   the rows that are not JSON; without it, they are imported as encrypted, unchecked.
+    init(_ source: [GarageStorageRow], decrypt: ((String) throws -> Data)?, now: Date) {
+        // 1. Each row on its own.
+        var valid: [(source: GarageStorageRow, key: ObjectKey, data: String, status: SyncStatus)] = []
+        for row in source {
+            let key = row.type.flatMap { type in row.identifier.map { ObjectKey(typeName: type, identifier: $0) } }
+            func fail(_ reason: String) { failures.append(ImportFailure(rowID: row.primaryKey, key: key, reason: reason)) }
+            if !row.problems.isEmpty { fail("its column \(row.problems.joined(separator: ", "))"); continue }
+            guard let type = row.type, !type.isEmpty else { fail("it has no type (ZGS_TYPE)"); continue }
+            guard let identifier = row.identifier else { fail("it has no identifier (ZGS_IDENTIFIER)"); continue }
+            guard let key, !identifier.utf8.contains(0), !type.utf8.contains(0) else {
+                fail("its type or identifier contains U+0000 (NUL), which the store would cut short"); continue
+            }
+            _ = type
+            guard let data = row.data, !data.isEmpty else {
+                fail("its data (ZGS_DATA) is nil: GarageStorage read it as storageDataIsNil, and there is nothing to import")
+                continue
+            }
+            guard let status = SyncStatus(rawValue: Int(row.syncStatus ?? 0)) else {
+                fail("its sync status (ZGS_SYNCSTATUS) \(row.syncStatus ?? 0) is not one of 0 to 3"); continue
+            }
+            valid.append((row, key, data, status))
+        }
+        // 2. One row per object: the last modified (Core Data kept no two, but a file may).
+        var chosen: [ObjectKey: Int] = [:]
+        for (index, entry) in valid.enumerated() {
+            guard let other = chosen[entry.key] else { chosen[entry.key] = index; continue }
+            let older = valid[other].source, newer = entry.source
+            let keepNew = (newer.modificationDate ?? 0, newer.primaryKey) > (older.modificationDate ?? 0, older.primaryKey)
+            let dropped = keepNew ? older : newer
+            failures.append(ImportFailure(
+                rowID: dropped.primaryKey, key: entry.key,
+                reason: "row \(keepNew ? newer.primaryKey : older.primaryKey) holds a later version of the same object"))
+            if keepNew { chosen[entry.key] = index }
+        }
+        let kept = valid.indices.filter { chosen[valid[$0].key] == $0 }.map { valid[$0] }
+        // 3. The JSON of each (decrypted when it is not JSON), for its references.
+        var identifiers: [String: [String]] = [:]
+        for entry in kept { identifiers[entry.key.identifier, default: []].append(entry.key.typeName) }
+        let references = ReferenceCandidates(identifiers: identifiers, decrypt: decrypt)
+        for entry in kept {
+            var json = try? JSONReader.parse(entry.data)
+            let isEncrypted = json == nil
+            if isEncrypted, let decrypt {
+                do {
+                    json = try JSONReader.parse(try decrypt(entry.data))
+                } catch {
+                    failures.append(ImportFailure(
+                        rowID: entry.source.primaryKey, key: entry.key,
+                        reason: "its data is not JSON, and the dataEncryptionDelegate can't decrypt it: \(error)"))
+                    continue
+                }
+            }
+            let created = entry.source.creationDate ?? entry.source.modificationDate
+            let modified = entry.source.modificationDate ?? entry.source.creationDate
+            rows.append((entry.key, ImportedRow(
+                data: entry.data, isEncrypted: isEncrypted,
+                // GarageStorage had no claims: an upload it never finished is to be done again.
+                syncStatus: entry.status == .syncing ? .notSynced : entry.status,
+                creationDate: created.map(Date.init(timeIntervalSinceReferenceDate:)) ?? now,
+                modificationDate: modified.map(Date.init(timeIntervalSinceReferenceDate:)) ?? now,
+                references: ReferenceList.encode(json.map { references.keys(in: $0, of: entry.key) } ?? []),
+                // Any status but undetermined: it may have reached the server (as format 2's migration).
+                isRemote: entry.status != .undetermined)))
+        }
+        failures.sort { $0.rowID < $1.rowID }
+    }
+}
+
+/// The objects an imported row may reference. Without the Swift types, a Swift row's
+/// reference is a string like any other: every object of the imported store whose identifier
+/// one of its strings is counts (an Objective-C reference names its type too). Too many rather
+/// than too few: a delete rule then refuses or rewrites where it need not, never leaves a
+/// reference dangling; parking the object again makes its references exact.
+private struct ReferenceCandidates {
+    let identifiers: [String: [String]]
+    let decrypt: ((String) throws -> Data)?
+
+    func keys(in json: JSONValue, of owner: ObjectKey) -> [ObjectKey] {
+        var keys: [ObjectKey] = []
+        var seen: Set<ObjectKey> = [owner]
+        func add(_ key: ObjectKey) {
+            if seen.insert(key).inserted { keys.append(key) }
+        }
+        func walk(_ value: JSONValue, depth: Int) {
+            guard depth < JSONReader.maximumDepth else { return }
+            switch value {
+            case .string(let string):
+                for type in identifiers[string] ?? [] { add(ObjectKey(typeName: type, identifier: string)) }
+            case .array(let elements):
+                for element in elements { walk(element, depth: depth + 1) }
+            case .object(let members):
+                if let text = GarageStorageShape.anonymousObjectText(value) {
+                    let nested = (try? JSONReader.parse(text))
+                        ?? decrypt.flatMap { decrypt in try? JSONReader.parse(try decrypt(text)) }
+                    if let nested { walk(nested, depth: depth + 1) }
+                } else if let identifier = GarageStorageShape.referenceIdentifier(value) {
+                    walk(.string(identifier), depth: depth + 1)
+                } else {
+                    for member in members { walk(member.value, depth: depth + 1) }
+                }
+            default:
+                break
+            }
+        }
+        walk(json, depth: 0)
+        return keys
+    }
+}

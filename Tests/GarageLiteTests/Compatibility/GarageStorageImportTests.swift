@@ -1,0 +1,187 @@
+import Crypto
+import Foundation
+import GarageFixtureModels
+import GRDB
+@testable import GarageLite
+import Testing
+
+/// Issue 12: a GarageStorage app that switches keeps its users' objects. The golden source,
+/// `Fixtures/garagestorage/store.garagestorage` and its `-wal` file, is in Core Data's layout
+/// of GarageStorage's entity (see `Fixtures/generator/GarageStorageStores.swift`); each test
+/// imports a copy, and checks the golden files did not change.
+@Suite("Importing a GarageStorage store")
+struct GarageStorageImportTests {
+    typealias Relative = FixtureGarageStorage.Relative
+    typealias Diary = FixtureGarageStorage.Diary
+    typealias Badge = FixtureGarageStorage.Badge
+
+    static let folder = FixtureFile.fixturesFolder.appendingPathComponent("garagestorage")
+    static let names = ["store.garagestorage", "store.garagestorage-wal"]
+
+    /// A copy of the golden source in a folder of its own, and the bytes of the originals.
+    struct Source {
+        let directory: TemporaryDirectory
+        /// Where the tests' garage goes.
+        let garageDirectory: TemporaryDirectory
+        let url: URL
+        let originals: [Data]
+
+        init() throws {
+            directory = try TemporaryDirectory()
+            garageDirectory = try TemporaryDirectory()
+            originals = try names.map { try Data(contentsOf: folder.appendingPathComponent($0)) }
+            for (name, bytes) in zip(names, originals) {
+                try bytes.write(to: directory.url.appendingPathComponent(name))
+            }
+            url = directory.url.appendingPathComponent("store.garagestorage")
+        }
+
+        /// The copy's files are as the golden ones, and nothing appeared beside them.
+        func expectUnchanged(sourceLocation: SourceLocation = #_sourceLocation) throws {
+            for (name, bytes) in zip(names, originals) {
+                #expect(try Data(contentsOf: directory.url.appendingPathComponent(name)) == bytes,
+                        "\(name) changed", sourceLocation: sourceLocation)
+                #expect(try Data(contentsOf: folder.appendingPathComponent(name)) == bytes,
+                        "the golden \(name) changed", sourceLocation: sourceLocation)
+            }
+            let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+            #expect(files == Self.expectedFiles, sourceLocation: sourceLocation)
+        }
+
+        static let expectedFiles = names.sorted()
+    }
+
+    static func garage(_ source: Source) throws -> Garage {
+        let garage = try Garage(path: source.garageDirectory.path("garage.sqlite"))
+        garage.dataEncryptionDelegate = TestEncryptor(key: SymmetricKey(data: FixtureV1.encryptionKey))
+        return garage
+    }
+
+    @Test func everyObjectIsImportedWithItsStatusAndDates() throws {
+        let source = try Source()
+        let directory = try TemporaryDirectory()
+        let garage = try Garage(path: directory.path("garage.sqlite"))
+        garage.dataEncryptionDelegate = TestEncryptor(key: SymmetricKey(data: FixtureV1.encryptionKey))
+        let report = try garage.importGarageStorageStore(at: source.url)
+
+        #expect(report.imported == ["Relative": 4, "Diary": 1, "Badge": 1])
+        #expect(report.encrypted == 1)
+        #expect(report.alreadyInGarage.isEmpty)
+        #expect(report.failures.map(\.rowID) == [6, 7, 8])
+        #expect(report.failures[0].key == ObjectKey(typeName: "Relative", identifier: "Ghost"))
+        #expect(report.failures[0].reason.contains("data (ZGS_DATA) is nil"))
+        #expect(report.failures[1].reason == "row 2 holds a later version of the same object")
+        #expect(report.failures[2].reason.contains("no type"))
+        #expect(report.description.hasPrefix("Imported 6 objects (Badge: 1, Diary: 1, Relative: 4), 1 of them encrypted; 3 rows could not be taken:"))
+
+        // Swift rows: references, ISO dates, the empty array of references GarageStorage omitted.
+        let sam = try #require(try garage.retrieve(Relative.self, identifier: "Sam"))
+        #expect(sam.age == 36 && sam.brother?.name == "Nick" && sam.siblings.map(\.name) == ["Nick", "Emily"])
+        #expect(sam.birthdate == ISO8601DateFormatter().date(from: "1950-01-01T04:00:00Z"))
+        #expect(sam.address == FixtureGarageStorage.Residence(street: "1 Main St", city: "Boston"))
+        #expect(sam.brother?.siblings.isEmpty == true)
+        // The Objective-C era row.
+        let olivia = try #require(try garage.retrieve(Relative.self, identifier: "Olivia"))
+        #expect(olivia.brother?.name == "Sam" && olivia.siblings.map(\.name) == ["Sam", "Nick"])
+        #expect(olivia.birthdate == ISO8601DateFormatter().date(from: "1964-03-02T00:00:00Z"))
+        #expect(olivia.address?.city == "Salem")
+        // The last commit, from the -wal file.
+        #expect(try garage.retrieve(Relative.self, identifier: "Emily")?.brother?.name == "Nick")
+        // Encrypted, read with the same key; and a Hashable value under its old identifier.
+        #expect(try garage.retrieve(Diary.self, identifier: "d1")?.text == "Dear diary: the garage moved.")
+        #expect(try garage.retrieveAll(Badge.self) == [Badge(label: "Founder")])
+
+        // Statuses: .syncing (an upload never finished) is .notSynced; NULL is .undetermined.
+        #expect(try garage.syncStatus(for: sam) == .notSynced)
+        #expect(try garage.metadata(Relative.self, identifier: "Nick")?.syncStatus == .synced)
+        #expect(try garage.metadata(Relative.self, identifier: "Olivia")?.syncStatus == .notSynced)
+        #expect(try garage.metadata(Relative.self, identifier: "Emily")?.syncStatus == .undetermined)
+        // Dates: Core Data's timestamps.
+        let nick = try #require(try garage.metadata(Relative.self, identifier: "Nick"))
+        #expect(nick.creationDate == Date(timeIntervalSinceReferenceDate: 783_000_000))
+        #expect(nick.modificationDate == Date(timeIntervalSinceReferenceDate: 783_086_400))
+        #expect(nick.revision == 1 && nick.isRoot)
+        #expect(try garage.metadata(Diary.self, identifier: "d1")?.isEncrypted == true)
+        try source.expectUnchanged()
+    }
+
+    @Test func importingTwiceChangesNothingAndKeepsTheGaragesEdits() throws {
+        let source = try Source()
+        let garage = try Self.garage(source)
+        try garage.importGarageStorageStore(at: source.url)
+        let sam = try #require(try garage.retrieve(Relative.self, identifier: "Sam"))
+        sam.age = 37
+        try garage.park(sam)
+        let again = try garage.importGarageStorageStore(at: source.url)
+        #expect(again.imported.isEmpty)
+        #expect(again.alreadyInGarage == ["Relative": 4, "Diary": 1, "Badge": 1])
+        #expect(try garage.retrieve(Relative.self, identifier: "Sam")?.age == 37)
+        #expect(try garage.count(Relative.self) == 4)
+        try source.expectUnchanged()
+    }
+
+    /// The references of imported objects aren't known exactly: what might be one counts, so
+    /// that nothing is reported or collected that a parent still needs, and delete rules refuse.
+    @Test func importedObjectsAreRootsWhoseReferencesCount() async throws {
+        let source = try Source()
+        let garage = try Self.garage(source)
+        try await garage.importGarageStorageStore(at: source.url)
+        #expect(try await garage.check().problems.isEmpty)
+        #expect(try await garage.collectGarbage(dryRun: false).objects.isEmpty)
+        #expect(try await garage.referrers(of: Relative.self, identifier: "Nick").map(\.description)
+            == ["Relative(Emily)", "Relative(Olivia)", "Relative(Sam)"])
+        await #expect(throws: GarageError.self) { try await garage.delete(Relative.self, identifier: "Nick") }
+        // Parked again, an object's references are exact.
+        let emily = try #require(try await garage.retrieve(Relative.self, identifier: "Emily"))
+        emily.brother = nil
+        try await garage.park(emily)
+        #expect(try await garage.referrers(of: Relative.self, identifier: "Nick").map(\.description)
+            == ["Relative(Olivia)", "Relative(Sam)"])
+    }
+
+    /// Without the delegate, encrypted rows are imported as they are, and read once it is set.
+    @Test func encryptedRowsImportWithoutTheDelegateToo() throws {
+        let source = try Source()
+        let directory = try TemporaryDirectory()
+        let garage = try Garage(path: directory.path("garage.sqlite"))
+        let report = try garage.importGarageStorageStore(at: source.url)
+        #expect(report.encrypted == 1)
+        #expect(throws: GarageError.missingEncryptionDelegate(typeName: "Diary", identifier: "d1")) {
+            try garage.retrieve(Diary.self, identifier: "d1")
+        }
+        garage.dataEncryptionDelegate = TestEncryptor(key: SymmetricKey(data: FixtureV1.encryptionKey))
+        #expect(try garage.retrieve(Diary.self, identifier: "d1") != nil)
+        // With a wrong key, the import checks and refuses the row.
+        let other = try Garage.inMemory()
+        other.dataEncryptionDelegate = TestEncryptor()
+        let refused = try other.importGarageStorageStore(at: source.url)
+        #expect(refused.failures.contains { $0.key?.typeName == "Diary" && $0.reason.contains("can't decrypt it") })
+        #expect(refused.imported["Diary"] == nil)
+    }
+
+    @Test func aFileThatIsNotAGarageStorageStoreIsRefusedUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let garage = try Garage.inMemory()
+        let text = directory.path("notes.txt")
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: text))
+        let lite = directory.path("lite.sqlite")
+        try Garage(path: lite).park(Counter(id: 1, value: 1))
+        let other = directory.path("other.sqlite")
+        try DatabaseQueue(path: other).write { db in
+            try db.execute(sql: "CREATE TABLE ZGSCOREDATAOBJECT (Z_PK INTEGER PRIMARY KEY, ZGS_TYPE VARCHAR)")
+        }
+        for (path, reason) in [(text, "can't be read as an SQLite database"), (lite, "has no table ZGSCOREDATAOBJECT"),
+                               (other, "lacks the columns ZGS_IDENTIFIER, ZGS_DATA"),
+                               (directory.path("missing.sqlite"), "there is no file there")] {
+            let before = try? Data(contentsOf: URL(fileURLWithPath: path))
+            let error = #expect(throws: GarageError.self) { try garage.importGarageStorageStore(at: URL(fileURLWithPath: path)) }
+            guard case .notAGarageStorageStore(path, let found)? = error else {
+                Issue.record("expected notAGarageStorageStore for \(path), got \(String(describing: error))")
+                continue
+            }
+            #expect(found.contains(reason), "\(found)")
+            #expect((try? Data(contentsOf: URL(fileURLWithPath: path))) == before)
+        }
+        #expect(try garage.count(Counter.self) == 0)
+    }
+}
