@@ -298,7 +298,7 @@ extension Garage {
     }
 
     /// Moves every object parked under the name of `oldClass` to type `T` (see
-    /// ``migrateAll(from:to:)-5wd0v``) without blocking the calling thread.
+    /// ``migrateAll(from:to:)-7kj8z``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func migrateAll<T>(from oldClass: AnyClass, to type: T.Type) async throws -> Int {
         try await migrateAll(fromOldClassName: Identity.className(oldClass), to: T.self)

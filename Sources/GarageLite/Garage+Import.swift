@@ -38,7 +38,7 @@ extension Garage {
     }
 
     /// Copies every object of the GarageStorage store at `url` into this garage (see
-    /// ``importGarageStorageStore(at:)-3mqjs``), without blocking the calling thread.
+    /// ``importGarageStorageStore(at:)-290w2``), without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func importGarageStorageStore(at url: URL) async throws -> ImportReport {
         let prepared = try await Task.detached { [self] in try preparingImport(url) }.value

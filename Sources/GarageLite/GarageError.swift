@@ -155,7 +155,7 @@ public enum GarageError: Error, Equatable, Sendable {
     /// let tag = try garage.retrieve(Tag.self, identifier: garage.identifier(for: Tag(name: "red")))
     /// ```
     case contentIdentifierExpected(typeName: String, identifier: String)
-    /// The file at `path` is not a GarageStorage store, for `reason`: ``Garage/importGarageStorageStore(at:)-3mqjs``
+    /// The file at `path` is not a GarageStorage store, for `reason`: ``Garage/importGarageStorageStore(at:)-290w2``
     /// imported nothing, and left it untouched.
     case notAGarageStorageStore(path: String, reason: String)
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// The JSON shapes GarageStorage's Objective-C side (`MappableObject`) wrote, which its
 /// decoders read, and so GarageLite's decoder reads too, wherever they are, in a store
-/// imported from GarageStorage (``Garage/importGarageStorageStore(at:)-9xs5u``):
+/// imported from GarageStorage (``Garage/importGarageStorageStore(at:)-290w2``):
 ///
 /// - a reference: `{"gs_type": "Person", "gs_identifier": "p1"}`, read where an
 ///   `Identifiable` is expected, as the identifier string a Swift reference is;

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What ``Garage/importGarageStorageStore(at:)-3mqjs`` did: the objects it imported, those it
+/// What ``Garage/importGarageStorageStore(at:)-290w2`` did: the objects it imported, those it
 /// left as the garage had them, and the rows it could not take, with the reason.
 ///
 /// ```swift

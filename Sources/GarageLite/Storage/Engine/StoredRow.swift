@@ -72,7 +72,7 @@ struct GarageStorageRow: Sendable {
     var problems: [String] = []
 }
 
-/// A row brought from another store (``Garage/importGarageStorageStore(at:)-3mqjs``), with its
+/// A row brought from another store (``Garage/importGarageStorageStore(at:)-290w2``), with its
 /// own dates and status, written only where there is no row yet.
 struct ImportedRow: Sendable {
     var data: String
