@@ -138,4 +138,52 @@ struct GarageStorageAPITests {
         #expect(try await garage.retrieve(Counter.self, identifier: 1)?.value == 5)
         #expect(try await garage.migrateAll(from: LegacyCounter.self, to: Counter.self) == 0)
     }
+
+    // MARK: - Custom coding, as GarageStorage's container overloads were called
+
+    /// A model whose `encode(to:)` and `init(from:)` call the container methods GarageStorage
+    /// overloaded for references: under a garage, the standard methods park and resolve them.
+    final class Member: Codable, Identifiable {
+        var id: String
+        var mentor: Member?
+        var friends: [Member]
+
+        init(id: String, mentor: Member? = nil, friends: [Member] = []) {
+            self.id = id
+            self.mentor = mentor
+            self.friends = friends
+        }
+
+        enum CodingKeys: String, CodingKey { case id, mentor, friends }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encodeIfPresent(mentor, forKey: .mentor)
+            try container.encode(friends, forKey: .friends)
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(String.self, forKey: .id)
+            mentor = try container.decodeIfPresent(Member.self, forKey: .mentor)
+            friends = try container.decode([Member].self, forKey: .friends)
+        }
+    }
+
+    @Test func customCodingCallsKeepGarageStoragesMeaning() throws {
+        let garage = try Garage.inMemory()
+        let ada = Member(id: "ada")
+        try garage.park(Member(id: "bob", mentor: ada, friends: [ada, Member(id: "cy")]))
+        #expect(try garage.identifiers(of: Member.self) == ["ada", "bob", "cy"])   // each its own row
+        let bob = try #require(try garage.retrieve(Member.self, identifier: "bob"))
+        #expect(bob.mentor?.id == "ada" && bob.friends.map(\.id) == ["ada", "cy"])
+        #expect(bob.mentor === bob.friends[0])                                       // one instance per row
+        // A missing optional reference is nil, a missing referenced row in an array an error.
+        try garage.delete(Member.self, identifier: "ada", rule: .rowOnly)
+        #expect(throws: DecodingError.self) { try garage.retrieve(Member.self, identifier: "bob") }
+        // Without a garage, plain JSON, fully inline.
+        let json = try JSONEncoder().encode(Member(id: "dee", mentor: Member(id: "eve")))
+        #expect(try JSONDecoder().decode(Member.self, from: json).mentor?.id == "eve")
+    }
 }
