@@ -101,7 +101,9 @@ public struct DeleteRule: Sendable, CustomStringConvertible {
                 } catch let error as GarageError {
                     throw refuse("its row can't be read: \(error); repair or delete it first")
                 }
-                changes.record(.park(try type.rewrite(row, omits, view, configuration, refuse)), for: referrer)
+                if let payload = try type.rewrite(row, omits, view, configuration, refuse) {
+                    changes.record(.park(payload), for: referrer)
+                }
             }
             return changes
         }
@@ -129,27 +131,33 @@ extension ReferrerType {
 struct ReferrerType: Sendable {
     let swiftName: String
     let typeName: @Sendable () throws -> String
-    /// The payload of `row` rewritten without the references `omits` names; throws the error
-    /// `refuse` makes of a reason when it can't be.
+    /// The payload of `row` rewritten without the references `omits` names, or `nil` when it
+    /// holds none; throws the error `refuse` makes of a reason when it can't be.
     let rewrite: @Sendable (
         _ row: StoredRow, _ omits: @escaping @Sendable (ObjectKey) -> Bool, _ view: StoreView,
         _ configuration: Garage.Configuration, _ refuse: (String) -> GarageError
-    ) throws -> RowPayload
+    ) throws -> RowPayload?
 
     init<T: Codable & SendableMetatype>(_ type: T.Type) {
         swiftName = "\(Identity.displayName(T.self)).self"
         typeName = { try Identity.typeName(T.self) }
         rewrite = { row, omits, view, configuration, refuse in
             let key = row.key
-            guard Identity.isIdentifiable(T.self) else {
-                throw refuse("it is identified by its content (it is Hashable, not Identifiable), which removing the "
-                    + "reference would change; park it again without the reference, or delete it, first")
-            }
             let object: T
             do {
                 object = try configuration.decode(T.self, row, with: configuration.decoder(view))
             } catch {
                 throw refuse("it can't be read as \(Identity.displayName(T.self)): \(error)")
+            }
+            // Its references as its type says: an imported object's stored list may name
+            // objects it doesn't reference (see `GarageStorageImport`); then there is nothing
+            // to remove, and it is left as it is.
+            let exact = try GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Garage.threadContext)
+                .encodeAlone(object, as: key, isRoot: row.isRoot)
+            guard exact.references.contains(where: omits) else { return nil }
+            guard Identity.isIdentifiable(T.self) else {
+                throw refuse("it is identified by its content (it is Hashable, not Identifiable), which removing the "
+                    + "reference would change; park it again without the reference, or delete it, first")
             }
             let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Garage.threadContext)
             graph.omits = omits
@@ -158,10 +166,11 @@ struct ReferrerType: Sendable {
                 throw refuse("its encode(to:) writes the reference where it can't be left out (not as a property, "
                     + "an optional, an array element or a dictionary value)")
             }
-            // What it will read as once the objects are deleted.
+            // Whether it reads without them. The objects it references are read as stored:
+            // those that reference the deleted objects too are rewritten on their own.
             let encryption = configuration.encryption
             let check = GraphDecoder(dateDecoding: configuration.dateDecoding, context: Garage.threadContext) { key in
-                omits(key) ? nil : try view.row(key).map(encryption.open)
+                try view.row(key).map(encryption.open)
             }
             do {
                 _ = try check.decode(T.self, from: DecodableRow(

@@ -44,6 +44,19 @@ final class DFolder: Codable, Identifiable {
     }
 }
 
+/// Relatives referencing one another: a referrer's children may reference the deleted object too.
+final class DRelative: Codable, Identifiable {
+    var id: String
+    var brother: DRelative?
+    var siblings: [DRelative]
+
+    init(id: String, brother: DRelative? = nil, siblings: [DRelative] = []) {
+        self.id = id
+        self.brother = brother
+        self.siblings = siblings
+    }
+}
+
 /// Issue 11: deleting an object that others reference follows a rule — refuse (the default),
 /// remove the references from the referrers in the same transaction, or delete the row only
 /// as GarageStorage does — and the referrers are found through an index, not a scan.
@@ -345,6 +358,19 @@ struct DeleteRuleTests {
         }
         #expect(try garage.deleteAll(DNote.self, rule: .rowOnly) == 1)
         #expect(try garage.deleteAll(DNote.self) == 0)
+    }
+
+    /// Olivia references Sam and Nick, Sam references Nick: both drop Nick (a GarageStorage
+    /// switcher's trial found Olivia refused, blamed for Sam's array).
+    @Test func referrersThatReferenceEachOtherAreEachRewritten() throws {
+        let garage = try Garage.inMemory()
+        let nick = DRelative(id: "Nick")
+        let sam = DRelative(id: "Sam", siblings: [nick])
+        try garage.park(DRelative(id: "Olivia", brother: sam, siblings: [nick]))
+        try garage.delete(DRelative.self, identifier: "Nick", rule: .nullify(in: DRelative.self))
+        let olivia = try #require(try garage.retrieve(DRelative.self, identifier: "Olivia"))
+        #expect(olivia.brother?.id == "Sam" && olivia.siblings.isEmpty && olivia.brother?.siblings.isEmpty == true)
+        #expect(try garage.identifiers(of: DRelative.self) == ["Olivia", "Sam"])
     }
 
     @Test func deleteAllNullifiesEveryReference() throws {
