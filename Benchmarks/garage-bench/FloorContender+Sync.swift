@@ -18,7 +18,7 @@ final class SyncStatements {
         """
 
     /// GarageLite's table and indexes, format version 3 (`Schema.swift`: version 1, then
-    /// version 2's columns, in their order, then version 3's index of references and its
+    /// version 2's columns, in their order, then version 3's column, index of references and its
     /// triggers, as SQLite stores their text).
     static let schema = """
         CREATE TABLE IF NOT EXISTS garage_object (
@@ -39,6 +39,7 @@ final class SyncStatements {
             attempts INTEGER NOT NULL DEFAULT 0,
             retryAt REAL,
             lastError TEXT,
+            referencesKnown INTEGER NOT NULL DEFAULT 1,
             PRIMARY KEY (type, identifier)
         );
         CREATE INDEX IF NOT EXISTS garage_object_sync ON garage_object (syncStatus, type, modificationDate);
@@ -128,6 +129,7 @@ final class SyncStatements {
             isEncrypted = excluded.isEncrypted,
             refs = excluded.refs,
             isRoot = max(isRoot, excluded.isRoot),
+            referencesKnown = 1,
             syncStatus = \(parkedStatus),
             isRemote = isRemote OR (\(parkedStatus)) = \(synced),
             isDeleted = 0,
@@ -136,7 +138,7 @@ final class SyncStatements {
             revision = revision + (data IS NOT coalesce(?11, excluded.data)) + ?10,
             modificationDate = CASE WHEN (data IS NOT excluded.data OR ?10 > 0) THEN ?6 ELSE modificationDate END
         WHERE (data IS NOT excluded.data OR ?10 > 0) OR syncStatus IS NOT \(parkedStatus)
-            OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs
+            OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs OR referencesKnown = 0
         """
 
     let park: FloorContender.Statement

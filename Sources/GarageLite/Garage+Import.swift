@@ -34,7 +34,7 @@ extension Garage {
     @discardableResult
     public func importGarageStorageStore(at url: URL) throws -> ImportReport {
         let prepared = try preparingImport(url)
-        return prepared.report(written: try run(store.importing(prepared.rows)))
+        return prepared.report(written: try run(store.importing(prepared.rows)), checked: dataEncryptionDelegate != nil)
     }
 
     /// Copies every object of the GarageStorage store at `url` into this garage (see
@@ -42,7 +42,7 @@ extension Garage {
     @discardableResult
     public nonisolated(nonsending) func importGarageStorageStore(at url: URL) async throws -> ImportReport {
         let prepared = try await Task.detached { [self] in try preparingImport(url) }.value
-        return prepared.report(written: try await run(store.importing(prepared.rows)))
+        return prepared.report(written: try await run(store.importing(prepared.rows)), checked: dataEncryptionDelegate != nil)
     }
 
     private func preparingImport(_ url: URL) throws -> GarageStorageImport {
@@ -56,8 +56,9 @@ extension Garage {
 }
 
 extension GarageStorageImport {
-    /// The report, once `written` (the keys the garage had no row of) were written.
-    func report(written: Set<ObjectKey>) -> ImportReport {
+    /// The report, once `written` (the keys the garage had no row of) were written; `checked`
+    /// when a delegate checked the encrypted rows.
+    func report(written: Set<ObjectKey>, checked: Bool) -> ImportReport {
         var imported: [String: Int] = [:]
         var present: [String: Int] = [:]
         var encryptedWritten = 0
@@ -69,6 +70,7 @@ extension GarageStorageImport {
                 present[key.typeName, default: 0] += 1
             }
         }
-        return ImportReport(imported: imported, alreadyInGarage: present, encrypted: encryptedWritten, failures: failures)
+        return ImportReport(imported: imported, alreadyInGarage: present, encrypted: encryptedWritten,
+                            encryptedUnchecked: encryptedWritten > 0 && !checked, failures: failures)
     }
 }

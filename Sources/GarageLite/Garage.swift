@@ -61,6 +61,9 @@ public final class Garage: Sendable {
     ///   ``GarageError/newerFormatVersion(path:version:supportedVersion:)`` when the file
     ///   is not a store this version can read (the file is then left untouched).
     public convenience init(named name: String) throws {
+        guard !name.isEmpty, !name.hasSuffix("/") else {
+            throw GarageError.cannotOpenStore(path: "\(name).sqlite", reason: "the name \"\(name)\" names no file")
+        }
         let fileManager = FileManager.default
         guard let folder = fileManager.urls(for: .applicationSupportDirectory, in: .userDomainMask).first else {
             throw GarageError.cannotOpenStore(path: "\(name).sqlite", reason: "the system has no application support directory")
@@ -372,5 +375,12 @@ final class TransactionBuffer: Sendable {
             changes = nil
             return closed
         }
+    }
+}
+
+extension Garage: CustomStringConvertible {
+    /// `Garage(/path/to/store.sqlite)`, or `Garage(in memory)`.
+    public var description: String {
+        "Garage(\(path ?? "in memory"))"
     }
 }

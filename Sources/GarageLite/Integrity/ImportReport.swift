@@ -16,6 +16,10 @@ public struct ImportReport: Sendable, Equatable, CustomStringConvertible {
     /// How many of the imported objects are encrypted: they read with the
     /// ``DataEncryptionDelegate`` that encrypted them in GarageStorage.
     public var encrypted: Int
+    /// Whether the encrypted objects were imported without a delegate to check that they
+    /// decrypt: set ``Garage/dataEncryptionDelegate`` before importing, so that a row it can't
+    /// decrypt (another key) is reported rather than imported.
+    public var encryptedUnchecked: Bool
     /// The rows that were not imported, with the reason, in the source's row order.
     public var failures: [ImportFailure]
 
@@ -29,7 +33,10 @@ public struct ImportReport: Sendable, Equatable, CustomStringConvertible {
         }
         var text = "Imported \(importedCount) object\(importedCount == 1 ? "" : "s")"
         if !imported.isEmpty { text += " (\(counts(imported)))" }
-        if encrypted > 0 { text += ", \(encrypted) of them encrypted" }
+        if encrypted > 0 {
+            text += ", \(encrypted) of them encrypted"
+            if encryptedUnchecked { text += " (not checked: no dataEncryptionDelegate was set)" }
+        }
         let kept = alreadyInGarage.values.reduce(0, +)
         if kept > 0 { text += "; \(kept) already in the garage, left as they are (\(counts(alreadyInGarage)))" }
         if failures.isEmpty { return text + "." }

@@ -21,6 +21,10 @@ struct GarageStorageAPITests {
         #expect(garage.path == directory.path("MyApp/People.sqlite"))
         try garage.park(Counter(id: 1, value: 1))
         #expect(FileManager.default.fileExists(atPath: directory.path("MyApp/People.sqlite")))
+        #expect(garage.description == "Garage(\(directory.path("MyApp/People.sqlite")))")
+        #expect(throws: GarageError.cannotOpenStore(path: ".sqlite", reason: "the name \"\" names no file")) {
+            try Garage(named: "")
+        }
         #endif
     }
 

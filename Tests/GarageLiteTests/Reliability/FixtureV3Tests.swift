@@ -36,13 +36,17 @@ struct FixtureV3Tests {
     func eachFileIsAWholeVersion3Store(name: String) throws {
         let fixture = try FixtureFile("\(name).garage", version: 3)
         let queue = try DatabaseQueue(path: fixture.path)
-        let (userVersion, integrity, triggers) = try queue.read { db in
+        let (userVersion, integrity, triggers, columns, guessed) = try queue.read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"),
              try String.fetchAll(db, sql: "PRAGMA integrity_check"),
-             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"))
+             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"),
+             try db.columns(in: "garage_object").map(\.name),
+             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object WHERE referencesKnown = 0"))
         }
         try queue.close()
         #expect(userVersion == 3)
+        #expect(columns.last == "referencesKnown")
+        #expect(guessed == 0)
         #expect(integrity == ["ok"])
         #expect(triggers == ["garage_reference_delete", "garage_reference_insert", "garage_reference_update"])
         #expect(try Self.index(fixture.path) == Self.expectedIndex(fixture.path))

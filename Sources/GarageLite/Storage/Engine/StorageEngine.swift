@@ -142,8 +142,9 @@ protocol RowWriteStatements: RowStatements {
     /// upload) when a copy may be on the server, and goes otherwise. Returns whether there was
     /// an object.
     @discardableResult func delete(_ key: ObjectKey, now: Date) throws -> Bool
-    /// Inserts an imported row as a root (revision 1), unless there is a row `key` already, a
-    /// tombstone too, which it leaves as it is; returns whether it inserted.
+    /// Inserts an imported row as a root (revision 1) whose references are a guess (see
+    /// `Schema`'s version 3), unless there is a row `key` already, a tombstone too, which it
+    /// leaves as it is; returns whether it inserted.
     @discardableResult func insertImported(_ key: ObjectKey, _ row: ImportedRow) throws -> Bool
     /// Deletes the row, a tombstone too, leaving nothing; returns whether there was one.
     @discardableResult func purge(_ key: ObjectKey) throws -> Bool

@@ -141,14 +141,15 @@ extension SQLiteConnection {
     }
 
     /// Up to `limit` references (all when `nil`) to rows that do not exist, in the order of
-    /// the referencing rows. Rows whose reference list is unusable are skipped.
+    /// the referencing rows. Rows whose reference list is unusable, or a guess (an imported
+    /// object's), are skipped.
     func danglingReferences(limit: Int?) throws -> [(from: ObjectKey, to: ObjectKey)] {
         let rows = try Row.fetchAll(db, sql: """
             SELECT source.type, source.identifier,
                 json_extract(reference.value, '$[0]'), json_extract(reference.value, '$[1]')
             FROM (SELECT type, identifier,
                     CASE WHEN (\(Self.referenceListProblem)) IS NULL THEN refs ELSE '[]' END AS refs
-                  FROM garage_object WHERE isDeleted = 0) AS source,
+                  FROM garage_object WHERE isDeleted = 0 AND referencesKnown <> 0) AS source,
                 json_each(source.refs) AS reference
             WHERE NOT EXISTS (
                 SELECT 1 FROM garage_object AS target

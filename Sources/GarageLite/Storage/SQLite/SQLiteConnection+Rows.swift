@@ -204,6 +204,7 @@ extension SQLiteConnection {
             isEncrypted = excluded.isEncrypted,
             refs = excluded.refs,
             isRoot = max(isRoot, excluded.isRoot),
+            referencesKnown = 1,
             syncStatus = \(parkedStatus),
             isRemote = isRemote OR (\(parkedStatus)) = \(SyncStatus.synced.rawValue),
             isDeleted = 0,
@@ -212,7 +213,7 @@ extension SQLiteConnection {
             revision = revision + (data IS NOT coalesce(?11, excluded.data)) + ?10,
             modificationDate = CASE WHEN \(contentChanges) THEN ?6 ELSE modificationDate END
         WHERE \(contentChanges) OR syncStatus IS NOT \(parkedStatus)
-            OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs
+            OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs OR referencesKnown = 0
         """
 
     @discardableResult
@@ -230,8 +231,8 @@ extension SQLiteConnection {
         try db.cachedStatement(sql: """
             INSERT INTO garage_object
                 (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
-                 isRemote)
-            VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?)
+                 isRemote, referencesKnown)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?, 0)
             ON CONFLICT (type, identifier) DO NOTHING
             """).execute(arguments: [
                 key.typeName, key.identifier, row.data, row.isEncrypted, row.syncStatus.rawValue,

@@ -88,8 +88,16 @@ enum Schema {
     /// JSON, not an array of `[type, identifier]` string pairs) contributes only its valid
     /// pairs: the triggers never fail a write, and ``SQLiteConnection`` `check()` reports the
     /// damage. A tombstone's list is empty.
+    ///
+    /// `referencesKnown` is 0 for a row whose reference list is a guess: an object imported
+    /// from a GarageStorage store, whose Swift type was not there to say which of its strings
+    /// are references. Its list then names every imported object one of its strings names
+    /// (the index serves delete rules, which then refuse rather than leave a reference
+    /// dangling), and `check()` reports none of its references as dangling. Parking the object
+    /// again makes its list exact.
     private static func addReferenceIndex(_ db: Database) throws {
         try db.execute(sql: """
+            ALTER TABLE garage_object ADD COLUMN referencesKnown INTEGER NOT NULL DEFAULT 1;
             CREATE TABLE garage_reference (
                 toType TEXT NOT NULL,
                 toIdentifier TEXT NOT NULL,
