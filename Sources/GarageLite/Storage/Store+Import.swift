@@ -41,12 +41,11 @@ struct GarageStorageImport {
             let key = row.type.flatMap { type in row.identifier.map { ObjectKey(typeName: type, identifier: $0) } }
             func fail(_ reason: String) { failures.append(ImportFailure(rowID: row.primaryKey, key: key, reason: reason)) }
             if !row.problems.isEmpty { fail("its column \(row.problems.joined(separator: ", "))"); continue }
-            guard let type = row.type, !type.isEmpty else { fail("it has no type (ZGS_TYPE)"); continue }
-            guard let identifier = row.identifier else { fail("it has no identifier (ZGS_IDENTIFIER)"); continue }
-            guard let key, !identifier.utf8.contains(0), !type.utf8.contains(0) else {
+            guard row.type?.isEmpty == false else { fail("it has no type (ZGS_TYPE)"); continue }
+            guard let key else { fail("it has no identifier (ZGS_IDENTIFIER)"); continue }
+            guard !key.identifier.utf8.contains(0), !key.typeName.utf8.contains(0) else {
                 fail("its type or identifier contains U+0000 (NUL), which the store would cut short"); continue
             }
-            _ = type
             guard let data = row.data, !data.isEmpty else {
                 fail("its data (ZGS_DATA) is nil: GarageStorage read it as storageDataIsNil, and there is nothing to import")
                 continue
