@@ -162,6 +162,40 @@ extension Garage {
         parking.graph.setRevisions(revisions)
     }
 
+    /// Parks `value` under `identifier`, a record: any `Codable` value, without an identity of
+    /// its own; returns the identifier, as stored. The value is stored as `park(_:)` stores an
+    /// object (its `Identifiable` values as rows of their own); `retrieve(_:identifier:)` reads
+    /// it back, `delete(_:identifier:)` deletes it.
+    ///
+    /// ```swift
+    /// try garage.park(Preferences(theme: .dark), identifier: "preferences")
+    /// try garage.park(["milk", "eggs"], identifier: "shopping")       // an array, as one record
+    /// let list = try garage.retrieve([String].self, identifier: "shopping")
+    /// ```
+    ///
+    /// - throws: ``GarageError/invalidIdentifier(typeName:identifier:reason:)`` when `value` is
+    ///   `Identifiable` with another `id`, or when `identifier` contains U+0000; the errors of
+    ///   ``park(_:)-7fg4m``.
+    @discardableResult
+    public func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) throws -> String {
+        let parking = try parking(value, identifier: identifier)
+        let changes = parking.changes
+        let revisions = try record(parking.operation) { view in try changes.guardingRevisions(in: view) }
+        parking.graph.setRevisions(revisions)
+        return parking.roots[0].identifier
+    }
+
+    /// Parks `value` under `identifier` (see ``park(_:identifier:)-8mlg``) without blocking
+    /// the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) async throws -> String {
+        let parking = try parking(value, identifier: identifier)
+        let changes = parking.changes
+        let revisions = try await record(parking.operation) { view in try changes.guardingRevisions(in: view) }
+        parking.graph.setRevisions(revisions)
+        return parking.roots[0].identifier
+    }
+
     /// From this many objects, `parkAll` writes rows while it encodes the next ones.
     public static let streamingThreshold = 1_000
     /// Rows handed to the writer at a time.
@@ -179,9 +213,19 @@ extension Garage {
     /// Encodes (and encrypts) `objects` with every object they reference into the changes
     /// that park them, each row guarded by its revision and `children`.
     private func parking<T: Encodable>(_ objects: [T], children: ChildParking) throws -> Parking {
+        try parking(children: children) { graph in try objects.map { try graph.encodeRoot($0) } }
+    }
+
+    private func parking<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) throws -> Parking {
+        let identifier = try Identity.string(fromID: identifier)
+        return try parking(children: .refuseStale) { graph in [try graph.encodeRoot(value, identifier: identifier)] }
+    }
+
+    /// The changes of the rows `encode` encodes (its roots, and the objects they reference).
+    private func parking(children: ChildParking, _ encode: (GraphEncoder) throws -> [ObjectKey]) throws -> Parking {
         let configuration = configuration()
         let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Self.threadContext)
-        let roots = try objects.map { try graph.encodeRoot($0) }
+        let roots = try encode(graph)
         var changes = ChangeSet()
         for row in graph.rows {
             var (key, payload) = try configuration.encryption.seal(row)
@@ -275,16 +319,18 @@ extension Garage {
 
     /// An object without references is one statement; one with references is read again,
     /// with them, in one snapshot.
+    /// A miss is `nil`, unless `T` is identified by its content and the identifier is an
+    /// integer (a GarageStorage `hashValue`): that mistake is an error. A row under such an
+    /// identifier (imported from GarageStorage, or parked with `park(_:identifier:)`) is found
+    /// as any other.
     private func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
-        retrieving(T.self, key: ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier)))
+        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
+        let refusesMiss = identifier is any FixedWidthInteger && Identity.isContentIdentified(T.self)
+        return retrieving(T.self, key: key, refusingMiss: refusesMiss)
     }
 
-    /// A miss is `nil`, unless `T` is identified by its content and `key`'s identifier can't
-    /// be a content identifier (a GarageStorage `hashValue`): that mistake is an error. A row
-    /// under such an identifier (imported from GarageStorage) is found as any other.
-    private func retrieving<T: Decodable & SendableMetatype>(_ type: T.Type, key: ObjectKey) -> StoreWork<T?> {
+    private func retrieving<T: Decodable & SendableMetatype>(_ type: T.Type, key: ObjectKey, refusingMiss refusesMiss: Bool = false) -> StoreWork<T?> {
         let configuration = configuration()
-        let refusesMiss = Identity.isContentIdentified(T.self) && !Identity.isContentIdentifier(key.identifier)
         return reading("retrieve \(key)", snapshot: false) { view in
             guard let row = try view.row(key) else {
                 if refusesMiss {
@@ -380,6 +426,24 @@ extension Garage {
     /// The number of objects of type `T`, without blocking the calling thread.
     public nonisolated(nonsending) func count<T>(_ type: T.Type) async throws -> Int {
         try await run(counting(T.self))
+    }
+
+    /// The number of objects of every type.
+    ///
+    /// ```swift
+    /// let total = try garage.count()
+    /// ```
+    public func count() throws -> Int {
+        try run(countingAll)
+    }
+
+    /// The number of objects of every type, without blocking the calling thread.
+    public nonisolated(nonsending) func count() async throws -> Int {
+        try await run(countingAll)
+    }
+
+    private var countingAll: StoreWork<Int> {
+        reading("count every object") { view in try view.count() }
     }
 
     private func counting<T>(_ type: T.Type) throws -> StoreWork<Int> {

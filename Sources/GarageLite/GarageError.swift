@@ -146,8 +146,8 @@ public enum GarageError: Error, Equatable, Sendable {
     /// the object (a property that is not optional holds it). Nothing was deleted or changed.
     case cannotNullify(typeName: String, identifier: String, referrer: ObjectKey, reason: String)
     /// `retrieve` found nothing of type `typeName`, which is identified by a hash of its content
-    /// (it is `Hashable`, not `Identifiable`), under `identifier`, which is not such a hash: most
-    /// likely a `hashValue`, as GarageStorage apps used. GarageLite's identifier of a
+    /// (it is `Hashable`, not `Identifiable`), under `identifier`, an integer: most likely a
+    /// `hashValue`, as GarageStorage apps used. GarageLite's identifier of a
     /// `Hashable` object is the SHA-256 of its content, the same in every process: get it
     /// with ``Garage/identifier(for:)``.
     ///

@@ -74,6 +74,30 @@ final class GraphEncoder {
         return key
     }
 
+    /// Encodes `object` as a root row under `identifier`, whatever its type (a record: it needs
+    /// no identity of its own), with the rows it references; returns its key.
+    ///
+    /// - throws: ``GarageError/invalidIdentifier(typeName:identifier:reason:)`` when the object
+    ///   is `Identifiable` with another `id`: it would read back under a key that isn't its own.
+    @discardableResult
+    func encodeRoot<T: Encodable>(_ object: T, identifier: String) throws -> ObjectKey {
+        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: identifier)
+        if let declared = try Identity.declaredIdentifier(of: object), declared != identifier {
+            throw GarageError.invalidIdentifier(
+                typeName: key.typeName, identifier: identifier,
+                reason: "the object is Identifiable, with the id \(declared); park it with park(_:), under its id")
+        }
+        if identifier.utf8.contains(0) {
+            throw GarageError.invalidIdentifier(
+                typeName: key.typeName, identifier: identifier,
+                reason: "it contains the character U+0000 (NUL), which the store would cut the identifier at")
+        }
+        visited.insert(key)
+        try store(object, key: key, isRoot: true)
+        try drainQueue()
+        return key
+    }
+
     /// The rows encoded since the last call, handed over: a large park writes them while it
     /// encodes the next ones. A row encoded again later is handed over again, and written
     /// after, so the last content still wins.

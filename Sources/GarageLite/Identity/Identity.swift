@@ -101,11 +101,6 @@ enum Identity {
         !(type is any Identifiable.Type) && type is any Hashable.Type
     }
 
-    /// Whether `identifier` has the form of a content identifier: 64 lowercase hex digits.
-    static func isContentIdentifier(_ identifier: String) -> Bool {
-        identifier.utf8.count == 64 && identifier.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-    }
-
     /// The identifier of an `Identifiable` value, or `nil` if the value is not `Identifiable`.
     static func declaredIdentifier(of value: Any) throws -> String? {
         guard let identifiable = value as? any Identifiable else { return nil }
