@@ -125,6 +125,107 @@ extension Garage {
         return result
     }
 
+    // MARK: - Explicit transactions
+
+    /// Begins a transaction that lasts until ``commitTransaction()-15z92`` or
+    /// ``rollbackTransaction()``, for code that can't put its work in a closure.
+    ///
+    /// ```swift
+    /// try garage.beginTransaction()
+    /// try garage.delete(oldAddress)
+    /// try garage.park(person)
+    /// try garage.commitTransaction()         // both, or (rollbackTransaction()) neither
+    /// ```
+    ///
+    /// Unlike ``transaction(_:)-4nq2j``, it is the garage's, not the calling thread's or task's:
+    /// until it ends, every change made to this garage, from any thread or task, joins it, and
+    /// every read of this garage sees its changes. Other garages and processes see none of them
+    /// until it commits. Changes are held in memory, holding no lock on the store.
+    /// `transaction { }` inside it commits into it.
+    ///
+    /// - throws: ``GarageError/transactionMisuse(operation:reason:)`` when one is active already.
+    public func beginTransaction() throws {
+        try state.write { state in
+            if state.explicitTransaction != nil {
+                throw GarageError.transactionMisuse(
+                    operation: "begin a transaction",
+                    reason: "one is active already; commit or roll it back first (transactions begun this way don't nest; "
+                        + "transaction { } does)")
+            }
+            state.explicitTransaction = TransactionBuffer()
+        }
+    }
+
+    /// Whether a transaction begun with ``beginTransaction()`` is active, or this call runs
+    /// inside ``transaction(_:)-4nq2j``.
+    public var isTransactionActive: Bool {
+        transactionChanges() != nil
+    }
+
+    /// Commits the transaction begun with ``beginTransaction()``: writes its changes, in one
+    /// transaction (into the unsaved changes when autosave is off, or into the enclosing
+    /// `transaction { }`).
+    ///
+    /// - throws: ``GarageError/transactionMisuse(operation:reason:)`` when none is active; the
+    ///   errors of the write, which leave the transaction active with its changes, to commit
+    ///   again or roll back.
+    public func commitTransaction() throws {
+        let buffer = try endingTransaction("commit a transaction")
+        let changes = buffer.close()
+        do {
+            try record("commit a transaction", changes) { _ in }
+        } catch {
+            reopenTransaction(with: changes)
+            throw error
+        }
+    }
+
+    /// Commits the transaction begun with ``beginTransaction()`` (see
+    /// ``commitTransaction()-15z92``) without blocking the calling thread.
+    public nonisolated(nonsending) func commitTransaction() async throws {
+        let buffer = try endingTransaction("commit a transaction")
+        let changes = buffer.close()
+        do {
+            try await record("commit a transaction", changes) { _ in }
+        } catch {
+            reopenTransaction(with: changes)
+            throw error
+        }
+    }
+
+    /// Forgets every change of the transaction begun with ``beginTransaction()``.
+    ///
+    /// - throws: ``GarageError/transactionMisuse(operation:reason:)`` when none is active.
+    public func rollbackTransaction() throws {
+        _ = try endingTransaction("roll back a transaction").close()
+    }
+
+    /// Takes the explicit transaction out of the garage, so that the calls that end it don't
+    /// record into it.
+    private func endingTransaction(_ operation: String) throws -> TransactionBuffer {
+        try state.write { state in
+            guard let buffer = state.explicitTransaction else {
+                throw GarageError.transactionMisuse(
+                    operation: operation, reason: "no transaction is active; call beginTransaction() first")
+            }
+            state.explicitTransaction = nil
+            return buffer
+        }
+    }
+
+    /// Makes a transaction whose commit failed active again, with `changes`, unless another
+    /// began meanwhile (then they join it).
+    private func reopenTransaction(with changes: ChangeSet) {
+        let buffer = state.write { state in
+            let buffer = state.explicitTransaction ?? TransactionBuffer()
+            state.explicitTransaction = buffer
+            return buffer
+        }
+        var merged = changes
+        if let later = buffer.pending { merged.merge(later) }
+        _ = buffer.replace(with: merged)
+    }
+
     // MARK: - Runners
 
     /// Runs `work` on this thread.
@@ -202,7 +303,8 @@ extension Garage {
 
     /// The changes of the transactions this call runs in, outermost first; `nil` outside any.
     func transactionChanges() -> ChangeSet? {
-        var changes: ChangeSet?
+        // The explicit transaction (``beginTransaction()``) is the outermost, for every call.
+        var changes = state.read { $0.explicitTransaction }?.pending
         for scope in GarageScope.scopes(of: self).reversed() {
             if let pending = scope.transaction?.pending {
                 changes = changes ?? ChangeSet()
@@ -220,6 +322,9 @@ extension Garage {
         }
         if let open {
             return .transaction(open)
+        }
+        if let explicit = state.read({ $0.explicitTransaction }), explicit !== closed, explicit.pending != nil {
+            return .transaction(explicit)
         }
         return isAutosaveEnabled ? .store : .unsaved
     }

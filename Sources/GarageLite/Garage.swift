@@ -34,6 +34,8 @@ public final class Garage: Sendable {
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
         var maximumUploadAttempts = 10
         var deleteRule = DeleteRule.deny
+        /// The transaction begun with `beginTransaction()`, or `nil`.
+        var explicitTransaction: TransactionBuffer?
     }
 
     /// Internal rather than private so that tests can open a garage on a store they opened
@@ -364,6 +366,15 @@ final class TransactionBuffer: Sendable {
         changes.write {
             guard $0 != nil else { return false }
             $0?.merge(other)
+            return true
+        }
+    }
+
+    /// Replaces the changes with `changes`; returns `false` when the transaction has ended.
+    func replace(with changes: ChangeSet) -> Bool {
+        self.changes.write {
+            guard $0 != nil else { return false }
+            $0 = changes
             return true
         }
     }

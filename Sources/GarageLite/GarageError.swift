@@ -158,6 +158,9 @@ public enum GarageError: Error, Equatable, Sendable {
     /// The file at `path` is not a GarageStorage store, for `reason`: ``Garage/importGarageStorageStore(at:)-290w2``
     /// imported nothing, and left it untouched.
     case notAGarageStorageStore(path: String, reason: String)
+    /// `operation` on an explicit transaction was refused, for `reason`: a commit or roll back
+    /// without ``Garage/beginTransaction()``, or a second begin. Nothing changed.
+    case transactionMisuse(operation: String, reason: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -269,6 +272,8 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             return "The file at \(path) is not a GarageStorage store (\(reason)); nothing was imported, and the file "
                 + "was left untouched. Pass the store file GarageStorage kept (Documents/<name>.sqlite, with its -wal "
                 + "file beside it)."
+        case let .transactionMisuse(operation, reason):
+            return "Cannot \(operation): \(reason)."
         case let .contentIdentifierExpected(type, identifier):
             return "No \(type) is parked under the identifier \(identifier), and none can be: \(type) is identified by a "
                 + "hash of its content (it is Hashable, not Identifiable), which GarageLite computes as the SHA-256 of its "
@@ -363,6 +368,7 @@ extension GarageError: CustomNSError {
         case .cannotNullify: return 120
         case .contentIdentifierExpected: return 121
         case .notAGarageStorageStore: return 122
+        case .transactionMisuse: return 123
         }
     }
 

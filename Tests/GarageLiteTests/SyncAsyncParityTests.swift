@@ -121,6 +121,17 @@ struct SyncAsyncParityTests {
         Operation("migrateAll", sync: { try $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) },
                   async: { try await $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) }),
         Operation("count", sync: { try $0.count(Author.self) }, async: { try await $0.count(Author.self) }),
+        Operation("explicit transaction", sync: { garage in
+            try garage.beginTransaction()
+            try garage.park(Counter(id: 3, value: 3))
+            try garage.commitTransaction()
+            return try garage.count(Counter.self)
+        }, async: { garage in
+            try garage.beginTransaction()
+            try await garage.park(Counter(id: 3, value: 3))
+            try await garage.commitTransaction()
+            return try await garage.count(Counter.self)
+        }),
         Operation("count everything", sync: { try $0.count() }, async: { try await $0.count() }),
         Operation("park a record", sync: { try $0.park(["a", "b"], identifier: "list") },
                   async: { try await $0.park(["a", "b"], identifier: "list") }),
