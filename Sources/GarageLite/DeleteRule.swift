@@ -149,19 +149,16 @@ struct ReferrerType: Sendable {
             } catch {
                 throw refuse("it can't be read as \(Identity.displayName(T.self)): \(error)")
             }
-            // Its references as its type says: an imported object's stored list may name
-            // objects it doesn't reference (see `GarageStorageImport`); then there is nothing
-            // to remove, and it is left as it is.
-            let exact = try GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Garage.threadContext)
-                .encodeAlone(object, as: key, isRoot: row.isRoot)
-            guard exact.references.contains(where: omits) else { return nil }
+            let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Garage.threadContext)
+            graph.omits = omits
+            let encoded = try graph.encodeAlone(object, as: key, isRoot: row.isRoot)
+            // Its type encodes no reference to them: an imported object's stored list may name
+            // objects it doesn't reference (see `GarageStorageImport`). It is left as it is.
+            guard graph.omittedCount > 0 || encoded.references.contains(where: omits) else { return nil }
             guard Identity.isIdentifiable(T.self) else {
                 throw refuse("it is identified by its content (it is Hashable, not Identifiable), which removing the "
                     + "reference would change; park it again without the reference, or delete it, first")
             }
-            let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Garage.threadContext)
-            graph.omits = omits
-            let encoded = try graph.encodeAlone(object, as: key, isRoot: row.isRoot)
             if encoded.references.contains(where: omits) {
                 throw refuse("its encode(to:) writes the reference where it can't be left out (not as a property, "
                     + "an optional, an array element or a dictionary value)")

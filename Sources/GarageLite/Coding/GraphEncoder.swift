@@ -38,6 +38,8 @@ final class GraphEncoder {
     /// reads back as `nil`), an array or dictionary entry holding one is dropped. `nil` (the
     /// park's case) leaves nothing out. Deleting with ``DeleteRule/nullify(in:)`` sets it.
     var omits: ((ObjectKey) -> Bool)?
+    /// How many references ``omits`` left out.
+    private(set) var omittedCount = 0
 
     init(dateStrategy: JSONEncoder.DateEncodingStrategy, context: ThreadContext) {
         self.dateStrategy = dateStrategy
@@ -107,6 +109,10 @@ final class GraphEncoder {
             rowIndex.removeAll(keepingCapacity: true)
         }
         return rows
+    }
+
+    fileprivate func noteOmitted() {
+        omittedCount += 1
     }
 
     /// Encodes `object` alone as the row `key`: the objects it references stay stubs, and are
@@ -304,8 +310,11 @@ final class RowEncoding {
     /// Whether `value` is a reference the graph leaves out (see ``GraphEncoder/omits``).
     func isOmitted<T: Encodable>(_ value: T) throws -> Bool {
         guard let omits = graph.omits, case .identifiable = ValueKind.of(T.self),
-              let identifiable = value as? any Identifiable else { return false }
-        return omits(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable)))
+              let identifiable = value as? any Identifiable,
+              omits(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable)))
+        else { return false }
+        graph.noteOmitted()
+        return true
     }
 
     private func boxDate(_ date: Date, at path: CodingPath) throws -> EncodedSlot {

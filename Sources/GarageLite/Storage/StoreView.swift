@@ -141,13 +141,17 @@ extension StoreView {
         // as the call sees them. A pending rename can move any row: then every row is one.
         var candidates = Set(committed.map(\.from))
         var names = [type]
+        var renames = false
         for segment in pending.segments {
             candidates.formUnion(segment.rows.keys)
             if case .renameType(let from, let to)? = segment.bulk {
                 if names.contains(to) { names.append(from) }
-                for type in try types() {
-                    candidates.formUnion(try rows(ofType: type, for: .metadata).map(\.key))
-                }
+                renames = true
+            }
+        }
+        if renames {
+            for type in try types() {
+                candidates.formUnion(try rows(ofType: type, for: .metadata).map(\.key))
             }
         }
         var references: [(to: ObjectKey, from: ObjectKey)] = []
