@@ -149,7 +149,7 @@ struct ReferrerType: Sendable {
             } catch {
                 throw refuse("it can't be read as \(Identity.displayName(T.self)): \(error)")
             }
-            let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Garage.threadContext)
+            let graph = configuration.encoder()
             graph.omits = omits
             let encoded = try graph.encodeAlone(object, as: key, isRoot: row.isRoot)
             // Its type encodes no reference to them: an imported object's stored list may name
@@ -165,10 +165,7 @@ struct ReferrerType: Sendable {
             }
             // Whether it reads without them. The objects it references are read as stored:
             // those that reference the deleted objects too are rewritten on their own.
-            let encryption = configuration.encryption
-            let check = GraphDecoder(dateDecoding: configuration.dateDecoding, context: Garage.threadContext) { key in
-                try view.row(key).map(encryption.open)
-            }
+            let check = configuration.decoder(view)
             do {
                 _ = try check.decode(T.self, from: DecodableRow(
                     key: key, json: try JSONReader.parse(encoded.json), syncStatus: row.syncStatus, revision: row.revision))
@@ -177,7 +174,7 @@ struct ReferrerType: Sendable {
                 throw refuse("\(property) can't do without it: make that property optional, or delete with rule .deny "
                     + "and change \(key) first")
             }
-            return try encryption.seal(encoded).payload
+            return try configuration.encryption.seal(encoded).payload
         }
     }
 }

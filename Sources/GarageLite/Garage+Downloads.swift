@@ -43,7 +43,7 @@ extension Garage {
         _ objects: [T], onConflict: ConflictResolution<T>
     ) throws -> StoreWork<DownloadReport> {
         let configuration = configuration()
-        let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Self.threadContext)
+        let graph = configuration.encoder()
         let roots = try objects.map { try graph.encodeRoot($0) }
         let rows: RowStream.Batch = try graph.rows.map { row in
             var (key, payload) = try configuration.encryption.seal(row)
@@ -68,7 +68,7 @@ extension Garage {
                 let merged = try merge(
                     configuration.decode(T.self, localRow, with: configuration.decoder(local)),
                     configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded)))
-                let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Garage.threadContext)
+                let graph = configuration.encoder()
                 let root = try graph.encodeRoot(merged)
                 return .replace(try graph.rows.map { row in
                     var (key, payload) = try configuration.encryption.seal(row)

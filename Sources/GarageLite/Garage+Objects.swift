@@ -224,7 +224,7 @@ extension Garage {
     /// The changes of the rows `encode` encodes (its roots, and the objects they reference).
     private func parking(children: ChildParking, _ encode: (GraphEncoder) throws -> [ObjectKey]) throws -> Parking {
         let configuration = configuration()
-        let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Self.threadContext)
+        let graph = configuration.encoder()
         let roots = try encode(graph)
         var changes = ChangeSet()
         for row in graph.rows {
@@ -244,7 +244,7 @@ extension Garage {
         guard objects.count >= Self.streamingThreshold, isAutosaveEnabled, !store.hasUnsavedChanges,
               transactionChanges() == nil else { return nil }
         let configuration = configuration()
-        let graph = GraphEncoder(dateStrategy: configuration.dateEncodingStrategy, context: Self.threadContext)
+        let graph = configuration.encoder()
         var remaining = objects[...]
         let next = { () throws -> RowStream.Batch? in
             while graph.rows.count < Self.streamingBatchSize, let object = remaining.popFirst() {
@@ -285,7 +285,7 @@ extension Garage {
     }
 
     private func contentIdentifier<E: Encodable>(of object: E) throws -> String {
-        try GraphEncoder(dateStrategy: configuration().dateEncodingStrategy, context: Self.threadContext).identifier(of: object)
+        try configuration().encoder().identifier(of: object)
     }
 
     // MARK: - Retrieving
@@ -468,10 +468,15 @@ extension Garage {
 }
 
 extension Garage.Configuration {
+    /// An encoder for one park (or one rewrite) with these settings.
+    func encoder() -> GraphEncoder {
+        GraphEncoder(dateStrategy: dateEncodingStrategy, context: Garage.threadContext, registry: registry)
+    }
+
     /// A decoder that resolves references through `view`, decrypting the rows it reads.
     func decoder(_ view: StoreView) -> GraphDecoder {
         let encryption = encryption
-        let decoder = GraphDecoder(dateDecoding: dateDecoding, context: Garage.threadContext) { key in
+        let decoder = GraphDecoder(dateDecoding: dateDecoding, context: Garage.threadContext, registry: registry) { key in
             try view.row(key).map(encryption.open)
         }
         if let delegate = dataEncryptionDelegate {

@@ -36,6 +36,8 @@ public final class Garage: Sendable {
         var deleteRule = DeleteRule.deny
         /// The transaction begun with `beginTransaction()`, or `nil`.
         var explicitTransaction: TransactionBuffer?
+        /// The types registered with `register(_:)`.
+        var registry = RegisteredTypes()
     }
 
     /// Internal rather than private so that tests can open a garage on a store they opened
@@ -273,13 +275,15 @@ public final class Garage: Sendable {
         var dateEncodingStrategy: JSONEncoder.DateEncodingStrategy
         var dateDecoding: DateDecoding
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
+        var registry: RegisteredTypes
     }
 
     func configuration() -> Configuration {
         var configuration = state.read {
             Configuration(dateEncodingStrategy: $0.dateEncodingStrategy,
                           dateDecoding: $0.dateDecoding,
-                          dataEncryptionDelegate: $0.dataEncryptionDelegate)
+                          dataEncryptionDelegate: $0.dataEncryptionDelegate,
+                          registry: $0.registry)
         }
         var encodingSet = false, decodingSet = false
         for scope in GarageScope.scopes(of: self) {

@@ -161,6 +161,15 @@ public enum GarageError: Error, Equatable, Sendable {
     /// `operation` on an explicit transaction was refused, for `reason`: a commit or roll back
     /// without ``Garage/beginTransaction()``, or a second begin. Nothing changed.
     case transactionMisuse(operation: String, reason: String)
+    /// An object of type `typeName` (`String(reflecting:)`) was parked where a
+    /// `declaredType` is declared, and the garage doesn't know the type: read back, it would
+    /// be a `declaredType`, without what its type adds. Register it with
+    /// ``Garage/register(_:)`` before parking. Nothing was written.
+    ///
+    /// ```swift
+    /// try garage.register(Student.self, Teacher.self)
+    /// ```
+    case unregisteredType(typeName: String, declaredType: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -274,6 +283,10 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "file beside it)."
         case let .transactionMisuse(operation, reason):
             return "Cannot \(operation): \(reason)."
+        case let .unregisteredType(type, declared):
+            return "A \(type) was parked where a \(declared) is declared, and this garage doesn't know \(type): it would "
+                + "read back as a \(declared), without what \(type) adds. Register it before parking: "
+                + "garage.register(\(type.split(separator: ".").last.map(String.init) ?? type).self). Nothing was written."
         case let .contentIdentifierExpected(type, identifier):
             return "No \(type) is parked under the identifier \(identifier), and none can be: \(type) is identified by a "
                 + "hash of its content (it is Hashable, not Identifiable), which GarageLite computes as the SHA-256 of its "
@@ -369,6 +382,7 @@ extension GarageError: CustomNSError {
         case .contentIdentifierExpected: return 121
         case .notAGarageStorageStore: return 122
         case .transactionMisuse: return 123
+        case .unregisteredType: return 124
         }
     }
 

@@ -28,10 +28,15 @@ final class GraphDecoder {
     /// encrypted (see ``GarageStorageShape``); `nil` without an encryption delegate.
     var decryptNested: ((String) throws -> Data)?
 
+    /// The types a value's stored type name may stand for (``Garage/register(_:)``).
+    let registry: RegisteredTypes
+
     /// - parameter row: Looks a row up by key, decrypted and parsed.
-    init(dateDecoding: DateDecoding, context: ThreadContext, row: @escaping (ObjectKey) throws -> DecodableRow?) {
+    init(dateDecoding: DateDecoding, context: ThreadContext, registry: RegisteredTypes,
+         row: @escaping (ObjectKey) throws -> DecodableRow?) {
         self.dateDecoding = dateDecoding
         self.context = context
+        self.registry = registry
         self.rowLookup = row
     }
 
@@ -172,7 +177,12 @@ final class GraphDecoder {
     /// reference stub; an ``InlineIdentifiable`` is decoded inline.
     func unbox<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath,
                              isRowObject: Bool = false) throws -> T {
-        switch ValueKind.of(T.self) {
+        let info = TypeInfo.of(T.self)
+        if info.isClass, let (typeName, tagged) = RegisteredTypes.tagged(value) {
+            return try unboxSubclassInstance(T.self, typeName: typeName, from: tagged, codingPath: codingPath,
+                                             isRowObject: isRowObject)
+        }
+        switch info.kind {
         case .primitive(let primitive):
             return try decodePrimitive(primitive, from: value, codingPath: codingPath)
         case .date:
@@ -219,10 +229,41 @@ final class GraphDecoder {
         if let text = GarageStorageShape.anonymousObjectText(value) {
             return try unboxAnonymous(T.self, text: text, value: value, codingPath: codingPath)
         }
+        let legacyKeys = info.legacyKeys
         if codingPath.depth & 7 == 0, ThreadStack.isShort {
-            return try onFreshStack { try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self)) }
+            return try onFreshStack {
+                try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self, legacyKeys: legacyKeys))
+            }
         }
-        return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self))
+        return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self, legacyKeys: legacyKeys))
+    }
+
+    /// A value stored with its type name (``RegisteredTypes``), decoded as the registered type
+    /// of that name.
+    ///
+    /// - throws: `DecodingError.dataCorrupted` naming the type when the garage doesn't know it.
+    func unboxRegistered(typeName: String, from value: JSONValue, codingPath: CodingPath,
+                         isRowObject: Bool = false) throws -> Any {
+        guard let entry = registry.entry(named: typeName) else {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: codingPath.keys,
+                debugDescription: "The value stored here is a \(typeName), a type this garage doesn't know: register "
+                    + "it with garage.register(\(typeName).self) before retrieving."))
+        }
+        return try entry.decode(self, value, codingPath, isRowObject)
+    }
+
+    /// An instance of a subclass stored where its class `T` is declared.
+    @inline(never)
+    private func unboxSubclassInstance<T>(_ type: T.Type, typeName: String, from value: JSONValue,
+                                          codingPath: CodingPath, isRowObject: Bool) throws -> T {
+        let object = try unboxRegistered(typeName: typeName, from: value, codingPath: codingPath, isRowObject: isRowObject)
+        guard let instance = object as? T else {
+            throw DecodingError.typeMismatch(T.self, .init(
+                codingPath: codingPath.keys,
+                debugDescription: "The value stored here is a \(typeName), which is not a \(Identity.displayName(T.self))."))
+        }
+        return instance
     }
 
     /// A nested object GarageStorage's Objective-C side stored as the text of its JSON

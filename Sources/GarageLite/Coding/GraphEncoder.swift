@@ -41,9 +41,13 @@ final class GraphEncoder {
     /// How many references ``omits`` left out.
     private(set) var omittedCount = 0
 
-    init(dateStrategy: JSONEncoder.DateEncodingStrategy, context: ThreadContext) {
+    /// The types whose instances may be parked where another type is declared.
+    let registry: RegisteredTypes
+
+    init(dateStrategy: JSONEncoder.DateEncodingStrategy, context: ThreadContext, registry: RegisteredTypes) {
         self.dateStrategy = dateStrategy
         self.context = context
+        self.registry = registry
     }
 
     /// Encodes `object` as a root row (and the rows it references); returns its key.
@@ -243,7 +247,8 @@ final class RowEncoding {
     /// Encodes one value at `path`. A nested `Identifiable` becomes a reference stub, unless it
     /// is ``InlineIdentifiable``: that is encoded inline, as a value that is not identifiable.
     func box<T: Encodable>(_ value: T, at path: CodingPath, isRowObject: Bool = false) throws -> EncodedSlot {
-        let kind = ValueKind.of(T.self)
+        let info = TypeInfo.of(T.self)
+        let kind = info.kind
         if case .primitive(let primitive) = kind {
             return .value(try primitive.jsonValue(of: value, codingPath: path))
         }
@@ -285,12 +290,40 @@ final class RowEncoding {
         default:
             break
         }
+        if info.isClass, type(of: value) != T.self, let subclass = type(of: value) as? any Encodable.Type {
+            return try boxSubclassInstance(subclass, value, declared: T.self, at: path, isRowObject: isRowObject)
+        }
         let encoder = ReferenceEncoder(row: self, path: path)
         try value.encode(to: encoder)
         if case .unordered(let valuesPerEntry) = kind, case .array(let builder)? = encoder.slot {
             return .value(.array(Self.canonicalOrder(builder.elements.map(\.jsonValue), valuesPerEntry: valuesPerEntry)))
         }
         return encoder.slot ?? .value(.object([]))
+    }
+
+    /// An instance of a subclass where its class `declared` is declared: its type name, and its
+    /// value encoded as its own type, so that it reads back as what it is.
+    ///
+    /// - throws: ``GarageError/unregisteredType(typeName:declaredType:)`` unless the garage
+    ///   knows its type (``Garage/register(_:)``).
+    @inline(never)
+    private func boxSubclassInstance<U: Encodable>(_ subclass: U.Type, _ instance: Any, declared: Any.Type,
+                                                   at path: CodingPath, isRowObject: Bool) throws -> EncodedSlot {
+        // Opening an existential gives the type it was made from, not the instance's class.
+        let value = instance as! U
+        let name = try Identity.typeName(U.self)
+        guard graph.registry.contains(ObjectIdentifier(U.self), named: name) else {
+            throw GarageError.unregisteredType(typeName: Identity.fullName(U.self), declaredType: Identity.fullName(declared))
+        }
+        return try tagged(name, try box(value, at: path, isRowObject: isRowObject))
+    }
+
+    /// A value with its type name: `{"@type": name, "@value": value}`.
+    func tagged(_ name: String, _ value: EncodedSlot) throws -> EncodedSlot {
+        let object = ObjectBuilder()
+        object.set(.value(.string(name)), for: RegisteredTypes.typeKey)
+        object.set(value, for: RegisteredTypes.valueKey)
+        return .object(object)
     }
 
     /// The entries of a set (or of a dictionary encoded as `[key, value, ...]`), sorted by

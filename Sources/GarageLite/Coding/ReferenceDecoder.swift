@@ -6,20 +6,25 @@ struct ReferenceDecoder: Decoder {
     let value: JSONValue
     let path: CodingPath
     let graph: GraphDecoder
+    /// The former keys of the renamed properties of the type being decoded (``LegacyKeyed``).
+    let legacyKeys: [String: [String]]?
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(value: JSONValue, codingPath: CodingPath, graph: GraphDecoder) {
+    init(value: JSONValue, codingPath: CodingPath, graph: GraphDecoder, legacyKeys: [String: [String]]? = nil) {
         self.value = value
         self.path = codingPath
         self.graph = graph
+        self.legacyKeys = legacyKeys
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = value else {
             throw mismatch([String: Any].self, "a keyed container")
         }
-        return KeyedDecodingContainer(KeyedContainer(members: MemberLookup(members), path: path, graph: graph))
+        var lookup = MemberLookup(members)
+        lookup.legacyKeys = legacyKeys
+        return KeyedDecodingContainer(KeyedContainer(members: lookup, path: path, graph: graph))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -63,9 +68,14 @@ extension ReferenceDecoder {
 
         var allKeys: [Key] {
             var seen = Set<String>()
-            return members.members.compactMap { member in
+            var keys = members.members.compactMap { member in
                 seen.insert(member.key).inserted ? Key(stringValue: member.key) : nil
             }
+            // A renamed member stored under a former key is there under its current one.
+            for current in members.legacyKeys?.keys.sorted() ?? [] where !seen.contains(current) && members[current] != nil {
+                if let key = Key(stringValue: current) { keys.append(key) }
+            }
+            return keys
         }
 
         func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }

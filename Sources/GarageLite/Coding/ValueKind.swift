@@ -22,18 +22,10 @@ enum ValueKind: Sendable {
     case other
 
     static func of<T>(_ type: T.Type) -> ValueKind {
-        let key = ObjectIdentifier(type)
-        if let kind = cache.read({ $0[key] }) {
-            return kind
-        }
-        let kind = classify(type)
-        cache.write { $0[key] = kind }
-        return kind
+        TypeInfo.of(type).kind
     }
 
-    private static let cache = Protected<[ObjectIdentifier: ValueKind]>([:])
-
-    private static func classify<T>(_ type: T.Type) -> ValueKind {
+    fileprivate static func classify<T>(_ type: T.Type) -> ValueKind {
         if let primitive = type as? any JSONPrimitive.Type { return .primitive(primitive) }
         if type == Date.self { return .date }
         if type == Data.self { return .data }
@@ -47,4 +39,28 @@ enum ValueKind: Sendable {
         }
         return .other
     }
+}
+
+/// What the coders need to know about one type, worked out once per type (see ``ValueKind``).
+struct TypeInfo: Sendable {
+    var kind: ValueKind
+    /// A class: an instance of a subclass, where the class is declared, is written with its
+    /// type name (see ``RegisteredTypes``).
+    var isClass: Bool
+    /// The keys the type's properties had before they were renamed (``LegacyKeyed``), by
+    /// current key; `nil` for most types.
+    var legacyKeys: [String: [String]]?
+
+    static func of<T>(_ type: T.Type) -> TypeInfo {
+        let key = ObjectIdentifier(type)
+        if let info = cache.read({ $0[key] }) {
+            return info
+        }
+        let info = TypeInfo(kind: ValueKind.classify(type), isClass: type is AnyClass,
+                            legacyKeys: (type as? any LegacyKeyed.Type).map { $0.legacyKeys })
+        cache.write { $0[key] = info }
+        return info
+    }
+
+    private static let cache = Protected<[ObjectIdentifier: TypeInfo]>([:])
 }

@@ -85,8 +85,14 @@ enum Identity {
         #endif
     }
 
+    /// `T`'s name with its module and the types it is nested in (`String(reflecting:)`), for
+    /// messages that must tell two types of one name apart.
+    static func fullName(_ type: Any.Type) -> String {
+        String(reflecting: type)
+    }
+
     /// `T`'s name as its code spells it (`String(describing:)`), for messages.
-    static func displayName<T>(_ type: T.Type) -> String {
+    static func displayName(_ type: Any.Type) -> String {
         String(describing: type)
     }
 

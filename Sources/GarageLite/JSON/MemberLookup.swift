@@ -20,7 +20,20 @@ struct MemberLookup {
         }
     }
 
+    /// The keys renamed members had before (see ``LegacyKeyed``), by current key: a key
+    /// missing from the object is looked up under them, in order.
+    var legacyKeys: [String: [String]]?
+
     subscript(key: String) -> JSONValue? {
+        if let value = member(key) { return value }
+        guard let legacyKeys, let former = legacyKeys[key] else { return nil }
+        for key in former {
+            if let value = member(key) { return value }
+        }
+        return nil
+    }
+
+    private func member(_ key: String) -> JSONValue? {
         if let index {
             return index[key].map { members[$0].value }
         }

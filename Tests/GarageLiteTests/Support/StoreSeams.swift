@@ -64,7 +64,7 @@ extension GraphDecoder {
     /// A decoder over rows held in memory, unencrypted.
     convenience init(rows: @escaping (ObjectKey) -> StoredRow?) {
         let stage = EncryptionStage(delegate: nil)
-        self.init(dateDecoding: .garageDefault, context: Garage.threadContext) { key in try rows(key).map(stage.open) }
+        self.init(dateDecoding: .garageDefault, context: Garage.threadContext, registry: RegisteredTypes()) { key in try rows(key).map(stage.open) }
     }
 
     func decode<T: Decodable>(_ type: T.Type, from row: StoredRow) throws -> T {
