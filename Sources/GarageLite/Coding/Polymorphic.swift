@@ -90,10 +90,13 @@ public struct Polymorphic<Value>: Codable {
 
     /// Encodes one value (or `nil`) with its type name.
     private static func encodeOne(_ value: Any, to encoder: any Encoder) throws {
-        if let optional = value as? any PolymorphicOptional, optional.isNone {
-            var container = encoder.singleValueContainer()
-            try container.encodeNil()
-            return
+        if let optional = value as? any PolymorphicOptional {
+            guard let wrapped = optional.wrapped else {
+                var container = encoder.singleValueContainer()
+                try container.encodeNil()
+                return
+            }
+            return try encodeOne(wrapped, to: encoder)
         }
         // The value's own type: an instance's class, not the type of the existential it came in.
         guard let encodable = type(of: value) as? any Encodable.Type else {
@@ -147,11 +150,12 @@ extension KeyedDecodingContainer {
 
 /// An optional, for ``Polymorphic``: `nil` is stored as null.
 protocol PolymorphicOptional {
-    var isNone: Bool { get }
+    /// The value, or `nil`.
+    var wrapped: Any? { get }
 }
 
 extension Optional: PolymorphicOptional {
-    var isNone: Bool { self == nil }
+    var wrapped: Any? { self.map { $0 as Any } }
 }
 
 /// An array, for ``Polymorphic``: each element is stored with its type name.
