@@ -290,7 +290,8 @@ final class RowEncoding {
         default:
             break
         }
-        if info.isClass, type(of: value) != T.self, let subclass = type(of: value) as? any Encodable.Type {
+        if info.isClass, type(of: value) != T.self {
+            let subclass: any Encodable.Type = type(of: value)
             return try boxSubclassInstance(subclass, value, declared: T.self, at: path, isRowObject: isRowObject)
         }
         let encoder = ReferenceEncoder(row: self, path: path)
