@@ -171,6 +171,7 @@ extension Garage {
     /// try garage.park(Preferences(theme: .dark), identifier: "preferences")
     /// try garage.park(["milk", "eggs"], identifier: "shopping")       // an array, as one record
     /// let list = try garage.retrieve([String].self, identifier: "shopping")
+    /// let id = try garage.park(draft, identifier: UUID())             // a generated identifier
     /// ```
     ///
     /// - throws: ``GarageError/invalidIdentifier(typeName:identifier:reason:)`` when `value` is

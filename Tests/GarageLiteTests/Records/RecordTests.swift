@@ -33,6 +33,10 @@ struct RecordTests {
         #expect(try garage.delete(RPreferences.self, identifier: "preferences"))
         #expect(try !garage.delete(RPreferences.self, identifier: "preferences"))
         #expect(try garage.count() == 1)
+        // A generated identifier: a UUID, returned as stored.
+        let generated = try garage.park(RPreferences(theme: "auto", fontSize: 10), identifier: UUID())
+        #expect(UUID(uuidString: generated) != nil)
+        #expect(try garage.retrieve(RPreferences.self, identifier: generated)?.theme == "auto")
     }
 
     /// A record holds references as any object does.
