@@ -49,7 +49,7 @@ extension Garage {
     private func claiming<T: Decodable & SendableMetatype>(_ type: T.Type, limit: Int, status: SyncStatus) throws -> StoreWork<Claim<T>> {
         let configuration = configuration()
         return store.claiming(
-            try Identity.typeName(T.self), limit: limit, status: status, maximumAttempts: maximumUploadAttempts,
+            try storedTypeName(T.self, listing: "claim"), limit: limit, status: status, maximumAttempts: maximumUploadAttempts,
             decoding: { view in
                 let decoder = configuration.decoder(view)
                 return { row in try configuration.decode(T.self, row, with: decoder) }
@@ -179,27 +179,27 @@ extension Garage {
     /// }
     /// ```
     public func heldObjects<T>(_ type: T.Type) throws -> [HeldObject] {
-        try run(store.listingHeld(Identity.typeName(T.self), maximumAttempts: maximumUploadAttempts))
+        try run(store.listingHeld(storedTypeName(T.self, listing: "list the held objects of"), maximumAttempts: maximumUploadAttempts))
     }
 
     /// The objects of type `T` held back from claims (see ``heldObjects(_:)-1a0n``), without
     /// blocking the calling thread.
     public nonisolated(nonsending) func heldObjects<T>(_ type: T.Type) async throws -> [HeldObject] {
-        try await run(store.listingHeld(Identity.typeName(T.self), maximumAttempts: maximumUploadAttempts))
+        try await run(store.listingHeld(storedTypeName(T.self, listing: "list the held objects of"), maximumAttempts: maximumUploadAttempts))
     }
 
     /// Forgets the failed uploads of the objects of type `T` that `identifiers` name (every
     /// one when `nil`), so that claims take them again; returns how many had failed.
     @discardableResult
     public func retryHeld<T, ID: GarageIdentifier>(_ type: T.Type, identifiers: [ID]? = nil as [String]?) throws -> Int {
-        try run(store.retryingHeld(Identity.typeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
+        try run(store.retryingHeld(storedTypeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
     }
 
     /// Forgets the failed uploads of objects (see ``retryHeld(_:identifiers:)-5kutd``) without
     /// blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func retryHeld<T, ID: GarageIdentifier>(_ type: T.Type, identifiers: [ID]? = nil as [String]?) async throws -> Int {
-        try await run(store.retryingHeld(Identity.typeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
+        try await run(store.retryingHeld(storedTypeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
     }
 
     /// Ends every claim taken more than `interval` seconds ago, as if its job had released it:

@@ -95,7 +95,7 @@ extension Garage {
     }
 
     private func key<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> DeletionTarget {
-        .object(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier)),
+        .object(ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier)),
                 mustExist: false)
     }
 
@@ -128,7 +128,7 @@ extension Garage {
     /// ```
     @discardableResult
     public func deleteAll<T>(_ type: T.Type, rule: DeleteRule) throws -> Int {
-        let (operation, prepare) = deleting(.type(try Identity.typeName(T.self)), rule: rule)
+        let (operation, prepare) = deleting(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule)
         return try record(operation, preparing: prepare)
     }
 
@@ -136,7 +136,7 @@ extension Garage {
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type, rule: DeleteRule) async throws -> Int {
-        let (operation, prepare) = deleting(.type(try Identity.typeName(T.self)), rule: rule)
+        let (operation, prepare) = deleting(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule)
         return try await record(operation, preparing: prepare)
     }
 
@@ -247,13 +247,13 @@ extension Garage {
     /// let referrers = try garage.referrers(of: Note.self, identifier: "n1")
     /// ```
     public func referrers<T, ID: GarageIdentifier>(of type: T.Type, identifier: ID) throws -> [ObjectKey] {
-        try run(listingReferrers(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))))
+        try run(listingReferrers(ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier))))
     }
 
     /// The objects that reference the object of type `T` parked under `identifier` (see
     /// ``referrers(of:identifier:)-i1l5``), without blocking the calling thread.
     public nonisolated(nonsending) func referrers<T, ID: GarageIdentifier>(of type: T.Type, identifier: ID) async throws -> [ObjectKey] {
-        try await run(listingReferrers(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))))
+        try await run(listingReferrers(ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier))))
     }
 
     private func listingReferrers(_ key: ObjectKey) -> StoreWork<[ObjectKey]> {
@@ -307,7 +307,7 @@ extension Garage {
     /// - throws: ``GarageError/ambiguousMigration(oldName:type:otherType:)`` when another type
     ///   of this process is stored under `oldName`: its objects would move too.
     private func migrating<T>(from oldName: String, to type: T.Type) throws -> (String, ChangeSet, @Sendable (StoreView) throws -> Int) {
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self, listing: "move objects to")
         if oldName != typeName { try Identity.checkCanMigrate(from: oldName, to: T.self) }
         var changes = ChangeSet()
         if oldName != typeName {

@@ -116,7 +116,7 @@ extension Garage {
     private func deletingDownloaded<T, ID: GarageIdentifier>(
         _ type: T.Type, _ identifiers: [ID], _ onConflict: ConflictResolution<T>
     ) throws -> StoreWork<DownloadReport> {
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self)
         let keys = try identifiers.map { ObjectKey(typeName: typeName, identifier: try Identity.string(fromID: $0)) }
         var takeDownloaded = false
         if case .takeDownloaded = onConflict { takeDownloaded = true }

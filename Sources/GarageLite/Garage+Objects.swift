@@ -258,7 +258,7 @@ extension Garage {
                 return (key, payload)
             }
         }
-        return ("park \(objects.count) \(try Identity.typeName(T.self)) objects", graph, next)
+        return ("park \(objects.count) \(try storedTypeName(T.self)) objects", graph, next)
     }
 
     /// The identifier `object` is (or would be) parked under: its `id` when it is
@@ -275,7 +275,7 @@ extension Garage {
     /// The key of `object`, for `operation` ("delete"), which names it in errors.
     func key<T>(of object: T, for operation: @autoclosure () -> String) throws -> ObjectKey {
         try Identity.checkIsObject(T.self, operation: operation())
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self)
         if let identifier = try Identity.declaredIdentifier(of: object) {
             return ObjectKey(typeName: typeName, identifier: identifier)
         }
@@ -325,7 +325,7 @@ extension Garage {
     /// identifier (imported from GarageStorage, or parked with `park(_:identifier:)`) is found
     /// as any other.
     private func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
-        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.string(fromID: identifier))
+        let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier))
         let refusesMiss = identifier is any FixedWidthInteger && Identity.isContentIdentified(T.self)
         return retrieving(T.self, key: key, refusingMiss: refusesMiss)
     }
@@ -367,7 +367,7 @@ extension Garage {
     }
 
     private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> StoreWork<[T]> {
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self, listing: "retrieve all")
         let configuration = configuration()
         return reading("retrieve all \(typeName)") { view in
             let decoder = configuration.decoder(view)
@@ -400,7 +400,7 @@ extension Garage {
     }
 
     private func retrievingEach<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> StoreWork<LossyRetrieval<T>> {
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self, listing: "retrieve all")
         let configuration = configuration()
         return reading("retrieve all \(typeName)") { [store] view in
             let decoder = configuration.decoder(view)
@@ -448,7 +448,7 @@ extension Garage {
     }
 
     private func counting<T>(_ type: T.Type) throws -> StoreWork<Int> {
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self, listing: "count")
         return reading("count \(typeName)") { view in try view.count(ofType: typeName) }
     }
 
@@ -463,7 +463,7 @@ extension Garage {
     }
 
     private func listingIdentifiers<T>(_ type: T.Type) throws -> StoreWork<[String]> {
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self, listing: "list the identifiers of")
         return reading("list identifiers of \(typeName)") { view in try view.identifiers(ofType: typeName) }
     }
 }

@@ -33,7 +33,7 @@ extension Garage {
     /// (``GarageError/typeNameCollision(typeName:type:existingType:)``), has no changes: the
     /// sequence ends at once.
     public func changes<T>(of type: T.Type) -> AsyncStream<[GarageChange]> {
-        guard let typeName = try? Identity.typeName(T.self) else { return AsyncStream { $0.finish() } }
+        guard let typeName = try? storedTypeName(T.self) else { return AsyncStream { $0.finish() } }
         return observers.subscribe(typeName: typeName, store: store)
     }
 
@@ -61,7 +61,7 @@ extension Garage {
         let identifier = try Identity.string(fromID: identifier)
         return ObjectChanges(
             garage: self, identifier: identifier,
-            changes: observers.subscribe(typeName: try Identity.typeName(T.self), identifier: identifier, store: store))
+            changes: observers.subscribe(typeName: try storedTypeName(T.self), identifier: identifier, store: store))
     }
 }
 
@@ -75,7 +75,7 @@ struct ObservedVersion: Sendable, Equatable {
 extension Garage {
     /// The object `identifier` of type `T` and its version, read in one snapshot.
     func observing<T: Decodable & SendableMetatype>(_ type: T.Type, identifier: String) throws -> StoreWork<(T?, ObservedVersion?)> {
-        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: identifier)
+        let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: identifier)
         let configuration = configuration()
         let holdsStatus = T.self is any Syncable.Type
         return reading("retrieve \(key)") { view in

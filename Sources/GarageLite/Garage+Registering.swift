@@ -30,56 +30,60 @@ extension Garage {
     /// - throws: ``GarageError/typeNameCollision(typeName:type:existingType:)`` when another
     ///   type is stored under the same name.
     public func register<each T: Codable & SendableMetatype>(_ types: repeat (each T).Type) throws {
-        var registry = state.read(\.registry)
         for type in repeat each types {
-            try registry.register(type)
-        }
-        let registered = registry
-        state.write { state in
-            // Registrations made meanwhile, by other threads, are kept.
-            var merged = registered
-            merged.merge(state.registry)
-            state.registry = merged
+            try register(type, formerNames: [])
         }
     }
 
-    /// Moves the objects stored under the former names of type `T` to its name, with the
-    /// references to them, so that a type can be renamed without a migration step of the
-    /// app's own: SwiftLocal's class refactor.
+    /// Registers `T`, a type that was renamed, with the names it had: the objects stored under
+    /// them move to its name, with the references to them, and values stored with them (as a
+    /// subclass instance or a ``Polymorphic`` value) read as `T`. SwiftLocal's class refactor,
+    /// with no migration step of the app's own.
     ///
     /// ```swift
-    /// // `Human` was called `Person`.
-    /// try garage.register(Human.self, formerTypeNames: "Person")
+    /// // `Client` was called `Patient`.
+    /// try garage.register(Client.self, formerTypeNames: ["Patient"])
     /// ```
     ///
     /// Call it at launch, in every process that opens the store, with every name the type had.
-    /// When nothing is stored under the former names, as on every launch after the first, it
-    /// costs one indexed lookup per name and writes nothing. The move is
-    /// ``migrateAll(fromOldClassName:to:)-73yt5``'s, for each name that holds objects, in one
-    /// transaction: written to the store now (with the garage's unsaved changes, as any
-    /// autosaved change), whatever the autosave setting and the transactions in progress,
-    /// because a rolled-back move would leave the objects out of sight under their old name.
+    /// It registers `T` as ``register(_:)`` does. The move is
+    /// ``migrateAll(fromOldClassName:to:)-73yt5``'s, for each name that holds objects, recorded as
+    /// any change: written at once with autosave on (the default); with the transaction it runs
+    /// in, or the unsaved changes, otherwise. Until it is written, the garage reads the objects
+    /// under `T` all the same; if it is rolled back or discarded, they stay under their former
+    /// name until the next call. When nothing is stored under the former names, as on every
+    /// launch after the first, it costs one indexed lookup per name and changes nothing.
     ///
     /// - returns: The number of objects moved.
+    /// - throws: ``GarageError/ambiguousMigration(oldName:type:otherType:)`` when another type of
+    ///   this process is stored under one of the names: it is that type's, not a former one.
     @discardableResult
-    public func register<T>(_ type: T.Type, formerTypeNames: String...) throws -> Int {
-        try run(renaming(T.self, formerTypeNames))
+    public func register<T: Codable & SendableMetatype>(_ type: T.Type, formerTypeNames: [String]) throws -> Int {
+        let (operation, prepare) = try renaming(T.self, formerTypeNames)
+        return try record(operation, preparing: prepare)
     }
 
-    /// Moves the objects stored under the former names of type `T` to its name (see the
-    /// synchronous variant), without blocking the calling thread.
+    /// Registers `T`, a type that was renamed, with the names it had (see the synchronous
+    /// variant), without blocking the calling thread.
     @discardableResult
-    public nonisolated(nonsending) func register<T>(_ type: T.Type, formerTypeNames: String...) async throws -> Int {
-        try await run(renaming(T.self, formerTypeNames))
+    public nonisolated(nonsending) func register<T: Codable & SendableMetatype>(
+        _ type: T.Type, formerTypeNames: [String]
+    ) async throws -> Int {
+        let (operation, prepare) = try renaming(T.self, formerTypeNames)
+        return try await record(operation, preparing: prepare)
     }
 
-    private func renaming<T>(_ type: T.Type, _ formerNames: [String]) throws -> StoreWork<Int> {
-        let typeName = try Identity.typeName(T.self)
+    private func renaming<T: Codable & SendableMetatype>(
+        _ type: T.Type, _ formerNames: [String]
+    ) throws -> (String, @Sendable (StoreView) throws -> (ChangeSet, Int)) {
+        let typeName = try storedTypeName(T.self, listing: "move objects to")
         let formerNames = formerNames.filter { $0 != typeName }
         for name in formerNames {
             try Identity.checkCanMigrate(from: name, to: T.self)
+            try Identity.checkNotOwned(name, byOtherThan: T.self)
         }
-        return store.saving("move \(formerNames.joined(separator: ", ")) to \(typeName)", preparing: { view in
+        try register(T.self, formerNames: formerNames)
+        return ("move \(formerNames.joined(separator: ", ")) to \(typeName)", { view in
             var changes = ChangeSet()
             var moved = 0
             for name in formerNames {
@@ -90,5 +94,36 @@ extension Garage {
             }
             return (changes, moved)
         })
+    }
+
+    /// Registers `T`, and `formerNames` as its names.
+    private func register<T: Codable & SendableMetatype>(_ type: T.Type, formerNames: [String]) throws {
+        var registry = state.read(\.registry)
+        try registry.register(type, formerNames: formerNames)
+        let registered = registry
+        state.write { state in
+            // Registrations made meanwhile, by other threads, are kept.
+            var merged = registered
+            merged.merge(state.registry)
+            state.registry = merged
+        }
+    }
+
+    /// The type name the objects of `T` are stored under in this garage: a registered
+    /// subclass's are rows of the `Identifiable` class it descends from (see ``register(_:)``).
+    ///
+    /// - parameter listing: The operation, when it works on every object of the type (counts,
+    ///   lists, claims): a registered subclass's objects can't be told from the others of its
+    ///   class's rows there, and ``GarageError/storedAsItsClass(typeName:className:operation:)``
+    ///   is thrown.
+    func storedTypeName<T>(_ type: T.Type, listing: String? = nil) throws -> String {
+        guard let storedClass = state.read({ $0.registry.storedClass(of: T.self) }) else {
+            return try Identity.typeName(T.self)
+        }
+        if let listing {
+            throw GarageError.storedAsItsClass(
+                typeName: Identity.displayName(T.self), className: storedClass.className, operation: listing)
+        }
+        return storedClass.name
     }
 }

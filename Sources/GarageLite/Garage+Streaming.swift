@@ -68,7 +68,7 @@ private struct Page<T: Decodable & SendableMetatype> {
     /// The work that reads the next batch, from one snapshot; `nil` after the last one.
     func next(in garage: Garage) throws -> StoreWork<(objects: [T], last: String?, isLast: Bool)>? {
         guard !isLast else { return nil }
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try garage.storedTypeName(T.self, listing: "visit every object of")
         let configuration = garage.configuration()
         let (lastIdentifier, offset, batchSize) = (lastIdentifier, offset, batchSize)
         return garage.reading("read all \(typeName)") { view in

@@ -103,7 +103,7 @@ extension Garage {
     }
 
     private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<[T]> {
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self, listing: "retrieve all")
         let configuration = configuration()
         return reading("retrieve \(typeName) with status \(syncStatus)") { view in
             let decoder = configuration.decoder(view)
@@ -131,7 +131,7 @@ extension Garage {
     }
 
     private func counting<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<Int> {
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self, listing: "count")
         return reading("count \(typeName) with status \(syncStatus)") { view in
             try view.count(ofType: typeName, status: syncStatus)
         }
@@ -149,7 +149,7 @@ extension Garage {
     }
 
     private func listingIdentifiers<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<[String]> {
-        let typeName = try Identity.typeName(T.self)
+        let typeName = try storedTypeName(T.self, listing: "list the identifiers of")
         return reading("list identifiers of \(typeName) with status \(syncStatus)") { view in
             try view.identifiers(ofType: typeName, status: syncStatus)
         }
@@ -192,13 +192,13 @@ extension Garage {
     /// info?.revision          // 1, then one more for every parked change of content
     /// ```
     public func metadata<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> ObjectMetadata? {
-        try run(readingMetadata(ObjectKey(typeName: Identity.typeName(T.self), identifier: Identity.string(fromID: identifier))))
+        try run(readingMetadata(ObjectKey(typeName: storedTypeName(T.self), identifier: Identity.string(fromID: identifier))))
     }
 
     /// What the garage knows of an object besides its content (see
     /// ``metadata(_:identifier:)-2rb47``), without blocking the calling thread.
     public nonisolated(nonsending) func metadata<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) async throws -> ObjectMetadata? {
-        try await run(readingMetadata(ObjectKey(typeName: Identity.typeName(T.self), identifier: Identity.string(fromID: identifier))))
+        try await run(readingMetadata(ObjectKey(typeName: storedTypeName(T.self), identifier: Identity.string(fromID: identifier))))
     }
 
     /// What the garage knows of `object`'s row besides its content.

@@ -170,6 +170,16 @@ public enum GarageError: Error, Equatable, Sendable {
     /// try garage.register(Student.self, Teacher.self)
     /// ```
     case unregisteredType(typeName: String, declaredType: String)
+    /// ``Garage/register(_:)`` refused the type `typeName`, for `reason`; nothing was registered.
+    case cannotRegister(typeName: String, reason: String)
+    /// `operation` was asked of `typeName`, a registered subclass whose objects are rows of
+    /// `className`, the `Identifiable` class it descends from: they are counted and listed with
+    /// that class. Call it with `className` and cast (`as? Student`).
+    ///
+    /// ```swift
+    /// let students = try garage.retrieveAll(Person.self).compactMap { $0 as? Student }
+    /// ```
+    case storedAsItsClass(typeName: String, className: String, operation: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -284,9 +294,15 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .transactionMisuse(operation, reason):
             return "Cannot \(operation): \(reason)."
         case let .unregisteredType(type, declared):
-            return "A \(type) was parked where a \(declared) is declared, and this garage doesn't know \(type): it would "
-                + "read back as a \(declared), without what \(type) adds. Register it before parking: "
+            return "A \(type) was parked where a \(declared) is declared, and this garage doesn't know \(type): it could "
+                + "not be read back as a \(type). Register it before parking: "
                 + "garage.register(\(type.split(separator: ".").last.map(String.init) ?? type).self). Nothing was written."
+        case let .cannotRegister(type, reason):
+            return "Cannot register \(type): \(reason). Nothing was registered."
+        case let .storedAsItsClass(type, className, operation):
+            return "Cannot \(operation) \(type): its objects are rows of \(className), the Identifiable class it descends "
+                + "from, counted and listed with the other \(className) objects. Call it with \(className).self, and cast "
+                + "(as? \(type))."
         case let .contentIdentifierExpected(type, identifier):
             return "No \(type) is parked under the identifier \(identifier), and none can be: \(type) is identified by a "
                 + "hash of its content (it is Hashable, not Identifiable), which GarageLite computes as the SHA-256 of its "
@@ -383,6 +399,8 @@ extension GarageError: CustomNSError {
         case .notAGarageStorageStore: return 122
         case .transactionMisuse: return 123
         case .unregisteredType: return 124
+        case .cannotRegister: return 125
+        case .storedAsItsClass: return 126
         }
     }
 

@@ -121,8 +121,8 @@ struct SyncAsyncParityTests {
         Operation("migrateAll", sync: { try $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) },
                   async: { try await $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) }),
         Operation("count", sync: { try $0.count(Author.self) }, async: { try await $0.count(Author.self) }),
-        Operation("register a renamed type", sync: { try $0.register(Tally.self, formerTypeNames: "Counter") },
-                  async: { try await $0.register(Tally.self, formerTypeNames: "Counter") }),
+        Operation("register a renamed type", sync: { try $0.register(Tally.self, formerTypeNames: ["Counter"]) },
+                  async: { try await $0.register(Tally.self, formerTypeNames: ["Counter"]) }),
         Operation("explicit transaction", sync: { garage in
             try garage.beginTransaction()
             try garage.park(Counter(id: 3, value: 3))

@@ -101,7 +101,9 @@ final class GraphDecoder {
     /// (the reference is optional).
     func resolve<T: Decodable>(_ type: T.Type, identifier: String, codingPath: CodingPath,
                                lenient: Bool) throws -> T? {
-        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: identifier)
+        // A registered subclass's objects are rows of the class it descends from.
+        let typeName = try registry.storedClass(of: T.self)?.name ?? Identity.typeName(T.self)
+        let key = ObjectKey(typeName: typeName, identifier: identifier)
         if let object = decoded[key] as? T {
             return object
         }
@@ -382,7 +384,8 @@ extension DecodingError {
         func located(_ context: Context) -> Context {
             var description = context.debugDescription
             // Said once, by the row the error happened in; a missing reference says it its way.
-            if !description.hasSuffix(Self.whatToDo), !description.contains("Missing Identifiable reference") {
+            if !description.hasSuffix(Self.whatToDo), !description.contains("Missing Identifiable reference"),
+               !description.contains("garage.register(") {
                 description += " " + Self.whatToDo
             }
             return Context(codingPath: context.codingPath, debugDescription: "\(key): \(description)",

@@ -54,11 +54,12 @@ final class GraphEncoder {
     @discardableResult
     func encodeRoot<T: Encodable>(_ object: T) throws -> ObjectKey {
         try Identity.checkIsObject(T.self, operation: "park")
-        let typeName = try Identity.typeName(T.self)
+        let storedClass = registry.storedClass(of: T.self)
+        let typeName = try storedClass?.name ?? Identity.typeName(T.self)
         if let identifier = try Identity.declaredIdentifier(of: object) {
             let key = ObjectKey(typeName: typeName, identifier: identifier)
             visited.insert(key)
-            try store(object, key: key, isRoot: true)
+            try store(object, key: key, isRoot: true, tagged: storedClass != nil)
             try drainQueue()
             return key
         }
@@ -87,7 +88,8 @@ final class GraphEncoder {
     ///   is `Identifiable` with another `id`: it would read back under a key that isn't its own.
     @discardableResult
     func encodeRoot<T: Encodable>(_ object: T, identifier: String) throws -> ObjectKey {
-        let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: identifier)
+        let storedClass = registry.storedClass(of: T.self)
+        let key = ObjectKey(typeName: try storedClass?.name ?? Identity.typeName(T.self), identifier: identifier)
         if let declared = try Identity.declaredIdentifier(of: object), declared != identifier {
             throw GarageError.invalidIdentifier(
                 typeName: key.typeName, identifier: identifier,
@@ -99,9 +101,17 @@ final class GraphEncoder {
                 reason: "it contains the character U+0000 (NUL), which the store would cut the identifier at")
         }
         visited.insert(key)
-        try store(object, key: key, isRoot: true)
+        try store(object, key: key, isRoot: true, tagged: storedClass != nil)
         try drainQueue()
         return key
+    }
+
+    /// The key of the row of the `Identifiable` `value` declared as `T`: a registered subclass's
+    /// objects are rows of the class they descend from (``RegisteredTypes``); `tagged` then.
+    func key<T>(of value: any Identifiable, as type: T.Type) throws -> (key: ObjectKey, tagged: Bool) {
+        let storedClass = registry.storedClass(of: T.self)
+        return (ObjectKey(typeName: try storedClass?.name ?? Identity.typeName(T.self),
+                          identifier: try Identity.identifier(of: value)), storedClass != nil)
     }
 
     /// The rows encoded since the last call, handed over: a large park writes them while it
@@ -157,15 +167,17 @@ final class GraphEncoder {
 
     /// Schedules a nested `Identifiable` value to be encoded as its own row, unless it
     /// already is one.
-    func reference<T: Encodable>(_ object: T, key: ObjectKey) {
+    func reference<T: Encodable>(_ object: T, key: ObjectKey, tagged: Bool) {
         guard visited.insert(key).inserted else { return }
-        queue.append { [unowned self] in try store(object, key: key, isRoot: false) }
+        queue.append { [unowned self] in try store(object, key: key, isRoot: false, tagged: tagged) }
     }
 
-    private func store<T: Encodable>(_ object: T, key: ObjectKey, isRoot: Bool) throws {
+    /// Encodes `object` as the row `key`; `tagged`, with its type name (a registered subclass
+    /// stored in its class's rows).
+    private func store<T: Encodable>(_ object: T, key: ObjectKey, isRoot: Bool, tagged: Bool = false) throws {
         let content: Content
         do {
-            content = try encodeContent(object, canonical: false)
+            content = try encodeContent(object, canonical: false, tagged: tagged)
         } catch let error as EncodingError {
             throw error.locating(key.description)
         }
@@ -210,11 +222,11 @@ final class GraphEncoder {
     /// `canonical` JSON has its object members sorted by key: the form a content identifier
     /// is computed from. Other rows keep the order their `encode(to:)` gave, which is the same
     /// on every park of the same type, and cheaper.
-    private func encodeContent<T: Encodable>(_ object: T, canonical: Bool) throws -> Content {
+    private func encodeContent<T: Encodable>(_ object: T, canonical: Bool, tagged: Bool = false) throws -> Content {
         let syncStatus = (object as? any Syncable)?.syncStatus
         let revision = (object as? any Revisioned)?.revision
         let row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil, storesRevisionInRow: revision != nil)
-        let slot = try row.box(object, at: .root, isRowObject: true)
+        let slot = try row.box(object, at: .root, isRowObject: true, tagged: tagged)
         return Content(json: JSONWriter.bytes(from: slot, canonical: canonical), syncStatus: syncStatus,
                        revision: revision, references: row.references)
     }
@@ -246,7 +258,9 @@ final class RowEncoding {
 
     /// Encodes one value at `path`. A nested `Identifiable` becomes a reference stub, unless it
     /// is ``InlineIdentifiable``: that is encoded inline, as a value that is not identifiable.
-    func box<T: Encodable>(_ value: T, at path: CodingPath, isRowObject: Bool = false) throws -> EncodedSlot {
+    ///
+    /// `tagged` writes the value with its type name even when it is of the type declared.
+    func box<T: Encodable>(_ value: T, at path: CodingPath, isRowObject: Bool = false, tagged: Bool = false) throws -> EncodedSlot {
         let info = TypeInfo.of(T.self)
         let kind = info.kind
         if case .primitive(let primitive) = kind {
@@ -261,7 +275,7 @@ final class RowEncoding {
         }
         if path.depth & 7 == 0, ThreadStack.isShort {
             // A deeply nested value on a thread with a small stack (see `ThreadStack`).
-            return try ThreadStack.run({ try box(value, at: path, isRowObject: isRowObject) }, context: graph.context)
+            return try ThreadStack.run({ try box(value, at: path, isRowObject: isRowObject, tagged: tagged) }, context: graph.context)
         }
         switch kind {
         case .date:
@@ -280,8 +294,8 @@ final class RowEncoding {
             }
         case .identifiable where !isRowObject:
             if let identifiable = value as? any Identifiable {
-                let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable))
-                graph.reference(value, key: key)
+                let (key, tagged) = try graph.key(of: identifiable, as: T.self)
+                graph.reference(value, key: key, tagged: tagged)
                 if referenceSet.insert(key).inserted {
                     references.append(key)
                 }
@@ -290,7 +304,7 @@ final class RowEncoding {
         default:
             break
         }
-        if info.isClass, type(of: value) != T.self {
+        if info.isClass, tagged || type(of: value) != T.self {
             let subclass: any Encodable.Type = type(of: value)
             return try boxSubclassInstance(subclass, value, declared: T.self, at: path, isRowObject: isRowObject)
         }
@@ -345,7 +359,7 @@ final class RowEncoding {
     func isOmitted<T: Encodable>(_ value: T) throws -> Bool {
         guard let omits = graph.omits, case .identifiable = ValueKind.of(T.self),
               let identifiable = value as? any Identifiable,
-              omits(ObjectKey(typeName: try Identity.typeName(T.self), identifier: try Identity.identifier(of: identifiable)))
+              omits(try graph.key(of: identifiable, as: T.self).key)
         else { return false }
         graph.noteOmitted()
         return true

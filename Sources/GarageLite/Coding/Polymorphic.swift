@@ -142,9 +142,22 @@ public struct Polymorphic<Value>: Codable {
 extension Polymorphic: Sendable where Value: Sendable {}
 
 extension KeyedDecodingContainer {
-    /// A ``Polymorphic`` optional whose key is missing reads as `nil`.
+    /// A ``Polymorphic`` optional whose key is missing (a property added to the model since
+    /// the object was stored) reads as `nil`.
     public func decode<V>(_ type: Polymorphic<V?>.Type, forKey key: Key) throws -> Polymorphic<V?> {
         try decodeIfPresent(type, forKey: key) ?? Polymorphic(wrappedValue: nil)
+    }
+
+    /// A ``Polymorphic`` array whose key is missing (a property added to the model since the
+    /// object was stored) reads as empty.
+    public func decode<E>(_ type: Polymorphic<[E]>.Type, forKey key: Key) throws -> Polymorphic<[E]> {
+        try decodeIfPresent(type, forKey: key) ?? Polymorphic(wrappedValue: [])
+    }
+
+    /// A ``Polymorphic`` dictionary whose key is missing (a property added to the model since
+    /// the object was stored) reads as empty.
+    public func decode<E>(_ type: Polymorphic<[String: E]>.Type, forKey key: Key) throws -> Polymorphic<[String: E]> {
+        try decodeIfPresent(type, forKey: key) ?? Polymorphic(wrappedValue: [:])
     }
 }
 

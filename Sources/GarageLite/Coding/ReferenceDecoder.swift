@@ -82,8 +82,11 @@ extension ReferenceDecoder {
 
         private func value(for key: Key) throws -> JSONValue {
             guard let value = members[key.stringValue] else {
-                throw DecodingError.keyNotFound(key, .init(
-                    codingPath: path.keys, debugDescription: "No value associated with key \(key.stringValue)."))
+                var description = "No value associated with key \(key.stringValue)"
+                if let former = members.legacyKeys?[key.stringValue], !former.isEmpty {
+                    description += " (nor with its former keys \(former.joined(separator: ", ")))"
+                }
+                throw DecodingError.keyNotFound(key, .init(codingPath: path.keys, debugDescription: description + "."))
             }
             return value
         }

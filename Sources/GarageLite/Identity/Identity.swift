@@ -24,6 +24,31 @@ enum Identity {
     /// The stored type names of this process.
     private static let typeNames = Protected(TypeNames())
 
+    /// The name `T` declares, or has by default, without checking or binding it.
+    static func declaredName<T>(_ type: T.Type) -> String {
+        TypeNames.Declaration(type).name
+    }
+
+    /// Throws ``GarageError/ambiguousMigration(oldName:type:otherType:)`` when another type
+    /// of this process is stored under `name`: moving the objects of that name would take it
+    /// from that type.
+    static func checkNotOwned<T>(_ name: String, byOtherThan type: T.Type) throws {
+        if let other = typeNames.read({ $0.otherOwner(of: name, than: ObjectIdentifier(type)) }) {
+            throw GarageError.ambiguousMigration(oldName: name, type: fullName(type), otherType: other)
+        }
+    }
+
+    /// The superclasses of `aClass`, nearest first.
+    static func superclasses(of aClass: AnyClass) -> [AnyClass] {
+        var classes: [AnyClass] = []
+        var next = _getSuperclass(aClass)
+        while let current = next {
+            classes.append(current)
+            next = _getSuperclass(current)
+        }
+        return classes
+    }
+
     /// Throws ``GarageError/ambiguousMigration(oldName:type:otherType:)`` when `oldName` is
     /// `T`'s own short name, which it left for a declared one, and another type of this process
     /// is stored under it: the objects stored under that name are then both types', and moving

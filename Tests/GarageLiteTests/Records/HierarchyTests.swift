@@ -225,7 +225,11 @@ struct HierarchyTests {
         try await garage.park(classroom)
         // Each person is a row of RPerson, the type they are declared as.
         #expect(try await garage.identifiers(of: RPerson.self) == ["p1", "p2", "t1"])
-        #expect(try await garage.count(RStudent.self) == 0)
+        // Counted and listed with their class: asked of the subclass, that is an error.
+        await #expect(throws: GarageError.storedAsItsClass(typeName: "RStudent", className: "RPerson", operation: "count")) {
+            try await garage.count(RStudent.self)
+        }
+        #expect(throws: GarageError.self) { try garage.retrieveAll(RStudent.self) }
         let people = try await garage.retrieveAll(RPerson.self)
         #expect(people.compactMap { $0 as? RStudent }.map(\.grade) == [9])
         #expect(people.compactMap { $0 as? RTeacher }.map(\.subject) == ["Maths"])
@@ -237,5 +241,65 @@ struct HierarchyTests {
         // Parked on its own as its class, a student is still a student.
         try await garage.park(RStudent(id: "p3", name: "Emmy", grade: 11) as RPerson)
         #expect((try await garage.retrieve(RPerson.self, identifier: "p3") as? RStudent)?.grade == 11)
+        // Parked as itself, it is the same row: the classroom sees the change.
+        let alan = try #require(read.people[0] as? RStudent)
+        alan.grade = 10
+        try await garage.park(alan)
+        #expect((try await garage.retrieve(RClassroom.self, identifier: "c1")?.people[0] as? RStudent)?.grade == 10)
+        #expect(try await garage.retrieve(RStudent.self, identifier: "p1")?.grade == 10)
+        #expect(try await garage.identifiers(of: RPerson.self) == ["p1", "p2", "p3", "t1"])
+        // Retrieved as a subclass it isn't, it is an error naming both.
+        #expect { _ = try garage.retrieve(RStudent.self, identifier: "t1") } throws: { error in
+            "\(error)".contains("RTeacher") && "\(error)".contains("RStudent")
+        }
+        try await garage.delete(alan, rule: .nullify(in: RClassroom.self))
+        #expect(try await garage.identifiers(of: RPerson.self) == ["p2", "p3", "t1"])
+        #expect(try await garage.check().isOK)
     }
+
+    @Test func aSubclassThatHasItsClasssStoredNameIsRefused() throws {
+        let garage = try Garage.inMemory()
+        #expect {
+            try garage.register(HNamedCar.self)
+        } throws: { error in
+            guard case GarageError.cannotRegister(let type, let reason) = error else { return false }
+            return type.hasSuffix("HNamedCar") && reason.contains("class var storedTypeName")
+        }
+        // The class keeps its name.
+        try garage.park(HNamedVehicle(wheels: 2), identifier: "bike")
+        #expect(try garage.retrieve(HNamedVehicle.self, identifier: "bike")?.wheels == 2)
+    }
+
+    @Test func aRenamedSubclassReadsUnderItsFormerName() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("renamed.sqlite")
+        do {
+            let old = try Garage(path: path)
+            try old.register(HPupil.self)
+            try old.park(HSchool(id: "s1", people: [HPupil(firstName: "Ann", lastName: "Lee")]))
+        }
+        let garage = try Garage(path: path)
+        #expect(try garage.register(HLearner.self, formerTypeNames: ["HPupilOld"]) == 0)
+        let school = try #require(try garage.retrieve(HSchool.self, identifier: "s1"))
+        #expect((school.people[0] as? HLearner)?.firstName == "Ann")
+    }
+}
+
+/// A class that declares its stored name, and a subclass that inherits it.
+class HNamedVehicle: Codable, StoredTypeNamed, @unchecked Sendable {
+    static let storedTypeName = "HNamedVehicle"
+    var wheels: Int
+    init(wheels: Int) { self.wheels = wheels }
+}
+
+final class HNamedCar: HNamedVehicle, @unchecked Sendable {}
+
+/// A subclass as an older version of the app named it (stored as "HPupilOld"), and as it is
+/// named now.
+final class HPupil: HPerson, StoredTypeNamed, @unchecked Sendable {
+    static let storedTypeName = "HPupilOld"
+    static let sharesStoredTypeName = true
+}
+
+final class HLearner: HPerson, @unchecked Sendable {
 }

@@ -107,8 +107,11 @@ struct MContactBoth: Codable, Identifiable, Sendable, StoredTypeNamed {
     var cell: String
 }
 
-/// Version 1 of a type that is renamed: `MPatient` becomes `MClient`.
-struct MPatient: Codable, Identifiable, Sendable {
+/// Version 1 of a type that is renamed: `MPatient` becomes `MClient`. (It shares its name:
+/// the old type wouldn't exist in the app that renamed it, and a type of this process that has
+/// a name keeps it from being a former one.)
+struct MPatient: Codable, Identifiable, Sendable, StoredTypeNamed {
+    static let sharesStoredTypeName = true
     var id: String
     var name: String
 }
@@ -152,6 +155,15 @@ struct RenamingTests {
         #expect(json.contains(#""fullName":"Ada""#) && json.contains(#""cell":"555-9""#) && !json.contains("phone"))
         let again = try #require(try garage.retrieve(MContact.self, identifier: "c1"))
         #expect(again.cell == "555-9" && again.isFavorite)
+        // A key missing under every name says which it looked for.
+        try garage.park(MCardV0(id: "k2"))
+        #expect { _ = try garage.retrieve(MCard.self, identifier: "k2") } throws: { error in
+            "\(error)".contains("owner")
+        }
+        try garage.park(MContactV0(id: "c9"))
+        #expect { _ = try garage.retrieve(MContact.self, identifier: "c9") } throws: { error in
+            "\(error)".contains("former keys")
+        }
         // A key present under its current name wins over a former one.
         try garage.park(MContactBoth(id: "c3", fullName: "New", name: "Old", cell: "1"))
         #expect(try garage.retrieve(MContact.self, identifier: "c3")?.fullName == "New")
@@ -166,20 +178,41 @@ struct RenamingTests {
         }
         let garage = try Garage(path: path)
         #expect(try await garage.retrieve(MClient.self, identifier: "p1") == nil)
-        #expect(try await garage.register(MClient.self, formerTypeNames: "MPatient") == 2)
+        #expect(try await garage.register(MClient.self, formerTypeNames: ["MPatient"]) == 2)
         #expect(try await garage.retrieve(MClient.self, identifier: "p1")?.name == "Ada")
         #expect(try await garage.retrieve(MWardV2.self, identifier: "w1")?.patients.map(\.name) == ["Ada", "Alan"])
         #expect(try await garage.count(MPatient.self) == 0)
         #expect(try await garage.check().isOK)
         // Every later launch: nothing to move.
-        #expect(try await garage.register(MClient.self, formerTypeNames: "MPatient") == 0)
-        // With autosave off, and inside a transaction, the move is written at once all the same.
+        #expect(try await garage.register(MClient.self, formerTypeNames: ["MPatient"]) == 0)
+        // Inside a transaction, the move is one of its changes: read at once, rolled back with it,
+        // and made again by the next call.
         let other = try Garage(path: path)
         try await other.park(MPatient(id: "p3", name: "Grace"))
-        other.isAutosaveEnabled = false
-        try await other.beginTransaction()
-        #expect(try await other.register(MClient.self, formerTypeNames: "MPatient") == 1)
-        try await other.rollbackTransaction()
+        try other.beginTransaction()
+        try await other.park(MPatient(id: "p4", name: "Emmy"))
+        #expect(try await other.register(MClient.self, formerTypeNames: ["MPatient"]) == 2)
+        #expect(try await other.retrieve(MClient.self, identifier: "p4")?.name == "Emmy")
+        try other.rollbackTransaction()
+        #expect(try await garage.retrieve(MClient.self, identifier: "p3") == nil)
+        #expect(try await other.register(MClient.self, formerTypeNames: ["MPatient"]) == 1)
         #expect(try await garage.retrieve(MClient.self, identifier: "p3")?.name == "Grace")
+        // A name another type of the process has is not a former one.
+        #expect(throws: GarageError.self) {
+            try garage.register(MClient.self, formerTypeNames: ["MWard"])
+        }
     }
+}
+
+/// Rows without the properties, under any name.
+struct MCardV0: Codable, Identifiable, Sendable, StoredTypeNamed {
+    static let storedTypeName = "MCardV1"
+    static let sharesStoredTypeName = true
+    var id: String
+}
+
+struct MContactV0: Codable, Identifiable, Sendable, StoredTypeNamed {
+    static let storedTypeName = "MContactV1"
+    static let sharesStoredTypeName = true
+    var id: String
 }

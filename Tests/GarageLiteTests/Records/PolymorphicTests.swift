@@ -93,6 +93,14 @@ struct PolymorphicTests {
         }
     }
 
+    @Test func polymorphicPropertiesAddedLaterReadEmptyOrNil() throws {
+        let garage = try Garage.inMemory()
+        try garage.register(PDog.self, PCat.self, PParrot.self)
+        try garage.park(PHouseholdV0(id: "h0"))
+        let read = try #require(try garage.retrieve(PHousehold.self, identifier: "h0"))
+        #expect(read.pets.isEmpty && read.favorite == nil && read.byRoom.isEmpty)
+    }
+
     @Test func aPlainJSONDecoderCannotDecodeThemAndSaysWhy() throws {
         let bytes = try JSONEncoder().encode(household())
         #expect {
@@ -103,3 +111,10 @@ struct PolymorphicTests {
     }
 }
 
+
+/// A household as first stored, before it had pets.
+struct PHouseholdV0: Codable, Identifiable, StoredTypeNamed {
+    static let storedTypeName = "PHousehold"
+    static let sharesStoredTypeName = true
+    var id: String
+}
