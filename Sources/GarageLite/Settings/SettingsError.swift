@@ -45,7 +45,7 @@ extension SettingsError {
     /// The value under `key` is not a `Value`: `error`, a decoding or transformer error, says
     /// why.
     static func mismatch<Value>(_ key: String, _ type: Value.Type, _ error: any Error) -> SettingsError {
-        mismatch(key, String(describing: type), error)
+        mismatch(key, Identity.displayName(type), error)
     }
 
     /// The value under `key` is not a `valueType` (its name): `error` says why.

@@ -135,7 +135,7 @@ struct SettingCoding<Value: Sendable>: Sendable {
 
     /// A row of another type than the key's (which the garage, reading the key's, never gives).
     private static func unexpected(_ row: any StoredSettingValue, id: String) -> SettingsError {
-        .valueMismatch(key: id, valueType: String(describing: Value.self), reason: "its row was read as \(type(of: row))")
+        .valueMismatch(key: id, valueType: Identity.displayName(Value.self), reason: "its row was read as \(type(of: row))")
     }
 
     /// The row that stores `value`: transformed by the key's transform, then its transformer.

@@ -60,7 +60,7 @@ public struct SettingsMigration: Sendable {
         let new = key.setting
         oldID = old.id
         newID = new.id
-        oldValueType = String(describing: Old.self)
+        oldValueType = Identity.displayName(Old.self)
         oldType = old.storedType
         newType = new.storedType
         self.convert = { row in try new.row(for: convert(old.value(of: row))) }

@@ -89,7 +89,7 @@ public struct RawRepresentableTransformer<Value: RawRepresentable>: Transformer 
     /// - throws: ``TransformerError/noValue(forRawValue:of:)`` when there is none.
     public func untransform(_ rawValue: Value.RawValue) throws -> Value {
         guard let value = Value(rawValue: rawValue) else {
-            throw TransformerError.noValue(forRawValue: String(describing: rawValue), of: String(describing: Value.self))
+            throw TransformerError.noValue(forRawValue: String(describing: rawValue), of: Identity.displayName(Value.self))
         }
         return value
     }
