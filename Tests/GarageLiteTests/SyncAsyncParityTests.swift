@@ -121,6 +121,24 @@ struct SyncAsyncParityTests {
         Operation("migrateAll", sync: { try $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) },
                   async: { try await $0.migrateAll(fromOldClassName: "Counter", to: Tally.self) }),
         Operation("count", sync: { try $0.count(Author.self) }, async: { try await $0.count(Author.self) }),
+        Operation("settings: set then read", sync: { garage in
+            try garage.set(7, for: paritySetting)
+            return try garage.value(for: paritySetting)
+        }, async: { garage in
+            try await garage.set(7, for: paritySetting)
+            return try await garage.value(for: paritySetting)
+        }),
+        Operation("settings: read the default", sync: { try $0.value(for: paritySetting) },
+                  async: { try await $0.value(for: paritySetting) }),
+        Operation("settings: remove", sync: { try $0.removeValue(for: paritySetting) },
+                  async: { try await $0.removeValue(for: paritySetting) }),
+        Operation("settings: migrate", sync: { garage in
+            try garage.set("3", for: parityLegacySetting)
+            return try garage.migrate([SettingsMigration(to: paritySetting, from: parityLegacySetting) { Int($0) ?? 0 }])
+        }, async: { garage in
+            try await garage.set("3", for: parityLegacySetting)
+            return try await garage.migrate([SettingsMigration(to: paritySetting, from: parityLegacySetting) { Int($0) ?? 0 }])
+        }),
         Operation("register a renamed type", sync: { try $0.register(Tally.self, formerTypeNames: ["Counter"]) },
                   async: { try await $0.register(Tally.self, formerTypeNames: ["Counter"]) }),
         Operation("explicit transaction", sync: { garage in
@@ -308,3 +326,11 @@ struct Tally: Codable, Identifiable, Sendable {
 extension Tally: StoredTypeNamed {
     static let storedTypeName = "Parity.Tally"
 }
+
+/// The settings the parity tests set.
+enum ParitySettings: SettingsNamespace {
+    static let id = "parity"
+}
+
+let paritySetting = SettingsKey<ParitySettings, Int>(id: "count", defaultValue: 1)
+let parityLegacySetting = SettingsKey<ParitySettings, String>(id: "legacyCount", defaultValue: "")
