@@ -25,10 +25,10 @@ struct NoteConflict: Error, CustomStringConvertible {
     var description: String { "conflict: the server has revision \(current.serverRevision)" }
 }
 
-/// How far the downloads got, kept in the same garage.
-struct SyncCursor: Mappable {
-    var id = "notes"
-    var position = 0
+/// How far the downloads got: a setting, kept in the same garage.
+enum NotesSync: SettingsNamespace {
+    static let id = "notes-sync"
+    static let cursor = SettingsKey<NotesSync, Int>(id: "cursor", defaultValue: 0)
 }
 
 /// What one run did.
@@ -102,12 +102,12 @@ struct SyncJob {
 
     /// Applies what changed on the server since the last download.
     private func download(_ report: inout SyncReport) async throws {
-        let cursor = try await garage.retrieve(SyncCursor.self, identifier: "notes") ?? SyncCursor()
-        let changes = try await server.changes(since: cursor.position)
+        let cursor = try await garage.value(for: NotesSync.cursor)
+        let changes = try await server.changes(since: cursor)
         // .synced; a note with a local edit the server hasn't seen is a conflict: onConflict.
         let parked = try await garage.parkDownloaded(changes.notes, onConflict: onConflict)
         report.downloads.append(parked)
         report.downloads.append(try await garage.deleteDownloaded(Note.self, identifiers: changes.deleted))
-        try await garage.park(SyncCursor(position: changes.cursor))
+        try await garage.set(changes.cursor, for: NotesSync.cursor)
     }
 }

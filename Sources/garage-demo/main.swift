@@ -77,6 +77,23 @@ struct Device {
     }
 }
 
+/// A note as version 1 of the app stored it: its items were called `lines`. (Version 1's type,
+/// kept here only to write what it wrote: an app has only the current one.)
+struct NoteVersion1: Codable, Identifiable, Syncable, StoredTypeNamed {
+    static let storedTypeName = "Note"
+    static let sharesStoredTypeName = true
+    var id: String
+    var title: String
+    var lines: [String]
+    var serverRevision = 0
+    var syncStatus: SyncStatus = .notSynced
+}
+
+/// Version 2 renamed `lines` to `items`: old notes read under the new name, without a migration.
+extension Note: LegacyKeyed {
+    static let legacyKeys = ["items": ["lines"]]
+}
+
 struct DemoFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
@@ -103,6 +120,11 @@ do {
     print("A phone and a laptop, each with its own garage file (in \(folder.path), deleted at the end),")
     print("sync notes through one server. Each sync uploads the device's changes, then downloads the server's.")
 
+    print("\n0. The phone kept a note from version 1 of the app, which called items \"lines\".")
+    try phone.garage.park(NoteVersion1(id: "recipes", title: "Recipes", lines: ["flour", "sugar"]))
+    let recipes = try phone.garage.retrieve(Note.self, identifier: "recipes")
+    phone.say("version 2 reads recipes' items: \(list(recipes?.items ?? [])) (Note: LegacyKeyed)")
+
     print("\n1. Both create notes, then sync.")
     try phone.add("groceries", title: "Groceries", items: ["milk", "bread"])
     try phone.add("packing", title: "Packing", items: ["passport"])
@@ -110,6 +132,7 @@ do {
     try await phone.sync()
     try await laptop.sync()
     try await phone.sync()
+    phone.say("has downloaded up to server revision \(try phone.garage.value(for: NotesSync.cursor)) (a setting: NotesSync.cursor)")
 
     print("\n2. The phone edits a note, the laptop deletes another; both sync.")
     try phone.addItem("eggs", to: "groceries")
