@@ -41,7 +41,7 @@ enum Identity {
     /// The superclasses of `aClass`, nearest first.
     static func superclasses(of aClass: AnyClass) -> [AnyClass] {
         var classes: [AnyClass] = []
-        var next = _getSuperclass(aClass)
+        var next: AnyClass? = _getSuperclass(aClass)
         while let current = next {
             classes.append(current)
             next = _getSuperclass(current)
