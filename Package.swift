@@ -23,7 +23,8 @@ let package = Package(
             name: "GarageLite",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the one hot statement that runs on its handle (Store+Rows.swift).
+                // SQLite's C API: the hot statements that run on its handle (SQLiteConnection.swift), and
+                // the header read before opening a store (StoreFile.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -202,7 +202,10 @@ let role = arguments[2]
 let seed = arguments[3]
 let errors = Errors()
 
-do {
+/// Runs the editor or the job; its garages are closed when it returns, as an app's are when it
+/// quits (SQLite then checkpoints the WAL and removes it, if no other connection has the file).
+@MainActor func runRole() {
+    do {
     let garage = try Garage(path: storePath, busyTimeout: 30)
     if role == "editor" {
         let edits = arguments.count > 5 ? Int(arguments[5]) ?? 10 : 10
@@ -219,7 +222,9 @@ do {
         let server = try Garage(path: storePath + ".server", busyTimeout: 30)
         try runJob(garage: garage, server: server, log: log, seed: jobSeed, emptyLimit: max(1, count), errors: errors)
     }
-} catch {
-    errors.report("\(role) \(seed) threw: \(error)")
+    } catch {
+        errors.report("\(role) \(seed) threw: \(error)")
+    }
 }
+runRole()
 exit(errors.count == 0 ? 0 : 1)

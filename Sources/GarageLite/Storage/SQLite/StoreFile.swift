@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Checks on a store file made before SQLite opens it, so that a file that is not a
 /// GarageLite store, or one of a newer format, is refused without being touched:
@@ -22,19 +23,14 @@ enum StoreFile {
         guard !isDirectory.boolValue else {
             throw GarageError.cannotOpenStore(path: path, reason: "it is a folder, not a file")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        let size = (try? fileManager.attributesOfItem(atPath: path))?[.size] as? Int ?? 0
+        if size == 0 { return } // an empty file becomes a new store
+        guard access(path, R_OK) == 0 else {
             throw GarageError.cannotOpenStore(path: path, reason: "the file cannot be read (check its permissions)")
         }
-        defer { try? handle.close() }
-        let header = [UInt8](handle.readData(ofLength: 100))
-        if header.isEmpty { return } // an empty file becomes a new store
-        guard header.count == 100, Array(header[0..<16]) == sqliteMagic else {
-            throw GarageError.notAGarageStore(path: path, reason: "it is not an SQLite database")
-        }
-        // The header fields are big-endian. In WAL mode they may lag behind the latest
-        // commit, so they only decide what is certain; Schema.migrate checks the rest.
-        let userVersion = header[60..<64].reduce(0) { $0 << 8 | Int($1) }
-        let applicationID = Int32(bitPattern: header[68..<72].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        let (userVersion, applicationID) = try headerFields(path: path)
+        // In WAL mode the header may lag behind the latest commit, so it only decides what is
+        // certain; Schema.migrate checks the rest.
         if applicationID != 0, applicationID != Schema.applicationID {
             throw GarageError.notAGarageStore(path: path, reason: "it is an SQLite database of another application")
         }
@@ -50,6 +46,44 @@ enum StoreFile {
             // its WAL file. Only SQLite can tell, and reading does not change the file.
             try checkWithSQLite(path: path)
         }
+    }
+
+    /// The user version and application id in the header of the file at `path`, read through
+    /// SQLite's own descriptor of the file, opened as immutable: without locks, the `-wal` and
+    /// `-shm` files, or a change to the file.
+    ///
+    /// Not with a file handle of our own: closing any descriptor of a file drops every POSIX
+    /// lock the process holds on it, SQLite's included, and a garage already open on the file
+    /// would then lose its writes to another process that took the file for unused (one that
+    /// closes it checkpoints and removes the `-wal` file). SQLite keeps its descriptor open,
+    /// and closes it later, while another connection of the process holds a lock on the file.
+    private static func headerFields(path: String) throws -> (userVersion: Int, applicationID: Int32) {
+        var connection: OpaquePointer?
+        defer { sqlite3_close_v2(connection) }
+        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+        guard sqlite3_open_v2(immutableURI(path: path), &connection, flags, nil) == SQLITE_OK, let connection else {
+            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            throw GarageError.cannotOpenStore(path: path, reason: "SQLite can't open the file (\(message))")
+        }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+              let file, let read = file.pointee.pMethods?.pointee.xRead else {
+            throw GarageError.cannotOpenStore(path: path, reason: "SQLite can't read the file")
+        }
+        var header = [UInt8](repeating: 0, count: 100)
+        let result = header.withUnsafeMutableBytes { read(file, $0.baseAddress, 100, 0) }
+        // A short read (SQLITE_IOERR_SHORT_READ, a macro Swift doesn't import) fills the rest
+        // with zeros: the magic then fails.
+        let shortRead = SQLITE_IOERR | (2 << 8)
+        guard result == SQLITE_OK || result == shortRead else {
+            throw GarageError.cannotOpenStore(path: path, reason: "the file cannot be read (SQLite error \(result))")
+        }
+        guard result == SQLITE_OK, Array(header[0..<16]) == sqliteMagic else {
+            throw GarageError.notAGarageStore(path: path, reason: "it is not an SQLite database")
+        }
+        // The header fields are big-endian.
+        return (header[60..<64].reduce(0) { $0 << 8 | Int($1) },
+                Int32(bitPattern: header[68..<72].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }))
     }
 
     private static func checkWithSQLite(path: String) throws {
