@@ -130,6 +130,8 @@ struct SyncAsyncParityTests {
         }),
         Operation("settings: read the default", sync: { try $0.value(for: paritySetting) },
                   async: { try await $0.value(for: paritySetting) }),
+        Operation("settings: update", sync: { try $0.updateValue(for: paritySetting) { $0 * 10 } },
+                  async: { try await $0.updateValue(for: paritySetting) { $0 * 10 } }),
         Operation("settings: remove", sync: { try $0.removeValue(for: paritySetting) },
                   async: { try await $0.removeValue(for: paritySetting) }),
         Operation("settings: migrate", sync: { garage in

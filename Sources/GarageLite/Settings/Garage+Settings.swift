@@ -140,6 +140,102 @@ extension Garage {
         return try setting.value(of: row)
     }
 
+    // MARK: - Updating
+
+    /// Sets the value of `key` to what `update` makes of its value (its default when none is
+    /// stored), atomically: if another task, garage or process writes the key in between, the
+    /// value is read again and `update` runs again. Returns the value stored.
+    ///
+    /// ```swift
+    /// let launches = try garage.updateValue(for: App.launchCount) { $0 + 1 }
+    /// ```
+    ///
+    /// A read then a set, even inside ``transaction(_:)-4nq2j``, can lose a concurrent write
+    /// (each reads the same value, and the last set wins): use this for counters and other
+    /// values made from the one stored. `update` may run more than once; it should do nothing
+    /// but compute the value. The hooks run as for ``set(_:for:)-5ws8a``, once. Inside a
+    /// transaction, or with autosave off, the write joins them, and is checked against the
+    /// value read when it does, not again when they commit.
+    ///
+    /// - throws: The errors of `update`, of the hooks and of ``set(_:for:)-5ws8a``;
+    ///   ``SettingsError/valueMismatch(key:valueType:reason:)`` for a stored value that can't be
+    ///   read as `V`. When it throws, nothing was written.
+    @discardableResult
+    public func updateValue<N, V>(for key: SettingsKey<N, V>, _ update: (V) throws -> V) throws -> V {
+        let setting = key.setting
+        let change = SettingsChange(keyID: setting.id, kind: .set)
+        try setting.willChange(change, in: self)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (current, revision) = try revisionedValue(setting.revisionedType, setting)
+            let value = try update(current ?? key.defaultValue)
+            do {
+                try parkSetting(setting.revisionedRow(for: value, revision: revision), identifier: setting.id)
+            } catch GarageError.staleObject where attempt < Self.settingsUpdateAttempts {
+                continue // written meanwhile: read it again
+            }
+            setting.didChange(change, in: self)
+            return setting.transform?(value) ?? value
+        }
+    }
+
+    /// Sets the value of `key` to what `update` makes of it, atomically (see
+    /// ``updateValue(for:_:)-3gyy0``), without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func updateValue<N, V>(
+        for key: SettingsKey<N, V>, _ update: (V) throws -> V
+    ) async throws -> V {
+        let setting = key.setting
+        let change = SettingsChange(keyID: setting.id, kind: .set)
+        try setting.willChange(change, in: self)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (current, revision) = try await revisionedValue(setting.revisionedType, setting)
+            let value = try update(current ?? key.defaultValue)
+            do {
+                try await parkSetting(setting.revisionedRow(for: value, revision: revision), identifier: setting.id)
+            } catch GarageError.staleObject where attempt < Self.settingsUpdateAttempts {
+                continue // written meanwhile: read it again
+            }
+            setting.didChange(change, in: self)
+            return setting.transform?(value) ?? value
+        }
+    }
+
+    /// How many times ``updateValue(for:_:)-3gyy0`` reads and writes a key written meanwhile
+    /// before it gives up, throwing ``GarageError/staleObject(typeName:identifier:parkedRevision:storedRevision:)``.
+    static let settingsUpdateAttempts = 1_000
+
+    /// The value stored for `setting` (`nil` when none is) and its row's revision (0 then),
+    /// read in one snapshot.
+    private func revisionedValue<R: RevisionedSettingValue, V>(
+        _ type: R.Type, _ setting: SettingCoding<V>
+    ) throws -> (value: V?, revision: Int64) {
+        let row: R?
+        do {
+            row = try retrieve(R.self, identifier: setting.id)
+        } catch let error as DecodingError {
+            throw SettingsError.mismatch(setting.id, V.self, error)
+        }
+        guard let row else { return (nil, 0) }
+        return (try setting.value(ofRevisioned: row), row.revision)
+    }
+
+    private nonisolated(nonsending) func revisionedValue<R: RevisionedSettingValue, V>(
+        _ type: R.Type, _ setting: SettingCoding<V>
+    ) async throws -> (value: V?, revision: Int64) {
+        let row: R?
+        do {
+            row = try await retrieve(R.self, identifier: setting.id)
+        } catch let error as DecodingError {
+            throw SettingsError.mismatch(setting.id, V.self, error)
+        }
+        guard let row else { return (nil, 0) }
+        return (try setting.value(ofRevisioned: row), row.revision)
+    }
+
     // MARK: - Removing
 
     /// Removes the value stored for `key`, which reads its default again; returns whether one

@@ -74,6 +74,31 @@ public struct Persisted<Value: Sendable>: Sendable {
         self.init(id: id, in: garage, defaultValue: wrappedValue(), defaultPersistence: defaultPersistence)
     }
 
+    /// The optional setting `id` of the global namespace in `garage`, `nil` until set.
+    ///
+    /// ```swift
+    /// @Persisted(id: "last-search", in: garage) var lastSearch: String?
+    /// ```
+    public init<Wrapped>(
+        id: String, in garage: Garage, defaultPersistence: DefaultPersistence = .notPersisted
+    ) where Value == Wrapped?, Wrapped: Codable {
+        self.init(id: id, in: garage, defaultValue: nil, defaultPersistence: defaultPersistence)
+    }
+
+    /// The setting `id` of the global namespace in `garage`, stored as `transformer` makes it,
+    /// whose default is the property's initial value, made when first needed.
+    ///
+    /// ```swift
+    /// @Persisted(id: "theme", in: garage, transformer: RawRepresentableTransformer()) var theme = Theme.light
+    /// ```
+    public init<T: Transformer>(
+        wrappedValue: @autoclosure @escaping @Sendable () -> Value, id: String, in garage: Garage, transformer: T,
+        defaultPersistence: DefaultPersistence = .notPersisted
+    ) where T.Input == Value, T.Output: Codable & Sendable {
+        self.init(id: id, in: garage, defaultValue: wrappedValue(), transformer: transformer,
+                  defaultPersistence: defaultPersistence)
+    }
+
     /// The setting `id` of the global namespace in `garage`, whose default is made when first
     /// needed.
     ///

@@ -29,7 +29,7 @@ public enum SettingsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .valueMismatch(key, valueType, reason):
-            "The value stored under the settings key \"\(key)\" is not a \(valueType): \(reason)"
+            "The value stored under the settings key \"\(key)\" can't be read as \(valueType): \(reason)"
         case let .migrationOntoItself(key):
             "A settings migration moves the value of \"\(key)\" onto itself; give the new key another id"
         }
@@ -55,7 +55,12 @@ extension SettingsError {
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
              DecodingError.keyNotFound(_, let context), DecodingError.dataCorrupted(let context):
             let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            reason = context.debugDescription + (path.count > 1 ? " (at \(path.dropFirst().joined(separator: ".")))" : "")
+            // Without what the garage says of objects (the row's name, "park it again"): a
+            // setting is read, set and migrated through its key.
+            var description = context.debugDescription.replacingOccurrences(of: " " + DecodingError.whatToDo, with: "")
+            let rowPrefix = "\(storedSettingTypeName)(\(key)): "
+            if description.hasPrefix(rowPrefix) { description.removeFirst(rowPrefix.count) }
+            reason = description + (path.count > 1 ? " (at \(path.dropFirst().joined(separator: ".")))" : "")
         default:
             reason = String(describing: error)
         }

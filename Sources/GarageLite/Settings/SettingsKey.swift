@@ -104,6 +104,10 @@ struct SettingCoding<Value: Sendable>: Sendable {
     /// A value as its row (after the transform), and a row as a value.
     private let toRow: @Sendable (Value) throws -> any StoredSettingValue
     private let fromRow: @Sendable (any StoredSettingValue) throws -> Value
+    /// The type of its row read with its revision, and a stored value as a value.
+    let revisionedType: any RevisionedSettingValue.Type
+    private let makeRevisioned: @Sendable (Value, Int64) throws -> any RevisionedSettingValue
+    private let fromStored: @Sendable (any Sendable) throws -> Value
 
     /// Values stored as themselves.
     init(id: String, namespaces: [any SettingsNamespace.Type], transform: (@Sendable (Value) -> Value)?) where Value: Codable {
@@ -115,6 +119,12 @@ struct SettingCoding<Value: Sendable>: Sendable {
         fromRow = { row in
             guard let row = row as? StoredSetting<Value> else { throw Self.unexpected(row, id: id) }
             return row.value
+        }
+        revisionedType = RevisionedSetting<Value>.self
+        makeRevisioned = { RevisionedSetting(value: $0, revision: $1) }
+        fromStored = { stored in
+            guard let value = stored as? Value else { throw Self.unexpected(stored, id: id) }
+            return value
         }
     }
 
@@ -131,16 +141,39 @@ struct SettingCoding<Value: Sendable>: Sendable {
             guard let row = row as? StoredSetting<T.Output> else { throw Self.unexpected(row, id: id) }
             return try transformer.untransform(row.value)
         }
+        revisionedType = RevisionedSetting<T.Output>.self
+        makeRevisioned = { RevisionedSetting(value: try transformer.transform($0), revision: $1) }
+        fromStored = { stored in
+            guard let output = stored as? T.Output else { throw Self.unexpected(stored, id: id) }
+            return try transformer.untransform(output)
+        }
     }
 
     /// A row of another type than the key's (which the garage, reading the key's, never gives).
-    private static func unexpected(_ row: any StoredSettingValue, id: String) -> SettingsError {
+    private static func unexpected(_ row: Any, id: String) -> SettingsError {
         .valueMismatch(key: id, valueType: Identity.displayName(Value.self), reason: "its row was read as \(type(of: row))")
     }
 
     /// The row that stores `value`: transformed by the key's transform, then its transformer.
     func row(for value: Value) throws -> any StoredSettingValue {
         try toRow(transform?(value) ?? value)
+    }
+
+    /// The row that stores `value` (transformed by the key's transform, then its transformer)
+    /// if the row is still at `revision` when it is written (0: if there is none).
+    func revisionedRow(for value: Value, revision: Int64) throws -> any RevisionedSettingValue {
+        try makeRevisioned(transform?(value) ?? value, revision)
+    }
+
+    /// The value a row read with its revision stores.
+    func value(ofRevisioned row: any RevisionedSettingValue) throws -> Value {
+        do {
+            return try fromStored(row.storedValue)
+        } catch let error as SettingsError {
+            throw error
+        } catch {
+            throw SettingsError.mismatch(id, Value.self, error)
+        }
     }
 
     /// The value `row` stores.

@@ -61,3 +61,41 @@ struct FirstStoredSetting<Stored: Codable & Sendable>: Encodable, Sendable, Revi
         try container.encode(value, forKey: .value)
     }
 }
+
+/// A setting's row read and written with its revision: how ``Garage/updateValue(for:_:)-3gyy0``
+/// reads a value and writes the next one only if no one wrote the row in between.
+protocol RevisionedSettingValue: Codable, Sendable, Revisioned, StoredTypeNamed {
+    /// The value stored (the key's value, or its transformer's output).
+    var storedValue: any Sendable { get }
+}
+
+/// A setting's row holding a `Stored` value, with the row's revision (see
+/// ``RevisionedSettingValue``). Its JSON is a ``StoredSetting``'s.
+struct RevisionedSetting<Stored: Codable & Sendable>: RevisionedSettingValue {
+    static var storedTypeName: String { storedSettingTypeName }
+    static var sharesStoredTypeName: Bool { true }
+
+    var value: Stored
+    var revision: Int64
+
+    init(value: Stored, revision: Int64) {
+        self.value = value
+        self.revision = revision
+    }
+
+    var storedValue: any Sendable { value }
+
+    private enum CodingKeys: String, CodingKey {
+        case value
+    }
+
+    init(from decoder: any Decoder) throws {
+        value = try decoder.container(keyedBy: CodingKeys.self).decode(Stored.self, forKey: .value)
+        revision = 0 // the row's, set by the garage
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(value, forKey: .value)
+    }
+}

@@ -58,6 +58,19 @@ struct PersistedTests {
     }
 
     /// Persist's example: a random default, made lazily, stored the first time it is read.
+    @Test func persistStyleDeclarationsOfAnOptionalAndOfATransformedValue() throws {
+        let garage = try Garage.inMemory()
+        let holder = STPersistStyle(garage: garage)
+        #expect(holder.lastSearch == nil)
+        holder.lastSearch = "lions"
+        #expect(try garage.value(for: SettingsKey<GlobalSettings, String?>(id: "st-last-search", defaultValue: nil)) == "lions")
+        #expect(holder.shade == .dark)
+        holder.shade = .light
+        // Stored as its raw value.
+        #expect(try garage.value(for: SettingsKey<GlobalSettings, Int>(id: "st-shade", defaultValue: 0)) == 1)
+        #expect(STPersistStyle(garage: garage).shade == .light)
+    }
+
     @Test func aLazyRandomDefaultIsPersistedOnce() throws {
         let directory = try TemporaryDirectory()
         let garage = try Garage(path: directory.path("persisted.garage"))
@@ -150,5 +163,19 @@ struct PersistedTests {
         try await other.removeValue(for: STPlayerModel.volume)
         #expect(try await reader.next() == .removed)
         #expect(model.volume == model.$volume.defaultValue)
+    }
+}
+
+enum STShade: Int, Sendable { case light = 1, dark = 2 }
+
+/// Declarations as Persist's README writes them: an optional with no default, and a value
+/// with a transformer and an initial value.
+final class STPersistStyle {
+    @Persisted var lastSearch: String?
+    @Persisted var shade: STShade
+
+    init(garage: Garage) {
+        _lastSearch = Persisted(id: "st-last-search", in: garage)
+        _shade = Persisted(wrappedValue: .dark, id: "st-shade", in: garage, transformer: RawRepresentableTransformer())
     }
 }

@@ -149,6 +149,9 @@ struct SettingsKeyTests {
             return
         }
         #expect(error.description.contains("\"animals:cats:shape\""))
+        // Said of the setting, not of a parked object.
+        #expect(!error.description.contains("park it again") && !error.description.contains("GarageLite.Setting("),
+                "\(error)")
         await #expect(throws: error) { try await garage.value(for: asText) }
 
         // Inside a structure, the path of the mismatch is told.
@@ -222,5 +225,53 @@ struct SettingsKeyTests {
         try garage.set("a setting", for: name)
         #expect(try garage.retrieve(String.self, identifier: "name") == "a record")
         #expect(try garage.value(for: name) == "a setting")
+    }
+}
+
+/// Read-modify-write of a setting, atomically.
+@Suite("Settings: updates of a value")
+struct SettingsUpdateValueTests {
+    static let counter = SettingsKey<STCats, Int>(id: "counter", defaultValue: 0)
+
+    @Test func concurrentIncrementsFromTasksAndGaragesAreNotLost() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("settings.sqlite")
+        let first = try Garage(path: path, busyTimeout: 30)
+        let second = try Garage(path: path, busyTimeout: 30)
+        #expect(try await first.updateValue(for: Self.counter) { $0 + 1 } == 1)   // from the default
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                let garage = task.isMultiple(of: 2) ? first : second
+                group.addTask {
+                    for _ in 0..<25 {
+                        if task < 4 {
+                            try await garage.updateValue(for: Self.counter) { $0 + 1 }
+                        } else {
+                            try Self.increment(in: garage)   // the synchronous form, on a thread of the pool
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await first.value(for: Self.counter) == 201)
+        #expect(try await second.value(for: Self.counter) == 201)
+    }
+
+    private static func increment(in garage: Garage) throws {
+        try garage.updateValue(for: counter) { $0 + 1 }
+    }
+
+    @Test func anUpdateThatThrowsWritesNothingAndTheTransformApplies() throws {
+        let garage = try Garage.inMemory()
+        struct Refused: Error {}
+        #expect(throws: Refused.self) { try garage.updateValue(for: Self.counter) { _ in throw Refused() } }
+        #expect(try !garage.removeValue(for: Self.counter))
+        let capped = SettingsKey<STCats, Int>(id: "capped", defaultValue: 0) { min($0, 10) }
+        #expect(try garage.updateValue(for: capped) { $0 + 50 } == 10)
+        #expect(try garage.value(for: capped) == 10)
+        let shade = SettingsKey<GlobalSettings, STShade>(id: "shade", defaultValue: .dark, transformer: RawRepresentableTransformer())
+        #expect(try garage.updateValue(for: shade) { $0 == .dark ? .light : .dark } == .light)
+        #expect(try garage.value(for: SettingsKey<GlobalSettings, Int>(id: "shade", defaultValue: 0)) == 1)
     }
 }
