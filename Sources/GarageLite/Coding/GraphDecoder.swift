@@ -59,6 +59,12 @@ final class GraphDecoder {
         } catch let error as DecodingError {
             throw error.locating(row.key)
         }
+        switch TypeInfo.of(T.self).kind {
+        case .identifiable, .inlineIdentifiable:
+            try Self.checkIdentity(of: object, in: row.key)
+        default:
+            break
+        }
         if T.self is any Syncable.Type {
             object = Self.setting(row.syncStatus, on: object)
         }
@@ -66,6 +72,22 @@ final class GraphDecoder {
             object = Self.setting(revision: row.revision, on: object)
         }
         return object
+    }
+
+    /// Throws ``GarageError/corruptData(typeName:identifier:reason:)`` when the `Identifiable`
+    /// object a row holds has another identifier than the row's: its content was copied or
+    /// moved from another object's row, and would be read as this one. Out of line, as
+    /// ``setting(_:on:)``.
+    @inline(never)
+    private static func checkIdentity<T>(of object: T, in key: ObjectKey) throws {
+        // An ID type the garage doesn't support can't have been parked by it: nothing to compare.
+        guard let identifiable = object as? any Identifiable,
+              let identifier = try? Identity.identifier(of: identifiable),
+              identifier != key.identifier else { return }
+        throw GarageError.corruptData(
+            typeName: key.typeName, identifier: key.identifier,
+            reason: "it holds the object with identifier \(identifier), not \(key.identifier): its content was "
+                + "copied or moved from another object's row. Park \(key.typeName)(\(key.identifier)) again, or delete it")
     }
 
     /// `object` with its revision set, when its type is ``Revisioned``. Out of line, as

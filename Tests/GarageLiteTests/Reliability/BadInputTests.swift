@@ -646,7 +646,7 @@ private func closedStore(in directory: TemporaryDirectory, counters: Int) throws
 }
 
 /// Runs `sql` on the store file through a connection of its own, as another program would.
-private func rawWrite(_ path: String, _ sql: String) throws {
+func rawWrite(_ path: String, _ sql: String) throws {
     try DatabaseQueue(path: path).write { db in try db.execute(sql: sql) }
 }
 
