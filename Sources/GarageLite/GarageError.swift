@@ -180,6 +180,14 @@ public enum GarageError: Error, Equatable, Sendable {
     /// let students = try garage.retrieveAll(Person.self).compactMap { $0 as? Student }
     /// ```
     case storedAsItsClass(typeName: String, className: String, operation: String)
+    /// An encryption key can't be used, for `reason` (an ``AESGCMEncryptor`` takes 256-bit keys).
+    case invalidEncryptionKey(reason: String)
+    /// The object of type `typeName` with identifier `identifier` is stored unencrypted, in a
+    /// garage whose delegate binds each ciphertext to its row (``RowBoundEncryptionDelegate``):
+    /// a plaintext row can be written into the file by anyone, so it is not read. Encrypt the
+    /// objects parked before the delegate was set with
+    /// ``Garage/encryptUnencryptedObjects()-6b6nq``, or delete the object.
+    case unencryptedRow(typeName: String, identifier: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -297,6 +305,12 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             return "A \(type) was parked where a \(declared) is declared, and this garage doesn't know \(type): it could "
                 + "not be read back as a \(type). Register it before parking: "
                 + "garage.register(\(type.split(separator: ".").last.map(String.init) ?? type).self). Nothing was written."
+        case let .invalidEncryptionKey(reason):
+            return "The encryption key can't be used: \(reason)."
+        case let .unencryptedRow(type, identifier):
+            return "\(type)(\(identifier)) is stored unencrypted, and this garage encrypts every object for its row, so "
+                + "it was not read: anyone who can write the file could have put it there. If it was parked before "
+                + "encryption was turned on, encrypt it with garage.encryptUnencryptedObjects(); otherwise delete it."
         case let .cannotRegister(type, reason):
             return "Cannot register \(type): \(reason). Nothing was registered."
         case let .storedAsItsClass(type, className, operation):
@@ -401,6 +415,8 @@ extension GarageError: CustomNSError {
         case .unregisteredType: return 124
         case .cannotRegister: return 125
         case .storedAsItsClass: return 126
+        case .invalidEncryptionKey: return 127
+        case .unencryptedRow: return 128
         }
     }
 

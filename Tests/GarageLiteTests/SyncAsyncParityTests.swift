@@ -1,3 +1,4 @@
+import Crypto
 @testable import GarageLite
 import Foundation
 import GRDB
@@ -132,6 +133,13 @@ struct SyncAsyncParityTests {
                   async: { try await $0.value(for: paritySetting) }),
         Operation("settings: update", sync: { try $0.updateValue(for: paritySetting) { $0 * 10 } },
                   async: { try await $0.updateValue(for: paritySetting) { $0 * 10 } }),
+        Operation("encrypt unencrypted objects", sync: { garage in
+            garage.dataEncryptionDelegate = try AESGCMEncryptor(key: parityKey)
+            return try garage.encryptUnencryptedObjects()
+        }, async: { garage in
+            garage.dataEncryptionDelegate = try AESGCMEncryptor(key: parityKey)
+            return try await garage.encryptUnencryptedObjects()
+        }),
         Operation("settings: remove", sync: { try $0.removeValue(for: paritySetting) },
                   async: { try await $0.removeValue(for: paritySetting) }),
         Operation("settings: migrate", sync: { garage in
@@ -336,3 +344,6 @@ enum ParitySettings: SettingsNamespace {
 
 let paritySetting = SettingsKey<ParitySettings, Int>(id: "count", defaultValue: 1)
 let parityLegacySetting = SettingsKey<ParitySettings, String>(id: "legacyCount", defaultValue: "")
+
+/// The key of the parity tests' encryption.
+let parityKey = SymmetricKey(data: Data(repeating: 7, count: 32))

@@ -12,19 +12,32 @@ struct EncryptionStage: Sendable {
     ///   when its output contains U+0000, which the store would cut the data at (the object
     ///   would be lost without an error).
     func seal(_ row: EncodedRow) throws -> (key: ObjectKey, payload: RowPayload) {
-        var data = row.json
-        if let delegate {
-            data = try delegate.encrypt(Data(row.json.utf8))
-            if data.utf8.contains(0) {
-                throw GarageError.encryptionFailed(
-                    typeName: row.key.typeName, identifier: row.key.identifier,
-                    reason: "the dataEncryptionDelegate returned text containing U+0000 (NUL), which the store "
-                        + "would cut short; encode the ciphertext as text without NUL, such as base64")
-            }
-        }
+        let data = delegate == nil ? row.json : try encrypt(row.json, for: row.key)
         return (row.key, RowPayload(
             data: data, isEncrypted: delegate != nil, syncStatus: row.syncStatus,
             references: ReferenceList.encode(row.references), isRoot: row.isRoot))
+    }
+
+    /// The stored form of `json`, the JSON of the object `key`, encrypted by the delegate (for
+    /// its row, when the delegate binds its ciphertext to it).
+    ///
+    /// - throws: The delegate's errors, unchanged; ``GarageError/encryptionFailed(typeName:identifier:reason:)``
+    ///   when its output contains U+0000.
+    func encrypt(_ json: String, for key: ObjectKey) throws -> String {
+        guard let delegate else { return json }
+        let data: String
+        if let bound = delegate as? any RowBoundEncryptionDelegate {
+            data = try bound.encrypt(Data(json.utf8), for: key.encryptionContext)
+        } else {
+            data = try delegate.encrypt(Data(json.utf8))
+        }
+        if data.utf8.contains(0) {
+            throw GarageError.encryptionFailed(
+                typeName: key.typeName, identifier: key.identifier,
+                reason: "the dataEncryptionDelegate returned text containing U+0000 (NUL), which the store "
+                    + "would cut short; encode the ciphertext as text without NUL, such as base64")
+        }
+        return data
     }
 
     /// The JSON `row` holds, decrypted if need be, for the graph decoder.
@@ -34,6 +47,9 @@ struct EncryptionStage: Sendable {
     func open(_ row: StoredRow) throws -> DecodableRow {
         let key = row.key
         if row.data.isEmpty { throw GarageError.storageDataIsNil(key.description) }
+        if !row.isEncrypted, delegate is any RowBoundEncryptionDelegate {
+            throw GarageError.unencryptedRow(typeName: key.typeName, identifier: key.identifier)
+        }
         do {
             let json: JSONValue
             if row.isEncrypted {
@@ -42,7 +58,11 @@ struct EncryptionStage: Sendable {
                 }
                 let decrypted: Data
                 do {
-                    decrypted = try delegate.decrypt(row.data)
+                    if let bound = delegate as? any RowBoundEncryptionDelegate {
+                        decrypted = try bound.decrypt(row.data, for: key.encryptionContext)
+                    } else {
+                        decrypted = try delegate.decrypt(row.data)
+                    }
                 } catch let error as GarageError {
                     throw error
                 } catch {
@@ -61,5 +81,12 @@ struct EncryptionStage: Sendable {
                     ? "its decrypted JSON is invalid (was it decrypted with another key?): \(failure)"
                     : "its JSON is invalid: \(failure)")
         }
+    }
+}
+
+extension ObjectKey {
+    /// The row this key names, as a ``RowBoundEncryptionDelegate`` binds a ciphertext to it.
+    var encryptionContext: EncryptionContext {
+        EncryptionContext(typeName: typeName, identifier: identifier)
     }
 }

@@ -170,4 +170,12 @@ protocol RowWriteStatements: RowStatements {
     /// Ends every claim taken before `cutoff` (rows still `.syncing` go back to `.notSynced`);
     /// returns the rows released.
     func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey]
+
+    /// The next `limit` rows (tombstones excepted) stored unencrypted, after the row `position`
+    /// (0: from the first), in storage order, with their positions.
+    func unencryptedRows(after position: Int64, limit: Int) throws -> [(position: Int64, key: ObjectKey, data: String)]
+    /// Replaces the unencrypted data of the row `key`, if it is still `previous`, with the
+    /// encrypted `data`; the row's revision, dates and status stay: its content is the same.
+    /// Returns whether it replaced.
+    @discardableResult func encryptData(of key: ObjectKey, previous: String, with data: String) throws -> Bool
 }

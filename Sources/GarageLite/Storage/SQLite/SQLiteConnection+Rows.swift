@@ -243,6 +243,23 @@ extension SQLiteConnection {
     }
 
     @discardableResult
+    func unencryptedRows(after position: Int64, limit: Int) throws -> [(position: Int64, key: ObjectKey, data: String)] {
+        try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT rowid, CAST(type AS TEXT), CAST(identifier AS TEXT), CAST(data AS TEXT) FROM garage_object
+            WHERE rowid > ? AND isEncrypted = 0 AND isDeleted = 0 AND data <> '' ORDER BY rowid LIMIT ?
+            """), arguments: [position, limit]).map { row in
+            (row[0], ObjectKey(typeName: row[1], identifier: row[2]), row[3])
+        }
+    }
+
+    func encryptData(of key: ObjectKey, previous: String, with data: String) throws -> Bool {
+        try db.cachedStatement(sql: """
+            UPDATE garage_object SET data = ?, isEncrypted = 1
+            WHERE type = ? AND identifier = ? AND isEncrypted = 0 AND data = ?
+            """).execute(arguments: [data, key.typeName, key.identifier, previous])
+        return db.changesCount > 0
+    }
+
     func purge(_ key: ObjectKey) throws -> Bool {
         try db.cachedStatement(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ?")
             .execute(arguments: [key.typeName, key.identifier])

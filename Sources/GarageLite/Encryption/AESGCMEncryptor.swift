@@ -1,0 +1,134 @@
+import Crypto
+import Foundation
+
+/// Encrypts each object with AES-256-GCM, bound to its row: the ready
+/// ``RowBoundEncryptionDelegate``.
+///
+/// ```swift
+/// let key = SymmetricKey(size: .bits256)             // keep it in the keychain, say
+/// garage.dataEncryptionDelegate = try AESGCMEncryptor(key: key)
+/// ```
+///
+/// Each encryption uses a fresh random 96-bit nonce, and authenticates the row it is for
+/// (``EncryptionContext/associatedData``) and the key's id: a ciphertext copied into another
+/// row, of another object or another type, or read with another key, fails with
+/// ``GarageError/decryptionFailed(typeName:identifier:reason:)`` naming the object. Each is
+/// stored as base64 text of a versioned envelope: a version byte (1), the key's id (4 bytes,
+/// big-endian), the nonce (12 bytes), the ciphertext and the tag (16 bytes).
+///
+/// Keys change without rewriting the store at once: give the encryptor the old keys too,
+/// by id. It encrypts with `key`, and decrypts what any of them encrypted.
+///
+/// ```swift
+/// garage.dataEncryptionDelegate = try AESGCMEncryptor(key: newKey, keyID: 2, previousKeys: [1: oldKey])
+/// ```
+public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
+    /// The envelope format this encryptor writes.
+    static let envelopeVersion: UInt8 = 1
+    /// Version, key id and nonce; then the ciphertext, then the tag.
+    static let headerSize = 1 + 4 + 12
+    static let tagSize = 16
+
+    /// The id of the key it encrypts with.
+    public let keyID: UInt32
+    private let keys: [UInt32: SymmetricKey]
+
+    /// An encryptor with the 256-bit `key`, whose id (stored with each ciphertext) is `keyID`;
+    /// it also decrypts what `previousKeys` encrypted, by their ids.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` for a key that is not 256 bits, or
+    ///   a previous key with `keyID` as its id.
+    public init(key: SymmetricKey, keyID: UInt32 = 1, previousKeys: [UInt32: SymmetricKey] = [:]) throws {
+        for (id, candidate) in previousKeys.merging([keyID: key], uniquingKeysWith: { $1 }) where candidate.bitCount != 256 {
+            throw GarageError.invalidEncryptionKey(
+                reason: "the key with id \(id) has \(candidate.bitCount) bits; AES-256-GCM takes 256 (SymmetricKey(size: .bits256))")
+        }
+        if previousKeys[keyID] != nil {
+            throw GarageError.invalidEncryptionKey(reason: "the key id \(keyID) is both the current key's and a previous key's")
+        }
+        self.keyID = keyID
+        var keys = previousKeys
+        keys[keyID] = key
+        self.keys = keys
+    }
+
+    /// The base64 envelope of `data`, encrypted with the current key for the row `context` names.
+    public func encrypt(_ data: Data, for context: EncryptionContext) throws -> String {
+        let nonce = AES.GCM.Nonce()
+        let header = Self.header(keyID: keyID, nonce: nonce)
+        // `keys[keyID]` is set by init.
+        let box = try AES.GCM.seal(data, using: keys[keyID]!, nonce: nonce,
+                                   authenticating: Self.associatedData(header: header, context: context))
+        return (header + box.ciphertext + box.tag).base64EncodedString()
+    }
+
+    /// The JSON an envelope holds, when it was encrypted for the row `context` names with one
+    /// of the encryptor's keys.
+    ///
+    /// - throws: ``EnvelopeError`` for a string that is not an envelope, of an unknown version,
+    ///   or of a key the encryptor doesn't have, and when it doesn't authenticate (it was
+    ///   encrypted for another row, or with another key, or altered).
+    public func decrypt(_ string: String, for context: EncryptionContext) throws -> Data {
+        guard let envelope = Data(base64Encoded: string) else { throw EnvelopeError.notBase64 }
+        guard envelope.count >= Self.headerSize + Self.tagSize else {
+            throw EnvelopeError.truncated(bytes: envelope.count)
+        }
+        let bytes = [UInt8](envelope)
+        guard bytes[0] == Self.envelopeVersion else { throw EnvelopeError.unknownVersion(bytes[0]) }
+        let id = bytes[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard let key = keys[id] else { throw EnvelopeError.unknownKey(id) }
+        let header = Data(bytes[0..<Self.headerSize])
+        let box = try AES.GCM.SealedBox(
+            nonce: AES.GCM.Nonce(data: bytes[5..<Self.headerSize]),
+            ciphertext: bytes[Self.headerSize..<(bytes.count - Self.tagSize)],
+            tag: bytes[(bytes.count - Self.tagSize)...])
+        do {
+            return try AES.GCM.open(box, using: key, authenticating: Self.associatedData(header: header, context: context))
+        } catch {
+            // CryptoKit's authenticationFailure; on Linux, BoringSSL's error for it.
+            throw EnvelopeError.authenticationFailed(keyID: id)
+        }
+    }
+
+    private static func header(keyID: UInt32, nonce: AES.GCM.Nonce) -> Data {
+        var header = Data([envelopeVersion])
+        withUnsafeBytes(of: keyID.bigEndian) { header.append(contentsOf: $0) }
+        nonce.withUnsafeBytes { header.append(contentsOf: $0) }
+        return header
+    }
+
+    /// What each ciphertext authenticates: its envelope's header (version, key id, nonce) and
+    /// its row.
+    private static func associatedData(header: Data, context: EncryptionContext) -> Data {
+        header + context.associatedData
+    }
+
+    /// Why a stored string is not an envelope this encryptor can open.
+    public enum EnvelopeError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The string is not base64.
+        case notBase64
+        /// The envelope has `bytes` bytes: fewer than a header and a tag.
+        case truncated(bytes: Int)
+        /// The envelope is of a version this encryptor doesn't read.
+        case unknownVersion(UInt8)
+        /// The envelope was encrypted with the key of this id, which the encryptor doesn't have.
+        case unknownKey(UInt32)
+        /// The envelope doesn't authenticate with the key of this id: it was encrypted for
+        /// another row (another object, or another type), or with another key of the same id,
+        /// or it was altered.
+        case authenticationFailed(keyID: UInt32)
+
+        /// What is wrong with the envelope.
+        public var description: String {
+            switch self {
+            case .notBase64: "the stored text is not an AES-GCM envelope (not base64)"
+            case let .truncated(bytes): "the envelope is truncated (\(bytes) bytes; a header and a tag take 33)"
+            case let .unknownVersion(version): "the envelope is of version \(version), which this encryptor doesn't read"
+            case let .unknownKey(id): "the envelope was encrypted with the key of id \(id), which this encryptor doesn't have"
+            case let .authenticationFailed(id):
+                "the envelope doesn't authenticate with the key of id \(id): it was encrypted for another row (another "
+                    + "object, or another type), or with another key, or it was altered"
+            }
+        }
+    }
+}

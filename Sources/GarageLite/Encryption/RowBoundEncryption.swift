@@ -1,0 +1,81 @@
+import Foundation
+
+/// The row an encrypted object is stored in: what a ``RowBoundEncryptionDelegate`` binds its
+/// ciphertext to, so that a ciphertext copied into another row, of another object or type,
+/// fails to decrypt instead of being read as that row's object.
+public struct EncryptionContext: Sendable, Hashable {
+    /// The stored type name of the row.
+    public let typeName: String
+    /// The identifier of the row.
+    public let identifier: String
+
+    /// A context for the row of `typeName` and `identifier`.
+    public init(typeName: String, identifier: String) {
+        self.typeName = typeName
+        self.identifier = identifier
+    }
+
+    /// The bytes that name the row unambiguously, for an AEAD cipher's associated data: a
+    /// label, the type name and the identifier, each preceded by its length.
+    ///
+    /// ```swift
+    /// let box = try AES.GCM.seal(data, using: key, authenticating: context.associatedData)
+    /// ```
+    public var associatedData: Data {
+        var data = Data()
+        for part in ["GarageLite row", typeName, identifier] {
+            let bytes = Data(part.utf8)
+            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { data.append(contentsOf: $0) }
+            data.append(bytes)
+        }
+        return data
+    }
+}
+
+/// A ``DataEncryptionDelegate`` whose ciphertext is bound to its row: the garage calls the
+/// `for:` forms, with the row's ``EncryptionContext``, to encrypt and decrypt each object.
+///
+/// ```swift
+/// final class Sealer: RowBoundEncryptionDelegate {
+///     let key: SymmetricKey
+///     init(key: SymmetricKey) { self.key = key }
+///     func encrypt(_ data: Data, for context: EncryptionContext) throws -> String {
+///         try AES.GCM.seal(data, using: key, authenticating: context.associatedData).combined!.base64EncodedString()
+///     }
+///     func decrypt(_ string: String, for context: EncryptionContext) throws -> Data {
+///         try AES.GCM.open(AES.GCM.SealedBox(combined: Data(base64Encoded: string)!), using: key,
+///                          authenticating: context.associatedData)
+///     }
+/// }
+/// ```
+///
+/// A garage with a row-bound delegate also refuses rows stored unencrypted
+/// (``GarageError/unencryptedRow(typeName:identifier:)``): a plaintext row written into the
+/// file would otherwise be read as the object. Encrypt the rows parked before the delegate
+/// was set with ``Garage/encryptUnencryptedObjects()-6b6nq``. ``AESGCMEncryptor`` is a ready one.
+public protocol RowBoundEncryptionDelegate: DataEncryptionDelegate {
+    /// Returns the stored form of the JSON of the object in the row `context` names.
+    func encrypt(_ data: Data, for context: EncryptionContext) throws -> String
+    /// Returns the JSON that ``encrypt(_:for:)`` was given for the same row; throws when
+    /// `string` was encrypted for another row, or with another key.
+    func decrypt(_ string: String, for context: EncryptionContext) throws -> Data
+}
+
+extension RowBoundEncryptionDelegate {
+    /// Refuses: the garage encrypts each object for its row (``encrypt(_:for:)``).
+    public func encrypt(_ data: Data) throws -> String {
+        throw RowBindingRequired()
+    }
+
+    /// Refuses: the garage decrypts each object for its row (``decrypt(_:for:)``). (The garage
+    /// calls the unbound form only for the nested objects GarageStorage's Objective-C side
+    /// encrypted, which a row-bound cipher never wrote.)
+    public func decrypt(_ string: String) throws -> Data {
+        throw RowBindingRequired()
+    }
+}
+
+/// A row-bound cipher was asked to encrypt or decrypt without a row.
+struct RowBindingRequired: Error, CustomStringConvertible {
+    var description: String { "this cipher encrypts and decrypts an object only for its row" }
+}

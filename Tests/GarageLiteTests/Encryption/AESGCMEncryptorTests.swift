@@ -1,0 +1,157 @@
+import Crypto
+import GRDB
+import Foundation
+@testable import GarageLite
+import Testing
+
+struct EAccount: Codable, Identifiable, Sendable, Equatable, Syncable {
+    var id: String
+    var owner: String
+    var balance: Int
+    var syncStatus: SyncStatus = .notSynced
+}
+
+struct ELedger: Codable, Identifiable, Sendable {
+    var id: String
+    var note: String
+}
+
+/// Issue 14: the ready AES-GCM encryptor, whose ciphertexts are bound to their rows.
+@Suite("AES-GCM encryptor")
+struct AESGCMEncryptorTests {
+    private func encryptedGarage(_ path: String, key: SymmetricKey) throws -> Garage {
+        let garage = try Garage(path: path)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: key)
+        return garage
+    }
+
+    private func decryptionFailure(_ error: any Error, _ identifier: String) -> String? {
+        guard case GarageError.decryptionFailed(_, let failed, let reason) = error, failed == identifier else { return nil }
+        return reason
+    }
+
+    @Test func objectsRoundTripAndTheFilesHoldNoPlaintext() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let key = SymmetricKey(size: .bits256)
+        do {
+            let garage = try encryptedGarage(path, key: key)
+            try await garage.parkAll([EAccount(id: "alice", owner: "Alice-Marker", balance: 100),
+                                EAccount(id: "bob", owner: "Bob-Marker", balance: 5)])
+            try await garage.park(ELedger(id: "l1", note: "Ledger-Marker"))
+            #expect(try await garage.retrieve(EAccount.self, identifier: "alice")?.owner == "Alice-Marker")
+            #expect(try await garage.retrieve(ELedger.self, identifier: "l1")?.note == "Ledger-Marker")
+        }
+        var bytes = Data()
+        for suffix in ["", "-wal", "-shm"] {
+            if let data = FileManager.default.contents(atPath: path + suffix) { bytes.append(data) }
+        }
+        for marker in ["Alice-Marker", "Bob-Marker", "Ledger-Marker", "\"owner\""] {
+            #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
+        }
+        let again = try encryptedGarage(path, key: key)
+        #expect(try await again.retrieve(EAccount.self, identifier: "bob")?.balance == 5)
+    }
+
+    @Test func aCiphertextMovedToAnotherRowOrTypeFailsNamingTheObject() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let garage = try encryptedGarage(path, key: SymmetricKey(size: .bits256))
+        try garage.parkAll([EAccount(id: "alice", owner: "Alice", balance: 100),
+                            EAccount(id: "bob", owner: "Bob", balance: 5)])
+        try garage.park(ELedger(id: "bob", note: "x"))
+        // Bob's ciphertext in Alice's row: without the binding, it would read as Bob's account under Alice's id.
+        try rawWrite(path, """
+            UPDATE garage_object SET data = (SELECT data FROM garage_object WHERE type = 'EAccount' AND identifier = 'bob')
+            WHERE type = 'EAccount' AND identifier = 'alice'
+            """)
+        let moved = try #require(throws: GarageError.self) { try garage.retrieve(EAccount.self, identifier: "alice") }
+        #expect(decryptionFailure(moved, "alice")?.contains("another row") == true, "\(moved)")
+        // Bob's account in the row of a ledger with the same identifier: another type.
+        try rawWrite(path, """
+            UPDATE garage_object SET data = (SELECT data FROM garage_object WHERE type = 'EAccount' AND identifier = 'bob')
+            WHERE type = 'ELedger' AND identifier = 'bob'
+            """)
+        let retyped = try #require(throws: GarageError.self) { try garage.retrieve(ELedger.self, identifier: "bob") }
+        #expect(decryptionFailure(retyped, "bob") != nil, "\(retyped)")
+        #expect(try garage.retrieve(EAccount.self, identifier: "bob")?.owner == "Bob")
+        let lossy = try garage.retrieveAllLossy(EAccount.self)
+        #expect(lossy.objects.map(\.id) == ["bob"] && lossy.failures.map(\.identifier) == ["alice"])
+    }
+
+    @Test func tamperedTruncatedAndWrongKeyCiphertextsFail() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let key = SymmetricKey(size: .bits256)
+        let garage = try encryptedGarage(path, key: key)
+        try garage.parkAll((1...3).map { EAccount(id: "a\($0)", owner: "O\($0)", balance: $0) })
+        let stored = try DatabaseReader.string(path, "SELECT data FROM garage_object WHERE identifier = 'a1'")
+        var envelope = try #require(Data(base64Encoded: stored))
+        envelope[envelope.count - 20] ^= 0x01
+        try rawWrite(path, "UPDATE garage_object SET data = '\(envelope.base64EncodedString())' WHERE identifier = 'a1'")
+        let tampered = try #require(throws: GarageError.self) { try garage.retrieve(EAccount.self, identifier: "a1") }
+        #expect(decryptionFailure(tampered, "a1") != nil, "\(tampered)")
+
+        try rawWrite(path, "UPDATE garage_object SET data = '\(Data(envelope.prefix(20)).base64EncodedString())' WHERE identifier = 'a2'")
+        let truncated = try #require(throws: GarageError.self) { try garage.retrieve(EAccount.self, identifier: "a2") }
+        #expect(decryptionFailure(truncated, "a2")?.contains("truncated") == true, "\(truncated)")
+
+        let wrongKey = try encryptedGarage(path, key: SymmetricKey(size: .bits256))
+        let wrong = try #require(throws: GarageError.self) { try wrongKey.retrieve(EAccount.self, identifier: "a3") }
+        #expect(decryptionFailure(wrong, "a3") != nil, "\(wrong)")
+        #expect(try garage.retrieve(EAccount.self, identifier: "a3")?.owner == "O3")
+    }
+
+    @Test func plaintextRowsAreRefusedUntilEncryptedInPlace() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let plain = try Garage(path: path)
+        try plain.parkAll((1...1_200).map { EAccount(id: String(format: "a%04d", $0), owner: "Plain-\($0)", balance: $0) })
+        try plain.setSyncStatus(.synced, for: EAccount(id: "a0001", owner: "Plain-1", balance: 1))
+        let before = try #require(try plain.metadata(EAccount.self, identifier: "a0001"))
+
+        let garage = try encryptedGarage(path, key: SymmetricKey(size: .bits256))
+        #expect(throws: GarageError.unencryptedRow(typeName: "EAccount", identifier: "a0001")) {
+            try garage.retrieve(EAccount.self, identifier: "a0001")
+        }
+        #expect(try garage.encryptUnencryptedObjects() == 1_200)
+        #expect(try garage.encryptUnencryptedObjects() == 0)
+        let account = try #require(try garage.retrieve(EAccount.self, identifier: "a0001"))
+        #expect(account.owner == "Plain-1" && account.syncStatus == .synced)
+        let after = try #require(try garage.metadata(EAccount.self, identifier: "a0001"))
+        #expect(after.revision == before.revision && after.modificationDate == before.modificationDate)
+        #expect(try garage.retrieveAll(EAccount.self).count == 1_200)
+        // A plaintext row written into the file later is refused again, naming it.
+        try rawWrite(path, "UPDATE garage_object SET isEncrypted = 0, data = '{\"id\":\"a0002\",\"owner\":\"Mallory\",\"balance\":1000000}' WHERE identifier = 'a0002'")
+        #expect(throws: GarageError.unencryptedRow(typeName: "EAccount", identifier: "a0002")) {
+            try garage.retrieve(EAccount.self, identifier: "a0002")
+        }
+        #expect(throws: GarageError.self) { try plain.encryptUnencryptedObjects() }   // no delegate
+    }
+
+    @Test func keysChangeWithThePreviousOnesKeptByID() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let old = SymmetricKey(size: .bits256)
+        let new = SymmetricKey(size: .bits256)
+        let garage = try Garage(path: path)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: old, keyID: 1)
+        try garage.park(EAccount(id: "alice", owner: "Alice", balance: 1))
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: new, keyID: 2, previousKeys: [1: old])
+        try garage.park(EAccount(id: "bob", owner: "Bob", balance: 2))
+        #expect(try garage.retrieveAll(EAccount.self).map(\.owner) == ["Alice", "Bob"])
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: new, keyID: 2)
+        let missing = try #require(throws: GarageError.self) { try garage.retrieve(EAccount.self, identifier: "alice") }
+        #expect(decryptionFailure(missing, "alice")?.contains("id 1") == true, "\(missing)")
+        #expect(throws: GarageError.self) { try AESGCMEncryptor(key: SymmetricKey(size: .bits128)) }
+        #expect(throws: GarageError.self) { try AESGCMEncryptor(key: new, keyID: 1, previousKeys: [1: old]) }
+    }
+}
+
+enum DatabaseReader {
+    /// The first column of the first row `sql` returns, read from the file at `path` by a
+    /// connection of its own.
+    static func string(_ path: String, _ sql: String) throws -> String {
+        try DatabaseQueue(path: path).read { db in try #require(try String.fetchOne(db, sql: sql)) }
+    }
+}
