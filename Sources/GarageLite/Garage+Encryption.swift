@@ -18,6 +18,12 @@ extension Garage {
     /// change. It writes in transactions of 500 objects, committed at once (not part of a
     /// transaction in progress); run again after an interruption, it encrypts what is left.
     ///
+    /// Nothing of the plaintext stays on disk: the rows are rewritten with SQLite's
+    /// `secure_delete` on, and at the end the store is compacted (`VACUUM`, which also drops
+    /// what was deleted before, in free pages) and its write-ahead log emptied. That takes a
+    /// while on a large store, and room for a copy of it. A reader of another process keeping
+    /// an old snapshot keeps the log from being emptied: call it again when that is done.
+    ///
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when no delegate is set; the
     ///   delegate's errors (the batch then writes nothing).
     @discardableResult

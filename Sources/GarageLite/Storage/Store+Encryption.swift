@@ -9,7 +9,10 @@ extension Store {
         after position: Int64, limit: Int, _ encrypt: @escaping @Sendable (String, ObjectKey) throws -> String
     ) -> StoreWork<(count: Int, next: Int64?)> {
         StoreWork(operation: "encrypt the objects stored unencrypted", access: .write { statements in
-            try statements.transaction {
+            // The plaintext replaced must not stay in the pages' free space, nor in the log.
+            try statements.setErasesFreedContent(true)
+            defer { try? statements.setErasesFreedContent(false) }
+            let (count, next) = try statements.transaction {
                 let rows = try statements.unencryptedRows(after: position, limit: limit)
                 var count = 0
                 for row in rows where try statements.encryptData(of: row.key, previous: row.data, with: encrypt(row.data, row.key)) {
@@ -17,6 +20,13 @@ extension Store {
                 }
                 return (count, rows.count < limit ? nil : rows.last?.position)
             }
+            if next == nil {
+                // The deleted plaintext of earlier days, in free pages, and the log's old pages.
+                // (A reader of another process keeping an old snapshot keeps the log from being
+                // emptied: the next call empties it.)
+                _ = try statements.compactAndTruncateLog()
+            }
+            return (count, next)
         })
     }
 }

@@ -129,6 +129,34 @@ struct AESGCMEncryptorTests {
         #expect(throws: GarageError.self) { try plain.encryptUnencryptedObjects() }   // no delegate
     }
 
+    @Test func afterEncryptingAStoreNoPlaintextIsLeftInItsFiles() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let plain = try Garage(path: path)
+        try plain.parkAll((1...300).map { EAccount(id: "a\($0)", owner: "Plaintext-Owner-\($0)", balance: $0) })
+        try plain.park(ELedger(id: "gone", note: "Deleted-Plaintext-Note"))
+        _ = try plain.delete(ELedger.self, identifier: "gone", rule: .rowOnly)     // its bytes in a free page
+        try plain.park(EAccount(id: "a1", owner: "Replaced-Plaintext-Owner", balance: 0))
+        try plain.park(EAccount(id: "a1", owner: "Plaintext-Owner-1", balance: 1))  // an older version in the log
+
+        let garage = try encryptedGarage(path, key: SymmetricKey(size: .bits256))
+        #expect(try garage.encryptUnencryptedObjects() == 300)
+        // Encrypted garages' own writes: parks, re-parks, deletes, deleteAll, garbage collection.
+        try garage.park(EAccount(id: "a2", owner: "New-Secret-Owner", balance: 2))
+        _ = try garage.delete(EAccount.self, identifier: "a3", rule: .rowOnly)
+        try garage.park(ELedger(id: "l1", note: "Ledger-Secret"))
+        _ = try garage.deleteAll(ELedger.self)
+        _ = try garage.collectGarbage(dryRun: false)
+        var bytes = Data()
+        for suffix in ["", "-wal", "-shm"] {
+            if let data = FileManager.default.contents(atPath: path + suffix) { bytes.append(data) }
+        }
+        for marker in ["Plaintext-Owner", "Deleted-Plaintext-Note", "Replaced-Plaintext", "New-Secret-Owner", "Ledger-Secret"] {
+            #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
+        }
+        #expect(try garage.retrieve(EAccount.self, identifier: "a300")?.owner == "Plaintext-Owner-300")
+    }
+
     @Test func keysChangeWithThePreviousOnesKeptByID() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("bank.sqlite")

@@ -178,4 +178,12 @@ protocol RowWriteStatements: RowStatements {
     /// encrypted `data`; the row's revision, dates and status stay: its content is the same.
     /// Returns whether it replaced.
     @discardableResult func encryptData(of key: ObjectKey, previous: String, with data: String) throws -> Bool
+    /// Whether this connection overwrites the content it frees (SQLite's `secure_delete`), so
+    /// that no replaced or deleted data lingers in the file's free space.
+    func setErasesFreedContent(_ erases: Bool) throws
+    /// Rewrites the store file without free space, then copies the write-ahead log into it
+    /// and empties the log, so that no deleted data, and no earlier version of a page, lingers
+    /// in the files (outside a transaction; it waits for readers). Returns whether the log
+    /// could be emptied (a reader of another connection keeping an old snapshot prevents it).
+    func compactAndTruncateLog() throws -> Bool
 }

@@ -252,6 +252,17 @@ extension SQLiteConnection {
         }
     }
 
+    func setErasesFreedContent(_ erases: Bool) throws {
+        try db.execute(sql: erases ? "PRAGMA secure_delete = ON" : "PRAGMA secure_delete = OFF")
+    }
+
+    func compactAndTruncateLog() throws -> Bool {
+        try db.execute(sql: "VACUUM")
+        // (busy, log frames, checkpointed frames): busy when a reader kept the log from being emptied.
+        let result = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        return (result?[0] as Int?) ?? 0 == 0
+    }
+
     func encryptData(of key: ObjectKey, previous: String, with data: String) throws -> Bool {
         try db.cachedStatement(sql: """
             UPDATE garage_object SET data = ?, isEncrypted = 1
