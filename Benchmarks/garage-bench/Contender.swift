@@ -1,9 +1,12 @@
+import Crypto
 import Foundation
 import GarageLite
 
 /// One way to store `BenchPerson` and `BenchTeam`: each workload calls these, and each
 /// implementation does the equivalent work its own way.
 protocol Contender: AnyObject {
+    /// Encrypts every object from now on with AES-256-GCM and `key` (GarageLite and the floor).
+    func encrypt(with key: SymmetricKey) throws
     /// Parks `people` in one call (one transaction).
     func parkAll(_ people: [BenchPerson]) throws
     /// Parks one person, committed when it returns.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GarageLite
 import GRDBSQLite
@@ -22,6 +23,10 @@ final class FloorContender: Contender {
     private var markSynced: Statement!
     /// The statements of the sync workloads' table (FloorContender+Sync.swift), prepared on first use.
     var syncStatements: SyncStatements?
+    /// The key each person's JSON is encrypted with, when the workload encrypts: AES-256-GCM,
+    /// a random nonce each time, the row's type and identifier authenticated, stored as base64,
+    /// as GarageLite's `AESGCMEncryptor` does.
+    private var key: SymmetricKey?
 
     init(path: String) throws {
         var handle: OpaquePointer?
@@ -55,7 +60,7 @@ final class FloorContender: Contender {
                 modificationDate = excluded.modificationDate, revision = floor_object.revision + 1
             """)
         selectOne = try prepare("SELECT data, syncStatus FROM floor_object WHERE type = ?1 AND identifier = ?2")
-        selectAll = try prepare("SELECT data, syncStatus FROM floor_object WHERE type = ?1 ORDER BY identifier")
+        selectAll = try prepare("SELECT data, syncStatus, identifier FROM floor_object WHERE type = ?1 ORDER BY identifier")
         countStatus = try prepare("SELECT COUNT(*) FROM floor_object WHERE syncStatus = ?1 AND type = ?2")
         selectStatus = try prepare("""
             SELECT data, syncStatus FROM floor_object WHERE syncStatus = ?1 AND type = ?2 ORDER BY modificationDate
@@ -104,7 +109,7 @@ final class FloorContender: Contender {
         sqlite3_bind_text(s, 1, personType, -1, sqliteTransient)
         var people: [BenchPerson] = []
         while try step(s) {
-            people.append(try person(s, data: 0, status: 1))
+            people.append(try person(s, data: 0, status: 1, id: key == nil ? nil : String(cString: sqlite3_column_text(s, 2))))
         }
         return people
     }
@@ -283,7 +288,26 @@ final class FloorContender: Contender {
     }
 
     private func write(_ person: BenchPerson, at date: Double) throws {
-        try write(type: personType, id: person.id, data: encoder.encode(person), status: person.syncStatus, at: date)
+        var data = try encoder.encode(person)
+        if let key {
+            let box = try AES.GCM.seal(data, using: key, authenticating: Self.associatedData(personType, person.id))
+            data = Data(box.combined!.base64EncodedString().utf8)
+        }
+        try write(type: personType, id: person.id, data: data, status: person.syncStatus, at: date)
+    }
+
+    func encrypt(with key: SymmetricKey) throws {
+        self.key = key
+    }
+
+    /// The row's type and identifier, each preceded by its length.
+    private static func associatedData(_ type: String, _ id: String) -> Data {
+        var data = Data()
+        for part in [type, id] {
+            withUnsafeBytes(of: UInt32(part.utf8.count).bigEndian) { data.append(contentsOf: $0) }
+            data.append(contentsOf: part.utf8)
+        }
+        return data
     }
 
     private func write(type: String, id: String, data: Data, status: SyncStatus, at date: Double) throws {
@@ -305,7 +329,7 @@ final class FloorContender: Contender {
         sqlite3_bind_text(s, 1, personType, -1, sqliteTransient)
         sqlite3_bind_text(s, 2, id, -1, sqliteTransient)
         guard try step(s) else { return nil }
-        return try person(s, data: 0, status: 1)
+        return try person(s, data: 0, status: 1, id: id)
     }
 
     /// The text of a column, without a copy: valid until the statement steps or resets.
@@ -315,8 +339,14 @@ final class FloorContender: Contender {
         return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: text), count: count, deallocator: .none)
     }
 
-    private func person(_ s: OpaquePointer?, data: Int32, status: Int32) throws -> BenchPerson {
-        var person = try decoder.decode(BenchPerson.self, from: columnData(s, data))
+    private func person(_ s: OpaquePointer?, data: Int32, status: Int32, id: String? = nil) throws -> BenchPerson {
+        var json = columnData(s, data)
+        if let key {
+            guard let id, let combined = Data(base64Encoded: json) else { throw BenchFailure("floor: not an envelope") }
+            json = try AES.GCM.open(AES.GCM.SealedBox(combined: combined), using: key,
+                                    authenticating: Self.associatedData(personType, id))
+        }
+        var person = try decoder.decode(BenchPerson.self, from: json)
         person.syncStatus = SyncStatus(rawValue: Int(sqlite3_column_int64(s, status))) ?? .undetermined
         return person
     }

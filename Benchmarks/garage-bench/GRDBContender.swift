@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GarageLite
 import GRDB
@@ -71,6 +72,10 @@ final class GRDBContender: Contender {
     }
 
     // MARK: - Workloads
+
+    func encrypt(with key: SymmetricKey) throws {
+        throw BenchFailure("GRDB records: no encryption workload")
+    }
 
     func parkAll(_ people: [BenchPerson]) throws {
         try pool.write { db in

@@ -1,3 +1,4 @@
+import Crypto
 import ArgumentParser
 import Foundation
 import GarageLite
@@ -263,7 +264,8 @@ struct Workloads {
     }
 
     var all: [Workload] {
-        var workloads = [parkAllFlat, singleParks, parkAllTeams, retrieveByID, retrieveAll, retrieveParent]
+        var workloads = [parkAllFlat, parkAllFlatEncrypted, singleParks, parkAllTeams, retrieveByID, retrieveByIDEncrypted,
+                         retrieveAll, retrieveAllEncrypted, retrieveParent]
         workloads += sizes.syncStoreSizes.map(syncQuery)
         workloads += [claimComplete, stream, claimCompleteDeletions, parkDownloaded]
         return workloads
@@ -280,6 +282,28 @@ struct Workloads {
             prepareInputs: { people.set(BenchData.people(0..<n)) },
             dropInputs: { people.set(nil) })
     }
+
+    /// The key of the encrypted workloads.
+    static let benchKey = SymmetricKey(data: Data(repeating: 0x42, count: 32))
+
+    /// `workload` with every object encrypted (AES-256-GCM, bound to its row), for GarageLite and
+    /// the floor: compare with the same row unencrypted.
+    private func encrypted(_ workload: Workload) -> Workload {
+        var encrypted = workload
+        encrypted.name = workload.name.replacingOccurrences(of: " (", with: ", encrypted (")
+        if encrypted.name == workload.name { encrypted.name += ", encrypted" }
+        encrypted.implementations = [.garageLite, .floor]
+        let setup = workload.setup
+        encrypted.setup = { contender in
+            try contender.encrypt(with: Self.benchKey)
+            try setup(contender)
+        }
+        return encrypted
+    }
+
+    var parkAllFlatEncrypted: Workload { encrypted(parkAllFlat) }
+    var retrieveByIDEncrypted: Workload { encrypted(retrieveByID) }
+    var retrieveAllEncrypted: Workload { encrypted(retrieveAll) }
 
     var singleParks: Workload {
         let n = sizes.singleParks

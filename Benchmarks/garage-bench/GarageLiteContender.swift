@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GarageLite
 import GRDB
@@ -17,6 +18,10 @@ final class GarageLiteContender: Contender {
             guard let garage else { throw BenchFailure("GarageLite store used after close") }
             return garage
         }
+    }
+
+    func encrypt(with key: SymmetricKey) throws {
+        try store.dataEncryptionDelegate = AESGCMEncryptor(key: key)
     }
 
     func parkAll(_ people: [BenchPerson]) throws {
