@@ -33,6 +33,11 @@ extension Garage {
     /// - ``IntegrityReport/Problem/wrongTypeReference(fromType:fromIdentifier:toType:toIdentifier:foundTypes:)``:
     ///   the same, when the identifier is parked under other types, as after renaming a type
     ///   without ``migrateAll(fromOldClassName:to:)-73yt5``.
+    /// - ``IntegrityReport/Problem/unreadableEncryptedRow(typeName:identifier:reason:)``: with a
+    ///   ``dataEncryptionDelegate``, an encrypted row it can't decrypt (with ``AESGCMEncryptor``:
+    ///   a ciphertext moved from another row, altered, or of another key), and, when the delegate
+    ///   binds its rows, a row stored unencrypted. Every encrypted row is decrypted: the check
+    ///   then takes about as long as retrieving everything.
     ///
     /// Everything is read from one snapshot of the committed store: this garage's unsaved
     /// changes are not checked. SQLite's check reads the whole file, so the cost grows with the
@@ -43,12 +48,24 @@ extension Garage {
     /// - throws: ``GarageError/storageFailure(operation:reason:)`` when the store can't be read
     ///   at all; ``GarageError/reentrantCall(operation:)``.
     public func check(maximumProblems: Int = Garage.defaultMaximumProblems) throws -> IntegrityReport {
-        try run(store.checking(limit: max(1, maximumProblems)))
+        try run(store.checking(limit: max(1, maximumProblems), open: decryptionCheck()))
     }
 
     /// Checks the store (see ``check(maximumProblems:)-1n0z3``) without blocking the calling thread.
     public nonisolated(nonsending) func check(maximumProblems: Int = Garage.defaultMaximumProblems) async throws -> IntegrityReport {
-        try await run(store.checking(limit: max(1, maximumProblems)))
+        try await run(store.checking(limit: max(1, maximumProblems), open: decryptionCheck()))
+    }
+
+    /// Opens a row with the garage's delegate, for ``check(maximumProblems:)-1n0z3``; `nil`
+    /// without a delegate (the JSON check reads unencrypted rows).
+    private func decryptionCheck() -> (@Sendable (StoredRow) throws -> Void)? {
+        let encryption = configuration().encryption
+        guard let delegate = encryption.delegate else { return nil }
+        // An unencrypted row's JSON is checked by the JSON check, unless the delegate refuses it.
+        let refusesUnencrypted = delegate is any RowBoundEncryptionDelegate
+        return { row in
+            if row.isEncrypted || refusesUnencrypted { _ = try encryption.open(row) }
+        }
     }
 
     // MARK: - Collecting garbage

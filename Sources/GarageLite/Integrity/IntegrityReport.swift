@@ -32,6 +32,11 @@ public struct IntegrityReport: Sendable, Equatable, CustomStringConvertible {
         /// the identifier of what it references; the type is in the row's list of references.)
         case wrongTypeReference(fromType: String, fromIdentifier: String, toType: String, toIdentifier: String,
                                 foundTypes: [String])
+        /// The row can't be read with the garage's ``Garage/dataEncryptionDelegate``: it doesn't
+        /// decrypt (encrypted for another row or with another key, or altered), or its decrypted
+        /// JSON is invalid, or it is stored unencrypted in a garage whose delegate binds its
+        /// rows. `reason` is the error retrieving it throws. Checked only when a delegate is set.
+        case unreadableEncryptedRow(typeName: String, identifier: String, reason: String)
 
         var isSQLite: Bool {
             if case .sqlite = self { return true }
@@ -57,6 +62,8 @@ public struct IntegrityReport: Sendable, Equatable, CustomStringConvertible {
                     + "parked: retrieving \(fromType)(\(fromIdentifier)) gives nil for an optional reference "
                     + "and throws for a required one. Park \(toType)(\(toIdentifier)) again, or park "
                     + "\(fromType)(\(fromIdentifier)) again without it."
+            case let .unreadableEncryptedRow(type, identifier, reason):
+                return "\(type)(\(identifier)) can't be read with the garage's encryption: \(reason)"
             case let .wrongTypeReference(fromType, fromIdentifier, toType, toIdentifier, foundTypes):
                 let found = foundTypes.first ?? "?"
                 return "\(fromType)(\(fromIdentifier)) references \(toType)(\(toIdentifier)), which is not "
@@ -71,7 +78,8 @@ public struct IntegrityReport: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The problems found, in the order of the checks: SQLite's, reference lists, JSON data,
-    /// references; within a check, by type name and identifier.
+    /// references, then (with an encryption delegate) the rows that don't decrypt; within a
+    /// check, by type name and identifier.
     public var problems: [Problem]
     /// Whether there were more problems than the list holds.
     public var isTruncated: Bool

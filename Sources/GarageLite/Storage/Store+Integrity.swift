@@ -7,13 +7,19 @@ extension Store {
     ///
     /// After SQLite reported damage, it may refuse to end the read transaction of the check,
     /// which then throws: the report, which lists the damage, is the better answer.
-    func checking(limit: Int) -> StoreWork<IntegrityReport> {
+    ///
+    /// - parameter open: Decrypts a row (with the garage's delegate), throwing when it can't:
+    ///   every row is then opened, and those that fail are reported.
+    func checking(limit: Int, open: (@Sendable (StoredRow) throws -> Void)?) -> StoreWork<IntegrityReport> {
         StoreWork(operation: "check the store", access: .read { statements in
             var found: IntegrityReport?
             do {
                 return try statements.snapshot {
-                    let report = IntegrityReport(try statements.integrityProblems(limit: limit))
+                    var report = IntegrityReport(try statements.integrityProblems(limit: limit))
                     found = report
+                    if let open, !report.isTruncated, !report.problems.contains(where: \.isSQLite) {
+                        try Self.checkDecryption(statements, open: open, into: &report, limit: limit)
+                    }
                     return report
                 }
             } catch {
@@ -21,6 +27,40 @@ extension Store {
                 return found
             }
         })
+    }
+
+    /// Adds to `report` the rows `open` can't open, up to `limit` problems in all.
+    private static func checkDecryption(_ statements: any RowStatements, open: (StoredRow) throws -> Void,
+                                        into report: inout IntegrityReport, limit: Int) throws {
+        for type in try statements.types() {
+            var after: String?
+            while true {
+                let rows = try statements.rows(ofType: type, after: after, limit: 1_000, for: .content)
+                for read in rows {
+                    let problem: IntegrityReport.Problem?
+                    switch read {
+                    case .unreadable: problem = nil // a column's problem: the JSON check reports rows
+                    case .row(let row):
+                        do {
+                            try open(row)
+                            problem = nil
+                        } catch let error as GarageError {
+                            problem = .unreadableEncryptedRow(typeName: row.key.typeName, identifier: row.key.identifier,
+                                                              reason: error.description)
+                        }
+                    }
+                    if let problem {
+                        guard report.problems.count < limit else {
+                            report.isTruncated = true
+                            return
+                        }
+                        report.problems.append(problem)
+                    }
+                }
+                guard rows.count == 1_000, case .row(let last)? = rows.last else { break }
+                after = last.key.identifier
+            }
+        }
     }
 
     /// Lists (with `dryRun`) or deletes the rows never parked directly that no chain of

@@ -77,6 +77,18 @@ struct AESGCMEncryptorTests {
         #expect(try garage.retrieve(EAccount.self, identifier: "bob")?.owner == "Bob")
         let lossy = try garage.retrieveAllLossy(EAccount.self)
         #expect(lossy.objects.map(\.id) == ["bob"] && lossy.failures.map(\.identifier) == ["alice"])
+        // check() decrypts every row, and reports both.
+        let report = try garage.check()
+        let unreadable = report.problems.compactMap { problem -> String? in
+            guard case .unreadableEncryptedRow(let type, let identifier, _) = problem else { return nil }
+            return "\(type)(\(identifier))"
+        }
+        #expect(unreadable == ["EAccount(alice)", "ELedger(bob)"], "\(report)")
+        // A plaintext row slipped in is reported too; without a delegate, the JSON check reads it.
+        try rawWrite(path, "UPDATE garage_object SET isEncrypted = 0, data = '{\"id\":\"bob\",\"owner\":\"Eve\",\"balance\":9}' WHERE type = 'EAccount' AND identifier = 'bob'")
+        #expect(try garage.check().problems.count == 3)
+        garage.dataEncryptionDelegate = nil
+        #expect(try garage.check().isOK)
     }
 
     @Test func tamperedTruncatedAndWrongKeyCiphertextsFail() throws {
