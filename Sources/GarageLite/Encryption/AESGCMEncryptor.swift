@@ -9,12 +9,21 @@ import Foundation
 /// garage.dataEncryptionDelegate = try AESGCMEncryptor(key: key)
 /// ```
 ///
-/// Each encryption uses a fresh random 96-bit nonce, and authenticates the row it is for
-/// (``EncryptionContext/associatedData``) and the key's id: a ciphertext copied into another
-/// row, of another object or another type, or read with another key, fails with
-/// ``GarageError/decryptionFailed(typeName:identifier:reason:)`` naming the object. Each is
-/// stored as base64 text of a versioned envelope: a version byte (1), the key's id (4 bytes,
-/// big-endian), the nonce (12 bytes), the ciphertext and the tag (16 bytes).
+/// Each encryption authenticates the row it is for (``EncryptionContext/associatedData``) and
+/// the key's id: a ciphertext copied into another row, of another object or another type, or
+/// read with another key, fails with ``GarageError/decryptionFailed(typeName:identifier:reason:)``
+/// naming the object. Each is stored as base64 text of a versioned envelope: a version byte
+/// (1), the key's id (4 bytes, big-endian), the nonce (12 bytes), the ciphertext and the tag
+/// (16 bytes).
+///
+/// The 96-bit nonce is synthetic: an HMAC-SHA256, with a key derived from the encryption key,
+/// of the key id, the row and the JSON. Every different content of every row gets its own
+/// pseudo-random nonce, as a random one would; the same content of the same row gets the same
+/// ciphertext, so that parking an unchanged object stores the same bytes and changes nothing
+/// (its revision, its sync status, the changes observers see), as without encryption. What that
+/// reveals: that a row holds again a content it held before, which a change of its revision
+/// shows anyway. Nonce collisions between different contents are as likely as with random
+/// nonces: rotate the key before 2³² encryptions.
 ///
 /// Keys change without rewriting the store at once: give the encryptor the old keys too,
 /// by id. It encrypts with `key`, and decrypts what any of them encrypted.
@@ -32,6 +41,8 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
     /// The id of the key it encrypts with.
     public let keyID: UInt32
     private let keys: [UInt32: SymmetricKey]
+    /// The key of the synthetic nonces, derived from the current key.
+    private let nonceKey: SymmetricKey
 
     /// An encryptor with the 256-bit `key`, whose id (stored with each ciphertext) is `keyID`;
     /// it also decrypts what `previousKeys` encrypted, by their ids.
@@ -50,11 +61,17 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
         var keys = previousKeys
         keys[keyID] = key
         self.keys = keys
+        nonceKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("GarageLite AES-GCM synthetic nonce".utf8),
+                                          outputByteCount: 32)
     }
 
     /// The base64 envelope of `data`, encrypted with the current key for the row `context` names.
     public func encrypt(_ data: Data, for context: EncryptionContext) throws -> String {
-        let nonce = AES.GCM.Nonce()
+        var mac = HMAC<SHA256>(key: nonceKey)
+        withUnsafeBytes(of: keyID.bigEndian) { mac.update(data: $0) }
+        mac.update(data: context.associatedData)
+        mac.update(data: data)
+        let nonce = try AES.GCM.Nonce(data: Data(mac.finalize()).prefix(12))
         let header = Self.header(keyID: keyID, nonce: nonce)
         // `keys[keyID]` is set by init.
         let box = try AES.GCM.seal(data, using: keys[keyID]!, nonce: nonce,

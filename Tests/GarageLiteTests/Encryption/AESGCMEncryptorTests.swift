@@ -169,6 +169,30 @@ struct AESGCMEncryptorTests {
         #expect(try garage.retrieve(EAccount.self, identifier: "a300")?.owner == "Plaintext-Owner-300")
     }
 
+    @Test func parkingAnUnchangedObjectChangesNothingAsWithoutEncryption() throws {
+        let garage = try Garage.inMemory()
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+        let bob = EAccount(id: "bob", owner: "Bob", balance: 5)
+        try garage.park(bob)
+        try garage.setSyncStatus(.synced, for: bob)
+        let stored = try #require(try garage.retrieve(EAccount.self, identifier: "bob"))
+        try garage.park(stored)                                   // unchanged
+        let metadata = try #require(try garage.metadata(EAccount.self, identifier: "bob"))
+        #expect(metadata.revision == 1 && metadata.syncStatus == .synced)
+        var edited = stored
+        edited.balance = 6
+        try garage.park(edited)                                   // changed: a new ciphertext
+        let after = try #require(try garage.metadata(EAccount.self, identifier: "bob"))
+        #expect(after.revision == 2 && after.syncStatus == .notSynced)
+        // The same content in two rows: two ciphertexts (each bound to its row).
+        let encryptor = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+        let json = Data(#"{"balance":1}"#.utf8)
+        let one = try encryptor.encrypt(json, for: EncryptionContext(typeName: "EAccount", identifier: "a"))
+        let two = try encryptor.encrypt(json, for: EncryptionContext(typeName: "EAccount", identifier: "b"))
+        let again = try encryptor.encrypt(json, for: EncryptionContext(typeName: "EAccount", identifier: "a"))
+        #expect(one != two && one == again)
+    }
+
     @Test func keysChangeWithThePreviousOnesKeptByID() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("bank.sqlite")
