@@ -311,7 +311,7 @@ extension Garage {
         if oldName != typeName { try Identity.checkCanMigrate(from: oldName, to: T.self) }
         var changes = ChangeSet()
         if oldName != typeName {
-            changes.record(.renameType(from: oldName, to: typeName))
+            changes.record(.renameType(from: oldName, to: typeName), resealing: configuration().encryption.resealer)
         }
         return ("move \(oldName) to \(typeName)", changes, { view in
             oldName == typeName ? 0 : try view.count(ofType: oldName)

@@ -83,6 +83,7 @@ extension Garage {
             try Identity.checkNotOwned(name, byOtherThan: T.self)
         }
         try register(T.self, formerNames: formerNames)
+        let reseal = configuration().encryption.resealer
         return ("move \(formerNames.joined(separator: ", ")) to \(typeName)", { view in
             var changes = ChangeSet()
             var moved = 0
@@ -90,7 +91,7 @@ extension Garage {
                 let count = try view.count(ofType: name)
                 guard count > 0 else { continue }
                 moved += count
-                changes.record(.renameType(from: name, to: typeName))
+                changes.record(.renameType(from: name, to: typeName), resealing: reseal)
             }
             return (changes, moved)
         })

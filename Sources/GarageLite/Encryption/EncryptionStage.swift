@@ -59,7 +59,7 @@ struct EncryptionStage: Sendable {
                 let decrypted: Data
                 do {
                     if let bound = delegate as? any RowBoundEncryptionDelegate {
-                        decrypted = try bound.decrypt(row.data, for: key.encryptionContext)
+                        decrypted = try bound.decrypt(row.data, for: (row.sealedFor ?? key).encryptionContext)
                     } else {
                         decrypted = try delegate.decrypt(row.data)
                     }
@@ -80,6 +80,17 @@ struct EncryptionStage: Sendable {
                 reason: row.isEncrypted
                     ? "its decrypted JSON is invalid (was it decrypted with another key?): \(failure)"
                     : "its JSON is invalid: \(failure)")
+        }
+    }
+}
+
+extension EncryptionStage {
+    /// Re-encrypts a row's data for another key (a renamed type), when the delegate binds each
+    /// ciphertext to its row; `nil` otherwise (the data reads the same under any key).
+    var resealer: RowResealer? {
+        guard let bound = delegate as? any RowBoundEncryptionDelegate else { return nil }
+        return RowResealer { data, old, new in
+            try bound.encrypt(bound.decrypt(data, for: old.encryptionContext), for: new.encryptionContext)
         }
     }
 }

@@ -82,6 +82,7 @@ extension ChangeSet {
             return nil
         case .renameType(let from, let to)? where to == key.typeName:
             if var moved = try row(ObjectKey(typeName: from, identifier: key.identifier), base, afterSegments: count - 1) {
+                moved.sealedFor = moved.sealedFor ?? moved.key
                 moved.key = key
                 return moved
             }
@@ -100,6 +101,7 @@ extension ChangeSet {
             for read in reads {
                 switch read {
                 case .row(var row):
+                    if row.key.typeName != type { row.sealedFor = row.sealedFor ?? row.key }
                     row.key.typeName = type
                     rowsByIdentifier[row.key.identifier] = .row(row)
                 case .unreadable(var key, let error):

@@ -11,6 +11,12 @@ enum RowChange: Sendable {
     case setSyncStatus(SyncStatus)
 }
 
+/// Re-encrypts the data of a row moved to another key (a renamed type), for a cipher that
+/// binds each ciphertext to its row: `(data, old key, new key)` to the data for the new key.
+struct RowResealer: Sendable {
+    let reseal: @Sendable (String, ObjectKey, ObjectKey) throws -> String
+}
+
 /// A change to many rows at once, waiting to be written.
 enum BulkChange: Sendable {
     /// Delete every row of the type, or every row when the type is `nil`.
@@ -37,6 +43,9 @@ enum BulkChange: Sendable {
 struct ChangeSet: Sendable {
     struct Segment: Sendable {
         var bulk: BulkChange?
+        /// For a ``BulkChange/renameType(from:to:)`` in a garage whose cipher binds each row's
+        /// ciphertext to it: re-encrypts a moved row for its new key.
+        var reseal: RowResealer?
         var rows: [ObjectKey: RowChange] = [:]
     }
 
@@ -60,13 +69,13 @@ struct ChangeSet: Sendable {
         segments[last].rows[key] = Self.fold(change, into: existing)
     }
 
-    mutating func record(_ change: BulkChange) {
+    mutating func record(_ change: BulkChange, resealing reseal: RowResealer? = nil) {
         if case .deleteAll = change, !isSealed, var last = segments.popLast() {
             // Row changes the deletion overrides need not be written at all.
             last.rows = last.rows.filter { !change.affects(type: $0.key.typeName) }
             if last.bulk != nil || !last.rows.isEmpty { segments.append(last) }
         }
-        segments.append(Segment(bulk: change))
+        segments.append(Segment(bulk: change, reseal: reseal))
         isSealed = false
     }
 
@@ -80,7 +89,7 @@ struct ChangeSet: Sendable {
     /// Adds every change of `other`, as if its calls came after this set's.
     mutating func merge(_ other: ChangeSet) {
         for segment in other.segments {
-            if let bulk = segment.bulk { record(bulk) }
+            if let bulk = segment.bulk { record(bulk, resealing: segment.reseal) }
             for (key, change) in segment.rows { record(change, for: key) }
         }
     }
@@ -159,7 +168,7 @@ extension RowWriteStatements {
             case .deleteAll(let type)?:
                 count = try deleteAll(ofType: type, now: now)
             case .renameType(let from, let to)?:
-                count = try renameType(from: from, to: to)
+                count = try renameType(from: from, to: to, reseal: segment.reseal)
             case nil:
                 count = 0
             }

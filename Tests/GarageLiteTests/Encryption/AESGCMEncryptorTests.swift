@@ -219,3 +219,63 @@ enum DatabaseReader {
         try DatabaseQueue(path: path).read { db in try #require(try String.fetchOne(db, sql: sql)) }
     }
 }
+
+struct EPatient: Codable, Identifiable, Sendable {
+    var id: String
+    var diagnosis: String
+}
+
+struct EWard: Codable, Identifiable, Sendable {
+    var id: String
+    var patients: [EPatient]
+}
+
+struct EClient: Codable, Identifiable, Sendable {
+    var id: String
+    var diagnosis: String
+}
+
+struct EWardV2: Codable, Identifiable, Sendable, StoredTypeNamed {
+    static let storedTypeName = "EWard"
+    static let sharesStoredTypeName = true
+    var id: String
+    var patients: [EClient]
+}
+
+/// A renamed type's objects are re-encrypted for their new type (their ciphertexts are bound
+/// to the type name).
+@Suite("AES-GCM encryptor: renamed types")
+struct AESGCMRenameTests {
+    @Test func migrateAllReencryptsTheMovedRowsWrittenOrPending() throws {
+        let directory = try TemporaryDirectory()
+        let garage = try Garage(path: directory.path("ward.sqlite"))
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+        try garage.park(EWard(id: "w1", patients: [EPatient(id: "p1", diagnosis: "flu"), EPatient(id: "p2", diagnosis: "cold")]))
+        // Pending (autosave off): read through the unsaved changes, sealed for the old type.
+        garage.isAutosaveEnabled = false
+        #expect(try garage.migrateAll(fromOldClassName: "EPatient", to: EClient.self) == 2)
+        #expect(try garage.retrieve(EClient.self, identifier: "p1")?.diagnosis == "flu")
+        try garage.save()
+        garage.isAutosaveEnabled = true
+        #expect(try garage.retrieve(EClient.self, identifier: "p2")?.diagnosis == "cold")
+        #expect(try garage.retrieve(EWardV2.self, identifier: "w1")?.patients.map(\.id) == ["p1", "p2"])
+        #expect(try garage.check().isOK)
+        // And back, as written at once.
+        #expect(try garage.migrateAll(fromOldClassName: "EClient", to: EPatient.self) == 2)
+        #expect(try garage.retrieve(EPatient.self, identifier: "p1")?.diagnosis == "flu")
+    }
+
+    @Test func aRowThatCantBeReencryptedStopsTheMoveNamingIt() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("ward.sqlite")
+        let garage = try Garage(path: path)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+        try garage.park(EWard(id: "w1", patients: [EPatient(id: "p1", diagnosis: "flu"), EPatient(id: "p2", diagnosis: "cold")]))
+        try rawWrite(path, """
+            UPDATE garage_object SET data = (SELECT data FROM garage_object WHERE identifier = 'p1') WHERE identifier = 'p2'
+            """)
+        #expect(throws: GarageError.self) { try garage.migrateAll(fromOldClassName: "EPatient", to: EClient.self) }
+        #expect(try garage.retrieve(EPatient.self, identifier: "p1")?.diagnosis == "flu")   // nothing moved
+        #expect(try garage.count(EClient.self) == 0)
+    }
+}

@@ -154,8 +154,9 @@ protocol RowWriteStatements: RowStatements {
     /// (a local reset: no tombstones). Returns how many objects there were.
     func deleteAll(ofType type: String?, now: Date) throws -> Int
     /// Moves every row of `from` to `to`, replacing rows of `to` with the same identifier,
-    /// and rewrites the references to them; returns how many moved.
-    func renameType(from: String, to: String) throws -> Int
+    /// and rewrites the references to them; returns how many moved. With `reseal`, the data
+    /// of each encrypted row moved is re-encrypted for its new key.
+    func renameType(from: String, to: String, reseal: RowResealer?) throws -> Int
 
     /// Moves the row to `.syncing` under `claim`.
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws

@@ -44,6 +44,9 @@ struct StoredRow: Sendable {
     var attempts: Int64 = 0
     var lastError: String? = nil
     var retryAt: Date? = nil
+    /// The key the row's data was encrypted for, when it is not `key`: a row of a type renamed
+    /// by changes not written yet (read through the overlay).
+    var sealedFor: ObjectKey? = nil
 }
 
 /// What changes in a row when its object changes: what a watch of other connections'

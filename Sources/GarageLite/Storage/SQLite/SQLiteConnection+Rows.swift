@@ -307,7 +307,12 @@ extension SQLiteConnection {
         return tombstoned + db.changesCount
     }
 
-    func renameType(from: String, to: String) throws -> Int {
+    func renameType(from: String, to: String, reseal: RowResealer?) throws -> Int {
+        // The encrypted rows' data, sealed for their old key, to seal for the new one.
+        let sealed = try reseal.map { _ in
+            try Row.fetchAll(db, sql: "SELECT CAST(identifier AS TEXT), CAST(data AS TEXT) FROM garage_object WHERE type = ? AND isEncrypted = 1 AND data <> ''",
+                             arguments: [from]).map { (identifier: $0[0] as String, data: $0[1] as String) }
+        } ?? []
         // Deleted first rather than replaced by `UPDATE OR REPLACE`, whose deletions don't run
         // the triggers that keep the reference index.
         try db.execute(sql: """
@@ -316,6 +321,23 @@ extension SQLiteConnection {
             """, arguments: [to, from])
         try db.execute(sql: "UPDATE garage_object SET type = ? WHERE type = ?", arguments: [to, from])
         let moved = db.changesCount
+        if let reseal {
+            for row in sealed {
+                let data: String
+                do {
+                    data = try reseal.reseal(row.data, ObjectKey(typeName: from, identifier: row.identifier),
+                                             ObjectKey(typeName: to, identifier: row.identifier))
+                } catch {
+                    // Moved without it, the row could never be decrypted again: nothing moves.
+                    throw GarageError.decryptionFailed(
+                        typeName: from, identifier: row.identifier,
+                        reason: "it can't be re-encrypted for its new type \(to), so no \(from) was moved (\(error)); "
+                            + "delete it, or park it again, then move the others")
+                }
+                try db.execute(sql: "UPDATE garage_object SET data = ? WHERE type = ? AND identifier = ?",
+                               arguments: [data, to, row.identifier])
+            }
+        }
         // Only rows whose reference list mentions the old name as a JSON string can be affected.
         let needle = JSONWriter.string(from: .string(from))
         let candidates = try Row.fetchAll(
