@@ -11,12 +11,6 @@ enum RowChange: Sendable {
     case setSyncStatus(SyncStatus)
 }
 
-/// Re-encrypts the data of a row moved to another key (a renamed type), for a cipher that
-/// binds each ciphertext to its row: `(data, old key, new key)` to the data for the new key.
-struct RowResealer: Sendable {
-    let reseal: @Sendable (String, ObjectKey, ObjectKey) throws -> String
-}
-
 /// A change to many rows at once, waiting to be written.
 enum BulkChange: Sendable {
     /// Delete every row of the type, or every row when the type is `nil`.

@@ -176,3 +176,9 @@ extension ObjectMetadata {
         retryDate = row.retryAt
     }
 }
+
+/// Re-encrypts the data of a row moved to another key (a renamed type), for a cipher that
+/// binds each ciphertext to its row: `(data, old key, new key)` to the data for the new key.
+struct RowResealer: Sendable {
+    let reseal: @Sendable (String, ObjectKey, ObjectKey) throws -> String
+}
