@@ -25,6 +25,10 @@ import Foundation
 /// delegate silently turns encryption off), and may call it from several threads at once,
 /// so it is `Sendable`. Errors it throws reach the caller of `park` or `retrieve` unchanged; its
 /// output must not contain U+0000 (see ``GarageError/encryptionFailed(typeName:identifier:reason:)``).
+///
+/// A park of an object as it is stored changes nothing (its revision and sync status stay)
+/// only when ``encrypt(_:)`` returns the same string for the same data: with a random nonce,
+/// every park counts as a change. ``AESGCMEncryptor`` derives its nonce from the content.
 public protocol DataEncryptionDelegate: AnyObject, Sendable {
     /// Returns the stored form of an object's JSON.
     func encrypt(_ data: Data) throws -> String
