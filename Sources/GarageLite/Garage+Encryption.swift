@@ -1,7 +1,7 @@
 import Foundation
 
-// Encryption beyond the delegate's per-row work (Encryption/): encrypting the objects a store
-// holds unencrypted.
+// Encryption beyond the delegate's per-row work (Encryption/): rewriting every object's stored
+// data in place, to encrypt a store, to move it to the current key, or to decrypt it.
 extension Garage {
     /// Encrypts, with the garage's ``dataEncryptionDelegate``, every object stored unencrypted
     /// (parked before the delegate was set); returns how many it encrypted.
@@ -13,52 +13,159 @@ extension Garage {
     ///
     /// A garage whose delegate binds each ciphertext to its row (``RowBoundEncryptionDelegate``,
     /// such as ``AESGCMEncryptor``) refuses to read unencrypted rows; this is how the objects of
-    /// a store that was not encrypted become readable with it. Each object's content, revision,
-    /// dates and sync status stay as they are: nothing is uploaded again, and observers see no
-    /// change. It writes in transactions of 500 objects, committed at once (not part of a
-    /// transaction in progress); run again after an interruption, it encrypts what is left.
+    /// a store that was not encrypted become readable with it. Run it once, under the app's
+    /// control, not at every launch: it encrypts any unencrypted row, one written into the file
+    /// by someone else too.
     ///
-    /// Nothing of the plaintext stays on disk: the rows are rewritten with SQLite's
-    /// `secure_delete` on, and at the end the store is compacted (`VACUUM`, which also drops
-    /// what was deleted before, in free pages) and its write-ahead log emptied. That takes a
-    /// while on a large store, and room for a copy of it. A reader of another process keeping
-    /// an old snapshot keeps the log from being emptied: call it again when that is done.
+    /// The rewrites of this call, ``reencryptObjects()-bhgs`` and ``decryptAllObjects()-7ed1d``:
+    /// each object's content, revision, dates and sync status stay as they are (nothing is
+    /// uploaded again, and observers see no change); they write in transactions of 500
+    /// objects, committed at once (not part of a transaction in progress), so a call
+    /// interrupted, by an error or a killed process, leaves each object as it was or rewritten,
+    /// and called again, goes on. Nothing of the data replaced stays on disk: the rows are
+    /// rewritten with SQLite's `secure_delete` on, and at the end the store is compacted
+    /// (`VACUUM`, which also drops what was deleted before, in free pages) and its write-ahead
+    /// log emptied. That takes a while on a large store, and room for a copy of it. A reader of
+    /// another process keeping an old snapshot keeps the log from being emptied: call again
+    /// when that is done.
     ///
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when no delegate is set; the
     ///   delegate's errors (the batch then writes nothing).
     @discardableResult
     public func encryptUnencryptedObjects() throws -> Int {
-        let encryption = try encryptionForMigrating()
-        var (total, position): (Int, Int64?) = (0, 0)
-        while let after = position {
-            let batch = try run(store.encryptingUnencrypted(after: after, limit: Self.encryptionBatchSize, encryption.encrypt))
-            total += batch.count
-            position = batch.next
-        }
-        return total
+        try rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
     }
 
     /// Encrypts every object stored unencrypted (see ``encryptUnencryptedObjects()-6b6nq``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func encryptUnencryptedObjects() async throws -> Int {
-        let encryption = try encryptionForMigrating()
-        var (total, position): (Int, Int64?) = (0, 0)
-        while let after = position {
-            let batch = try await run(store.encryptingUnencrypted(after: after, limit: Self.encryptionBatchSize, encryption.encrypt))
-            total += batch.count
-            position = batch.next
+        try await rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
+    }
+
+    /// Re-encrypts every encrypted object with the key the ``dataEncryptionDelegate`` encrypts
+    /// with now; returns how many it re-encrypted. The end of a key rotation: afterwards the
+    /// previous keys are no longer needed, and their ciphertexts are gone from the disk.
+    ///
+    /// ```swift
+    /// garage.dataEncryptionDelegate = try AESGCMEncryptor(key: newKey, keyID: 2, previousKeys: [1: oldKey])
+    /// try garage.reencryptObjects()
+    /// garage.dataEncryptionDelegate = try AESGCMEncryptor(key: newKey, keyID: 2)    // the old key can go
+    /// ```
+    ///
+    /// With an ``AESGCMEncryptor``, the objects already on the current key are left as they
+    /// are; with another delegate, every object is decrypted and encrypted again. Interrupted
+    /// (a killed process too), the store holds objects of both keys, all readable with the
+    /// delegate above: call it again to finish. See ``encryptUnencryptedObjects()-6b6nq`` for
+    /// how it writes.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when no delegate is set;
+    ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` naming an object that
+    ///   doesn't decrypt (delete it, or park it again, then call again).
+    @discardableResult
+    public func reencryptObjects() throws -> Int {
+        try rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
+    }
+
+    /// Re-encrypts every encrypted object with the current key (see ``reencryptObjects()-bhgs``)
+    /// without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func reencryptObjects() async throws -> Int {
+        try await rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
+    }
+
+    /// Decrypts every encrypted object, with the ``dataEncryptionDelegate``, and stores it
+    /// unencrypted, then turns encryption off (sets the delegate to `nil`); returns how many
+    /// it decrypted.
+    ///
+    /// ```swift
+    /// try garage.decryptAllObjects()
+    /// ```
+    ///
+    /// Until it returns, the store holds objects of both kinds, which a garage with a delegate
+    /// that binds its rows refuses to read unencrypted: call it again to finish. See
+    /// ``encryptUnencryptedObjects()-6b6nq`` for how it writes.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when no delegate is set;
+    ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` naming an object that
+    ///   doesn't decrypt.
+    @discardableResult
+    public func decryptAllObjects() throws -> Int {
+        let count = try rewriting(encrypted: true, Self.decrypting(try encryptionForRewriting()))
+        dataEncryptionDelegate = nil
+        return count
+    }
+
+    /// Decrypts every encrypted object and turns encryption off (see
+    /// ``decryptAllObjects()-7ed1d``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func decryptAllObjects() async throws -> Int {
+        let count = try await rewriting(encrypted: true, Self.decrypting(try encryptionForRewriting()))
+        dataEncryptionDelegate = nil
+        return count
+    }
+
+    /// How many objects the rewrites encrypt, re-encrypt or decrypt per transaction.
+    static let encryptionBatchSize = 500
+
+    /// A new data for each row: its data and whether it is encrypted, or `nil` to leave it.
+    typealias Rewrite = @Sendable (String, ObjectKey) throws -> (data: String, isEncrypted: Bool)?
+
+    private static func encrypting(_ encryption: EncryptionStage) -> Rewrite {
+        { json, key in (try encryption.encrypt(json, for: key), true) }
+    }
+
+    private static func reencrypting(_ encryption: EncryptionStage) -> Rewrite {
+        { data, key in
+            if encryption.isCurrent(data) { return nil }
+            return (try encryption.encrypt(try decryptedJSON(data, key, encryption), for: key), true)
         }
+    }
+
+    private static func decrypting(_ encryption: EncryptionStage) -> Rewrite {
+        { data, key in (try decryptedJSON(data, key, encryption), false) }
+    }
+
+    /// The JSON a row's data holds, checked: a delegate with the wrong key may decrypt to
+    /// something else, which must not be stored in its place.
+    private static func decryptedJSON(_ data: String, _ key: ObjectKey, _ encryption: EncryptionStage) throws -> String {
+        let json = try encryption.decrypt(data, sealedFor: key, naming: key)
+        do {
+            _ = try JSONReader.parse(json)
+        } catch {
+            throw GarageError.corruptData(typeName: key.typeName, identifier: key.identifier,
+                                          reason: "its decrypted JSON is invalid (was it decrypted with another key?): \(error)")
+        }
+        return String(decoding: json, as: UTF8.self)
+    }
+
+    /// Rewrites every row stored `encrypted` (or not) with `rewrite`, batch after batch.
+    private func rewriting(encrypted: Bool, _ rewrite: @escaping Rewrite) throws -> Int {
+        var total = 0
+        var after: ObjectKey?
+        repeat {
+            let batch = try run(store.rewritingData(encrypted: encrypted, after: after, limit: Self.encryptionBatchSize, rewrite))
+            total += batch.count
+            after = batch.next
+        } while after != nil
         return total
     }
 
-    /// How many objects ``encryptUnencryptedObjects()-6b6nq`` encrypts per transaction.
-    static let encryptionBatchSize = 500
+    private nonisolated(nonsending) func rewriting(encrypted: Bool, _ rewrite: @escaping Rewrite) async throws -> Int {
+        var total = 0
+        var after: ObjectKey?
+        repeat {
+            let batch = try await run(store.rewritingData(encrypted: encrypted, after: after, limit: Self.encryptionBatchSize, rewrite))
+            total += batch.count
+            after = batch.next
+        } while after != nil
+        return total
+    }
 
-    private func encryptionForMigrating() throws -> EncryptionStage {
+    private func encryptionForRewriting() throws -> EncryptionStage {
         let encryption = configuration().encryption
         guard encryption.delegate != nil else {
-            throw GarageError.invalidEncryptionKey(reason: "the garage has no dataEncryptionDelegate to encrypt with")
+            throw GarageError.invalidEncryptionKey(reason: "the garage has no dataEncryptionDelegate")
         }
         return encryption
     }

@@ -140,6 +140,26 @@ struct SyncAsyncParityTests {
             garage.dataEncryptionDelegate = try AESGCMEncryptor(key: parityKey)
             return try await garage.encryptUnencryptedObjects()
         }),
+        Operation("re-encrypt objects", sync: { garage in
+            garage.dataEncryptionDelegate = try AESGCMEncryptor(key: parityKey)
+            _ = try garage.encryptUnencryptedObjects()
+            garage.dataEncryptionDelegate = try AESGCMEncryptor(key: parityKey2, keyID: 2, previousKeys: [1: parityKey])
+            return try garage.reencryptObjects()
+        }, async: { garage in
+            garage.dataEncryptionDelegate = try AESGCMEncryptor(key: parityKey)
+            _ = try await garage.encryptUnencryptedObjects()
+            garage.dataEncryptionDelegate = try AESGCMEncryptor(key: parityKey2, keyID: 2, previousKeys: [1: parityKey])
+            return try await garage.reencryptObjects()
+        }),
+        Operation("decrypt all objects", sync: { garage in
+            garage.dataEncryptionDelegate = try AESGCMEncryptor(key: parityKey)
+            _ = try garage.encryptUnencryptedObjects()
+            return try garage.decryptAllObjects()
+        }, async: { garage in
+            garage.dataEncryptionDelegate = try AESGCMEncryptor(key: parityKey)
+            _ = try await garage.encryptUnencryptedObjects()
+            return try await garage.decryptAllObjects()
+        }),
         Operation("settings: remove", sync: { try $0.removeValue(for: paritySetting) },
                   async: { try await $0.removeValue(for: paritySetting) }),
         Operation("settings: migrate", sync: { garage in
@@ -347,3 +367,4 @@ let parityLegacySetting = SettingsKey<ParitySettings, String>(id: "legacyCount",
 
 /// The key of the parity tests' encryption.
 let parityKey = SymmetricKey(data: Data(repeating: 7, count: 32))
+let parityKey2 = SymmetricKey(data: Data(repeating: 8, count: 32))

@@ -107,6 +107,15 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
         }
     }
 
+    /// The id of the key `envelope` was encrypted with, read from its header; `nil` when it is
+    /// not an envelope.
+    static func keyID(ofEnvelope envelope: String) -> UInt32? {
+        // 8 base64 characters are the first 6 bytes: the version and the key id.
+        guard envelope.utf8.count >= 8, let prefix = Data(base64Encoded: String(envelope.prefix(8))),
+              prefix.count == 6, prefix[prefix.startIndex] == envelopeVersion else { return nil }
+        return prefix.dropFirst().prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    }
+
     private static func header(keyID: UInt32, nonce: AES.GCM.Nonce) -> Data {
         var header = Data([envelopeVersion])
         withUnsafeBytes(of: keyID.bigEndian) { header.append(contentsOf: $0) }
@@ -140,7 +149,7 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
             switch self {
             case .notBase64: "the stored text is not an AES-GCM envelope (not base64)"
             case let .truncated(bytes): "the envelope is truncated (\(bytes) bytes; a header and a tag take 33)"
-            case let .unknownVersion(version): "the envelope is of version \(version), which this encryptor doesn't read"
+            case .unknownVersion: "the stored text is not an envelope of this encryptor (unknown version)"
             case let .unknownKey(id): "the envelope was encrypted with the key of id \(id), which this encryptor doesn't have"
             case let .authenticationFailed(id):
                 "the envelope doesn't authenticate with the key of id \(id): it was encrypted for another row (another "

@@ -40,6 +40,28 @@ struct EncryptionStage: Sendable {
         return data
     }
 
+    /// The JSON `data` holds, encrypted for the row `sealedFor`; errors name the object `key`.
+    ///
+    /// - throws: ``GarageError/missingEncryptionDelegate(typeName:identifier:)`` without a
+    ///   delegate; ``GarageError/decryptionFailed(typeName:identifier:reason:)`` when the
+    ///   delegate fails (its own `GarageError`s pass unchanged).
+    func decrypt(_ data: String, sealedFor: ObjectKey, naming key: ObjectKey) throws -> Data {
+        guard let delegate else {
+            throw GarageError.missingEncryptionDelegate(typeName: key.typeName, identifier: key.identifier)
+        }
+        do {
+            if let bound = delegate as? any RowBoundEncryptionDelegate {
+                return try bound.decrypt(data, for: sealedFor.encryptionContext)
+            }
+            return try delegate.decrypt(data)
+        } catch let error as GarageError {
+            throw error
+        } catch {
+            throw GarageError.decryptionFailed(typeName: key.typeName, identifier: key.identifier,
+                                               reason: String(reflecting: error))
+        }
+    }
+
     /// The JSON `row` holds, decrypted if need be, for the graph decoder.
     ///
     /// - throws: ``GarageError/storageDataIsNil(_:)`` for a row without data (as GarageStorage
@@ -53,23 +75,7 @@ struct EncryptionStage: Sendable {
         do {
             let json: JSONValue
             if row.isEncrypted {
-                guard let delegate else {
-                    throw GarageError.missingEncryptionDelegate(typeName: key.typeName, identifier: key.identifier)
-                }
-                let decrypted: Data
-                do {
-                    if let bound = delegate as? any RowBoundEncryptionDelegate {
-                        decrypted = try bound.decrypt(row.data, for: (row.sealedFor ?? key).encryptionContext)
-                    } else {
-                        decrypted = try delegate.decrypt(row.data)
-                    }
-                } catch let error as GarageError {
-                    throw error
-                } catch {
-                    throw GarageError.decryptionFailed(typeName: key.typeName, identifier: key.identifier,
-                                                       reason: String(reflecting: error))
-                }
-                json = try JSONReader.parse(decrypted)
+                json = try JSONReader.parse(try decrypt(row.data, sealedFor: row.sealedFor ?? key, naming: key))
             } else {
                 json = try JSONReader.parse(row.data)
             }
@@ -92,6 +98,13 @@ extension EncryptionStage {
         return RowResealer { data, old, new in
             try bound.encrypt(bound.decrypt(data, for: old.encryptionContext), for: new.encryptionContext)
         }
+    }
+
+    /// Whether `data`, stored encrypted, is encrypted with the key the delegate encrypts with
+    /// now; `false` when that can't be told (every row is then re-encrypted).
+    func isCurrent(_ data: String) -> Bool {
+        guard let encryptor = delegate as? AESGCMEncryptor else { return false }
+        return AESGCMEncryptor.keyID(ofEnvelope: data) == encryptor.keyID
     }
 }
 

@@ -1,29 +1,36 @@
 import Foundation
 
-// Encrypting the rows stored unencrypted, in place (Garage+Encryption.swift).
+// Rewriting the rows' data in place: encrypting the unencrypted ones, re-encrypting the
+// encrypted ones with the current key, decrypting them (Garage+Encryption.swift).
 extension Store {
-    /// Encrypts, in one transaction, up to `limit` rows stored unencrypted after the row
-    /// `position`, with `encrypt` (the JSON of an object, for its row); returns how many it
-    /// encrypted and the position to go on from, or `nil` when no row is left.
-    func encryptingUnencrypted(
-        after position: Int64, limit: Int, _ encrypt: @escaping @Sendable (String, ObjectKey) throws -> String
-    ) -> StoreWork<(count: Int, next: Int64?)> {
-        StoreWork(operation: "encrypt the objects stored unencrypted", access: .write { statements in
-            // The plaintext replaced must not stay in the pages' free space, nor in the log.
+    /// Rewrites, in one transaction, up to `limit` rows stored encrypted (or unencrypted,
+    /// `encrypted` false) after the row `key` (`nil`: from the first), in key order: `rewrite`
+    /// gives each row's new data and whether it is encrypted, or `nil` to leave it. Returns how
+    /// many it rewrote and the row to go on after, or `nil` when no row is left: the last batch
+    /// then compacts the store and empties its log, so that no replaced data lingers on disk.
+    func rewritingData(
+        encrypted: Bool, after key: ObjectKey?, limit: Int,
+        _ rewrite: @escaping @Sendable (String, ObjectKey) throws -> (data: String, isEncrypted: Bool)?
+    ) -> StoreWork<(count: Int, next: ObjectKey?)> {
+        StoreWork(operation: "rewrite the objects' data", access: .write { statements in
+            // The data replaced must not stay in the pages' free space, nor in the log.
             try statements.setErasesFreedContent(true)
             defer { try? statements.setErasesFreedContent(false) }
             let (count, next) = try statements.transaction {
-                let rows = try statements.unencryptedRows(after: position, limit: limit)
+                let rows = try statements.rows(encrypted: encrypted, after: key, limit: limit)
                 var count = 0
-                for row in rows where try statements.encryptData(of: row.key, previous: row.data, with: encrypt(row.data, row.key)) {
-                    count += 1
+                for row in rows {
+                    guard let new = try rewrite(row.data, row.key) else { continue }
+                    if try statements.replaceData(of: row.key, previous: row.data, with: new.data, isEncrypted: new.isEncrypted) {
+                        count += 1
+                    }
                 }
-                return (count, rows.count < limit ? nil : rows.last?.position)
+                return (count, rows.count < limit ? nil : rows.last?.key)
             }
             if next == nil {
-                // The deleted plaintext of earlier days, in free pages, and the log's old pages.
-                // (A reader of another process keeping an old snapshot keeps the log from being
-                // emptied: the next call empties it.)
+                // What was deleted before, in free pages, and the log's old pages. (A reader of
+                // another process keeping an old snapshot keeps the log from being emptied: the
+                // next call empties it.)
                 _ = try statements.compactAndTruncateLog()
             }
             return (count, next)

@@ -279,3 +279,51 @@ struct AESGCMRenameTests {
         #expect(try garage.count(EClient.self) == 0)
     }
 }
+
+/// Rotating keys to the end, and turning encryption off.
+@Suite("AES-GCM encryptor: re-encrypting and decrypting")
+struct AESGCMRewriteTests {
+    private func files(_ path: String) -> Data {
+        var bytes = Data()
+        for suffix in ["", "-wal", "-shm"] {
+            if let data = FileManager.default.contents(atPath: path + suffix) { bytes.append(data) }
+        }
+        return bytes
+    }
+
+    @Test func reencryptingMovesEveryObjectToTheCurrentKeyAndErasesTheOldCiphertexts() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let old = SymmetricKey(size: .bits256)
+        let new = SymmetricKey(size: .bits256)
+        let garage = try Garage(path: path)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: old, keyID: 1)
+        try garage.parkAll((1...700).map { EAccount(id: String(format: "a%04d", $0), owner: "O\($0)", balance: $0) })
+        let oldEnvelope = try DatabaseReader.string(path, "SELECT data FROM garage_object WHERE identifier = 'a0001'")
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: new, keyID: 2, previousKeys: [1: old])
+        try garage.park(EAccount(id: "a0002", owner: "Edited", balance: 2))     // on the new key already
+        #expect(try garage.reencryptObjects() == 699)
+        #expect(try garage.reencryptObjects() == 0)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: new, keyID: 2)
+        #expect(try garage.retrieveAll(EAccount.self).count == 700)
+        #expect(try garage.retrieve(EAccount.self, identifier: "a0002")?.owner == "Edited")
+        #expect(try garage.check().isOK)
+        #expect(files(path).range(of: Data(oldEnvelope.utf8)) == nil, "an old ciphertext is still on disk")
+    }
+
+    @Test func decryptingTurnsEncryptionOffKeepingEveryObject() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let garage = try Garage(path: path)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+        try garage.parkAll((1...600).map { EAccount(id: "a\($0)", owner: "Owner-Marker-\($0)", balance: $0) })
+        try garage.setSyncStatus(.synced, for: EAccount(id: "a1", owner: "", balance: 0))
+        #expect(try garage.decryptAllObjects() == 600)
+        #expect(garage.dataEncryptionDelegate == nil)
+        #expect(try garage.retrieve(EAccount.self, identifier: "a1")?.syncStatus == .synced)
+        #expect(try garage.retrieveAll(EAccount.self).count == 600)
+        #expect(try garage.check().isOK)
+        #expect(files(path).range(of: Data("Owner-Marker-600".utf8)) != nil)
+        #expect(throws: GarageError.self) { try garage.decryptAllObjects() }       // no delegate now
+    }
+}

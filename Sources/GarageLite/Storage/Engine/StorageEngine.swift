@@ -172,13 +172,13 @@ protocol RowWriteStatements: RowStatements {
     /// returns the rows released.
     func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey]
 
-    /// The next `limit` rows (tombstones excepted) stored unencrypted, after the row `position`
-    /// (0: from the first), in storage order, with their positions.
-    func unencryptedRows(after position: Int64, limit: Int) throws -> [(position: Int64, key: ObjectKey, data: String)]
-    /// Replaces the unencrypted data of the row `key`, if it is still `previous`, with the
-    /// encrypted `data`; the row's revision, dates and status stay: its content is the same.
-    /// Returns whether it replaced.
-    @discardableResult func encryptData(of key: ObjectKey, previous: String, with data: String) throws -> Bool
+    /// The next `limit` rows (tombstones excepted) stored encrypted, or unencrypted, after the
+    /// row `key` (`nil`: from the first), in key order (type name, then identifier).
+    func rows(encrypted: Bool, after key: ObjectKey?, limit: Int) throws -> [(key: ObjectKey, data: String)]
+    /// Replaces the data of the row `key`, if it is still `previous`, with `data` (encrypted, or
+    /// not): the same content, re-encrypted or decrypted, so the row's revision, dates and
+    /// status stay. Returns whether it replaced.
+    @discardableResult func replaceData(of key: ObjectKey, previous: String, with data: String, isEncrypted: Bool) throws -> Bool
     /// Whether this connection overwrites the content it frees (SQLite's `secure_delete`), so
     /// that no replaced or deleted data lingers in the file's free space.
     func setErasesFreedContent(_ erases: Bool) throws

@@ -243,12 +243,14 @@ extension SQLiteConnection {
     }
 
     @discardableResult
-    func unencryptedRows(after position: Int64, limit: Int) throws -> [(position: Int64, key: ObjectKey, data: String)] {
+    func rows(encrypted: Bool, after key: ObjectKey?, limit: Int) throws -> [(key: ObjectKey, data: String)] {
+        // A range of the primary key: `(type, identifier) > (?, ?)`.
         try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT rowid, CAST(type AS TEXT), CAST(identifier AS TEXT), CAST(data AS TEXT) FROM garage_object
-            WHERE rowid > ? AND isEncrypted = 0 AND isDeleted = 0 AND data <> '' ORDER BY rowid LIMIT ?
-            """), arguments: [position, limit]).map { row in
-            (row[0], ObjectKey(typeName: row[1], identifier: row[2]), row[3])
+            SELECT CAST(type AS TEXT), CAST(identifier AS TEXT), CAST(data AS TEXT) FROM garage_object
+            WHERE (type, identifier) > (?, ?) AND isEncrypted = ? AND isDeleted = 0 AND data <> ''
+            ORDER BY type, identifier LIMIT ?
+            """), arguments: [key?.typeName ?? "", key?.identifier ?? "", encrypted, limit]).map { row in
+            (ObjectKey(typeName: row[0], identifier: row[1]), row[2])
         }
     }
 
@@ -263,11 +265,10 @@ extension SQLiteConnection {
         return (result?[0] as Int?) ?? 0 == 0
     }
 
-    func encryptData(of key: ObjectKey, previous: String, with data: String) throws -> Bool {
+    func replaceData(of key: ObjectKey, previous: String, with data: String, isEncrypted: Bool) throws -> Bool {
         try db.cachedStatement(sql: """
-            UPDATE garage_object SET data = ?, isEncrypted = 1
-            WHERE type = ? AND identifier = ? AND isEncrypted = 0 AND data = ?
-            """).execute(arguments: [data, key.typeName, key.identifier, previous])
+            UPDATE garage_object SET data = ?, isEncrypted = ? WHERE type = ? AND identifier = ? AND data = ?
+            """).execute(arguments: [data, isEncrypted, key.typeName, key.identifier, previous])
         return db.changesCount > 0
     }
 
