@@ -48,7 +48,7 @@ let package = Package(
         // Runs one side of the cross-process stress test; the tests launch it.
         .executableTarget(
             name: "garage-stress-worker",
-            dependencies: ["GarageLite", "GarageStressModels"]
+            dependencies: ["GarageLite", "GarageStressModels", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The types the stress worker parks and the cross-process tests read.
         .target(

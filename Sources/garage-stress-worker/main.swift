@@ -187,6 +187,9 @@ let arguments = CommandLine.arguments
 if arguments.count == 5, arguments[2] == "crash" {
     runCrashParker(storePath: arguments[1], seed: arguments[3], logPath: arguments[4])
 }
+if arguments.count == 5, arguments[2] == "reencrypt" {
+    runReencrypt(storePath: arguments[1], oldKeyByte: arguments[3], newKeyByte: arguments[4])
+}
 if arguments.count >= 3, arguments[2].hasPrefix("sync-") {
     runSyncRole(storePath: arguments[1], role: arguments[2], arguments: Array(arguments.dropFirst(3)))
 }
@@ -194,6 +197,7 @@ guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
       arguments[2] == "editor" || arguments[2] == "job" else {
     print("ERROR usage: garage-stress-worker <store-path> editor|job <seed> <count> [<edits>]")
     print("             garage-stress-worker <store-path> crash <seed> <log-path>")
+    print("             garage-stress-worker <store-path> reencrypt <old-key-byte> <new-key-byte>")
     print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument>")
     exit(2)
 }

@@ -1,0 +1,24 @@
+import Crypto
+import Foundation
+import GarageLite
+
+/// `garage-stress-worker <store-path> reencrypt <old> <new>`: moves every object of the store
+/// from the key of 32 bytes `<old>` (key id 1) to the key of 32 bytes `<new>` (key id 2), as
+/// `reencryptObjects()` does, and prints `DONE <count>`. The crash test kills it midway.
+func runReencrypt(storePath: String, oldKeyByte: String, newKeyByte: String) -> Never {
+    guard let old = UInt8(oldKeyByte), let new = UInt8(newKeyByte) else {
+        print("ERROR the keys are bytes, 0 to 255")
+        exit(2)
+    }
+    do {
+        let garage = try Garage(path: storePath, busyTimeout: 30)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(
+            key: SymmetricKey(data: Data(repeating: new, count: 32)), keyID: 2,
+            previousKeys: [1: SymmetricKey(data: Data(repeating: old, count: 32))])
+        print("DONE \(try garage.reencryptObjects())")
+        exit(0)
+    } catch {
+        print("ERROR reencrypt threw: \(error)")
+        exit(1)
+    }
+}
