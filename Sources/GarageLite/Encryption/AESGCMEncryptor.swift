@@ -41,6 +41,8 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
     /// The id of the key it encrypts with.
     public let keyID: UInt32
     private let keys: [UInt32: SymmetricKey]
+    /// The key it encrypts with (`keys[keyID]`).
+    private let currentKey: SymmetricKey
     /// The key of the synthetic nonces, derived from the current key.
     private let nonceKey: SymmetricKey
 
@@ -61,22 +63,26 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
         var keys = previousKeys
         keys[keyID] = key
         self.keys = keys
+        currentKey = key
         nonceKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("GarageLite AES-GCM synthetic nonce".utf8),
                                           outputByteCount: 32)
     }
 
     /// The base64 envelope of `data`, encrypted with the current key for the row `context` names.
     public func encrypt(_ data: Data, for context: EncryptionContext) throws -> String {
+        let row = context.associatedData
         var mac = HMAC<SHA256>(key: nonceKey)
         withUnsafeBytes(of: keyID.bigEndian) { mac.update(data: $0) }
-        mac.update(data: context.associatedData)
+        mac.update(data: row)
         mac.update(data: data)
-        let nonce = try AES.GCM.Nonce(data: Data(mac.finalize()).prefix(12))
-        let header = Self.header(keyID: keyID, nonce: nonce)
-        // `keys[keyID]` is set by init.
-        let box = try AES.GCM.seal(data, using: keys[keyID]!, nonce: nonce,
-                                   authenticating: Self.associatedData(header: header, context: context))
-        return (header + box.ciphertext + box.tag).base64EncodedString()
+        let nonce = try mac.finalize().withUnsafeBytes { try AES.GCM.Nonce(data: $0.prefix(12)) }
+        var envelope = Self.header(keyID: keyID, nonce: nonce)
+        let box = try AES.GCM.seal(data, using: currentKey, nonce: nonce,
+                                   authenticating: Self.associatedData(header: envelope, row: row))
+        envelope.reserveCapacity(Self.headerSize + box.ciphertext.count + Self.tagSize)
+        envelope.append(box.ciphertext)
+        envelope.append(box.tag)
+        return envelope.base64EncodedString()
     }
 
     /// The JSON an envelope holds, when it was encrypted for the row `context` names with one
@@ -100,7 +106,7 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
             ciphertext: bytes[Self.headerSize..<(bytes.count - Self.tagSize)],
             tag: bytes[(bytes.count - Self.tagSize)...])
         do {
-            return try AES.GCM.open(box, using: key, authenticating: Self.associatedData(header: header, context: context))
+            return try AES.GCM.open(box, using: key, authenticating: Self.associatedData(header: header, row: context.associatedData))
         } catch {
             // CryptoKit's authenticationFailure; on Linux, BoringSSL's error for it.
             throw EnvelopeError.authenticationFailed(keyID: id)
@@ -125,8 +131,10 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
 
     /// What each ciphertext authenticates: its envelope's header (version, key id, nonce) and
     /// its row.
-    private static func associatedData(header: Data, context: EncryptionContext) -> Data {
-        header + context.associatedData
+    private static func associatedData(header: Data, row: Data) -> Data {
+        var data = header
+        data.append(row)
+        return data
     }
 
     /// Why a stored string is not an envelope this encryptor can open.
