@@ -311,10 +311,34 @@ extension Garage {
         if oldName != typeName { try Identity.checkCanMigrate(from: oldName, to: T.self) }
         var changes = ChangeSet()
         if oldName != typeName {
-            changes.record(.renameType(from: oldName, to: typeName), resealing: configuration().encryption.resealer)
+            changes.record(.renameType(from: oldName, to: typeName), resealing: resealer())
         }
+        let encryption = configuration().encryption
         return ("move \(oldName) to \(typeName)", changes, { view in
-            oldName == typeName ? 0 : try view.count(ofType: oldName)
+            guard oldName != typeName else { return 0 }
+            try Self.checkResealable(oldName, to: typeName, in: view, with: encryption)
+            return try view.count(ofType: oldName)
         })
+    }
+
+    /// Re-encrypts the encrypted rows a rename moves for their new type, with the garage's
+    /// delegate when the rename is written (not when it is recorded: the delegate may change
+    /// meanwhile).
+    func resealer() -> RowResealer {
+        RowResealer { [self] data, old, new in
+            try configuration().encryption.reseal(data, from: old, to: new)
+        }
+    }
+
+    /// Throws, naming it, for the first encrypted row of `oldName` that `encryption` can't
+    /// re-encrypt for `newName`: the rename is refused when it is recorded, rather than when
+    /// it is written (where it would fail every save after it).
+    static func checkResealable(_ oldName: String, to newName: String, in view: StoreView,
+                                with encryption: EncryptionStage) throws {
+        for read in try view.rows(ofType: oldName) {
+            guard case .row(let row) = read, row.isEncrypted else { continue }
+            _ = try encryption.reseal(row.data, from: row.sealedFor ?? row.key,
+                                      to: ObjectKey(typeName: newName, identifier: row.key.identifier))
+        }
     }
 }

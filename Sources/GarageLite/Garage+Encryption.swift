@@ -91,8 +91,10 @@ extension Garage {
     ///   doesn't decrypt.
     @discardableResult
     public func decryptAllObjects() throws -> Int {
-        let count = try rewriting(encrypted: true, Self.decrypting(try encryptionForRewriting()))
-        dataEncryptionDelegate = nil
+        let encryption = try startDecrypting()
+        defer { state.write { $0.isDecryptingStore = false } }
+        let count = try rewriting(encrypted: true, Self.decrypting(encryption))
+        try finishDecrypting(encryption, remaining: try run(store.countingRows(encrypted: true)))
         return count
     }
 
@@ -100,9 +102,36 @@ extension Garage {
     /// ``decryptAllObjects()-7ed1d``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func decryptAllObjects() async throws -> Int {
-        let count = try await rewriting(encrypted: true, Self.decrypting(try encryptionForRewriting()))
-        dataEncryptionDelegate = nil
+        let encryption = try startDecrypting()
+        defer { state.write { $0.isDecryptingStore = false } }
+        let count = try await rewriting(encrypted: true, Self.decrypting(encryption))
+        try finishDecrypting(encryption, remaining: try await run(store.countingRows(encrypted: true)))
         return count
+    }
+
+    /// From now on, this garage parks objects unencrypted (reading both kinds), so that none
+    /// parked while the rows are decrypted is left encrypted.
+    private func startDecrypting() throws -> EncryptionStage {
+        let encryption = try encryptionForRewriting()
+        state.write { $0.isDecryptingStore = true }
+        return encryption
+    }
+
+    /// Turns encryption off, if no encrypted row is left (`remaining`) and the delegate is still
+    /// the one the rows were decrypted with.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when objects were encrypted
+    ///   meanwhile, by another garage or process: the delegate stays, to read them.
+    private func finishDecrypting(_ encryption: EncryptionStage, remaining: Int) throws {
+        guard remaining == 0 else {
+            throw GarageError.invalidEncryptionKey(
+                reason: "\(remaining) objects were parked encrypted while the store was decrypted, by another garage "
+                    + "or process; the dataEncryptionDelegate stays set: call decryptAllObjects() again once they "
+                    + "no longer encrypt")
+        }
+        state.write { state in
+            if state.dataEncryptionDelegate === encryption.delegate { state.dataEncryptionDelegate = nil }
+        }
     }
 
     /// How many objects the rewrites encrypt, re-encrypt or decrypt per transaction.
@@ -162,10 +191,22 @@ extension Garage {
         return total
     }
 
+    /// The encryption the rewrites use.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` without a delegate;
+    ///   ``GarageError/transactionMisuse(operation:reason:)`` when the garage has unsaved changes
+    ///   or a transaction in progress: their objects were encrypted (or not) when parked, and
+    ///   written after the rewrite they would undo it for those objects.
     private func encryptionForRewriting() throws -> EncryptionStage {
         let encryption = configuration().encryption
         guard encryption.delegate != nil else {
             throw GarageError.invalidEncryptionKey(reason: "the garage has no dataEncryptionDelegate")
+        }
+        if hasUnsavedChanges || transactionChanges() != nil {
+            throw GarageError.transactionMisuse(
+                operation: "rewrite the stored objects' encryption",
+                reason: "the garage has unsaved changes or a transaction in progress, encrypted as they were when "
+                    + "parked; save them (or end the transaction) first")
         }
         return encryption
     }

@@ -83,13 +83,15 @@ extension Garage {
             try Identity.checkNotOwned(name, byOtherThan: T.self)
         }
         try register(T.self, formerNames: formerNames)
-        let reseal = configuration().encryption.resealer
+        let reseal = resealer()
+        let encryption = configuration().encryption
         return ("move \(formerNames.joined(separator: ", ")) to \(typeName)", { view in
             var changes = ChangeSet()
             var moved = 0
             for name in formerNames {
                 let count = try view.count(ofType: name)
                 guard count > 0 else { continue }
+                try Self.checkResealable(name, to: typeName, in: view, with: encryption)
                 moved += count
                 changes.record(.renameType(from: name, to: typeName), resealing: reseal)
             }

@@ -38,6 +38,8 @@ public final class Garage: Sendable {
         var explicitTransaction: TransactionBuffer?
         /// The types registered with `register(_:)`.
         var registry = RegisteredTypes()
+        /// Set while `decryptAllObjects()` runs: objects are parked unencrypted.
+        var isDecryptingStore = false
     }
 
     /// Internal rather than private so that tests can open a garage on a store they opened
@@ -276,6 +278,7 @@ public final class Garage: Sendable {
         var dateDecoding: DateDecoding
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
         var registry: RegisteredTypes
+        var isDecryptingStore: Bool
     }
 
     func configuration() -> Configuration {
@@ -283,7 +286,8 @@ public final class Garage: Sendable {
             Configuration(dateEncodingStrategy: $0.dateEncodingStrategy,
                           dateDecoding: $0.dateDecoding,
                           dataEncryptionDelegate: $0.dataEncryptionDelegate,
-                          registry: $0.registry)
+                          registry: $0.registry,
+                          isDecryptingStore: $0.isDecryptingStore)
         }
         var encodingSet = false, decodingSet = false
         for scope in GarageScope.scopes(of: self) {
@@ -310,7 +314,9 @@ public final class Garage: Sendable {
 
 extension Garage.Configuration {
     /// The encryption step of this call's rows.
-    var encryption: EncryptionStage { EncryptionStage(delegate: dataEncryptionDelegate) }
+    var encryption: EncryptionStage {
+        EncryptionStage(delegate: dataEncryptionDelegate, writesPlaintext: isDecryptingStore)
+    }
 }
 
 /// The `with...` and `transaction` scopes a call runs in, innermost first, for any garage.

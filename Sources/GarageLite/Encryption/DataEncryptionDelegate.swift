@@ -15,7 +15,8 @@ import Foundation
 ///         try AES.GCM.seal(data, using: key).combined!.base64EncodedString()
 ///     }
 ///     func decrypt(_ string: String) throws -> Data {
-///         try AES.GCM.open(AES.GCM.SealedBox(combined: Data(base64Encoded: string)!), using: key)
+///         guard let combined = Data(base64Encoded: string) else { throw SealerError.notBase64 }
+///         return try AES.GCM.open(AES.GCM.SealedBox(combined: combined), using: key)
 ///     }
 /// }
 /// garage.dataEncryptionDelegate = Sealer(key: key)

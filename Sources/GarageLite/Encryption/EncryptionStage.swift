@@ -5,6 +5,9 @@ import Foundation
 /// reads. Without a delegate, JSON passes through as it is.
 struct EncryptionStage: Sendable {
     let delegate: (any DataEncryptionDelegate)?
+    /// Set while ``Garage/decryptAllObjects()-7ed1d`` runs: rows are written unencrypted, and
+    /// read unencrypted too, whatever the delegate.
+    var writesPlaintext = false
 
     /// What `row` writes: its JSON, encrypted when there is a delegate.
     ///
@@ -12,9 +15,10 @@ struct EncryptionStage: Sendable {
     ///   when its output contains U+0000, which the store would cut the data at (the object
     ///   would be lost without an error).
     func seal(_ row: EncodedRow) throws -> (key: ObjectKey, payload: RowPayload) {
-        let data = delegate == nil ? row.json : try encrypt(row.json, for: row.key)
+        let encrypts = delegate != nil && !writesPlaintext
+        let data = encrypts ? try encrypt(row.json, for: row.key) : row.json
         return (row.key, RowPayload(
-            data: data, isEncrypted: delegate != nil, syncStatus: row.syncStatus,
+            data: data, isEncrypted: encrypts, syncStatus: row.syncStatus,
             references: ReferenceList.encode(row.references), isRoot: row.isRoot))
     }
 
@@ -69,7 +73,7 @@ struct EncryptionStage: Sendable {
     func open(_ row: StoredRow) throws -> DecodableRow {
         let key = row.key
         if row.data.isEmpty { throw GarageError.storageDataIsNil(key.description) }
-        if !row.isEncrypted, delegate is any RowBoundEncryptionDelegate {
+        if !row.isEncrypted, !writesPlaintext, delegate is any RowBoundEncryptionDelegate {
             throw GarageError.unencryptedRow(typeName: key.typeName, identifier: key.identifier)
         }
         do {
@@ -91,13 +95,21 @@ struct EncryptionStage: Sendable {
 }
 
 extension EncryptionStage {
-    /// Re-encrypts a row's data for another key (a renamed type), when the delegate binds each
-    /// ciphertext to its row; `nil` otherwise (the data reads the same under any key).
-    var resealer: RowResealer? {
-        guard let bound = delegate as? any RowBoundEncryptionDelegate else { return nil }
-        return RowResealer { data, old, new in
-            try bound.encrypt(bound.decrypt(data, for: old.encryptionContext), for: new.encryptionContext)
+    /// The data of the encrypted row `old` for the key `new` (a renamed type): re-encrypted
+    /// when the delegate binds each ciphertext to its row; as it is when it doesn't (it reads
+    /// the same under any key).
+    ///
+    /// - throws: ``GarageError/missingEncryptionDelegate(typeName:identifier:)`` without a
+    ///   delegate: whether the data is bound to its row can't be told, and moved unsealed it
+    ///   might never be read again; ``GarageError/decryptionFailed(typeName:identifier:reason:)``
+    ///   naming the row when it doesn't decrypt.
+    func reseal(_ data: String, from old: ObjectKey, to new: ObjectKey) throws -> String {
+        guard let delegate else {
+            throw GarageError.missingEncryptionDelegate(typeName: old.typeName, identifier: old.identifier)
         }
+        guard delegate is any RowBoundEncryptionDelegate else { return data }
+        let json = try decrypt(data, sealedFor: old, naming: old)
+        return try encrypt(String(decoding: json, as: UTF8.self), for: new)
     }
 
     /// Whether `data`, stored encrypted, is encrypted with the key the delegate encrypts with

@@ -43,8 +43,9 @@ public struct EncryptionContext: Sendable, Hashable {
 ///         try AES.GCM.seal(data, using: key, authenticating: context.associatedData).combined!.base64EncodedString()
 ///     }
 ///     func decrypt(_ string: String, for context: EncryptionContext) throws -> Data {
-///         try AES.GCM.open(AES.GCM.SealedBox(combined: Data(base64Encoded: string)!), using: key,
-///                          authenticating: context.associatedData)
+///         guard let combined = Data(base64Encoded: string) else { throw SealerError.notBase64 }
+///         return try AES.GCM.open(AES.GCM.SealedBox(combined: combined), using: key,
+///                                 authenticating: context.associatedData)
 ///     }
 /// }
 /// ```

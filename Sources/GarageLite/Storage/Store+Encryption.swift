@@ -14,8 +14,8 @@ extension Store {
     ) -> StoreWork<(count: Int, next: ObjectKey?)> {
         StoreWork(operation: "rewrite the objects' data", access: .write { statements in
             // The data replaced must not stay in the pages' free space, nor in the log.
-            try statements.setErasesFreedContent(true)
-            defer { try? statements.setErasesFreedContent(false) }
+            let erased = try statements.setErasesFreedContent(true)
+            defer { _ = try? statements.setErasesFreedContent(erased) }
             let (count, next) = try statements.transaction {
                 let rows = try statements.rows(encrypted: encrypted, after: key, limit: limit)
                 var count = 0
@@ -34,6 +34,13 @@ extension Store {
                 _ = try statements.compactAndTruncateLog()
             }
             return (count, next)
+        })
+    }
+
+    /// How many rows (tombstones excepted) are stored encrypted, or unencrypted.
+    func countingRows(encrypted: Bool) -> StoreWork<Int> {
+        StoreWork(operation: "count the objects stored \(encrypted ? "encrypted" : "unencrypted")", access: .write { statements in
+            try statements.countRows(encrypted: encrypted)
         })
     }
 }

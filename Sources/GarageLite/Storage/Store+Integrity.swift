@@ -57,8 +57,11 @@ extension Store {
                         report.problems.append(problem)
                     }
                 }
-                guard rows.count == 1_000, case .row(let last)? = rows.last else { break }
-                after = last.key.identifier
+                guard rows.count == 1_000, let last = rows.last else { break }
+                switch last {
+                case .row(let row): after = row.key.identifier
+                case .unreadable(let key, _): after = key.identifier
+                }
             }
         }
     }

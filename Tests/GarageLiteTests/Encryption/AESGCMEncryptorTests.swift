@@ -327,3 +327,133 @@ struct AESGCMRewriteTests {
         #expect(throws: GarageError.self) { try garage.decryptAllObjects() }       // no delegate now
     }
 }
+
+/// What a security review found in renames, checks and paths (issue 14).
+@Suite("AES-GCM encryptor: review")
+struct AESGCMReviewTests {
+    @Test func aRenameWithoutTheDelegateIsRefusedAndOneWithAnUnreadableRowIsRefusedWhenRecorded() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("ward.sqlite")
+        let key = SymmetricKey(size: .bits256)
+        do {
+            let garage = try Garage(path: path)
+            garage.dataEncryptionDelegate = try AESGCMEncryptor(key: key)
+            try garage.park(EWard(id: "w1", patients: [EPatient(id: "p1", diagnosis: "flu"), EPatient(id: "p2", diagnosis: "cold")]))
+        }
+        // At launch, before the delegate is set: refused, nothing moves (moved unsealed, the rows could never be read).
+        let early = try Garage(path: path)
+        #expect(throws: GarageError.missingEncryptionDelegate(typeName: "EPatient", identifier: "p1")) {
+            try early.migrateAll(fromOldClassName: "EPatient", to: EClient.self)
+        }
+        early.dataEncryptionDelegate = try AESGCMEncryptor(key: key)
+        #expect(try early.retrieve(EPatient.self, identifier: "p1")?.diagnosis == "flu")
+
+        // A row that can't be re-encrypted: refused when recorded, with autosave off too, so
+        // the unsaved changes after it still save.
+        try rawWrite(path, "UPDATE garage_object SET data = (SELECT data FROM garage_object WHERE identifier = 'p1') WHERE identifier = 'p2'")
+        early.isAutosaveEnabled = false
+        #expect(throws: GarageError.self) { try early.migrateAll(fromOldClassName: "EPatient", to: EClient.self) }
+        try early.park(EAccount(id: "x", owner: "X", balance: 1))
+        try early.save()
+        #expect(try early.retrieve(EAccount.self, identifier: "x")?.owner == "X")
+    }
+
+    @Test func aPendingRenameReencryptsWithTheDelegateOfTheSave() throws {
+        let directory = try TemporaryDirectory()
+        let garage = try Garage(path: directory.path("ward.sqlite"))
+        let old = SymmetricKey(size: .bits256)
+        let new = SymmetricKey(size: .bits256)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: old, keyID: 1)
+        try garage.park(EWard(id: "w1", patients: [EPatient(id: "p1", diagnosis: "flu")]))
+        garage.isAutosaveEnabled = false
+        try garage.migrateAll(fromOldClassName: "EPatient", to: EClient.self)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: new, keyID: 2, previousKeys: [1: old])
+        try garage.save()
+        garage.isAutosaveEnabled = true
+        #expect(try garage.reencryptObjects() >= 1)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: new, keyID: 2)
+        #expect(try garage.retrieve(EClient.self, identifier: "p1")?.diagnosis == "flu")
+    }
+
+    @Test func aTombstoneOfTheOldTypeDoesNotReplaceALiveObjectOfTheNewOne() throws {
+        let garage = try Garage.inMemory()
+        let patient = ETPatient(id: "x", diagnosis: "old")
+        try garage.park(patient)
+        try garage.setSyncStatus(.synced, for: patient)
+        #expect(try garage.delete(ETPatient.self, identifier: "x", rule: .rowOnly))   // a tombstone: it was synced
+        try garage.park(ETClient(id: "x", diagnosis: "live"))
+        #expect(try garage.migrateAll(fromOldClassName: "ETPatient", to: ETClient.self) == 0)
+        #expect(try garage.retrieve(ETClient.self, identifier: "x")?.diagnosis == "live")
+    }
+
+    @Test func checkGoesOnPastAnUnreadableRowAtTheEndOfAPage() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let garage = try Garage(path: path)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+        try garage.parkAll((1...1_500).map { EAccount(id: String(format: "a%05d", $0), owner: "O", balance: $0) })
+        try rawWrite(path, "UPDATE garage_object SET syncStatus = 'x' WHERE identifier = 'a01000'")
+        try rawWrite(path, "UPDATE garage_object SET data = (SELECT data FROM garage_object WHERE identifier = 'a00001') WHERE identifier = 'a01200'")
+        let report = try garage.check()
+        #expect(report.problems.contains { problem in
+            if case .unreadableEncryptedRow(_, "a01200", _) = problem { return true }
+            return false
+        }, "\(report)")
+    }
+
+    @Test func aStorePathBeginningWithTwoSlashesOpens() throws {
+        let directory = try TemporaryDirectory()
+        let path = "/" + directory.path("slashes.sqlite")
+        let garage = try Garage(path: path)
+        try garage.park(EAccount(id: "a", owner: "A", balance: 1))
+        #expect(try Garage(path: path).retrieve(EAccount.self, identifier: "a")?.owner == "A")
+    }
+}
+
+struct ETPatient: Codable, Identifiable, Syncable, Sendable {
+    var id: String
+    var diagnosis: String
+    var syncStatus: SyncStatus = .notSynced
+}
+
+struct ETClient: Codable, Identifiable, Syncable, Sendable {
+    var id: String
+    var diagnosis: String
+    var syncStatus: SyncStatus = .notSynced
+}
+
+/// The rewrites and the garage's other writers (issue 14, a security review).
+@Suite("AES-GCM encryptor: rewrites and other writes")
+struct AESGCMRewriteConcurrencyTests {
+    @Test func rewritesRefuseUnsavedChangesAndTransactions() throws {
+        let garage = try Garage.inMemory()
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+        garage.isAutosaveEnabled = false
+        try garage.park(EAccount(id: "b", owner: "B", balance: 1))
+        #expect(throws: GarageError.self) { try garage.reencryptObjects() }
+        try garage.save()
+        garage.isAutosaveEnabled = true
+        try garage.beginTransaction()
+        #expect(throws: GarageError.self) { try garage.decryptAllObjects() }
+        try garage.rollbackTransaction()
+        #expect(try garage.reencryptObjects() == 0)
+    }
+
+    @Test func objectsParkedWhileTheStoreIsDecryptedAreStoredUnencrypted() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("bank.sqlite")
+        let garage = try Garage(path: path)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+        try await garage.parkAll((0..<3_000).map { EAccount(id: String(format: "a%05d", $0), owner: "O", balance: $0) })
+        let parker = Task.detached {
+            for round in 0..<200 {
+                try garage.park(EAccount(id: "a00000", owner: "Edited \(round)", balance: round))
+            }
+        }
+        _ = try await garage.decryptAllObjects()
+        try await parker.value
+        #expect(garage.dataEncryptionDelegate == nil)
+        #expect(try await garage.retrieveAll(EAccount.self).count == 3_000)
+        #expect(try DatabaseReader.string(path, "SELECT CAST(COUNT(*) AS TEXT) FROM garage_object WHERE isEncrypted <> 0") == "0")
+    }
+}

@@ -33,11 +33,17 @@ struct ReencryptCrashTests {
                                             arguments: [path, "reencrypt", "11", "22"], directory: directory.url)
             var moved = 0
             if progress > 0 {
-                let reader = try DatabaseQueue(path: path)
+                var configuration = Configuration()
+                configuration.readonly = true
+                configuration.busyMode = .timeout(30)
                 // An envelope of key id 2 starts with the bytes 01 00 00 00 02: "AQAAAAI" in base64.
                 while moved < progress, !process.wait(timeout: 0) {
-                    moved = try reader.read { db in
-                        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object WHERE data LIKE 'AQAAAAI%'") ?? 0
+                    do {
+                        moved = try DatabaseQueue(path: path, configuration: configuration).read { db in
+                            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object WHERE data LIKE 'AQAAAAI%'") ?? 0
+                        }
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                        continue // the worker holds the file (its compaction): look again
                     }
                 }
             }

@@ -175,13 +175,16 @@ protocol RowWriteStatements: RowStatements {
     /// The next `limit` rows (tombstones excepted) stored encrypted, or unencrypted, after the
     /// row `key` (`nil`: from the first), in key order (type name, then identifier).
     func rows(encrypted: Bool, after key: ObjectKey?, limit: Int) throws -> [(key: ObjectKey, data: String)]
+    /// How many rows (tombstones excepted) are stored encrypted, or unencrypted.
+    func countRows(encrypted: Bool) throws -> Int
     /// Replaces the data of the row `key`, if it is still `previous`, with `data` (encrypted, or
     /// not): the same content, re-encrypted or decrypted, so the row's revision, dates and
     /// status stay. Returns whether it replaced.
     @discardableResult func replaceData(of key: ObjectKey, previous: String, with data: String, isEncrypted: Bool) throws -> Bool
     /// Whether this connection overwrites the content it frees (SQLite's `secure_delete`), so
-    /// that no replaced or deleted data lingers in the file's free space.
-    func setErasesFreedContent(_ erases: Bool) throws
+    /// that no replaced or deleted data lingers in the file's free space; returns the setting
+    /// it had, to restore.
+    @discardableResult func setErasesFreedContent(_ erases: Bool) throws -> Bool
     /// Rewrites the store file without free space, then copies the write-ahead log into it
     /// and empties the log, so that no deleted data, and no earlier version of a page, lingers
     /// in the files (outside a transaction; it waits for readers). Returns whether the log

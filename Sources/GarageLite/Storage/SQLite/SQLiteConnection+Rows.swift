@@ -254,8 +254,10 @@ extension SQLiteConnection {
         }
     }
 
-    func setErasesFreedContent(_ erases: Bool) throws {
+    func setErasesFreedContent(_ erases: Bool) throws -> Bool {
+        let previous = try Int.fetchOne(db, sql: "PRAGMA secure_delete") ?? 0
         try db.execute(sql: erases ? "PRAGMA secure_delete = ON" : "PRAGMA secure_delete = OFF")
+        return previous != 0
     }
 
     func compactAndTruncateLog() throws -> Bool {
@@ -263,6 +265,12 @@ extension SQLiteConnection {
         // (busy, log frames, checkpointed frames): busy when a reader kept the log from being emptied.
         let result = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
         return (result?[0] as Int?) ?? 0 == 0
+    }
+
+    func countRows(encrypted: Bool) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: """
+            SELECT COUNT(*) FROM garage_object WHERE isEncrypted = ? AND isDeleted = 0 AND data <> ''
+            """), arguments: [encrypted]) ?? 0
     }
 
     func replaceData(of key: ObjectKey, previous: String, with data: String, isEncrypted: Bool) throws -> Bool {
@@ -314,6 +322,11 @@ extension SQLiteConnection {
             try Row.fetchAll(db, sql: "SELECT CAST(identifier AS TEXT), CAST(data AS TEXT) FROM garage_object WHERE type = ? AND isEncrypted = 1 AND data <> ''",
                              arguments: [from]).map { (identifier: $0[0] as String, data: $0[1] as String) }
         } ?? []
+        // A tombstone of the old type doesn't replace a live object of the new one: it goes.
+        try db.execute(sql: """
+            DELETE FROM garage_object WHERE type = ?2 AND isDeleted = 1
+            AND identifier IN (SELECT identifier FROM garage_object WHERE type = ?1 AND isDeleted = 0)
+            """, arguments: [to, from])
         // Deleted first rather than replaced by `UPDATE OR REPLACE`, whose deletions don't run
         // the triggers that keep the reference index.
         try db.execute(sql: """

@@ -171,7 +171,9 @@ extension StoreFile {
             default: escaped.unicodeScalars.append(character)
             }
         }
-        return "file:\(escaped)?immutable=1"
+        // `file://` + an absolute path: an empty authority, so that a path beginning with `//`
+        // is not read as one.
+        return (path.hasPrefix("/") ? "file://" : "file:") + "\(escaped)?immutable=1"
     }
 
     private static func folder(of path: String) -> String {
