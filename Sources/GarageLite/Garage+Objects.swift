@@ -471,7 +471,11 @@ extension Garage {
 extension Garage.Configuration {
     /// An encoder for one park (or one rewrite) with these settings.
     func encoder() -> GraphEncoder {
-        GraphEncoder(dateStrategy: dateEncodingStrategy, context: Garage.threadContext, registry: registry)
+        let encoder = GraphEncoder(dateStrategy: dateEncodingStrategy, context: Garage.threadContext, registry: registry)
+        if let keyed = encryption.contentIdentifier {
+            encoder.contentIdentifier = keyed
+        }
+        return encoder
     }
 
     /// A decoder that resolves references through `view`, decrypting the rows it reads.

@@ -43,6 +43,10 @@ final class GraphEncoder {
 
     /// The types whose instances may be parked where another type is declared.
     let registry: RegisteredTypes
+    /// The identifier of a `Hashable` object, from its canonical JSON: keyed when the garage's
+    /// cipher keys it (``RowBoundEncryptionDelegate/contentIdentifier(ofCanonicalJSON:)``),
+    /// otherwise ``Identity/contentIdentifier(ofJSON:)``.
+    var contentIdentifier: @Sendable ([UInt8]) -> String = Identity.contentIdentifier(ofJSON:)
 
     init(dateStrategy: JSONEncoder.DateEncodingStrategy, context: ThreadContext, registry: RegisteredTypes) {
         self.dateStrategy = dateStrategy
@@ -72,7 +76,7 @@ final class GraphEncoder {
         } catch let error as EncodingError {
             throw error.locating(typeName) // its identifier would be the hash of what failed
         }
-        let key = ObjectKey(typeName: typeName, identifier: Identity.contentIdentifier(ofJSON: content.json))
+        let key = ObjectKey(typeName: typeName, identifier: contentIdentifier(content.json))
         visited.insert(key)
         add(EncodedRow(key: key, json: String(decoding: content.json, as: UTF8.self), syncStatus: content.syncStatus,
                        revision: content.revision, references: content.references, isRoot: true))
@@ -162,7 +166,7 @@ final class GraphEncoder {
         guard object is any Hashable else {
             throw GarageError.missingConformance(try Identity.typeName(T.self))
         }
-        return Identity.contentIdentifier(ofJSON: try encodeContent(object, canonical: true).json)
+        return contentIdentifier(try encodeContent(object, canonical: true).json)
     }
 
     /// Schedules a nested `Identifiable` value to be encoded as its own row, unless it

@@ -45,13 +45,26 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
     private let currentKey: SymmetricKey
     /// The key of the synthetic nonces, derived from the current key.
     private let nonceKey: SymmetricKey
+    /// The key of `Hashable` objects' identifiers, when they are keyed.
+    private let identityKey: SymmetricKey?
 
     /// An encryptor with the 256-bit `key`, whose id (stored with each ciphertext) is `keyID`;
     /// it also decrypts what `previousKeys` encrypted, by their ids.
     ///
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` for a key that is not 256 bits, or
     ///   a previous key with `keyID` as its id.
-    public init(key: SymmetricKey, keyID: UInt32 = 1, previousKeys: [UInt32: SymmetricKey] = [:]) throws {
+    ///
+    /// - parameter key: The 256-bit key new ciphertexts are encrypted with.
+    /// - parameter keyID: The id stored with each ciphertext of `key`.
+    /// - parameter previousKeys: Keys that encrypted earlier ciphertexts, by id: they are read,
+    ///   never written.
+    /// - parameter identityKey: When set, a `Hashable` object's identifier is the HMAC-SHA256 of
+    ///   its content with this key, instead of its SHA-256, which anyone can compute (and so
+    ///   guess small contents from). Keep the same identity key when the encryption key changes:
+    ///   the identifiers, and so the objects' rows, depend on it. Objects parked before it was
+    ///   set keep their old identifiers (park them again, and delete the old rows).
+    public init(key: SymmetricKey, keyID: UInt32 = 1, previousKeys: [UInt32: SymmetricKey] = [:],
+                identityKey: SymmetricKey? = nil) throws {
         for (id, candidate) in previousKeys.merging([keyID: key], uniquingKeysWith: { $1 }) where candidate.bitCount != 256 {
             throw GarageError.invalidEncryptionKey(
                 reason: "the key with id \(id) has \(candidate.bitCount) bits; AES-256-GCM takes 256 (SymmetricKey(size: .bits256))")
@@ -64,8 +77,18 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
         keys[keyID] = key
         self.keys = keys
         currentKey = key
+        self.identityKey = identityKey
         nonceKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("GarageLite AES-GCM synthetic nonce".utf8),
                                           outputByteCount: 32)
+    }
+
+    /// The HMAC-SHA256 of `json` with the identity key, in lowercase hex; `nil` without one.
+    public func contentIdentifier(ofCanonicalJSON json: Data) -> String? {
+        guard let identityKey else { return nil }
+        return HMAC<SHA256>.authenticationCode(for: json, using: identityKey).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
     }
 
     /// The base64 envelope of `data`, encrypted with the current key for the row `context` names.

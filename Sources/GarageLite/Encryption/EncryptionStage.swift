@@ -112,6 +112,13 @@ extension EncryptionStage {
         return try encrypt(String(decoding: json, as: UTF8.self), for: new)
     }
 
+    /// The keyed identifier of a `Hashable` object, when the delegate keys them; `nil` otherwise.
+    var contentIdentifier: (@Sendable ([UInt8]) -> String)? {
+        guard let bound = delegate as? any RowBoundEncryptionDelegate,
+              bound.contentIdentifier(ofCanonicalJSON: Data()) != nil else { return nil }
+        return { json in bound.contentIdentifier(ofCanonicalJSON: Data(json)) ?? Identity.contentIdentifier(ofJSON: json) }
+    }
+
     /// Whether `data`, stored encrypted, is encrypted with the key the delegate encrypts with
     /// now; `false` when that can't be told (every row is then re-encrypted).
     func isCurrent(_ data: String) -> Bool {

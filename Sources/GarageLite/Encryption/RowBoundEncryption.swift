@@ -60,9 +60,20 @@ public protocol RowBoundEncryptionDelegate: DataEncryptionDelegate {
     /// Returns the JSON that ``encrypt(_:for:)`` was given for the same row; throws when
     /// `string` was encrypted for another row, or with another key.
     func decrypt(_ string: String, for context: EncryptionContext) throws -> Data
+    /// The identifier of a `Hashable` object (one that is not `Identifiable`) whose canonical
+    /// JSON is `json`, or `nil` for the garage's own: the SHA-256 of the JSON, which anyone can
+    /// compute, so that a small object's content can be guessed from its identifier. Return a
+    /// keyed hash (an HMAC) to hide it; the same for the same JSON, always: the identifier is
+    /// how the object is found again. `nil` by default.
+    func contentIdentifier(ofCanonicalJSON json: Data) -> String?
 }
 
 extension RowBoundEncryptionDelegate {
+    /// `nil`: the garage's identifier (the SHA-256 of the JSON).
+    public func contentIdentifier(ofCanonicalJSON json: Data) -> String? {
+        nil
+    }
+
     /// Refuses: the garage encrypts each object for its row (``encrypt(_:for:)``).
     public func encrypt(_ data: Data) throws -> String {
         throw RowBindingRequired()

@@ -457,3 +457,30 @@ struct AESGCMRewriteConcurrencyTests {
         #expect(try DatabaseReader.string(path, "SELECT CAST(COUNT(*) AS TEXT) FROM garage_object WHERE isEncrypted <> 0") == "0")
     }
 }
+
+struct EPin: Codable, Hashable, Sendable {
+    var pin: String
+}
+
+/// Issue 14: a `Hashable` object's identifier keyed with the encryptor's identity key.
+@Suite("AES-GCM encryptor: keyed identifiers")
+struct AESGCMKeyedIdentifierTests {
+    @Test func aHashableObjectsIdentifierIsAnHMACWithTheIdentityKey() throws {
+        let pin = EPin(pin: "4821")
+        let unkeyed = SHA256.hash(data: Data(#"{"pin":"4821"}"#.utf8)).map { String(format: "%02x", $0) }.joined()
+        let plain = try Garage.inMemory()
+        #expect(try plain.identifier(for: pin) == unkeyed)
+
+        let identityKey = SymmetricKey(size: .bits256)
+        let garage = try Garage.inMemory()
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256), identityKey: identityKey)
+        try garage.park(pin)
+        let identifier = try garage.identifier(for: pin)
+        #expect(identifier != unkeyed && identifier.count == 64)
+        #expect(try garage.identifiers(of: EPin.self) == [identifier])
+        #expect(try garage.retrieve(EPin.self, identifier: identifier) == pin)
+        // The same identity key with a new encryption key: the same identifier.
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256), keyID: 2, identityKey: identityKey)
+        #expect(try garage.identifier(for: pin) == identifier)
+    }
+}
