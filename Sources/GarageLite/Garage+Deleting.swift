@@ -325,8 +325,12 @@ extension Garage {
     /// delegate when the rename is written (not when it is recorded: the delegate may change
     /// meanwhile).
     func resealer() -> RowResealer {
-        RowResealer { [self] data, old, new in
-            try configuration().encryption.reseal(data, from: old, to: new)
+        // Weakly: the changes that hold it are the garage's own (no cycle through them).
+        RowResealer { [weak self] data, old, new in
+            guard let self else {
+                throw GarageError.missingEncryptionDelegate(typeName: old.typeName, identifier: old.identifier)
+            }
+            return try configuration().encryption.reseal(data, from: old, to: new)
         }
     }
 

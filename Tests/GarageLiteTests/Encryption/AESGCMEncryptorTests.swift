@@ -450,7 +450,14 @@ struct AESGCMRewriteConcurrencyTests {
                 try garage.park(EAccount(id: "a00000", owner: "Edited \(round)", balance: round))
             }
         }
-        _ = try await garage.decryptAllObjects()
+        do {
+            _ = try await garage.decryptAllObjects()
+        } catch GarageError.invalidEncryptionKey {
+            // A park sealed just before the call began, and written after the call passed its
+            // row: the call says so and keeps the delegate; once the parker is done, again.
+            try await parker.value
+            _ = try await garage.decryptAllObjects()
+        }
         try await parker.value
         #expect(garage.dataEncryptionDelegate == nil)
         #expect(try await garage.retrieveAll(EAccount.self).count == 3_000)
