@@ -472,9 +472,7 @@ extension Garage.Configuration {
     /// An encoder for one park (or one rewrite) with these settings.
     func encoder() -> GraphEncoder {
         let encoder = GraphEncoder(dateStrategy: dateEncodingStrategy, context: Garage.threadContext, registry: registry)
-        if let keyed = encryption.contentIdentifier {
-            encoder.contentIdentifier = keyed
-        }
+        encoder.contentIdentifier = encryption.contentIdentifier
         return encoder
     }
 

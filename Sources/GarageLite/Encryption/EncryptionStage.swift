@@ -112,10 +112,10 @@ extension EncryptionStage {
         return try encrypt(String(decoding: json, as: UTF8.self), for: new)
     }
 
-    /// The keyed identifier of a `Hashable` object, when the delegate keys them; `nil` otherwise.
-    var contentIdentifier: (@Sendable ([UInt8]) -> String)? {
-        guard let bound = delegate as? any RowBoundEncryptionDelegate,
-              bound.contentIdentifier(ofCanonicalJSON: Data()) != nil else { return nil }
+    /// The identifier of a `Hashable` object from its canonical JSON: the delegate's keyed one
+    /// when it gives one, otherwise the garage's (``Identity/contentIdentifier(ofJSON:)``).
+    var contentIdentifier: @Sendable ([UInt8]) -> String {
+        guard let bound = delegate as? any RowBoundEncryptionDelegate else { return Identity.contentIdentifier(ofJSON:) }
         return { json in bound.contentIdentifier(ofCanonicalJSON: Data(json)) ?? Identity.contentIdentifier(ofJSON: json) }
     }
 

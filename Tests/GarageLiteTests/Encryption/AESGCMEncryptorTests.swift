@@ -42,10 +42,7 @@ struct AESGCMEncryptorTests {
             #expect(try await garage.retrieve(EAccount.self, identifier: "alice")?.owner == "Alice-Marker")
             #expect(try await garage.retrieve(ELedger.self, identifier: "l1")?.note == "Ledger-Marker")
         }
-        var bytes = Data()
-        for suffix in ["", "-wal", "-shm"] {
-            if let data = FileManager.default.contents(atPath: path + suffix) { bytes.append(data) }
-        }
+        let bytes = storeFileBytes(path)
         for marker in ["Alice-Marker", "Bob-Marker", "Ledger-Marker", "\"owner\""] {
             #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
         }
@@ -159,10 +156,7 @@ struct AESGCMEncryptorTests {
         try garage.park(ELedger(id: "l1", note: "Ledger-Secret"))
         _ = try garage.deleteAll(ELedger.self)
         _ = try garage.collectGarbage(dryRun: false)
-        var bytes = Data()
-        for suffix in ["", "-wal", "-shm"] {
-            if let data = FileManager.default.contents(atPath: path + suffix) { bytes.append(data) }
-        }
+        let bytes = storeFileBytes(path)
         for marker in ["Plaintext-Owner", "Deleted-Plaintext-Note", "Replaced-Plaintext", "New-Secret-Owner", "Ledger-Secret"] {
             #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
         }
@@ -210,6 +204,16 @@ struct AESGCMEncryptorTests {
         #expect(throws: GarageError.self) { try AESGCMEncryptor(key: SymmetricKey(size: .bits128)) }
         #expect(throws: GarageError.self) { try AESGCMEncryptor(key: new, keyID: 1, previousKeys: [1: old]) }
     }
+}
+
+/// The bytes of the store at `path` and of its `-wal` and `-shm` files, one after the other: what
+/// a reader of the disk sees.
+func storeFileBytes(_ path: String) -> Data {
+    var bytes = Data()
+    for suffix in ["", "-wal", "-shm"] {
+        if let data = FileManager.default.contents(atPath: path + suffix) { bytes.append(data) }
+    }
+    return bytes
 }
 
 enum DatabaseReader {
@@ -283,14 +287,6 @@ struct AESGCMRenameTests {
 /// Rotating keys to the end, and turning encryption off.
 @Suite("AES-GCM encryptor: re-encrypting and decrypting")
 struct AESGCMRewriteTests {
-    private func files(_ path: String) -> Data {
-        var bytes = Data()
-        for suffix in ["", "-wal", "-shm"] {
-            if let data = FileManager.default.contents(atPath: path + suffix) { bytes.append(data) }
-        }
-        return bytes
-    }
-
     @Test func reencryptingMovesEveryObjectToTheCurrentKeyAndErasesTheOldCiphertexts() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("bank.sqlite")
@@ -308,7 +304,7 @@ struct AESGCMRewriteTests {
         #expect(try garage.retrieveAll(EAccount.self).count == 700)
         #expect(try garage.retrieve(EAccount.self, identifier: "a0002")?.owner == "Edited")
         #expect(try garage.check().isOK)
-        #expect(files(path).range(of: Data(oldEnvelope.utf8)) == nil, "an old ciphertext is still on disk")
+        #expect(storeFileBytes(path).range(of: Data(oldEnvelope.utf8)) == nil, "an old ciphertext is still on disk")
     }
 
     @Test func decryptingTurnsEncryptionOffKeepingEveryObject() throws {
@@ -323,7 +319,7 @@ struct AESGCMRewriteTests {
         #expect(try garage.retrieve(EAccount.self, identifier: "a1")?.syncStatus == .synced)
         #expect(try garage.retrieveAll(EAccount.self).count == 600)
         #expect(try garage.check().isOK)
-        #expect(files(path).range(of: Data("Owner-Marker-600".utf8)) != nil)
+        #expect(storeFileBytes(path).range(of: Data("Owner-Marker-600".utf8)) != nil)
         #expect(throws: GarageError.self) { try garage.decryptAllObjects() }       // no delegate now
     }
 }
