@@ -47,7 +47,7 @@ struct SyncCycleReplay {
     /// The line being replayed, and the lines of each editor document's events.
     private var lineNumber = 0
     private var editorEvents: [String: [(line: Int, deleted: Bool)]] = [:]
-    private var pendingDeletionChecks: [(id: String, after: Int, line: String)] = []
+    private var pendingDeletionChecks: [(id: String, after: Int, at: Int, line: String)] = []
     /// The rows a download deleted while a claim held them, to explain a second claim.
     private var purgedWhileHeld: [String: (claim: String, line: String)] = [:]
 
@@ -65,10 +65,16 @@ struct SyncCycleReplay {
             violations.append("job \(claim.job) never ended its claim \(id), and was not killed")
         }
         // A download deleted an editor's document whose last event before the download was a
-        // park: only right if the editor had deleted it meanwhile, a deletion logged later.
+        // park: only right if the editor had deleted it meanwhile. An editor logs each event
+        // after it commits and commits the next one after that, so the event in force when
+        // `deleteDownloaded` committed is one logged between DLDELBEGIN and DLDELETE, or the
+        // first one logged after DLDELETE (committed before, logged late). One of them must be
+        // a deletion; a later park (a re-creation) is the editor's right.
         for pending in pendingDeletionChecks {
-            let next = editorEvents[pending.id, default: []].first { $0.line > pending.after }
-            check("a server deletion removes only documents deleted on both sides", next?.deleted == true,
+            let events = editorEvents[pending.id, default: []]
+            let during = events.filter { $0.line > pending.after && $0.line < pending.at }
+            let candidates = during + events.filter { $0.line > pending.at }.prefix(1)
+            check("a server deletion removes only documents deleted on both sides", candidates.contains { $0.deleted },
                   "\(pending.id) was live locally, the server did not have it: \(pending.line)")
         }
     }
@@ -183,7 +189,7 @@ struct SyncCycleReplay {
                 } else if snapshot.events[id]?.deleted == true {
                     check("a server deletion removes only documents deleted on both sides", true, "")
                 } else {
-                    pendingDeletionChecks.append((id, snapshot.line, line))
+                    pendingDeletionChecks.append((id, snapshot.line, lineNumber, line))
                 }
             }
             count("download conflict kept local", Self.list(fields[1]).count)
