@@ -20,8 +20,9 @@ import GRDB
 /// records it. When GarageLite moves to a new version, the new files go to a new folder, made
 /// by a new version of this program; the files of earlier versions stay as they are.
 /// Version 2 added tombstones: `sync.garage` holds one. Version 3 added the index of
-/// references (`garage_reference`), which every file with references holds.
-let formatVersion = 3
+/// references (`garage_reference`), which every file with references holds. Version 4 added
+/// the store's facts (`garage_meta`), which `locked.garage` uses for its key record.
+let formatVersion = 4
 
 struct GeneratorError: Error, CustomStringConvertible {
     var description: String
@@ -224,13 +225,31 @@ func writeEncrypted(_ garage: Garage) throws {
 /// empty.garage: a store that was created and never given an object.
 func writeEmpty(_ garage: Garage) throws {}
 
-let cases: [(name: String, write: (Garage) throws -> Void)] = [
-    ("plain", writePlain),
-    ("graph", writeGraph),
-    ("sync", writeSync),
-    ("hashable", writeHashable),
-    ("encrypted", writeEncrypted),
-    ("empty", writeEmpty),
+/// locked.garage (version 4): a store locked with `FixtureV4.firstPassphrase`, whose data key
+/// was then rotated and the store locked with `FixtureV4.passphrase` (`rekey(to:)`): its record
+/// holds data key 2 only. Secrets parked before and after the rotation (one deleted before it),
+/// and a `Hashable` tag, whose identifier is keyed (an HMAC with the store's identity key).
+func writeLocked(_ garage: Garage) throws {
+    let nightjar = FixtureV1.Agent(
+        id: UUID(uuidString: "A6E3D1C0-5B4A-4938-8271-605F4E3D2C1B")!, codename: "Nightjar", syncStatus: .notSynced)
+    try garage.parkAll([
+        FixtureV1.Secret(id: "s-1", text: "The treasure is under the old oak 🌳", pin: 1234, keeper: nightjar),
+        FixtureV1.Secret(id: "s-gone", text: "Deleted after it synced", pin: 1, keeper: nightjar),
+    ])
+    try garage.delete(FixtureV1.Secret.self, identifier: "s-gone")
+    try garage.rekey(to: .passphrase(FixtureV4.passphrase, rounds: FixtureV4.rounds))
+    try garage.park(FixtureV1.Secret(id: "s-2", text: "Ünïcödé sécret", pin: 987_654, keeper: nightjar))
+    try garage.park(FixtureV1.Tag(label: "urgent", color: "red"))
+}
+
+let cases: [(name: String, key: StoreKey?, write: (Garage) throws -> Void)] = [
+    ("plain", nil, writePlain),
+    ("graph", nil, writeGraph),
+    ("sync", nil, writeSync),
+    ("hashable", nil, writeHashable),
+    ("encrypted", nil, writeEncrypted),
+    ("empty", nil, writeEmpty),
+    ("locked", .passphrase(FixtureV4.firstPassphrase, rounds: FixtureV4.rounds), writeLocked),
 ]
 
 // MARK: - Writing the files
@@ -238,9 +257,9 @@ let cases: [(name: String, write: (Garage) throws -> Void)] = [
 /// Writes one case, then leaves the file as one self-contained file: GarageLite's WAL is
 /// checkpointed into it and removed. The file stays as GarageLite made it (in WAL mode, with
 /// its application_id, user_version and schema).
-func writeFile(at path: String, _ write: (Garage) throws -> Void) throws {
+func writeFile(at path: String, key: StoreKey?, _ write: (Garage) throws -> Void) throws {
     do {
-        let garage = try Garage(path: path)
+        let garage = try Garage(path: path, encryptionKey: key)
         try write(garage)
     } // the garage is released here: its connections close
     let queue = try DatabaseQueue(path: path)
@@ -304,7 +323,7 @@ func writeFile(at path: String, _ write: (Garage) throws -> Void) throws {
     try fileManager.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? fileManager.removeItem(at: scratch) }
     for fixture in cases {
-        try writeFile(at: scratch.appendingPathComponent("\(fixture.name).garage").path, fixture.write)
+        try writeFile(at: scratch.appendingPathComponent("\(fixture.name).garage").path, key: fixture.key, fixture.write)
     }
     try fileManager.moveItem(at: scratch, to: destination)
     print("fixtures of format version \(formatVersion) are in \(destination.path)")

@@ -465,3 +465,15 @@ public enum FixtureV1 {
         0x72, 0x65, 0x20, 0x6B, 0x65, 0x79, 0x2C, 0x20, 0x76, 0x31, 0x2E, 0x20, 0x4E, 0x6F, 0x70, 0x65,
     ]
 }
+
+/// What format version 4 added to the cases: `locked.garage`, a store encrypted with a
+/// passphrase (its key record in `garage_meta`). The objects are `FixtureV1`'s.
+public enum FixtureV4 {
+    /// The passphrase `locked.garage` opens with now. It must never change.
+    public static let passphrase = "correct horse battery staple, v4"
+    /// The passphrase it was first locked with, before its data key was rotated (`rekey(to:)`).
+    public static let firstPassphrase = "GarageLite fixture, first passphrase"
+    /// The PBKDF2 iterations it was locked with: the smallest taken, so that the tests open it
+    /// quickly.
+    public static let rounds = 210_000
+}

@@ -33,14 +33,64 @@ extension Garage {
     ///   delegate's errors (the batch then writes nothing).
     @discardableResult
     public func encryptUnencryptedObjects() throws -> Int {
-        try rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
+        let keyring = try keyringToFinishEncrypting(storeText: try keyring.map { _ in try run(store.readingMetadata(Keyring.recordName)) })
+        let count = try rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
+        if let keyring, let done = try finishedEncrypting(keyring) {
+            try finishRecordChange(keyring, done, try run(store.replacingKeyRecord(
+                previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
+                storeText: { try self.run(self.store.readingMetadata(Keyring.recordName)) })
+        }
+        return count
     }
 
     /// Encrypts every object stored unencrypted (see ``encryptUnencryptedObjects()-6b6nq``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func encryptUnencryptedObjects() async throws -> Int {
-        try await rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
+        var text: String?
+        if keyring != nil { text = try await run(store.readingMetadata(Keyring.recordName)) }
+        let keyring = try keyringToFinishEncrypting(storeText: text)
+        let count = try await rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
+        if let keyring, let done = try finishedEncrypting(keyring) {
+            let replaced = try await run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep))
+            let latest = replaced ? nil : try await run(store.readingMetadata(Keyring.recordName))
+            try finishRecordChange(keyring, done, replaced, storeText: { latest })
+        }
+        return count
+    }
+
+    /// The garage's keyring when it has one (the store's record being `storeText`), to mark
+    /// the store encrypted once its rows are; `nil` without one.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the store, opened with its
+    ///   key, was already encrypted: GarageLite wrote none of its rows unencrypted (its triggers
+    ///   refuse them), so an unencrypted one was put there by someone else, and is not adopted.
+    private func keyringToFinishEncrypting(storeText: String??) throws -> Keyring? {
+        guard let installed = keyring, let storeText else { return nil }
+        let current = try refreshed(installed, storeText: storeText)
+        guard current.record.state == .encrypting else {
+            throw GarageError.invalidEncryptionKey(
+                reason: "the store was encrypted when it was opened with its key, so GarageLite wrote none of its "
+                    + "unencrypted rows: they were put in the file by someone else; delete them instead")
+        }
+        return current
+    }
+
+    /// `keyring` in the state `.encrypted`, or `nil` when it is not `.encrypting`.
+    private func finishedEncrypting(_ keyring: Keyring) throws -> Keyring? {
+        keyring.record.state == .encrypting ? try keyring.setting(.encrypted) : nil
+    }
+
+    /// Installs `new` once the store's record went from `old` to it (`replaced`), or, when
+    /// another garage changed it meanwhile, the store's record (`storeText`) if it already
+    /// says what `new` says (another garage finished the same work).
+    private func finishRecordChange(_ old: Keyring, _ new: Keyring, _ replaced: Bool, storeText: () throws -> String?) throws {
+        if replaced { return try install(new) }
+        let latest = try refreshed(old, storeText: try storeText())
+        guard latest.record.state == new.record.state, latest.record.keys.keys == new.record.keys.keys else {
+            try self.replaced(old, with: new, replaced: false)
+            return
+        }
     }
 
     /// Re-encrypts every encrypted object with the key the ``dataEncryptionDelegate`` encrypts
@@ -64,14 +114,28 @@ extension Garage {
     ///   doesn't decrypt (delete it, or park it again, then call again).
     @discardableResult
     public func reencryptObjects() throws -> Int {
-        try rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
+        let count = try rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
+        if let keyring, keyring.dataKeys.count > 1 {
+            let done = try keyring.droppingPreviousKeys()
+            try finishRecordChange(keyring, done, try run(store.replacingKeyRecord(
+                previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
+                storeText: { try self.run(self.store.readingMetadata(Keyring.recordName)) })
+        }
+        return count
     }
 
     /// Re-encrypts every encrypted object with the current key (see ``reencryptObjects()-bhgs``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func reencryptObjects() async throws -> Int {
-        try await rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
+        let count = try await rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
+        if let keyring, keyring.dataKeys.count > 1 {
+            let done = try keyring.droppingPreviousKeys()
+            let replaced = try await run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep))
+            let latest = replaced ? nil : try await run(store.readingMetadata(Keyring.recordName))
+            try finishRecordChange(keyring, done, replaced, storeText: { latest })
+        }
+        return count
     }
 
     /// Decrypts every encrypted object, with the ``dataEncryptionDelegate``, and stores it
@@ -93,8 +157,16 @@ extension Garage {
     public func decryptAllObjects() throws -> Int {
         let encryption = try startDecrypting()
         defer { state.write { $0.isDecryptingStore = false } }
+        if let keyring, let decrypting = try decrypting(keyring, storeText: try run(store.readingMetadata(Keyring.recordName))) {
+            try replaced(keyring, with: decrypting, replaced: try run(store.replacingKeyRecord(
+                previous: keyring.text, with: decrypting.text, resetsCount: false, guard: .remove)))
+        }
         let count = try rewriting(encrypted: true, Self.decrypting(encryption))
         try finishDecrypting(encryption, remaining: try run(store.countingRows(encrypted: true)))
+        if let keyring {
+            try replaced(keyring, with: nil, replaced: try run(store.replacingKeyRecord(
+                previous: keyring.text, with: nil, resetsCount: false, guard: .remove)))
+        }
         return count
     }
 
@@ -104,9 +176,24 @@ extension Garage {
     public nonisolated(nonsending) func decryptAllObjects() async throws -> Int {
         let encryption = try startDecrypting()
         defer { state.write { $0.isDecryptingStore = false } }
+        if let keyring, let decrypting = try decrypting(keyring, storeText: try await run(store.readingMetadata(Keyring.recordName))) {
+            try replaced(keyring, with: decrypting, replaced: try await run(store.replacingKeyRecord(
+                previous: keyring.text, with: decrypting.text, resetsCount: false, guard: .remove)))
+        }
         let count = try await rewriting(encrypted: true, Self.decrypting(encryption))
         try finishDecrypting(encryption, remaining: try await run(store.countingRows(encrypted: true)))
+        if let keyring {
+            try replaced(keyring, with: nil, replaced: try await run(store.replacingKeyRecord(
+                previous: keyring.text, with: nil, resetsCount: false, guard: .remove)))
+        }
         return count
+    }
+
+    /// `installed`, refreshed from the store's record `storeText`, in the state `.decrypting`
+    /// (the store's triggers then let rows be written unencrypted); `nil` when it is already.
+    private func decrypting(_ installed: Keyring, storeText: String?) throws -> Keyring? {
+        let current = try refreshed(installed, storeText: storeText)
+        return current.record.state == .decrypting ? nil : try current.setting(.decrypting)
     }
 
     /// From now on, this garage parks objects unencrypted (reading both kinds), so that none
@@ -202,12 +289,19 @@ extension Garage {
         guard encryption.delegate != nil else {
             throw GarageError.invalidEncryptionKey(reason: "the garage has no dataEncryptionDelegate")
         }
+        try checkNoPendingChanges("rewrite the stored objects' encryption")
+        return encryption
+    }
+
+    /// - throws: ``GarageError/transactionMisuse(operation:reason:)`` when the garage has unsaved
+    ///   changes or a transaction in progress: their objects were encrypted (or not) when
+    ///   parked, and written after a change of the store's encryption they would undo it.
+    func checkNoPendingChanges(_ operation: String) throws {
         if hasUnsavedChanges || transactionChanges() != nil {
             throw GarageError.transactionMisuse(
-                operation: "rewrite the stored objects' encryption",
+                operation: operation,
                 reason: "the garage has unsaved changes or a transaction in progress, encrypted as they were when "
                     + "parked; save them (or end the transaction) first")
         }
-        return encryption
     }
 }

@@ -40,6 +40,8 @@ public final class Garage: Sendable {
         var registry = RegisteredTypes()
         /// Set while `decryptAllObjects()` runs: objects are parked unencrypted.
         var isDecryptingStore = false
+        /// The store's key record, unlocked, when the garage was opened with its key.
+        var keyring: Keyring?
     }
 
     /// Internal rather than private so that tests can open a garage on a store they opened
@@ -62,11 +64,15 @@ public final class Garage: Sendable {
     /// let garage = try Garage(named: "MyGarage")
     /// ```
     ///
+    /// - parameter encryptionKey: The key the store is locked with, for an encrypted store (see
+    ///   ``init(path:busyTimeout:encryptionKey:)``).
     /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when the store can't be
     ///   opened or created; ``GarageError/notAGarageStore(path:reason:)`` or
     ///   ``GarageError/newerFormatVersion(path:version:supportedVersion:)`` when the file
-    ///   is not a store this version can read (the file is then left untouched).
-    public convenience init(named name: String) throws {
+    ///   is not a store this version can read (the file is then left untouched);
+    ///   ``GarageError/encryptionKeyRequired(path:)`` for an encrypted store opened without
+    ///   `encryptionKey`, ``GarageError/wrongEncryptionKey(path:reason:)`` with another key.
+    public convenience init(named name: String, encryptionKey: StoreKey? = nil) throws {
         guard !name.isEmpty, !name.hasSuffix("/") else {
             throw GarageError.cannotOpenStore(path: "\(name).sqlite", reason: "the name \"\(name)\" names no file")
         }
@@ -84,7 +90,7 @@ public final class Garage: Sendable {
                 path: file.path,
                 reason: "the folder \(storeFolder.path) cannot be created: \(error.localizedDescription)")
         }
-        try self.init(url: file)
+        try self.init(url: file, encryptionKey: encryptionKey)
     }
 
     /// Opens the store file at `url`, creating it if it does not exist. Its folder must exist.
@@ -93,12 +99,15 @@ public final class Garage: Sendable {
     /// - parameter busyTimeout: How long a write waits for another connection (another
     ///   garage, or another process) to release the store before it throws
     ///   ``GarageError/storeBusy(operation:path:)``.
-    /// - throws: See ``init(named:)``.
-    public convenience init(url: URL, busyTimeout: TimeInterval = Garage.defaultBusyTimeout) throws {
+    /// - parameter encryptionKey: The key the store is locked with, for an encrypted store (see
+    ///   ``init(path:busyTimeout:encryptionKey:)``).
+    /// - throws: See ``init(named:encryptionKey:)``.
+    public convenience init(url: URL, busyTimeout: TimeInterval = Garage.defaultBusyTimeout,
+                            encryptionKey: StoreKey? = nil) throws {
         guard url.isFileURL else {
             throw GarageError.cannotOpenStore(path: url.absoluteString, reason: "it is not a file URL")
         }
-        try self.init(path: url.path, busyTimeout: busyTimeout)
+        try self.init(path: url.path, busyTimeout: busyTimeout, encryptionKey: encryptionKey)
     }
 
     /// Opens the store file at `path`, creating it if it does not exist. Its folder must exist.
@@ -114,9 +123,22 @@ public final class Garage: Sendable {
     /// - parameter busyTimeout: How long a write waits for another connection (another
     ///   garage, or another process) to release the store before it throws
     ///   ``GarageError/storeBusy(operation:path:)``.
-    /// - throws: See ``init(named:)``.
-    public convenience init(path: String, busyTimeout: TimeInterval = Garage.defaultBusyTimeout) throws {
+    /// With `encryptionKey`, the store is encrypted: every object is stored encrypted with
+    /// AES-256-GCM, bound to its row (see ``StoreKey``, and the README's "Encryption"). A new
+    /// store, or one that was not encrypted, is locked with that key (the objects it holds are
+    /// encrypted before this returns); an encrypted one opens only with its key, checked before
+    /// anything is read.
+    ///
+    /// ```swift
+    /// let garage = try Garage(path: path, encryptionKey: .passphrase(passphrase))
+    /// ```
+    ///
+    /// - parameter encryptionKey: The key the store is locked with, for an encrypted store.
+    /// - throws: See ``init(named:encryptionKey:)``.
+    public convenience init(path: String, busyTimeout: TimeInterval = Garage.defaultBusyTimeout,
+                            encryptionKey: StoreKey? = nil) throws {
         self.init(engine: try SQLiteEngine.open(path: path, busyTimeout: busyTimeout))
+        try openKeyring(encryptionKey)
     }
 
     /// The domain of the garage's errors bridged to `NSError`: ``GarageError/errorDomain``,
@@ -147,8 +169,10 @@ public final class Garage: Sendable {
     ///
     /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when the file does not exist or
     ///   is not a store yet; see ``init(named:)`` for the others.
-    public static func readOnly(path: String) throws -> Garage {
-        Garage(engine: try SQLiteEngine.openReadOnly(path: path, reason: "it was opened with Garage.readOnly(path:)"))
+    public static func readOnly(path: String, encryptionKey: StoreKey? = nil) throws -> Garage {
+        let garage = Garage(engine: try SQLiteEngine.openReadOnly(path: path, reason: "it was opened with Garage.readOnly(path:)"))
+        try garage.openKeyring(encryptionKey)
+        return garage
     }
 
     /// The path of the store file, or `nil` for an in-memory garage.

@@ -188,6 +188,17 @@ public enum GarageError: Error, Equatable, Sendable {
     /// objects parked before the delegate was set with
     /// ``Garage/encryptUnencryptedObjects()-6b6nq``, or delete the object.
     case unencryptedRow(typeName: String, identifier: String)
+    /// The store at `path` is encrypted (it holds a key record) and was opened, or written,
+    /// without its key: open it with `Garage(path:encryptionKey:)`. Nothing was read or written.
+    case encryptionKeyRequired(path: String)
+    /// The key given for the store at `path` is not the one it is locked with: it does not
+    /// unwrap the store's data key (whose authentication tag is the key check value). Nothing
+    /// was read or written.
+    case wrongEncryptionKey(path: String, reason: String)
+    /// The store's current key encrypted `encryptions` objects, its limit: more random-looking
+    /// 96-bit nonces under one AES-GCM key would make a collision too likely. Nothing was
+    /// written; rotate the key with ``Garage/rekey(to:)-4x1r3``.
+    case encryptionLimitReached(path: String, encryptions: Int64)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -311,6 +322,15 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             return "\(type)(\(identifier)) is stored unencrypted, and this garage encrypts every object for its row, so "
                 + "it was not read: anyone who can write the file could have put it there. If it was parked before "
                 + "encryption was turned on, encrypt it with garage.encryptUnencryptedObjects(); otherwise delete it."
+        case let .encryptionKeyRequired(path):
+            return "The store at \(path) is encrypted, and this garage has no key for it: nothing was read or written. "
+                + "Open it with its key: Garage(path:encryptionKey:) with .passphrase(_:) or .key(_:)."
+        case let .wrongEncryptionKey(path, reason):
+            return "The key given for the store at \(path) is not its key (\(reason)): nothing was read or written. "
+                + "Open it with the passphrase or key it was locked with; without it, its objects can't be read."
+        case let .encryptionLimitReached(path, encryptions):
+            return "The key of the store at \(path) has encrypted \(encryptions) objects, as many as one AES-GCM key may "
+                + "with random-looking nonces: nothing was written. Rotate the key with garage.rekey(to:), then park again."
         case let .cannotRegister(type, reason):
             return "Cannot register \(type): \(reason). Nothing was registered."
         case let .storedAsItsClass(type, className, operation):
@@ -417,6 +437,9 @@ extension GarageError: CustomNSError {
         case .storedAsItsClass: return 126
         case .invalidEncryptionKey: return 127
         case .unencryptedRow: return 128
+        case .encryptionKeyRequired: return 129
+        case .wrongEncryptionKey: return 130
+        case .encryptionLimitReached: return 131
         }
     }
 

@@ -27,6 +27,8 @@ final class Store: Sendable {
 
     /// The file path, or `nil` for a store in memory.
     var path: String? { engine.path }
+    /// Whether the store can only be read.
+    var isReadOnly: Bool { engine.isReadOnly }
 
     // MARK: - Unsaved changes
 

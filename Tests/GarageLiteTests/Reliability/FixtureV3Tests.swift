@@ -83,7 +83,7 @@ struct FixtureV3Tests {
         }
         #expect(migrated == written)
         #expect(try Self.index(old.path) == Self.index(new.path))
-        #expect(try DatabaseQueue(path: old.path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 3)
+        #expect(try DatabaseQueue(path: old.path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == Schema.formatVersion)
         old.expectOriginalUnchanged()
         new.expectOriginalUnchanged()
     }

@@ -24,6 +24,9 @@ protocol StorageEngine: Sendable {
     /// Starts `body` with the writer, alone, on another thread, and returns at once.
     func startWrite(_ operation: String, _ body: @escaping @Sendable (Result<any RowWriteStatements, any Error>) -> Void)
 
+    /// Whether the store can only be read (every write throws).
+    var isReadOnly: Bool { get }
+
     /// Whether other connections (other garages, other processes) can change the store: a
     /// store in a file; not one in memory.
     var isShared: Bool { get }
@@ -63,6 +66,11 @@ enum RowRead: Sendable {
 /// belongs, is ``GarageError/corruptData(typeName:identifier:reason:)`` naming the object and
 /// the column.
 protocol RowStatements {
+    /// The store fact `name` (`garage_meta`) as text, or `nil`.
+    func metadata(_ name: String) throws -> String?
+    /// How many encryptions the store counted with its current key (0 without a count).
+    func encryptionCount() throws -> Int64
+
     /// Runs `body` in one read transaction: every statement in it reads one snapshot.
     func snapshot<T>(_ body: () throws -> T) throws -> T
 
@@ -125,6 +133,15 @@ protocol RowStatements {
 
 /// The statements that change the object table, on the writer.
 protocol RowWriteStatements: RowStatements {
+    /// Replaces the store fact `name` (`garage_meta`), if its value is still `previous`
+    /// (`nil`: if it has none), with `value` (`nil`: removes it). Returns whether it did.
+    @discardableResult func replaceMetadata(_ name: String, previous: String?, with value: String?) throws -> Bool
+    /// Sets the store's count of encryptions with its current key (see ``RowStatements/encryptionCount()``).
+    func setEncryptionCount(_ count: Int64) throws
+    /// Installs (with the nonce budget `limit`) or removes the triggers that refuse unencrypted
+    /// rows and count encryptions.
+    func setEncryptionGuard(limit: Int64?) throws
+
     /// Runs `body` in one transaction that takes the write lock at once, committed when it
     /// returns and rolled back when it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T

@@ -366,3 +366,50 @@ extension SQLiteConnection {
         return moved
     }
 }
+
+// The store's facts beside its objects (`garage_meta`, format version 4).
+extension SQLiteConnection {
+    func metadata(_ name: String) throws -> String? {
+        do {
+            return try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM garage_meta WHERE name = ?"), arguments: [name])
+        } catch let error as DatabaseError where error.message?.hasPrefix("no such table") == true {
+            return nil      // a store of an earlier format opened read-only, which can't be moved to version 4
+        }
+    }
+
+    func encryptionCount() throws -> Int64 {
+        do {
+            return try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM garage_meta WHERE name = 'encryptions'")) ?? 0
+        } catch let error as DatabaseError where error.message?.hasPrefix("no such table") == true {
+            return 0
+        }
+    }
+
+    func replaceMetadata(_ name: String, previous: String?, with value: String?) throws -> Bool {
+        switch (previous, value) {
+        case (nil, nil):
+            return try metadata(name) == nil
+        case let (nil, value?):
+            try db.execute(sql: "INSERT OR IGNORE INTO garage_meta (name, value) VALUES (?, ?)", arguments: [name, value])
+        case let (previous?, nil):
+            try db.execute(sql: "DELETE FROM garage_meta WHERE name = ? AND value = ?", arguments: [name, previous])
+        case let (previous?, value?):
+            try db.execute(sql: "UPDATE garage_meta SET value = ? WHERE name = ? AND value = ?",
+                           arguments: [value, name, previous])
+        }
+        return db.changesCount > 0
+    }
+
+    func setEncryptionCount(_ count: Int64) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO garage_meta (name, value) VALUES ('encryptions', ?)", arguments: [count])
+    }
+
+    func setEncryptionGuard(limit: Int64?) throws {
+        try db.execute(sql: Schema.dropEncryptionGuard)
+        if let limit {
+            try db.execute(sql: Schema.encryptionGuard(limit: limit))
+        } else {
+            try db.execute(sql: "DELETE FROM garage_meta WHERE name = 'encryptions'")
+        }
+    }
+}

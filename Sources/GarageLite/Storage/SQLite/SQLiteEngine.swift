@@ -13,6 +13,7 @@ final class SQLiteEngine: StorageEngine {
     private let readers: ReaderConnections?
     /// Why the store can only be read, or `nil` when it can be written.
     let readOnlyReason: String?
+    var isReadOnly: Bool { readOnlyReason != nil }
 
     private init(writer: any DatabaseWriter, path: String?, readers: ReaderConnections? = nil,
                  readOnlyReason: String? = nil) {
@@ -166,6 +167,11 @@ final class SQLiteEngine: StorageEngine {
                                              reason: readOnlyReason ?? Self.reason(error))
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return GarageError.damagedStore(path: path, operation: operation, reason: Self.reason(error))
+        case .SQLITE_CONSTRAINT where error.message == Schema.plaintextRefusal:
+            // A garage without the key (opened before another process encrypted the store).
+            return GarageError.encryptionKeyRequired(path: path)
+        case .SQLITE_CONSTRAINT where error.message == Schema.encryptionLimitRefusal:
+            return GarageError.encryptionLimitReached(path: path, encryptions: Keyring.encryptionLimit)
         default:
             return GarageError.storageFailure(operation: operation, reason: Self.reason(error))
         }

@@ -10,7 +10,7 @@ import GRDB
 /// switch to WAL mode, which SQLite does not wait for).
 enum Schema {
     /// The format version this version of GarageLite writes, and the newest it reads.
-    static let formatVersion = 3
+    static let formatVersion = 4
 
     /// `"GarL"`, in SQLite's `application_id` header field.
     static let applicationID: Int32 = 0x4761_724C
@@ -26,6 +26,7 @@ enum Schema {
         (1, createVersion1),
         (2, addTombstones),
         (3, addReferenceIndex),
+        (4, addMetadata),
     ]
 
     private static func createVersion1(_ db: Database) throws {
@@ -127,6 +128,55 @@ enum Schema {
             WHERE \(hasReferences("row")) AND \(isPair);
             """)
     }
+
+    /// Version 4: facts about the store itself, beside its objects: `garage_meta` holds one
+    /// value per name (any SQLite type). An encrypted store keeps there its key record
+    /// (`Keyring`, under `"encryption"`) and how many objects its current key encrypted
+    /// (`"encryptions"`); see ``encryptionGuard(limit:)``.
+    private static func addMetadata(_ db: Database) throws {
+        try db.execute(sql: "CREATE TABLE garage_meta (name TEXT PRIMARY KEY NOT NULL, value NOT NULL) WITHOUT ROWID")
+    }
+
+    /// The messages of ``encryptionGuard(limit:)``'s errors, which
+    /// `SQLiteEngine.garageError(_:operation:)` turns into `GarageError`s.
+    static let plaintextRefusal = "GarageLite: the store is encrypted"
+    static let encryptionLimitRefusal = "GarageLite: the key of the store reached its encryption limit"
+
+    /// The triggers of an encrypted store, whoever writes it (another garage, another process):
+    /// a row can't be written unencrypted (a tombstone, without data, can), and each encrypted
+    /// write of a row's data counts one encryption with the current key, refused once `limit`
+    /// are counted (the nonces' budget).
+    static func encryptionGuard(limit: Int64) -> String {
+        let count = """
+            BEGIN
+                SELECT RAISE(ABORT, '\(encryptionLimitRefusal)')
+                    WHERE (SELECT value FROM garage_meta WHERE name = 'encryptions') >= \(limit);
+                UPDATE garage_meta SET value = value + 1 WHERE name = 'encryptions';
+            END;
+            """
+        return """
+            CREATE TRIGGER garage_encrypted_insert BEFORE INSERT ON garage_object
+            WHEN new.isEncrypted = 0 AND new.data <> ''
+            BEGIN SELECT RAISE(ABORT, '\(plaintextRefusal)'); END;
+            CREATE TRIGGER garage_encrypted_update BEFORE UPDATE OF data, isEncrypted ON garage_object
+            WHEN new.isEncrypted = 0 AND new.data <> '' AND (new.data IS NOT old.data OR old.isEncrypted <> 0)
+            BEGIN SELECT RAISE(ABORT, '\(plaintextRefusal)'); END;
+            CREATE TRIGGER garage_encryption_count_insert AFTER INSERT ON garage_object
+            WHEN new.isEncrypted <> 0
+            \(count)
+            CREATE TRIGGER garage_encryption_count_update AFTER UPDATE OF data ON garage_object
+            WHEN new.isEncrypted <> 0 AND new.data IS NOT old.data
+            \(count)
+            """
+    }
+
+    /// Drops ``encryptionGuard(limit:)``'s triggers.
+    static let dropEncryptionGuard = """
+        DROP TRIGGER IF EXISTS garage_encrypted_insert;
+        DROP TRIGGER IF EXISTS garage_encrypted_update;
+        DROP TRIGGER IF EXISTS garage_encryption_count_insert;
+        DROP TRIGGER IF EXISTS garage_encryption_count_update;
+        """
 
     /// Whether `row`'s reference list may hold references: a JSON array other than `[]`,
     /// under a key of text. (A CASE: only CASE promises not to run SQLite's JSON functions,

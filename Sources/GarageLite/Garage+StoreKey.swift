@@ -1,0 +1,238 @@
+import Foundation
+
+// An encrypted store's key: opening with it, changing it, rotating the data key, and what the
+// store says of its encryption. The record and its cryptography are in
+// Encryption/Keyring.swift; the rewrites of the rows in Garage+Encryption.swift.
+
+/// What a store says of its encryption: ``Garage/encryptionStatus()-8m0a8``.
+public struct EncryptionStatus: Sendable, Hashable {
+    /// Whether the store is encrypted (it holds a key record).
+    public let isEncrypted: Bool
+    /// How the key-encryption key is derived from the ``StoreKey``: `"PBKDF2-SHA256, 600000
+    /// rounds"` for a passphrase, `"HKDF-SHA256"` for a key; `nil` when not encrypted.
+    public let keyDerivation: String?
+    /// The id of the data key new objects are encrypted with.
+    public let currentKeyID: UInt32?
+    /// The ids of the data keys the stored objects may be encrypted with: more than one while a
+    /// rotation (``Garage/rekey(to:)-4x1r3``) is unfinished.
+    public let keyIDs: [UInt32]
+    /// Whether objects may still be stored unencrypted, or encrypted with a previous key: an
+    /// encryption, a rotation or a decryption was interrupted. Opening the store with its key
+    /// finishes an encryption; call ``Garage/rekey(to:)-4x1r3`` (or
+    /// ``Garage/reencryptObjects()-bhgs``) again to finish a rotation,
+    /// ``Garage/decryptAllObjects()-7ed1d`` a decryption.
+    public let isUnfinished: Bool
+    /// How many objects the current data key encrypted.
+    public let encryptions: Int64
+    /// How many one data key may encrypt (2³²): rotate the key before.
+    public let encryptionLimit: Int64
+}
+
+extension Garage {
+    /// The path in errors.
+    var storeDescription: String { path ?? ":memory:" }
+
+    /// Unlocks the store with `key`, or locks it with `key` if it is not encrypted (see
+    /// ``init(path:busyTimeout:encryptionKey:)``); checks that a store opened without a key is
+    /// not encrypted.
+    func openKeyring(_ key: StoreKey?) throws {
+        let text = try run(store.readingMetadata(Keyring.recordName))
+        guard let key else {
+            if text != nil { throw GarageError.encryptionKeyRequired(path: storeDescription) }
+            return
+        }
+        var keyring: Keyring
+        if let text {
+            keyring = try Keyring.unlock(text, with: key, path: storeDescription)
+        } else {
+            let made = try Keyring.make(with: key, path: storeDescription)
+            if try run(store.replacingKeyRecord(previous: nil, with: made.text, resetsCount: true, guard: .install)) {
+                keyring = made
+            } else {
+                // Another garage encrypted it meanwhile: its key must be this one.
+                guard let text = try run(store.readingMetadata(Keyring.recordName)) else {
+                    throw GarageError.invalidEncryptionKey(reason: "the store's key record changed while it was opened; open it again")
+                }
+                keyring = try Keyring.unlock(text, with: key, path: storeDescription)
+            }
+        }
+        try install(keyring)
+        switch keyring.record.state {
+        case .encrypted: break
+        case .decrypting: state.write { $0.isDecryptingStore = true }
+        case .encrypting:
+            if store.isReadOnly { break }
+            try encryptUnencryptedObjects()
+        }
+    }
+
+    /// Makes `keyring` the garage's: its encryptor becomes the ``dataEncryptionDelegate``.
+    func install(_ keyring: Keyring?) throws {
+        let encryptor = try keyring?.encryptor()
+        state.write { state in
+            state.keyring = keyring
+            state.dataEncryptionDelegate = encryptor
+        }
+    }
+
+    /// The garage's keyring, if it was opened with a key.
+    var keyring: Keyring? { state.read { $0.keyring } }
+
+    /// The garage's keyring, for `operation`.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the garage was not opened
+    ///   with a key.
+    func requireKeyring(_ operation: String) throws -> Keyring {
+        guard let keyring else {
+            throw GarageError.invalidEncryptionKey(
+                reason: "cannot \(operation): the garage was not opened with a key (Garage(path:encryptionKey:))")
+        }
+        return keyring
+    }
+
+    /// `installed`, or the store's newer record (`text`) when another garage rotated the key.
+    ///
+    /// - throws: ``GarageError/wrongEncryptionKey(path:reason:)`` when another garage changed
+    ///   the key; ``GarageError/invalidEncryptionKey(reason:)`` when it decrypted the store.
+    func refreshed(_ installed: Keyring, storeText text: String?) throws -> Keyring {
+        guard let text else {
+            throw GarageError.invalidEncryptionKey(reason: "the store was decrypted by another garage or process")
+        }
+        if text == installed.text { return installed }
+        guard let newer = try installed.reread(text, path: storeDescription) else {
+            throw GarageError.wrongEncryptionKey(
+                path: storeDescription, reason: "another garage or process changed the store's key; open it again with the new key")
+        }
+        try install(newer)
+        return newer
+    }
+
+    /// Installs `new` once the store's record went from `old` to it.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the record changed meanwhile
+    ///   (another garage or process changed it): nothing was written, call again.
+    func replaced(_ old: Keyring?, with new: Keyring?, replaced: Bool) throws {
+        guard replaced else {
+            throw GarageError.invalidEncryptionKey(
+                reason: "another garage or process changed the store's key record meanwhile; nothing was written, call again")
+        }
+        try install(new)
+    }
+
+    // MARK: - Changing the key
+
+    /// Locks the store with `key` instead of its current key (a new passphrase, say): the
+    /// store's data key is rewrapped, no object is rewritten.
+    ///
+    /// ```swift
+    /// try garage.changeEncryptionKey(to: .passphrase(newPassphrase))
+    /// ```
+    ///
+    /// It is one small write: interrupted, the store opens with the old key. Afterwards it opens
+    /// only with the new one. The objects stay encrypted with the same data key, so that someone
+    /// who learned it (not the passphrase: the key it unwraps) still reads them: rotate it with
+    /// ``rekey(to:)-4x1r3`` when that is the worry.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the garage was not opened with
+    ///   a key, or the key can't be used.
+    public func changeEncryptionKey(to key: StoreKey) throws {
+        let current = try refreshed(try requireKeyring("change the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
+        let new = try current.locked(with: key, path: storeDescription)
+        try replaced(current, with: new, replaced: try run(store.replacingKeyRecord(
+            previous: current.text, with: new.text, resetsCount: false, guard: .keep)))
+    }
+
+    /// Locks the store with `key` instead of its current key (see
+    /// ``changeEncryptionKey(to:)-5ajzx``) without blocking the calling thread.
+    public nonisolated(nonsending) func changeEncryptionKey(to key: StoreKey) async throws {
+        let current = try refreshed(try requireKeyring("change the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
+        let new = try current.locked(with: key, path: storeDescription)
+        try replaced(current, with: new, replaced: try await run(store.replacingKeyRecord(
+            previous: current.text, with: new.text, resetsCount: false, guard: .keep)))
+    }
+
+    // MARK: - Rotating the data key
+
+    /// Rotates the store's data key and locks the store with `key`: every object is encrypted
+    /// again with a new random data key, and the old one is forgotten. Returns how many objects
+    /// it re-encrypted.
+    ///
+    /// ```swift
+    /// try garage.rekey(to: .passphrase(newPassphrase))
+    /// ```
+    ///
+    /// The store switches to `key` first, in one write, keeping the old data key wrapped beside
+    /// the new one; then it rewrites the objects in transactions of 500 (see
+    /// ``encryptUnencryptedObjects()-6b6nq`` for how, and what it erases), then forgets the old
+    /// data key. A process killed in the middle leaves a store that opens with `key` and reads
+    /// every object (``encryptionStatus()-8m0a8`` says the rotation is unfinished, and which key
+    /// ids are in use); calling `rekey(to:)` with the same key finishes it.
+    ///
+    /// Rotate before a data key encrypts 2³² objects (``EncryptionStatus/encryptions``); parks
+    /// beyond throw ``GarageError/encryptionLimitReached(path:encryptions:)``.
+    ///
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the garage was not opened with
+    ///   a key, has unsaved changes, or the key can't be used;
+    ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` naming an object that
+    ///   doesn't decrypt (delete it, then call again).
+    @discardableResult
+    public func rekey(to key: StoreKey) throws -> Int {
+        let current = try refreshed(try requireKeyring("rotate the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
+        if let new = try rotation(of: current, to: key) {
+            try replaced(current, with: new, replaced: try run(store.replacingKeyRecord(
+                previous: current.text, with: new.text, resetsCount: true, guard: .keep)))
+        }
+        return try reencryptObjects()
+    }
+
+    /// Rotates the data key and locks the store with `key` (see ``rekey(to:)-4x1r3``) without
+    /// blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func rekey(to key: StoreKey) async throws -> Int {
+        let current = try refreshed(try requireKeyring("rotate the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
+        if let new = try rotation(of: current, to: key) {
+            try replaced(current, with: new, replaced: try await run(store.replacingKeyRecord(
+                previous: current.text, with: new.text, resetsCount: true, guard: .keep)))
+        }
+        return try await reencryptObjects()
+    }
+
+    /// The keyring of a rotation of `current` to `key`: a new data key, locked with `key`; or
+    /// `nil` when `current` is an unfinished rotation to `key`, to finish.
+    private func rotation(of current: Keyring, to key: StoreKey) throws -> Keyring? {
+        try checkNoPendingChanges("rotate the key")
+        if current.dataKeys.count > 1, (try? Keyring.unlock(current.text, with: key, path: storeDescription)) != nil {
+            return nil
+        }
+        return try current.addingDataKey().locked(with: key, path: storeDescription)
+    }
+
+    // MARK: - Status
+
+    /// What the store says of its encryption: whether it is encrypted, how its key is derived,
+    /// which data keys are in use, whether a rotation is unfinished, how many objects the
+    /// current key encrypted. Readable without the key.
+    public func encryptionStatus() throws -> EncryptionStatus {
+        try status(record: try run(store.readingMetadata(Keyring.recordName)), count: try run(store.readingEncryptionCount()))
+    }
+
+    /// What the store says of its encryption (see ``encryptionStatus()-8m0a8``) without blocking
+    /// the calling thread.
+    public nonisolated(nonsending) func encryptionStatus() async throws -> EncryptionStatus {
+        try status(record: try await run(store.readingMetadata(Keyring.recordName)),
+                   count: try await run(store.readingEncryptionCount()))
+    }
+
+    private func status(record text: String?, count: Int64) throws -> EncryptionStatus {
+        guard let text else {
+            return EncryptionStatus(isEncrypted: false, keyDerivation: nil, currentKeyID: nil, keyIDs: [],
+                                    isUnfinished: false, encryptions: 0, encryptionLimit: Keyring.encryptionLimit)
+        }
+        let record = try Keyring.Record.read(text, path: storeDescription)
+        return EncryptionStatus(
+            isEncrypted: true, keyDerivation: record.derivationDescription, currentKeyID: record.currentKey,
+            keyIDs: record.keys.keys.compactMap(UInt32.init).sorted(),
+            isUnfinished: record.keys.count > 1 || record.state != .encrypted,
+            encryptions: count, encryptionLimit: Keyring.encryptionLimit)
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+// An encrypted store's key record and its triggers (Encryption/Keyring.swift, Garage+StoreKey.swift).
+extension Store {
+    /// What a change of the key record does to the triggers of an encrypted store.
+    enum EncryptionGuardChange: Sendable {
+        case keep
+        /// Install them, with a new count of encryptions (0).
+        case install
+        /// Remove them and the count (the store is being decrypted).
+        case remove
+    }
+
+    /// The store fact `name`, or `nil`.
+    func readingMetadata(_ name: String) -> StoreWork<String?> {
+        StoreWork(operation: "read the store's \(name) record", access: .read { statements in
+            try statements.metadata(name)
+        })
+    }
+
+    /// How many objects the store's current key encrypted.
+    func readingEncryptionCount() -> StoreWork<Int64> {
+        StoreWork(operation: "read the store's count of encryptions", access: .read { statements in
+            try statements.encryptionCount()
+        })
+    }
+
+    /// Replaces the key record, if it is still `previous` (`nil`: if there is none), with
+    /// `record` (`nil`: removes it), in one transaction with `guardChange`, and with a count
+    /// of encryptions started again at 0 when `resetsCount`. Returns whether it replaced.
+    func replacingKeyRecord(previous: String?, with record: String?, resetsCount: Bool,
+                            guard guardChange: EncryptionGuardChange) -> StoreWork<Bool> {
+        StoreWork(operation: "write the store's key record", access: .write { statements in
+            try statements.transaction {
+                guard try statements.replaceMetadata(Keyring.recordName, previous: previous, with: record) else { return false }
+                if resetsCount || guardChange == .install { try statements.setEncryptionCount(0) }
+                switch guardChange {
+                case .keep: break
+                case .install: try statements.setEncryptionGuard(limit: Keyring.encryptionLimit)
+                case .remove: try statements.setEncryptionGuard(limit: nil)
+                }
+                return true
+            }
+        })
+    }
+}
