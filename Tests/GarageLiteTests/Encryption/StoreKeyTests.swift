@@ -1,0 +1,293 @@
+import Crypto
+import Foundation
+import GRDB
+@testable import GarageLite
+import Testing
+
+struct SKNote: Codable, Identifiable, Sendable, Equatable, Syncable {
+    var id: String
+    var text: String
+    var syncStatus: SyncStatus = .notSynced
+}
+
+final class SKFolder: Codable, Identifiable, @unchecked Sendable {
+    // (A class model, as apps write them; the tests use it from one task at a time.)
+    var id: String
+    var title: String
+    var notes: [SKNote]
+
+    init(id: String, title: String, notes: [SKNote]) {
+        self.id = id
+        self.title = title
+        self.notes = notes
+    }
+}
+
+struct SKTag: Codable, Hashable, Sendable {
+    var label: String
+}
+
+/// Issue 14: a store locked with a key: the key check at open, the store's memory of being
+/// encrypted, passphrase changes, rotations, the nonce budget, keyed identifiers.
+@Suite("Encryption: the store's key")
+struct StoreKeyTests {
+    /// The smallest iteration count, so that the tests open stores quickly.
+    static func passphrase(_ text: String) -> StoreKey { .passphrase(text, rounds: StoreKey.minimumRounds) }
+
+    private func isWrongKey(_ error: any Error, _ path: String) -> Bool {
+        if case GarageError.wrongEncryptionKey(path, _) = error { return true }
+        return false
+    }
+
+    private func storedData(_ path: String) throws -> [String: String] {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT identifier, data FROM garage_object").map {
+                (($0["identifier"] as String?) ?? "", ($0["data"] as String?) ?? "")
+            })
+        }
+    }
+
+    @Test func aStoreLockedWithAPassphraseOpensWithItAndNothingElse() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        do {
+            let garage = try Garage(path: path, encryptionKey: Self.passphrase("open sesame"))
+            try garage.park(SKFolder(id: "f1", title: "Folder-Marker", notes: [SKNote(id: "n1", text: "Note-Marker")]))
+        }
+        #expect(throws: GarageError.encryptionKeyRequired(path: path)) { try Garage(path: path) }
+        #expect(throws: GarageError.encryptionKeyRequired(path: path)) { try Garage.readOnly(path: path) }
+        #expect { try Garage(path: path, encryptionKey: Self.passphrase("open sesame!")) } throws: { isWrongKey($0, path) }
+        #expect { try Garage(path: path, encryptionKey: .key(SymmetricKey(size: .bits256))) } throws: { isWrongKey($0, path) }
+
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("open sesame"))
+        let folder = try #require(try garage.retrieve(SKFolder.self, identifier: "f1"))
+        #expect(folder.title == "Folder-Marker" && folder.notes == [SKNote(id: "n1", text: "Note-Marker")])
+        let reader = try Garage.readOnly(path: path, encryptionKey: Self.passphrase("open sesame"))
+        #expect(try reader.retrieve(SKNote.self, identifier: "n1")?.text == "Note-Marker")
+        let status = try garage.encryptionStatus()
+        #expect(status.isEncrypted && !status.isUnfinished && status.keyIDs == [1] && status.currentKeyID == 1)
+        #expect(status.keyDerivation == "PBKDF2-SHA256, \(StoreKey.minimumRounds) rounds")
+        #expect(status.encryptions == 2)
+        for marker in ["Folder-Marker", "Note-Marker", "open sesame"] {
+            #expect(storeFileBytes(path).range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
+        }
+    }
+
+    @Test func aStoreLockedWithAKeyOpensWithThatKeyOnly() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let key = SymmetricKey(size: .bits256)
+        do {
+            let garage = try Garage(path: path, encryptionKey: .key(key))
+            try await garage.park(SKNote(id: "n1", text: "hello"))
+        }
+        #expect { try Garage(path: path, encryptionKey: Self.passphrase("hello")) } throws: { isWrongKey($0, path) }
+        #expect { try Garage(path: path, encryptionKey: .key(SymmetricKey(size: .bits256))) } throws: { isWrongKey($0, path) }
+        #expect(throws: GarageError.self) { try Garage(path: path, encryptionKey: .key(SymmetricKey(size: .bits128))) }
+        let garage = try Garage(path: path, encryptionKey: .key(key))
+        #expect(try await garage.retrieve(SKNote.self, identifier: "n1")?.text == "hello")
+        #expect(try await garage.encryptionStatus().keyDerivation == "HKDF-SHA256")
+        #expect(throws: GarageError.self) { try Garage(path: directory.path("weak.sqlite"), encryptionKey: .passphrase("x", rounds: 1_000)) }
+    }
+
+    @Test func aPlaintextStoreOpenedWithAKeyIsEncryptedAndKeepsNoPlaintext() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        do {
+            let garage = try Garage(path: path)
+            try garage.parkAll((0..<700).map { SKNote(id: "n\($0)", text: "Plain-Marker-\($0)") })
+            try garage.delete(SKNote.self, identifier: "n0")
+            #expect(try garage.encryptionStatus().isEncrypted == false)
+        }
+        #expect(storeFileBytes(path).range(of: Data("Plain-Marker-1".utf8)) != nil, "the test must start from plaintext")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        #expect(try garage.count(SKNote.self) == 699)
+        #expect(try garage.retrieve(SKNote.self, identifier: "n699")?.text == "Plain-Marker-699")
+        #expect(try garage.encryptionStatus().isUnfinished == false)
+        let queue = try DatabaseQueue(path: path)
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM garage_object WHERE isEncrypted = 0") } == 0)
+        try queue.close()
+        for marker in ["Plain-Marker-0", "Plain-Marker-1", "Plain-Marker-699"] {
+            #expect(storeFileBytes(path).range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
+        }
+        // Encrypted when it was opened with its key: an unencrypted row found later is not adopted.
+        #expect(throws: GarageError.self) { try garage.encryptUnencryptedObjects() }
+    }
+
+    @Test func aGarageWithoutTheKeyCanNeitherReadNorWritePlaintextInAnEncryptedStore() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let plain = try Garage(path: path)
+        try plain.park(SKNote(id: "n1", text: "before"))
+        let locked = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        try locked.park(SKNote(id: "n2", text: "after"))
+        // The garage opened before the store was encrypted.
+        #expect(throws: GarageError.encryptionKeyRequired(path: path)) { try plain.park(SKNote(id: "n3", text: "Leak-Marker")) }
+        #expect(throws: GarageError.missingEncryptionDelegate(typeName: "SKNote", identifier: "n2")) {
+            try plain.retrieve(SKNote.self, identifier: "n2")
+        }
+        // Nor can anything else write a plaintext row; a tombstone (no data) is fine.
+        #expect(throws: DatabaseError.self) {
+            try rawWrite(path, """
+                INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate) VALUES ('SKNote', 'n4', '{"id":"n4","text":"x"}', 0, 0)
+                """)
+        }
+        #expect(throws: DatabaseError.self) {
+            try rawWrite(path, #"UPDATE garage_object SET data = '{"id":"n2","text":"x"}', isEncrypted = 0 WHERE identifier = 'n2'"#)
+        }
+        try locked.setSyncStatus(.synced, for: SKNote(id: "n2", text: "after"))
+        try locked.delete(SKNote.self, identifier: "n2")
+        #expect(try locked.retrieveAll(SKNote.self).map(\.id) == ["n1"])
+        #expect(storeFileBytes(path).range(of: Data("Leak-Marker".utf8)) == nil)
+    }
+
+    @Test func changingThePassphraseRewritesNoObject() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("old"))
+        let before = try { () throws -> [String: String] in
+            try garage.parkAll((0..<50).map { SKNote(id: "n\($0)", text: "text \($0)") })
+            let before = try storedData(path)
+            try garage.changeEncryptionKey(to: Self.passphrase("new"))
+            return before
+        }()
+        #expect(try storedData(path) == before)
+        try await garage.changeEncryptionKey(to: Self.passphrase("newer"))
+        #expect(try storedData(path) == before)
+        try await garage.park(SKNote(id: "n50", text: "still parks"))
+        #expect { try Garage(path: path, encryptionKey: Self.passphrase("old")) } throws: { isWrongKey($0, path) }
+        #expect { try Garage(path: path, encryptionKey: Self.passphrase("new")) } throws: { isWrongKey($0, path) }
+        let reopened = try Garage(path: path, encryptionKey: Self.passphrase("newer"))
+        #expect(try await reopened.count(SKNote.self) == 51)
+        #expect(try await reopened.encryptionStatus().keyIDs == [1])
+        // A garage without a key can't change it.
+        await #expect(throws: GarageError.self) { try await Garage.inMemory().changeEncryptionKey(to: Self.passphrase("x")) }
+    }
+
+    @Test func rekeyRotatesTheDataKeyAndLeavesNoOldCiphertextOnDisk() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("one"))
+        let (tagID, oldData, rekeyed) = try { () throws -> (String, [String: String], Int) in
+            try garage.parkAll((0..<1_200).map { SKNote(id: "n\($0)", text: "Rotated-Marker \($0)") })
+            let tagID = try garage.identifier(for: SKTag(label: "pin 1234"))
+            try garage.park(SKTag(label: "pin 1234"))
+            let oldData = try storedData(path)
+            return (tagID, oldData, try garage.rekey(to: Self.passphrase("two")))
+        }()
+        #expect(rekeyed == 1_201)
+        var status = try await garage.encryptionStatus()
+        #expect(status.currentKeyID == 2 && status.keyIDs == [2] && !status.isUnfinished)
+        #expect(status.encryptions == 1_201)
+        let newData = try storedData(path)
+        #expect(newData.values.allSatisfy { AESGCMEncryptor.keyID(ofEnvelope: $0) == 2 })
+        let files = storeFileBytes(path)
+        for old in oldData.values.prefix(20) {
+            #expect(files.range(of: Data(old.utf8)) == nil, "an old ciphertext is in the files")
+        }
+        #expect(files.range(of: Data("Rotated-Marker".utf8)) == nil)
+
+        #expect(try await garage.rekey(to: Self.passphrase("three")) == 1_201)
+        status = try await garage.encryptionStatus()
+        #expect(status.currentKeyID == 3 && status.keyIDs == [3])
+        #expect { try Garage(path: path, encryptionKey: Self.passphrase("two")) } throws: { isWrongKey($0, path) }
+        let reopened = try Garage(path: path, encryptionKey: Self.passphrase("three"))
+        #expect(try await reopened.retrieve(SKNote.self, identifier: "n1199")?.text == "Rotated-Marker 1199")
+        // The identity key stays: the tag keeps its identifier.
+        #expect(try reopened.identifier(for: SKTag(label: "pin 1234")) == tagID)
+        #expect(try await reopened.retrieve(SKTag.self, identifier: tagID) == SKTag(label: "pin 1234"))
+        #expect(try await reopened.check().isOK)
+    }
+
+    @Test func hashableIdentifiersAreKeyedPerStore() throws {
+        let directory = try TemporaryDirectory()
+        let tag = SKTag(label: "pin 1234")
+        let plain = try Garage.inMemory().identifier(for: tag)
+        let first = try Garage(path: directory.path("a.sqlite"), encryptionKey: Self.passphrase("same"))
+        let second = try Garage(path: directory.path("b.sqlite"), encryptionKey: Self.passphrase("same"))
+        let firstID = try first.identifier(for: tag)
+        #expect(firstID != plain)
+        #expect(firstID != (try second.identifier(for: tag)))
+        #expect(firstID.count == 64 && firstID.allSatisfy(\.isHexDigit))
+        try first.park(tag)
+        try first.changeEncryptionKey(to: Self.passphrase("other"))
+        #expect(try first.identifiers(of: SKTag.self) == [firstID])
+        #expect(try first.identifier(for: tag) == firstID)
+    }
+
+    @Test func theNonceBudgetRefusesEncryptionsBeyondItUntilTheKeyRotates() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        try garage.park(SKNote(id: "n0", text: "zero"))
+        try rawWrite(path, "UPDATE garage_meta SET value = \(Keyring.encryptionLimit - 1) WHERE name = 'encryptions'")
+        try garage.park(SKNote(id: "n1", text: "one"))          // the last one the key may encrypt
+        #expect(try garage.encryptionStatus().encryptions == Keyring.encryptionLimit)
+        #expect(throws: GarageError.encryptionLimitReached(path: path, encryptions: Keyring.encryptionLimit)) {
+            try garage.park(SKNote(id: "n2", text: "two"))
+        }
+        // Parking an unchanged object encrypts nothing new (its ciphertext is the same).
+        try garage.park(SKNote(id: "n1", text: "one"))
+        #expect(try garage.retrieve(SKNote.self, identifier: "n2") == nil)
+        try garage.rekey(to: Self.passphrase("pw2"))
+        #expect(try garage.encryptionStatus().encryptions == 2)
+        try garage.park(SKNote(id: "n2", text: "two"))
+        #expect(try garage.count(SKNote.self) == 3)
+    }
+
+    @Test func decryptingALockedStoreForgetsItsKey() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        do {
+            let garage = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+            try await garage.parkAll((0..<20).map { SKNote(id: "n\($0)", text: "text \($0)") })
+            #expect(try await garage.decryptAllObjects() == 20)
+            #expect(try await garage.encryptionStatus().isEncrypted == false)
+            try await garage.park(SKNote(id: "n20", text: "Plain-Again"))
+        }
+        let garage = try Garage(path: path)
+        #expect(try await garage.count(SKNote.self) == 21)
+        #expect(storeFileBytes(path).range(of: Data("Plain-Again".utf8)) != nil)
+        let queue = try DatabaseQueue(path: path)
+        let (triggers, facts) = try await queue.read { db in
+            (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'garage_encrypt%'"),
+             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_meta"))
+        }
+        try queue.close()
+        #expect(triggers == 0 && facts == 0)
+    }
+
+    @Test func anInterruptedDecryptionResumesWithTheKey() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        try garage.parkAll((0..<10).map { SKNote(id: "n\($0)", text: "text \($0)") })
+        // What a decryption killed after its first step leaves: the record says so, the
+        // triggers are gone, rows of both kinds.
+        let record = try #require(try garage.keyring?.setting(.decrypting))
+        try rawWrite(path, "UPDATE garage_meta SET value = '\(record.text)' WHERE name = 'encryption'")
+        try rawWrite(path, Schema.dropEncryptionGuard)
+        try rawWrite(path, #"UPDATE garage_object SET data = '{"id":"n0","text":"text 0"}', isEncrypted = 0 WHERE identifier = 'n0'"#)
+
+        let reopened = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        #expect(try reopened.encryptionStatus().isUnfinished)
+        #expect(try reopened.retrieveAll(SKNote.self).count == 10)
+        #expect(try reopened.decryptAllObjects() == 9)
+        #expect(try Garage(path: path).count(SKNote.self) == 10)
+    }
+
+    @Test func aDamagedKeyRecordIsReportedAsSuch() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        _ = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        try rawWrite(path, "UPDATE garage_meta SET value = 'not a record' WHERE name = 'encryption'")
+        #expect {
+            try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        } throws: { error in
+            if case GarageError.damagedStore(path, _, _) = error { return true }
+            return false
+        }
+    }
+}
