@@ -22,3 +22,18 @@ func runReencrypt(storePath: String, oldKeyByte: String, newKeyByte: String) -> 
         exit(1)
     }
 }
+
+/// `garage-stress-worker <store-path> rekey <old-passphrase> <new-passphrase>`: opens the
+/// store locked with the old passphrase and rotates its data key to the new one
+/// (`rekey(to:)`), with the smallest PBKDF2 iteration count, for `ReencryptCrashTests`.
+func runRekey(storePath: String, oldPassphrase: String, newPassphrase: String) -> Never {
+    do {
+        let garage = try Garage(path: storePath, busyTimeout: 30,
+                                encryptionKey: .passphrase(oldPassphrase, rounds: StoreKey.minimumRounds))
+        print("DONE \(try garage.rekey(to: .passphrase(newPassphrase, rounds: StoreKey.minimumRounds)))")
+        exit(0)
+    } catch {
+        print("ERROR rekey threw: \(error)")
+        exit(1)
+    }
+}

@@ -190,6 +190,9 @@ if arguments.count == 5, arguments[2] == "crash" {
 if arguments.count == 5, arguments[2] == "reencrypt" {
     runReencrypt(storePath: arguments[1], oldKeyByte: arguments[3], newKeyByte: arguments[4])
 }
+if arguments.count == 5, arguments[2] == "rekey" {
+    runRekey(storePath: arguments[1], oldPassphrase: arguments[3], newPassphrase: arguments[4])
+}
 if arguments.count >= 3, arguments[2].hasPrefix("sync-") {
     runSyncRole(storePath: arguments[1], role: arguments[2], arguments: Array(arguments.dropFirst(3)))
 }
@@ -198,6 +201,7 @@ guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
     print("ERROR usage: garage-stress-worker <store-path> editor|job <seed> <count> [<edits>]")
     print("             garage-stress-worker <store-path> crash <seed> <log-path>")
     print("             garage-stress-worker <store-path> reencrypt <old-key-byte> <new-key-byte>")
+    print("             garage-stress-worker <store-path> rekey <old-passphrase> <new-passphrase>")
     print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument>")
     exit(2)
 }
