@@ -86,7 +86,30 @@ struct GarageBench: ParsableCommand {
         let elapsed = (ContinuousClock.now - started).seconds
 
         print(Report(sizes: sizes, rows: rows, jsonSizes: jsonSizes, elapsed: elapsed).markdown, terminator: "")
+        if workloads.contains(where: { $0.name.contains("encrypted") }) {
+            let (median, slowest) = try measurePassphraseOpen()
+            print(String(format: "\nOpening a store locked with a passphrase (PBKDF2-SHA256, %d rounds, the default): "
+                         + "median %.0f ms, slowest %.0f ms of 5 opens.\n", StoreKey.defaultRounds, median, slowest))
+        }
         progress(String(format: "done in %.1f s", elapsed))
+    }
+
+    /// What opening a store locked with a passphrase costs (the key derivation, mostly), in
+    /// milliseconds: the median and slowest of 5 opens.
+    private func measurePassphraseOpen() throws -> (median: Double, slowest: Double) {
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("locked.sqlite").path
+            let key = StoreKey.passphrase("correct horse battery staple")
+            try Garage(path: path, encryptionKey: key).park(BenchData.people(0..<1)[0])
+            var times: [Double] = []
+            for _ in 0..<5 {
+                let started = ContinuousClock.now
+                _ = try Garage(path: path, encryptionKey: key)
+                times.append((ContinuousClock.now - started).seconds * 1000)
+            }
+            times.sort()
+            return (times[2], times[4])
+        }
     }
 
     /// The average JSON size of a person, as JSONEncoder writes it (floor, GRDB) and as

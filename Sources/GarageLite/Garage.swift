@@ -162,13 +162,13 @@ public final class Garage: Sendable {
     /// let books = try catalog.retrieveAll(Book.self)
     /// ```
     ///
-    /// ``init(path:busyTimeout:)`` opens a store this way by itself when the file, or its folder
+    /// ``init(path:busyTimeout:encryptionKey:)`` opens a store this way by itself when the file, or its folder
     /// (where SQLite keeps the `-wal` and `-shm` files), can't be written. In a folder that
     /// can't be written, and without a `-wal` file, the file is read as it is when opened:
     /// changes another process makes to it later are not seen.
     ///
     /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when the file does not exist or
-    ///   is not a store yet; see ``init(named:)`` for the others.
+    ///   is not a store yet; see ``init(named:encryptionKey:)`` for the others.
     public static func readOnly(path: String, encryptionKey: StoreKey? = nil) throws -> Garage {
         let garage = Garage(engine: try SQLiteEngine.openReadOnly(path: path, reason: "it was opened with Garage.readOnly(path:)"))
         try garage.openKeyring(encryptionKey)

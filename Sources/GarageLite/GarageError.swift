@@ -69,7 +69,7 @@ public enum GarageError: Error, Equatable, Sendable {
 
     /// The store at `path` can only be read: the file, or its folder (where SQLite keeps the
     /// store's `-wal` and `-shm` files), can't be written, or the garage was opened with
-    /// ``Garage/readOnly(path:)``. `operation` was refused, and nothing was written.
+    /// ``Garage/readOnly(path:encryptionKey:)``. `operation` was refused, and nothing was written.
     case readOnlyStore(path: String, operation: String, reason: String)
 
     /// The disk holding the store at `path` is full (or the store reached its maximum size),
