@@ -4,7 +4,7 @@ import Foundation
 // store says of its encryption. The record and its cryptography are in
 // Encryption/Keyring.swift; the rewrites of the rows in Garage+Encryption.swift.
 
-/// What a store says of its encryption: ``Garage/encryptionStatus()-8m0a8``.
+/// What a store says of its encryption: ``Garage/encryptionStatus()-63awt``.
 public struct EncryptionStatus: Sendable, Hashable {
     /// Whether the store is encrypted (it holds a key record).
     public let isEncrypted: Bool
@@ -14,11 +14,11 @@ public struct EncryptionStatus: Sendable, Hashable {
     /// The id of the data key new objects are encrypted with.
     public let currentKeyID: UInt32?
     /// The ids of the data keys the stored objects may be encrypted with: more than one while a
-    /// rotation (``Garage/rekey(to:)-4x1r3``) is unfinished.
+    /// rotation (``Garage/rekey(to:)-7738p``) is unfinished.
     public let keyIDs: [UInt32]
     /// Whether objects may still be stored unencrypted, or encrypted with a previous key: an
     /// encryption, a rotation or a decryption was interrupted. Opening the store with its key
-    /// finishes an encryption; call ``Garage/rekey(to:)-4x1r3`` (or
+    /// finishes an encryption; call ``Garage/rekey(to:)-7738p`` (or
     /// ``Garage/reencryptObjects()-bhgs``) again to finish a rotation,
     /// ``Garage/decryptAllObjects()-7ed1d`` a decryption.
     public let isUnfinished: Bool
@@ -42,6 +42,7 @@ extension Garage {
             return
         }
         var keyring: Keyring
+        if text == nil, store.isReadOnly { return }     // a read-only garage can't lock a store
         if let text {
             keyring = try Keyring.unlock(text, with: key, path: storeDescription)
         } else {
@@ -131,7 +132,7 @@ extension Garage {
     /// It is one small write: interrupted, the store opens with the old key. Afterwards it opens
     /// only with the new one. The objects stay encrypted with the same data key, so that someone
     /// who learned it (not the passphrase: the key it unwraps) still reads them: rotate it with
-    /// ``rekey(to:)-4x1r3`` when that is the worry.
+    /// ``rekey(to:)-7738p`` when that is the worry.
     ///
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the garage was not opened with
     ///   a key, or the key can't be used.
@@ -143,7 +144,7 @@ extension Garage {
     }
 
     /// Locks the store with `key` instead of its current key (see
-    /// ``changeEncryptionKey(to:)-5ajzx``) without blocking the calling thread.
+    /// ``changeEncryptionKey(to:)-702ag``) without blocking the calling thread.
     public nonisolated(nonsending) func changeEncryptionKey(to key: StoreKey) async throws {
         let current = try refreshed(try requireKeyring("change the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
         let new = try current.locked(with: key, path: storeDescription)
@@ -165,7 +166,7 @@ extension Garage {
     /// the new one; then it rewrites the objects in transactions of 500 (see
     /// ``encryptUnencryptedObjects()-6b6nq`` for how, and what it erases), then forgets the old
     /// data key. A process killed in the middle leaves a store that opens with `key` and reads
-    /// every object (``encryptionStatus()-8m0a8`` says the rotation is unfinished, and which key
+    /// every object (``encryptionStatus()-63awt`` says the rotation is unfinished, and which key
     /// ids are in use); calling `rekey(to:)` with the same key finishes it.
     ///
     /// Rotate before a data key encrypts 2³² objects (``EncryptionStatus/encryptions``); parks
@@ -185,7 +186,7 @@ extension Garage {
         return try reencryptObjects()
     }
 
-    /// Rotates the data key and locks the store with `key` (see ``rekey(to:)-4x1r3``) without
+    /// Rotates the data key and locks the store with `key` (see ``rekey(to:)-7738p``) without
     /// blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func rekey(to key: StoreKey) async throws -> Int {
@@ -216,7 +217,7 @@ extension Garage {
         try status(record: try run(store.readingMetadata(Keyring.recordName)), count: try run(store.readingEncryptionCount()))
     }
 
-    /// What the store says of its encryption (see ``encryptionStatus()-8m0a8``) without blocking
+    /// What the store says of its encryption (see ``encryptionStatus()-63awt``) without blocking
     /// the calling thread.
     public nonisolated(nonsending) func encryptionStatus() async throws -> EncryptionStatus {
         try status(record: try await run(store.readingMetadata(Keyring.recordName)),

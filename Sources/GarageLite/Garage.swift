@@ -64,6 +64,7 @@ public final class Garage: Sendable {
     /// let garage = try Garage(named: "MyGarage")
     /// ```
     ///
+    /// - parameter name: The name of the store file, without `.sqlite`.
     /// - parameter encryptionKey: The key the store is locked with, for an encrypted store (see
     ///   ``init(path:busyTimeout:encryptionKey:)``).
     /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when the store can't be
@@ -167,6 +168,8 @@ public final class Garage: Sendable {
     /// can't be written, and without a `-wal` file, the file is read as it is when opened:
     /// changes another process makes to it later are not seen.
     ///
+    /// - parameter path: The path of the store file.
+    /// - parameter encryptionKey: The key of an encrypted store; it is not encrypted when it isn't.
     /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when the file does not exist or
     ///   is not a store yet; see ``init(named:encryptionKey:)`` for the others.
     public static func readOnly(path: String, encryptionKey: StoreKey? = nil) throws -> Garage {

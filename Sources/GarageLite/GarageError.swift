@@ -197,7 +197,7 @@ public enum GarageError: Error, Equatable, Sendable {
     case wrongEncryptionKey(path: String, reason: String)
     /// The store's current key encrypted `encryptions` objects, its limit: more random-looking
     /// 96-bit nonces under one AES-GCM key would make a collision too likely. Nothing was
-    /// written; rotate the key with ``Garage/rekey(to:)-4x1r3``.
+    /// written; rotate the key with ``Garage/rekey(to:)-7738p``.
     case encryptionLimitReached(path: String, encryptions: Int64)
 }
 

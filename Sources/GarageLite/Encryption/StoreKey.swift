@@ -10,8 +10,8 @@ import Foundation
 ///
 /// Neither encrypts an object: the store keeps a random 256-bit data key, and a random
 /// identity key, each wrapped (encrypted with AES-256-GCM) by a key-encryption key derived
-/// from this one. Changing the passphrase rewraps them (``Garage/changeEncryptionKey(to:)-5ajzx``);
-/// rotating the data key rewrites every object (``Garage/rekey(to:)-4x1r3``).
+/// from this one. Changing the passphrase rewraps them (``Garage/changeEncryptionKey(to:)-702ag``);
+/// rotating the data key rewrites every object (``Garage/rekey(to:)-7738p``).
 public struct StoreKey: Sendable {
     enum Source: Sendable {
         case passphrase(String, rounds: Int)
