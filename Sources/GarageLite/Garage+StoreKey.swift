@@ -47,7 +47,7 @@ extension Garage {
             keyring = try Keyring.unlock(text, with: key, path: storeDescription)
         } else {
             let made = try Keyring.make(with: key, path: storeDescription)
-            if try run(store.replacingKeyRecord(previous: nil, with: made.text, resetsCount: true, guard: .install)) {
+            if try run(store.replacingKeyRecord(previous: nil, with: made.text, resetsCount: true, guard: made.guardForCurrentKey)) {
                 keyring = made
             } else {
                 // Another garage encrypted it meanwhile: its key must be this one.
@@ -181,7 +181,7 @@ extension Garage {
         let current = try refreshed(try requireKeyring("rotate the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
         if let new = try rotation(of: current, to: key) {
             try replaced(current, with: new, replaced: try run(store.replacingKeyRecord(
-                previous: current.text, with: new.text, resetsCount: true, guard: .keep)))
+                previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey)))
         }
         return try reencryptObjects()
     }
@@ -193,7 +193,7 @@ extension Garage {
         let current = try refreshed(try requireKeyring("rotate the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
         if let new = try rotation(of: current, to: key) {
             try replaced(current, with: new, replaced: try await run(store.replacingKeyRecord(
-                previous: current.text, with: new.text, resetsCount: true, guard: .keep)))
+                previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey)))
         }
         return try await reencryptObjects()
     }
@@ -235,5 +235,12 @@ extension Garage {
             keyIDs: record.keys.keys.compactMap(UInt32.init).sorted(),
             isUnfinished: record.keys.count > 1 || record.state != .encrypted,
             encryptions: count, encryptionLimit: Keyring.encryptionLimit)
+    }
+}
+
+extension Keyring {
+    /// The store's triggers for this keyring's current key.
+    var guardForCurrentKey: Store.EncryptionGuardChange {
+        .install(envelopePrefixes: Self.envelopePrefixes(keyID: record.currentKey))
     }
 }

@@ -24,6 +24,18 @@ struct Keyring: Sendable {
     /// count them and refuse beyond.
     static let encryptionLimit: Int64 = 1 << 32
 
+    /// The first characters of every envelope ``AESGCMEncryptor`` writes with the data key
+    /// `keyID`: the base64 of its version and key id, whose last character also holds 2 bits
+    /// of the nonce (so 4 prefixes), for the store's triggers.
+    static func envelopePrefixes(keyID: UInt32) -> [String] {
+        [UInt8(0x00), 0x40, 0x80, 0xC0].map { nonceStart in
+            var bytes = [AESGCMEncryptor.envelopeVersion]
+            withUnsafeBytes(of: keyID.bigEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(nonceStart)
+            return String(Data(bytes).base64EncodedString().prefix(7))
+        }
+    }
+
     /// The metadata name of the record.
     static let recordName = "encryption"
 

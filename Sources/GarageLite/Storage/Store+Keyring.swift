@@ -5,8 +5,9 @@ extension Store {
     /// What a change of the key record does to the triggers of an encrypted store.
     enum EncryptionGuardChange: Sendable {
         case keep
-        /// Install them, with a new count of encryptions (0).
-        case install
+        /// Install them for envelopes starting with these prefixes (the current key's), with
+        /// a new count of encryptions (0).
+        case install(envelopePrefixes: [String])
         /// Remove them and the count (the store is being decrypted).
         case remove
     }
@@ -33,11 +34,13 @@ extension Store {
         StoreWork(operation: "write the store's key record", access: .write { statements in
             try statements.transaction {
                 guard try statements.replaceMetadata(Keyring.recordName, previous: previous, with: record) else { return false }
-                if resetsCount || guardChange == .install { try statements.setEncryptionCount(0) }
                 switch guardChange {
-                case .keep: break
-                case .install: try statements.setEncryptionGuard(limit: Keyring.encryptionLimit)
-                case .remove: try statements.setEncryptionGuard(limit: nil)
+                case .keep:
+                    if resetsCount { try statements.setEncryptionCount(0) }
+                case let .install(prefixes):
+                    try statements.setEncryptionCount(0)
+                    try statements.setEncryptionGuard((Keyring.encryptionLimit, prefixes))
+                case .remove: try statements.setEncryptionGuard(nil)
                 }
                 return true
             }

@@ -201,6 +201,31 @@ struct StoreKeyTests {
         #expect(try await reopened.check().isOK)
     }
 
+    /// A garage that missed another garage's rotation can't write with the old data key: the
+    /// end of the rotation would make its objects unreadable.
+    @Test func aGarageThatMissedARotationIsRefusedItsWrites() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let stale = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        try stale.park(SKNote(id: "n1", text: "one"))
+        let rotating = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        try rotating.rekey(to: Self.passphrase("pw"))
+        #expect { try stale.park(SKNote(id: "n2", text: "two")) } throws: { isWrongKey($0, path) }
+        #expect(throws: GarageError.self) { try stale.retrieve(SKNote.self, identifier: "n1") }
+        #expect(try rotating.retrieveAll(SKNote.self).map(\.id) == ["n1"])
+        let reopened = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        try reopened.park(SKNote(id: "n2", text: "two"))
+        #expect(try rotating.count(SKNote.self) == 2)
+        // A cipher of its own with key id 1 is refused too, once the store is on key 2.
+        let foreign = try Garage(path: directory.path("other.sqlite"))
+        foreign.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+        try foreign.park(SKNote(id: "n3", text: "three"))
+        let data = try #require(try storedData(directory.path("other.sqlite"))["n3"])
+        #expect(throws: DatabaseError.self) {
+            try rawWrite(path, "INSERT INTO garage_object (type, identifier, data, isEncrypted, creationDate, modificationDate) VALUES ('SKNote', 'n3', '\(data)', 1, 0, 0)")
+        }
+    }
+
     @Test func hashableIdentifiersAreKeyedPerStore() throws {
         let directory = try TemporaryDirectory()
         let tag = SKTag(label: "pin 1234")

@@ -138,9 +138,10 @@ protocol RowWriteStatements: RowStatements {
     @discardableResult func replaceMetadata(_ name: String, previous: String?, with value: String?) throws -> Bool
     /// Sets the store's count of encryptions with its current key (see ``RowStatements/encryptionCount()``).
     func setEncryptionCount(_ count: Int64) throws
-    /// Installs (with the nonce budget `limit`) or removes the triggers that refuse unencrypted
-    /// rows and count encryptions.
-    func setEncryptionGuard(limit: Int64?) throws
+    /// Installs (with the nonce budget `limit` and the prefixes of the current key's
+    /// envelopes) or removes (`nil`) the triggers that refuse unencrypted rows and rows of
+    /// another key, and count encryptions.
+    func setEncryptionGuard(_ guard: (limit: Int64, envelopePrefixes: [String])?) throws
 
     /// Runs `body` in one transaction that takes the write lock at once, committed when it
     /// returns and rolled back when it throws.

@@ -404,10 +404,10 @@ extension SQLiteConnection {
         try db.execute(sql: "INSERT OR REPLACE INTO garage_meta (name, value) VALUES ('encryptions', ?)", arguments: [count])
     }
 
-    func setEncryptionGuard(limit: Int64?) throws {
+    func setEncryptionGuard(_ guard: (limit: Int64, envelopePrefixes: [String])?) throws {
         try db.execute(sql: Schema.dropEncryptionGuard)
-        if let limit {
-            try db.execute(sql: Schema.encryptionGuard(limit: limit))
+        if let `guard` {
+            try db.execute(sql: Schema.encryptionGuard(limit: `guard`.limit, envelopePrefixes: `guard`.envelopePrefixes))
         } else {
             try db.execute(sql: "DELETE FROM garage_meta WHERE name = 'encryptions'")
         }

@@ -170,6 +170,10 @@ final class SQLiteEngine: StorageEngine {
         case .SQLITE_CONSTRAINT where error.message == Schema.plaintextRefusal:
             // A garage without the key (opened before another process encrypted the store).
             return GarageError.encryptionKeyRequired(path: path)
+        case .SQLITE_CONSTRAINT where error.message == Schema.staleKeyRefusal:
+            return GarageError.wrongEncryptionKey(
+                path: path, reason: "this garage encrypts with a data key the store no longer uses: another garage or "
+                    + "process rotated it; open the store again with its key")
         case .SQLITE_CONSTRAINT where error.message == Schema.encryptionLimitRefusal:
             return GarageError.encryptionLimitReached(path: path, encryptions: Keyring.encryptionLimit)
         default:

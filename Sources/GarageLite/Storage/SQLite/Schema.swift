@@ -132,23 +132,29 @@ enum Schema {
     /// Version 4: facts about the store itself, beside its objects: `garage_meta` holds one
     /// value per name (any SQLite type). An encrypted store keeps there its key record
     /// (`Keyring`, under `"encryption"`) and how many objects its current key encrypted
-    /// (`"encryptions"`); see ``encryptionGuard(limit:)``.
+    /// (`"encryptions"`); see ``encryptionGuard(limit:envelopePrefixes:)``.
     private static func addMetadata(_ db: Database) throws {
         try db.execute(sql: "CREATE TABLE garage_meta (name TEXT PRIMARY KEY NOT NULL, value NOT NULL) WITHOUT ROWID")
     }
 
-    /// The messages of ``encryptionGuard(limit:)``'s errors, which
+    /// The messages of ``encryptionGuard(limit:envelopePrefixes:)``'s errors, which
     /// `SQLiteEngine.garageError(_:operation:)` turns into `GarageError`s.
     static let plaintextRefusal = "GarageLite: the store is encrypted"
     static let encryptionLimitRefusal = "GarageLite: the key of the store reached its encryption limit"
+    static let staleKeyRefusal = "GarageLite: this write is not encrypted with the current key of the store"
 
     /// The triggers of an encrypted store, whoever writes it (another garage, another process):
-    /// a row can't be written unencrypted (a tombstone, without data, can), and each encrypted
-    /// write of a row's data counts one encryption with the current key, refused once `limit`
-    /// are counted (the nonces' budget).
-    static func encryptionGuard(limit: Int64) -> String {
+    /// a row can't be written unencrypted (a tombstone, without data, can), nor encrypted with
+    /// another data key than the current one (its envelope doesn't start with one of
+    /// `envelopePrefixes`: a garage that missed a rotation would write what the rotation's end
+    /// makes unreadable); each encrypted write of a row's data counts one encryption, refused
+    /// once `limit` are counted (the nonces' budget).
+    static func encryptionGuard(limit: Int64, envelopePrefixes: [String]) -> String {
+        let prefixes = envelopePrefixes.map { "'\($0)'" }.joined(separator: ", ")
+        let length = envelopePrefixes.first?.count ?? 0
         let count = """
             BEGIN
+                SELECT RAISE(ABORT, '\(staleKeyRefusal)') WHERE substr(new.data, 1, \(length)) NOT IN (\(prefixes));
                 SELECT RAISE(ABORT, '\(encryptionLimitRefusal)')
                     WHERE (SELECT value FROM garage_meta WHERE name = 'encryptions') >= \(limit);
                 UPDATE garage_meta SET value = value + 1 WHERE name = 'encryptions';
@@ -170,7 +176,7 @@ enum Schema {
             """
     }
 
-    /// Drops ``encryptionGuard(limit:)``'s triggers.
+    /// Drops ``encryptionGuard(limit:envelopePrefixes:)``'s triggers.
     static let dropEncryptionGuard = """
         DROP TRIGGER IF EXISTS garage_encrypted_insert;
         DROP TRIGGER IF EXISTS garage_encrypted_update;
