@@ -160,6 +160,22 @@ struct SyncAsyncParityTests {
             _ = try await garage.encryptUnencryptedObjects()
             return try await decryptionOutcome { try await garage.decryptAllObjects() }
         }),
+        Operation("store key: lock, change, status", sync: { garage in
+            let locked = try Garage(path: try #require(garage.path), encryptionKey: parityStoreKey)
+            try locked.changeEncryptionKey(to: parityStoreKey2)
+            return try locked.encryptionStatus()
+        }, async: { garage in
+            let locked = try Garage(path: try #require(garage.path), encryptionKey: parityStoreKey)
+            try await locked.changeEncryptionKey(to: parityStoreKey2)
+            return try await locked.encryptionStatus()
+        }),
+        Operation("store key: rekey", sync: { garage in
+            let locked = try Garage(path: try #require(garage.path), encryptionKey: parityStoreKey)
+            return try decryptionOutcome { try locked.rekey(to: parityStoreKey2) } + " \(try locked.encryptionStatus())"
+        }, async: { garage in
+            let locked = try Garage(path: try #require(garage.path), encryptionKey: parityStoreKey)
+            return try await decryptionOutcome { try await locked.rekey(to: parityStoreKey2) } + " \(try await locked.encryptionStatus())"
+        }),
         Operation("settings: remove", sync: { try $0.removeValue(for: paritySetting) },
                   async: { try await $0.removeValue(for: paritySetting) }),
         Operation("settings: migrate", sync: { garage in
@@ -368,6 +384,8 @@ let parityLegacySetting = SettingsKey<ParitySettings, String>(id: "legacyCount",
 /// The key of the parity tests' encryption.
 let parityKey = SymmetricKey(data: Data(repeating: 7, count: 32))
 let parityKey2 = SymmetricKey(data: Data(repeating: 8, count: 32))
+let parityStoreKey = StoreKey.passphrase("parity", rounds: StoreKey.minimumRounds)
+let parityStoreKey2 = StoreKey.passphrase("parity 2", rounds: StoreKey.minimumRounds)
 
 /// The result of a rewrite, with a decryption failure told by the object it names only: over
 /// another cipher's random ciphertexts, its reason depends on their bytes (a first byte of 1

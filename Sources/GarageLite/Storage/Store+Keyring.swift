@@ -12,11 +12,13 @@ extension Store {
         case remove
     }
 
-    /// The store fact `name`, or `nil`.
+    /// The store fact `name`, or `nil`. Read with the writer (a writable store), as the
+    /// garage's first statement is when it opens: a garage that only writes opens no reader
+    /// connection, which would keep the file a moment longer after it is released.
     func readingMetadata(_ name: String) -> StoreWork<String?> {
-        StoreWork(operation: "read the store's \(name) record", access: .read { statements in
-            try statements.metadata(name)
-        })
+        let read: @Sendable (any RowStatements) throws -> String? = { try $0.metadata(name) }
+        return StoreWork(operation: "read the store's \(name) record",
+                         access: isReadOnly ? .read(read) : .write { try read($0) })
     }
 
     /// How many objects the store's current key encrypted.
