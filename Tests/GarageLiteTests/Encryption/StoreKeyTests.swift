@@ -143,6 +143,35 @@ struct StoreKeyTests {
         #expect(storeFileBytes(path).range(of: Data("Leak-Marker".utf8)) == nil)
     }
 
+    /// Parks, re-parks, deletes, `deleteAll`, garbage collection, a setting and a rotation in a
+    /// locked store: none of the objects' content ever reaches the three files.
+    @Test func noPlaintextReachesTheFilesWhateverTheStoreDoes() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        func expectNoMarker(_ step: String) {
+            let bytes = storeFileBytes(path)
+            for marker in ["Marker-A", "Marker-B", "Marker-C", "Marker-D", "Setting-Marker"] {
+                #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the files after \(step)")
+            }
+        }
+        try garage.parkAll((0..<300).map { SKNote(id: "n\($0)", text: "Marker-A \($0)") })
+        expectNoMarker("parks")
+        try garage.parkAll((0..<300).map { SKNote(id: "n\($0)", text: "Marker-B \($0)") })
+        expectNoMarker("re-parks")
+        try garage.park(SKFolder(id: "f", title: "Marker-C", notes: [SKNote(id: "child", text: "Marker-D")]))
+        try garage.park(SKFolder(id: "f", title: "Marker-C", notes: []))        // the child is now unreachable
+        _ = try garage.collectGarbage(dryRun: false)
+        expectNoMarker("garbage collection")
+        try garage.set("Setting-Marker", for: SettingsKey<GlobalSettings, String>(id: "secret", defaultValue: ""))
+        for index in 0..<100 { try garage.delete(SKNote.self, identifier: "n\(index)") }
+        _ = try garage.deleteAll(SKNote.self)
+        expectNoMarker("deletes and deleteAll")
+        try garage.rekey(to: Self.passphrase("pw2"))
+        expectNoMarker("rekey")
+        #expect(try garage.value(for: SettingsKey<GlobalSettings, String>(id: "secret", defaultValue: "")) == "Setting-Marker")
+    }
+
     @Test func changingThePassphraseRewritesNoObject() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("notes.sqlite")
