@@ -159,13 +159,13 @@ extension Garage {
         defer { state.write { $0.isDecryptingStore = false } }
         if let keyring, let decrypting = try decrypting(keyring, storeText: try run(store.readingMetadata(Keyring.recordName))) {
             try replaced(keyring, with: decrypting, replaced: try run(store.replacingKeyRecord(
-                previous: keyring.text, with: decrypting.text, resetsCount: false, guard: .remove)))
+                previous: keyring.text, with: decrypting.text, resetsCount: false, guard: keyring.retiringGuard)))
         }
         let count = try rewriting(encrypted: true, Self.decrypting(encryption))
         try finishDecrypting(encryption, remaining: try run(store.countingRows(encrypted: true)))
         if let keyring {
             try replaced(keyring, with: nil, replaced: try run(store.replacingKeyRecord(
-                previous: keyring.text, with: nil, resetsCount: false, guard: .remove)))
+                previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
         }
         return count
     }
@@ -178,13 +178,13 @@ extension Garage {
         defer { state.write { $0.isDecryptingStore = false } }
         if let keyring, let decrypting = try decrypting(keyring, storeText: try await run(store.readingMetadata(Keyring.recordName))) {
             try replaced(keyring, with: decrypting, replaced: try await run(store.replacingKeyRecord(
-                previous: keyring.text, with: decrypting.text, resetsCount: false, guard: .remove)))
+                previous: keyring.text, with: decrypting.text, resetsCount: false, guard: keyring.retiringGuard)))
         }
         let count = try await rewriting(encrypted: true, Self.decrypting(encryption))
         try finishDecrypting(encryption, remaining: try await run(store.countingRows(encrypted: true)))
         if let keyring {
             try replaced(keyring, with: nil, replaced: try await run(store.replacingKeyRecord(
-                previous: keyring.text, with: nil, resetsCount: false, guard: .remove)))
+                previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
         }
         return count
     }

@@ -46,7 +46,8 @@ extension Garage {
         if let text {
             keyring = try Keyring.unlock(text, with: key, path: storeDescription)
         } else {
-            let made = try Keyring.make(with: key, path: storeDescription)
+            let last = try run(store.readingMetadata(Keyring.lastKeyIDName)).flatMap { UInt32($0) } ?? 0
+            let made = try Keyring.make(with: key, keyID: last + 1, path: storeDescription)
             if try run(store.replacingKeyRecord(previous: nil, with: made.text, resetsCount: true, guard: made.guardForCurrentKey)) {
                 keyring = made
             } else {
@@ -97,12 +98,12 @@ extension Garage {
     ///   the key; ``GarageError/invalidEncryptionKey(reason:)`` when it decrypted the store.
     func refreshed(_ installed: Keyring, storeText text: String?) throws -> Keyring {
         guard let text else {
-            throw GarageError.invalidEncryptionKey(reason: "the store was decrypted by another garage or process")
+            throw GarageError.staleEncryptionKey(path: storeDescription, reason: "another garage or process decrypted the store after this garage opened it")
         }
         if text == installed.text { return installed }
         guard let newer = try installed.reread(text, path: storeDescription) else {
-            throw GarageError.wrongEncryptionKey(
-                path: storeDescription, reason: "another garage or process changed the store's key; open it again with the new key")
+            throw GarageError.staleEncryptionKey(
+                path: storeDescription, reason: "another garage or process locked the store with another key after this garage opened it")
         }
         try install(newer)
         return newer
@@ -239,8 +240,13 @@ extension Garage {
 }
 
 extension Keyring {
+    /// The store's triggers once it is decrypted: those that refuse its keys' envelopes.
+    var retiringGuard: Store.EncryptionGuardChange {
+        .retire(envelopePrefixes: retiredEnvelopePrefixes, keyID: dataKeys.keys.max() ?? record.currentKey)
+    }
+
     /// The store's triggers for this keyring's current key.
     var guardForCurrentKey: Store.EncryptionGuardChange {
-        .install(envelopePrefixes: Self.envelopePrefixes(keyID: record.currentKey))
+        .install(envelopePrefixes: Self.envelopePrefixes(keyID: record.currentKey), keyID: record.currentKey)
     }
 }

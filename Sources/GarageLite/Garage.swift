@@ -306,6 +306,8 @@ public final class Garage: Sendable {
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
         var registry: RegisteredTypes
         var isDecryptingStore: Bool
+        /// The store's path when the garage was opened with its key.
+        var keyedStorePath: String?
     }
 
     func configuration() -> Configuration {
@@ -314,7 +316,8 @@ public final class Garage: Sendable {
                           dateDecoding: $0.dateDecoding,
                           dataEncryptionDelegate: $0.dataEncryptionDelegate,
                           registry: $0.registry,
-                          isDecryptingStore: $0.isDecryptingStore)
+                          isDecryptingStore: $0.isDecryptingStore,
+                          keyedStorePath: $0.keyring == nil ? nil : (store.path ?? ":memory:"))
         }
         var encodingSet = false, decodingSet = false
         for scope in GarageScope.scopes(of: self) {
@@ -342,7 +345,7 @@ public final class Garage: Sendable {
 extension Garage.Configuration {
     /// The encryption step of this call's rows.
     var encryption: EncryptionStage {
-        EncryptionStage(delegate: dataEncryptionDelegate, writesPlaintext: isDecryptingStore)
+        EncryptionStage(delegate: dataEncryptionDelegate, writesPlaintext: isDecryptingStore, keyedStorePath: keyedStorePath)
     }
 }
 

@@ -199,6 +199,11 @@ public enum GarageError: Error, Equatable, Sendable {
     /// 96-bit nonces under one AES-GCM key would make a collision too likely. Nothing was
     /// written; rotate the key with ``Garage/rekey(to:)-7738p``.
     case encryptionLimitReached(path: String, encryptions: Int64)
+    /// This garage's key for the store at `path` is out of date: another garage or process
+    /// rotated the store's data key, decrypted the store, or locked it, after this garage
+    /// opened it (`reason` says which). Nothing was read or written, and the store's objects
+    /// are intact: open the store again (with its key, if it is encrypted).
+    case staleEncryptionKey(path: String, reason: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -224,7 +229,8 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "Update GarageLite to open it."
         case let .missingEncryptionDelegate(type, identifier):
             return "The object of type \(type) with identifier \(identifier) is stored encrypted, "
-                + "but the garage has no dataEncryptionDelegate. Set the delegate that encrypted it."
+                + "but the garage has no dataEncryptionDelegate. Set the delegate that encrypted it (or, if another garage "
+                + "or process locked the store with a key after this garage opened it, open it again with that key)."
         case let .corruptData(type, identifier, reason):
             return "The stored data of the object of type \(type) with identifier \(identifier) "
                 + "is corrupt: \(reason). Park the object again, or delete it."
@@ -320,7 +326,8 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             return "The encryption key can't be used: \(reason)."
         case let .unencryptedRow(type, identifier):
             return "\(type)(\(identifier)) is stored unencrypted, and this garage encrypts every object for its row, so "
-                + "it was not read: anyone who can write the file could have put it there. If it was parked before "
+                + "it was not read: anyone who can write the file could have put it there. If another garage or process "
+                + "decrypted the store after this garage opened it, open the store again; if it was parked before "
                 + "encryption was turned on, encrypt it with garage.encryptUnencryptedObjects(); otherwise delete it."
         case let .encryptionKeyRequired(path):
             return "The store at \(path) is encrypted, and this garage has no key for it: nothing was read or written. "
@@ -328,6 +335,9 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .wrongEncryptionKey(path, reason):
             return "The key given for the store at \(path) is not its key (\(reason)): nothing was read or written. "
                 + "Open it with the passphrase or key it was locked with; without it, its objects can't be read."
+        case let .staleEncryptionKey(path, reason):
+            return "This garage's key for the store at \(path) is out of date: \(reason). Nothing was read or written, "
+                + "and the store's objects are intact: open the store again (with its key, if it is encrypted)."
         case let .encryptionLimitReached(path, encryptions):
             return "The key of the store at \(path) has encrypted \(encryptions) objects, as many as one AES-GCM key may "
                 + "with random-looking nonces: nothing was written. Rotate the key with garage.rekey(to:), then park again."
@@ -440,6 +450,7 @@ extension GarageError: CustomNSError {
         case .encryptionKeyRequired: return 129
         case .wrongEncryptionKey: return 130
         case .encryptionLimitReached: return 131
+        case .staleEncryptionKey: return 132
         }
     }
 

@@ -8,6 +8,8 @@ struct EncryptionStage: Sendable {
     /// Set while ``Garage/decryptAllObjects()-7ed1d`` runs: rows are written unencrypted, and
     /// read unencrypted too, whatever the delegate.
     var writesPlaintext = false
+    /// The store's path when the garage was opened with its key (its encryptor is the store's).
+    var keyedStorePath: String?
 
     /// What `row` writes: its JSON, encrypted when there is a delegate.
     ///
@@ -60,6 +62,10 @@ struct EncryptionStage: Sendable {
             return try delegate.decrypt(data)
         } catch let error as GarageError {
             throw error
+        } catch AESGCMEncryptor.EnvelopeError.unknownKey(let id) where keyedStorePath != nil {
+            throw GarageError.staleEncryptionKey(
+                path: keyedStorePath ?? "", reason: "\(key) is encrypted with the store's data key \(id), which the store "
+                    + "got after this garage opened it (another garage or process rotated the key)")
         } catch {
             throw GarageError.decryptionFailed(typeName: key.typeName, identifier: key.identifier,
                                                reason: String(reflecting: error))

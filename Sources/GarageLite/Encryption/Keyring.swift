@@ -36,6 +36,16 @@ struct Keyring: Sendable {
         }
     }
 
+    /// The prefixes of the envelopes of every data key this keyring's store has used (ids 1 to
+    /// its newest), refused once the store is decrypted.
+    var retiredEnvelopePrefixes: [String] {
+        (1...max(1, dataKeys.keys.max() ?? 1)).flatMap { Self.envelopePrefixes(keyID: $0) }
+    }
+
+    /// The metadata name of the newest data key id a store used: a store encrypted again after
+    /// a decryption starts after it, so that a garage opened before with an old key is refused.
+    static let lastKeyIDName = "lastKeyID"
+
     /// The metadata name of the record.
     static let recordName = "encryption"
 
@@ -145,7 +155,8 @@ struct Keyring: Sendable {
     static func newDerivation(for key: StoreKey) throws -> Record.Derivation {
         let salt = SymmetricKey(size: SymmetricKeySize(bitCount: 128)).withUnsafeBytes { Data($0) }.base64EncodedString()
         switch key.source {
-        case let .passphrase(_, rounds):
+        case let .passphrase(passphrase, rounds):
+            guard !passphrase.isEmpty else { throw GarageError.invalidEncryptionKey(reason: "the passphrase is empty") }
             guard rounds >= StoreKey.minimumRounds else {
                 throw GarageError.invalidEncryptionKey(
                     reason: "\(rounds) PBKDF2 rounds are too few; take at least \(StoreKey.minimumRounds) (\(StoreKey.defaultRounds) by default)")
@@ -210,12 +221,12 @@ struct Keyring: Sendable {
         }
     }
 
-    /// A new keyring locked with `key`: a random data key (id 1) and identity key.
-    static func make(with key: StoreKey, path: String) throws -> Keyring {
+    /// A new keyring locked with `key`: a random data key (of id `keyID`) and identity key.
+    static func make(with key: StoreKey, keyID: UInt32, path: String) throws -> Keyring {
         let derivation = try newDerivation(for: key)
         let kek = try keyEncryptionKey(key, derivation, path: path)
         return try build(state: .encrypting, derivation: derivation, kek: kek,
-                         dataKeys: [1: SymmetricKey(size: .bits256)], current: 1,
+                         dataKeys: [keyID: SymmetricKey(size: .bits256)], current: keyID,
                          identityKey: SymmetricKey(size: .bits256))
     }
 

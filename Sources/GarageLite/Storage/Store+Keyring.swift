@@ -5,11 +5,14 @@ extension Store {
     /// What a change of the key record does to the triggers of an encrypted store.
     enum EncryptionGuardChange: Sendable {
         case keep
-        /// Install them for envelopes starting with these prefixes (the current key's), with
-        /// a new count of encryptions (0).
-        case install(envelopePrefixes: [String])
-        /// Remove them and the count (the store is being decrypted).
-        case remove
+        /// Install them for envelopes starting with these prefixes (the current key's, of id
+        /// `keyID`, which the store remembers as the last it used), with a new count of
+        /// encryptions (0).
+        case install(envelopePrefixes: [String], keyID: UInt32)
+        /// Replace them with those that refuse the envelopes of the keys the store had (these
+        /// prefixes, up to the key id `keyID`, which the store remembers), and remove the count
+        /// (the store is being decrypted).
+        case retire(envelopePrefixes: [String], keyID: UInt32)
     }
 
     /// The store fact `name`, or `nil`. Read with the writer (a writable store), as the
@@ -39,10 +42,13 @@ extension Store {
                 switch guardChange {
                 case .keep:
                     if resetsCount { try statements.setEncryptionCount(0) }
-                case let .install(prefixes):
+                case let .install(prefixes, keyID):
                     try statements.setEncryptionCount(0)
-                    try statements.setEncryptionGuard((Keyring.encryptionLimit, prefixes))
-                case .remove: try statements.setEncryptionGuard(nil)
+                    try statements.setEncryptionGuard(current: (Keyring.encryptionLimit, prefixes), retired: [])
+                    try statements.setMetadata(Keyring.lastKeyIDName, String(keyID))
+                case let .retire(prefixes, keyID):
+                    try statements.setEncryptionGuard(current: nil, retired: prefixes)
+                    try statements.setMetadata(Keyring.lastKeyIDName, String(keyID))
                 }
                 return true
             }

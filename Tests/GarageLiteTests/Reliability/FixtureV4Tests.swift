@@ -33,7 +33,7 @@ struct FixtureV4Tests {
         #expect(header.integrity == ["ok"])
         if name == "locked" {
             #expect(header.triggers == (Self.encryptionTriggers + Self.referenceTriggers).sorted())
-            #expect(header.meta == ["encryption", "encryptions"])
+            #expect(header.meta == ["encryption", "encryptions", "lastKeyID"])
         } else {
             #expect(header.triggers == Self.referenceTriggers)
             #expect(header.meta == [])
@@ -87,7 +87,7 @@ struct FixtureV4Tests {
         // The tag's identifier is an HMAC with the store's identity key, not the SHA-256 that
         // hashable.garage holds for the same tag.
         let tag = FixtureV1.Tag(label: "urgent", color: "red")
-        let keyed = "bb59615f08c1c8338ba617acd600b5ed03d8417ec9453e87f3b09bff952a8be7"
+        let keyed = "defd72bfbd1c79379e9efe72fc588e80e9bcf1b63c40432471a00fe628b11fbf"
         #expect(try garage.identifiers(of: FixtureV1.Tag.self) == [keyed])
         #expect(try garage.identifier(for: tag) == keyed)
         #expect(try garage.retrieve(FixtureV1.Tag.self, identifier: keyed)?.label == "urgent")

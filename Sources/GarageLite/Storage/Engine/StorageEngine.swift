@@ -136,12 +136,15 @@ protocol RowWriteStatements: RowStatements {
     /// Replaces the store fact `name` (`garage_meta`), if its value is still `previous`
     /// (`nil`: if it has none), with `value` (`nil`: removes it). Returns whether it did.
     @discardableResult func replaceMetadata(_ name: String, previous: String?, with value: String?) throws -> Bool
+    /// Sets the store fact `name` to `value`.
+    func setMetadata(_ name: String, _ value: String) throws
     /// Sets the store's count of encryptions with its current key (see ``RowStatements/encryptionCount()``).
     func setEncryptionCount(_ count: Int64) throws
-    /// Installs (with the nonce budget `limit` and the prefixes of the current key's
-    /// envelopes) or removes (`nil`) the triggers that refuse unencrypted rows and rows of
-    /// another key, and count encryptions.
-    func setEncryptionGuard(_ guard: (limit: Int64, envelopePrefixes: [String])?) throws
+    /// Installs the triggers of an encrypted store (`current`: the nonce budget and the
+    /// prefixes of the current key's envelopes), which refuse unencrypted rows and rows of
+    /// another key and count encryptions, or those of a decrypted one (`retired`: the prefixes
+    /// of the keys it had, refused), or none.
+    func setEncryptionGuard(current: (limit: Int64, envelopePrefixes: [String])?, retired: [String]) throws
 
     /// Runs `body` in one transaction that takes the write lock at once, committed when it
     /// returns and rolled back when it throws.

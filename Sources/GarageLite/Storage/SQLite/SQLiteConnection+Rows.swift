@@ -400,16 +400,21 @@ extension SQLiteConnection {
         return db.changesCount > 0
     }
 
+    func setMetadata(_ name: String, _ value: String) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO garage_meta (name, value) VALUES (?, ?)", arguments: [name, value])
+    }
+
     func setEncryptionCount(_ count: Int64) throws {
         try db.execute(sql: "INSERT OR REPLACE INTO garage_meta (name, value) VALUES ('encryptions', ?)", arguments: [count])
     }
 
-    func setEncryptionGuard(_ guard: (limit: Int64, envelopePrefixes: [String])?) throws {
+    func setEncryptionGuard(current: (limit: Int64, envelopePrefixes: [String])?, retired: [String]) throws {
         try db.execute(sql: Schema.dropEncryptionGuard)
-        if let `guard` {
-            try db.execute(sql: Schema.encryptionGuard(limit: `guard`.limit, envelopePrefixes: `guard`.envelopePrefixes))
+        if let current {
+            try db.execute(sql: Schema.encryptionGuard(limit: current.limit, envelopePrefixes: current.envelopePrefixes))
         } else {
             try db.execute(sql: "DELETE FROM garage_meta WHERE name = 'encryptions'")
         }
+        if !retired.isEmpty { try db.execute(sql: Schema.retiredKeyGuard(envelopePrefixes: retired)) }
     }
 }

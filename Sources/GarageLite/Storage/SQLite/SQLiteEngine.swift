@@ -171,9 +171,9 @@ final class SQLiteEngine: StorageEngine {
             // A garage without the key (opened before another process encrypted the store).
             return GarageError.encryptionKeyRequired(path: path)
         case .SQLITE_CONSTRAINT where error.message == Schema.staleKeyRefusal:
-            return GarageError.wrongEncryptionKey(
-                path: path, reason: "this garage encrypts with a data key the store no longer uses: another garage or "
-                    + "process rotated it; open the store again with its key")
+            return GarageError.staleEncryptionKey(
+                path: path, reason: "it encrypts with a data key the store no longer uses (another garage or process "
+                    + "rotated the key, or decrypted the store, after this garage opened it)")
         case .SQLITE_CONSTRAINT where error.message == Schema.encryptionLimitRefusal:
             return GarageError.encryptionLimitReached(path: path, encryptions: Keyring.encryptionLimit)
         default:

@@ -176,8 +176,28 @@ enum Schema {
             """
     }
 
-    /// Drops ``encryptionGuard(limit:envelopePrefixes:)``'s triggers.
+    /// The triggers of a store that was encrypted with a key and is being, or was, decrypted:
+    /// an object encrypted with one of the data keys it had (its envelope starts with one of
+    /// `envelopePrefixes`) is refused, since the store forgets those keys (a garage opened
+    /// before the decryption would write what no one can read). Other ciphers' rows pass.
+    static func retiredKeyGuard(envelopePrefixes: [String]) -> String {
+        let prefixes = envelopePrefixes.map { "'\($0)'" }.joined(separator: ", ")
+        let length = envelopePrefixes.first?.count ?? 0
+        let refuse = """
+            BEGIN SELECT RAISE(ABORT, '\(staleKeyRefusal)') WHERE substr(new.data, 1, \(length)) IN (\(prefixes)); END;
+            """
+        return """
+            CREATE TRIGGER garage_retired_key_insert AFTER INSERT ON garage_object WHEN new.isEncrypted <> 0
+            \(refuse)
+            CREATE TRIGGER garage_retired_key_update AFTER UPDATE OF data ON garage_object WHEN new.isEncrypted <> 0
+            \(refuse)
+            """
+    }
+
+    /// Drops ``encryptionGuard(limit:envelopePrefixes:)``'s and ``retiredKeyGuard(envelopePrefixes:)``'s triggers.
     static let dropEncryptionGuard = """
+        DROP TRIGGER IF EXISTS garage_retired_key_insert;
+        DROP TRIGGER IF EXISTS garage_retired_key_update;
         DROP TRIGGER IF EXISTS garage_encrypted_insert;
         DROP TRIGGER IF EXISTS garage_encrypted_update;
         DROP TRIGGER IF EXISTS garage_encryption_count_insert;
