@@ -33,7 +33,9 @@ extension Garage {
     ///   delegate's errors (the batch then writes nothing).
     @discardableResult
     public func encryptUnencryptedObjects() throws -> Int {
-        let keyring = try keyringToFinishEncrypting(storeText: try keyring.map { _ in try run(store.readingMetadata(Keyring.recordName)) })
+        let keyring = try keyringToFinishEncrypting(storeText: try keyring.map { _ in try run(store.readingMetadata(Keyring.recordName)) },
+                                                    unencryptedRows: { try self.run(self.store.countingRows(encrypted: false)) })
+        if let keyring, keyring.record.state == .encrypted { return 0 }
         let count = try rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
         if let keyring, let done = try finishedEncrypting(keyring) {
             try finishRecordChange(keyring, done, try run(store.replacingKeyRecord(
@@ -47,9 +49,14 @@ extension Garage {
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func encryptUnencryptedObjects() async throws -> Int {
-        var text: String?
-        if keyring != nil { text = try await run(store.readingMetadata(Keyring.recordName)) }
-        let keyring = try keyringToFinishEncrypting(storeText: text)
+        var text: String??
+        var unencrypted = 0
+        if keyring != nil {
+            text = try await run(store.readingMetadata(Keyring.recordName))
+            unencrypted = try await run(store.countingRows(encrypted: false))
+        }
+        let keyring = try keyringToFinishEncrypting(storeText: text, unencryptedRows: { unencrypted })
+        if let keyring, keyring.record.state == .encrypted { return 0 }
         let count = try await rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
         if let keyring, let done = try finishedEncrypting(keyring) {
             let replaced = try await run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep))
@@ -60,14 +67,22 @@ extension Garage {
     }
 
     /// The garage's keyring when it has one (the store's record being `storeText`), to mark
-    /// the store encrypted once its rows are; `nil` without one.
+    /// the store encrypted once its rows are (nothing to do when it is already, and no row is
+    /// stored unencrypted); `nil` without one.
     ///
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the store, opened with its
-    ///   key, was already encrypted: GarageLite wrote none of its rows unencrypted (its triggers
-    ///   refuse them), so an unencrypted one was put there by someone else, and is not adopted.
-    private func keyringToFinishEncrypting(storeText: String??) throws -> Keyring? {
+    ///   key, was already encrypted and holds unencrypted rows: GarageLite wrote none (its
+    ///   triggers refuse them), so they were put there by someone else, and are not adopted;
+    ///   when it is being decrypted.
+    private func keyringToFinishEncrypting(storeText: String??, unencryptedRows: () throws -> Int) throws -> Keyring? {
         guard let installed = keyring, let storeText else { return nil }
         let current = try refreshed(installed, storeText: storeText)
+        if current.record.state == .decrypting {
+            throw GarageError.invalidEncryptionKey(
+                reason: "the store is being decrypted (decryptAllObjects() was interrupted): call decryptAllObjects() again, "
+                    + "then open it with a key to encrypt it")
+        }
+        if current.record.state == .encrypted, try unencryptedRows() == 0 { return current }
         guard current.record.state == .encrypting else {
             throw GarageError.invalidEncryptionKey(
                 reason: "the store was encrypted when it was opened with its key, so GarageLite wrote none of its "
@@ -156,10 +171,10 @@ extension Garage {
     @discardableResult
     public func decryptAllObjects() throws -> Int {
         let encryption = try startDecrypting()
-        defer { state.write { $0.isDecryptingStore = false } }
-        if let keyring, let decrypting = try decrypting(keyring, storeText: try run(store.readingMetadata(Keyring.recordName))) {
-            try replaced(keyring, with: decrypting, replaced: try run(store.replacingKeyRecord(
-                previous: keyring.text, with: decrypting.text, resetsCount: false, guard: keyring.retiringGuard)))
+        defer { state.write { $0.isDecryptingStore = $0.keyring?.record.state == .decrypting } }
+        if let keyring, let (current, decrypting) = try decrypting(keyring, storeText: try run(store.readingMetadata(Keyring.recordName))) {
+            try replaced(current, with: decrypting, replaced: try run(store.replacingKeyRecord(
+                previous: current.text, with: decrypting.text, resetsCount: false, guard: current.retiringGuard)))
         }
         let count = try rewriting(encrypted: true, Self.decrypting(encryption))
         try finishDecrypting(encryption, remaining: try run(store.countingRows(encrypted: true)))
@@ -175,10 +190,10 @@ extension Garage {
     @discardableResult
     public nonisolated(nonsending) func decryptAllObjects() async throws -> Int {
         let encryption = try startDecrypting()
-        defer { state.write { $0.isDecryptingStore = false } }
-        if let keyring, let decrypting = try decrypting(keyring, storeText: try await run(store.readingMetadata(Keyring.recordName))) {
-            try replaced(keyring, with: decrypting, replaced: try await run(store.replacingKeyRecord(
-                previous: keyring.text, with: decrypting.text, resetsCount: false, guard: keyring.retiringGuard)))
+        defer { state.write { $0.isDecryptingStore = $0.keyring?.record.state == .decrypting } }
+        if let keyring, let (current, decrypting) = try decrypting(keyring, storeText: try await run(store.readingMetadata(Keyring.recordName))) {
+            try replaced(current, with: decrypting, replaced: try await run(store.replacingKeyRecord(
+                previous: current.text, with: decrypting.text, resetsCount: false, guard: current.retiringGuard)))
         }
         let count = try await rewriting(encrypted: true, Self.decrypting(encryption))
         try finishDecrypting(encryption, remaining: try await run(store.countingRows(encrypted: true)))
@@ -189,11 +204,12 @@ extension Garage {
         return count
     }
 
-    /// `installed`, refreshed from the store's record `storeText`, in the state `.decrypting`
-    /// (the store's triggers then let rows be written unencrypted); `nil` when it is already.
-    private func decrypting(_ installed: Keyring, storeText: String?) throws -> Keyring? {
+    /// `installed`, refreshed from the store's record `storeText`, and it in the state
+    /// `.decrypting` (the store's triggers then let rows be written unencrypted, and refuse its
+    /// keys' envelopes); `nil` when it is already.
+    private func decrypting(_ installed: Keyring, storeText: String?) throws -> (Keyring, Keyring)? {
         let current = try refreshed(installed, storeText: storeText)
-        return current.record.state == .decrypting ? nil : try current.setting(.decrypting)
+        return current.record.state == .decrypting ? nil : (current, try current.setting(.decrypting))
     }
 
     /// From now on, this garage parks objects unencrypted (reading both kinds), so that none

@@ -30,7 +30,9 @@ extension Garage {
     /// - `.syncing` objects (an upload GarageStorage never finished) are imported `.notSynced`.
     ///
     /// - throws: ``GarageError/notAGarageStorageStore(path:reason:)`` when `url` is not a
-    ///   GarageStorage store; the errors of a write. When it throws, nothing was imported.
+    ///   GarageStorage store; ``GarageError/transactionMisuse(operation:reason:)`` in a garage
+    ///   opened with a key (import into a plain store, then open it with the key); the errors of
+    ///   a write. When it throws, nothing was imported.
     @discardableResult
     public func importGarageStorageStore(at url: URL) throws -> ImportReport {
         let prepared = try preparingImport(url)
@@ -48,6 +50,13 @@ extension Garage {
     private func preparingImport(_ url: URL) throws -> GarageStorageImport {
         guard url.isFileURL else {
             throw GarageError.notAGarageStorageStore(path: url.absoluteString, reason: "it is not a file URL")
+        }
+        if keyring != nil {
+            // GarageStorage's rows would be written as they are: unencrypted, which the store refuses.
+            throw GarageError.transactionMisuse(
+                operation: "import a GarageStorage store into a store locked with a key",
+                reason: "import it into a store opened without a key, then open that store with the key, which "
+                    + "encrypts every imported object")
         }
         let delegate = dataEncryptionDelegate
         return GarageStorageImport(try GarageStorageFile.rows(at: url.path),

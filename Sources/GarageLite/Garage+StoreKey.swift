@@ -121,6 +121,15 @@ extension Garage {
         try install(new)
     }
 
+    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` while the store is being decrypted.
+    private func checkNotDecrypting(_ keyring: Keyring) throws {
+        if keyring.record.state == .decrypting {
+            throw GarageError.invalidEncryptionKey(
+                reason: "the store is being decrypted (decryptAllObjects() was interrupted): call decryptAllObjects() again "
+                    + "first, then open the store with the key you want")
+        }
+    }
+
     // MARK: - Changing the key
 
     /// Locks the store with `key` instead of its current key (a new passphrase, say): the
@@ -139,6 +148,7 @@ extension Garage {
     ///   a key, or the key can't be used.
     public func changeEncryptionKey(to key: StoreKey) throws {
         let current = try refreshed(try requireKeyring("change the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
+        try checkNotDecrypting(current)
         let new = try current.locked(with: key, path: storeDescription)
         try replaced(current, with: new, replaced: try run(store.replacingKeyRecord(
             previous: current.text, with: new.text, resetsCount: false, guard: .keep)))
@@ -148,6 +158,7 @@ extension Garage {
     /// ``changeEncryptionKey(to:)-702ag``) without blocking the calling thread.
     public nonisolated(nonsending) func changeEncryptionKey(to key: StoreKey) async throws {
         let current = try refreshed(try requireKeyring("change the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
+        try checkNotDecrypting(current)
         let new = try current.locked(with: key, path: storeDescription)
         try replaced(current, with: new, replaced: try await run(store.replacingKeyRecord(
             previous: current.text, with: new.text, resetsCount: false, guard: .keep)))
@@ -180,6 +191,7 @@ extension Garage {
     @discardableResult
     public func rekey(to key: StoreKey) throws -> Int {
         let current = try refreshed(try requireKeyring("rotate the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
+        try checkNotDecrypting(current)
         if let new = try rotation(of: current, to: key) {
             try replaced(current, with: new, replaced: try run(store.replacingKeyRecord(
                 previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey)))
@@ -192,6 +204,7 @@ extension Garage {
     @discardableResult
     public nonisolated(nonsending) func rekey(to key: StoreKey) async throws -> Int {
         let current = try refreshed(try requireKeyring("rotate the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
+        try checkNotDecrypting(current)
         if let new = try rotation(of: current, to: key) {
             try replaced(current, with: new, replaced: try await run(store.replacingKeyRecord(
                 previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey)))

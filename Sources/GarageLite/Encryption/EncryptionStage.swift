@@ -62,7 +62,7 @@ struct EncryptionStage: Sendable {
             return try delegate.decrypt(data)
         } catch let error as GarageError {
             throw error
-        } catch AESGCMEncryptor.EnvelopeError.unknownKey(let id) where keyedStorePath != nil {
+        } catch AESGCMEncryptor.EnvelopeError.unknownKey(let id) where keyedStorePath != nil && isNewerStoreKey(id) {
             throw GarageError.staleEncryptionKey(
                 path: keyedStorePath ?? "", reason: "\(key) is encrypted with the store's data key \(id), which the store "
                     + "got after this garage opened it (another garage or process rotated the key)")
@@ -70,6 +70,14 @@ struct EncryptionStage: Sendable {
             throw GarageError.decryptionFailed(typeName: key.typeName, identifier: key.identifier,
                                                reason: String(reflecting: error))
         }
+    }
+
+    /// Whether `id` may be a data key the store got after the garage opened it: a store's key ids
+    /// grow by one per rotation, so a newer one is a little above the current one (an envelope
+    /// of another cipher may carry any number there).
+    private func isNewerStoreKey(_ id: UInt32) -> Bool {
+        guard let encryptor = delegate as? AESGCMEncryptor else { return false }
+        return id > encryptor.keyID && id - encryptor.keyID < 1 << 16
     }
 
     /// The JSON `row` holds, decrypted if need be, for the graph decoder.

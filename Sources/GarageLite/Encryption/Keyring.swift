@@ -132,12 +132,14 @@ struct Keyring: Sendable {
         }
         switch (key.source, derivation.function) {
         case let (.passphrase(passphrase, _), "PBKDF2-SHA256"):
-            guard let rounds = derivation.rounds, rounds >= StoreKey.minimumRounds else {
-                throw GarageError.damagedStore(path: path, operation: "read the store's key record",
-                                               reason: "its PBKDF2 iteration count is missing or below \(StoreKey.minimumRounds)")
+            guard let rounds = derivation.rounds, (StoreKey.minimumRounds...StoreKey.maximumRounds).contains(rounds) else {
+                throw GarageError.damagedStore(
+                    path: path, operation: "read the store's key record",
+                    reason: "its PBKDF2 iteration count is missing or not between \(StoreKey.minimumRounds) and \(StoreKey.maximumRounds)")
             }
-            return try KDF.Insecure.PBKDF2.deriveKey(from: Data(passphrase.utf8), salt: salt, using: .sha256,
-                                                     outputByteCount: 32, rounds: rounds)
+            // Normalized (NFC), so that the same passphrase typed on another keyboard or system opens the store.
+            return try KDF.Insecure.PBKDF2.deriveKey(from: Data(passphrase.precomposedStringWithCanonicalMapping.utf8), salt: salt,
+                                                     using: .sha256, outputByteCount: 32, rounds: rounds)
         case let (.key(key), "HKDF-SHA256"):
             guard key.bitCount == 256 else {
                 throw GarageError.invalidEncryptionKey(reason: "the key has \(key.bitCount) bits; a store key has 256 (SymmetricKey(size: .bits256))")
@@ -160,6 +162,9 @@ struct Keyring: Sendable {
             guard rounds >= StoreKey.minimumRounds else {
                 throw GarageError.invalidEncryptionKey(
                     reason: "\(rounds) PBKDF2 rounds are too few; take at least \(StoreKey.minimumRounds) (\(StoreKey.defaultRounds) by default)")
+            }
+            guard rounds <= StoreKey.maximumRounds else {
+                throw GarageError.invalidEncryptionKey(reason: "\(rounds) PBKDF2 rounds are too many; take at most \(StoreKey.maximumRounds)")
             }
             return Record.Derivation(function: "PBKDF2-SHA256", salt: salt, rounds: rounds)
         case .key:

@@ -28,10 +28,15 @@ public struct StoreKey: Sendable {
     /// The smallest iteration count taken: 210,000 (swift-crypto's floor for PBKDF2).
     public static let minimumRounds = 210_000
 
+    /// The largest iteration count taken: 20,000,000 (a few seconds), so that an altered key
+    /// record can't make an open run for hours.
+    public static let maximumRounds = 20_000_000
+
     /// A passphrase, stretched by PBKDF2-HMAC-SHA256 with a random 128-bit salt and `rounds`
     /// iterations. The salt and the count are stored in the store, so that it opens with the
     /// passphrase alone; `rounds` applies when the store is locked with this key (when it is
-    /// encrypted, or its key changes), not when it is opened.
+    /// encrypted, or its key changes), not when it is opened. The passphrase is normalized to
+    /// Unicode's composed form (NFC) first, so that it opens the store however it was typed.
     ///
     /// PBKDF2 rather than scrypt: it is the one both Apple's CommonCrypto and BoringSSL provide
     /// (swift-crypto uses either), and FIPS-approved; scrypt resists GPUs better, at the cost

@@ -117,8 +117,13 @@ struct StoreKeyTests {
         for marker in ["Plain-Marker-0", "Plain-Marker-1", "Plain-Marker-699"] {
             #expect(storeFileBytes(path).range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
         }
-        // Encrypted when it was opened with its key: an unencrypted row found later is not adopted.
+        // Already encrypted: nothing to do; an unencrypted row found later is not adopted.
+        #expect(try garage.encryptUnencryptedObjects() == 0)
+        try rawWrite(path, Schema.dropEncryptionGuard + #"INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate) VALUES ('SKNote', 'slipped', '{"id":"slipped","text":"x"}', 0, 0)"#)
         #expect(throws: GarageError.self) { try garage.encryptUnencryptedObjects() }
+        #expect(throws: GarageError.unencryptedRow(typeName: "SKNote", identifier: "slipped")) {
+            try garage.retrieve(SKNote.self, identifier: "slipped")
+        }
     }
 
     @Test func aGarageWithoutTheKeyCanNeitherReadNorWritePlaintextInAnEncryptedStore() throws {
@@ -363,6 +368,42 @@ struct StoreKeyTests {
         #expect(try reopened.retrieveAll(SKNote.self).count == 10)
         #expect(try reopened.decryptAllObjects() == 9)
         #expect(try Garage(path: path).count(SKNote.self) == 10)
+    }
+
+    /// A decryption that stops on an object it can't decrypt leaves the garage reading what
+    /// it decrypted, refuses a rotation meanwhile, and finishes once the object is gone.
+    @Test func aDecryptionStoppedByABadObjectLeavesTheOthersReadable() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        let id = { (index: Int) in "n" + String(1_000 + index).dropFirst() }     // n000 ... n599, in key order
+        try garage.parkAll((0..<600).map { SKNote(id: id($0), text: "text \($0)") })
+        // An envelope of the current key (id 1) that doesn't authenticate, in the second batch.
+        try rawWrite(path, "UPDATE garage_object SET data = 'AQAAAAE\(String(repeating: "A", count: 45))' WHERE identifier = 'n550'")
+        #expect(throws: GarageError.self) { try garage.decryptAllObjects() }
+        // The first batch was decrypted, the second not: both read.
+        #expect(try garage.retrieve(SKNote.self, identifier: "n001")?.text == "text 1")
+        #expect(try garage.retrieve(SKNote.self, identifier: "n599")?.text == "text 599")
+        #expect(try garage.encryptionStatus().isUnfinished)
+        #expect(throws: GarageError.self) { try garage.rekey(to: Self.passphrase("other")) }
+        #expect(throws: GarageError.self) { try garage.changeEncryptionKey(to: Self.passphrase("other")) }
+        try garage.delete(SKNote.self, identifier: "n550")
+        #expect(try garage.decryptAllObjects() == 99)    // the batch that failed wrote nothing
+        #expect(try Garage(path: path).count(SKNote.self) == 599)
+    }
+
+    @Test func aPassphraseOpensHoweverItsAccentsAreTypedAndImportsAreRefused() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        do {
+            let garage = try Garage(path: path, encryptionKey: Self.passphrase("caf\u{E9}"))       // é, one scalar
+            try garage.park(SKNote(id: "n1", text: "one"))
+            #expect(throws: GarageError.self) {
+                try garage.importGarageStorageStore(at: SyncAsyncParityTests.garageStorageStore)
+            }
+        }
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("cafe\u{301}"))       // e and a combining accent
+        #expect(try garage.count(SKNote.self) == 1)
     }
 
     @Test func aDamagedKeyRecordIsReportedAsSuch() throws {
