@@ -167,13 +167,9 @@ struct SharedStoreObservationTests {
         let values = Collected(try garage.changes(to: StressDocument.self, identifier: "other-0"))
 
         // An editor process parks other-0 ..< other-4, three rounds each: versions 1, 2, 3.
-        let process = Process()
-        process.executableURL = worker
-        process.arguments = [storePath, "editor", "other", "4", "3"]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(executable: worker, arguments: [storePath, "editor", "other", "4", "3"])
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(process.exitedCleanly)
 
         let expected = Set((0..<4).map { GarageChange(typeName: "StressDocument", identifier: "other-\($0)", kind: .parked) })
         #expect(await changes.wait { Set($0.joined()) == expected })

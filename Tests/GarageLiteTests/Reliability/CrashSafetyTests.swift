@@ -119,12 +119,8 @@ struct CrashSafetyTests {
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
             _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
 
-            let process = Process()
-            process.executableURL = worker
-            process.arguments = [storePath, "crash", runSeed, logPath]
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-            process.standardError = process.standardOutput
-            try process.run()
+            let process = try ChildProcess(executable: worker, arguments: [storePath, "crash", runSeed, logPath],
+                                           output: URL(fileURLWithPath: outputPath))
 
             // Most kills wait until the worker has opened the store, so that they land among
             // its writes; the others may land while it starts or opens the store.
@@ -137,12 +133,12 @@ struct CrashSafetyTests {
             Thread.sleep(forTimeInterval: Double.random(in: 0...(isFresh ? 0.08 : 0.25), using: &random))
             let wasRunning = process.isRunning
             if wasRunning {
-                kill(process.processIdentifier, SIGKILL)
+                process.kill()
             }
             process.waitUntilExit()
-            guard wasRunning, process.terminationReason == .uncaughtSignal, process.terminationStatus == SIGKILL else {
+            guard wasRunning, process.wasKilled else {
                 Issue.record("""
-                    \(context): the worker ended by itself (status \(process.terminationStatus)):
+                    \(context): the worker ended by itself (\(String(describing: process.ended))):
                     \(Self.contents(of: outputPath))
                     """)
                 break

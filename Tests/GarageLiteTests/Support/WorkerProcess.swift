@@ -1,56 +1,37 @@
 import Foundation
 @testable import GarageLite
 
-/// A `garage-stress-worker` process a test launched, with its output (stdout and stderr) in a
-/// file, which the test can wait for or kill. (`Process` is not `Sendable`: it is kept behind
-/// a lock.)
+/// A `garage-stress-worker` process a test launched (a ``ChildProcess``), with its output
+/// (stdout and stderr) in a file, which the test can wait for or kill.
 final class WorkerProcess: Sendable {
     let name: String
     let output: URL
-    private let process: Protected<Process>
-    private let ended = DispatchSemaphore(value: 0)
-    private let hasEnded = Protected(false)
+    private let process: ChildProcess
 
     /// Launches `executable` with `arguments`; its output goes to `<directory>/<name>.out`.
     init(name: String, executable: URL, arguments: [String], directory: URL) throws {
         self.name = name
         output = directory.appendingPathComponent("\(name).out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-        defer { try? handle.close() }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = handle
-        process.standardError = handle
-        process.terminationHandler = { [ended] _ in ended.signal() }
-        try process.run()
-        self.process = Protected(process)
+        process = try ChildProcess(executable: executable, arguments: arguments, output: output)
     }
 
-    var processIdentifier: Int32 { process.read { $0.processIdentifier } }
+    var processIdentifier: Int32 { process.processIdentifier }
 
     /// Whether the process ended within `timeout` seconds (0: whether it has ended).
     func wait(timeout: TimeInterval) -> Bool {
-        if hasEnded.read({ $0 }) { return true }
-        guard ended.wait(timeout: .now() + timeout) == .success else { return false }
-        hasEnded.write { $0 = true }
-        return true
+        process.wait(timeout: timeout)
     }
 
     /// Sends SIGKILL: the process ends at once, wherever it was.
     func kill() {
-        if !hasEnded.read({ $0 }) { _ = Foundation.kill(processIdentifier, SIGKILL) }
+        process.kill()
     }
 
     /// Whether the process exited with status 0 (after `wait` said it ended).
-    var exitedCleanly: Bool {
-        process.read { $0.terminationReason == .exit && $0.terminationStatus == 0 }
-    }
+    var exitedCleanly: Bool { process.exitedCleanly }
 
-    var wasKilled: Bool {
-        process.read { $0.terminationReason == .uncaughtSignal && $0.terminationStatus == SIGKILL }
-    }
+    var wasKilled: Bool { process.wasKilled }
 
     var outputText: String {
         (try? String(contentsOf: output, encoding: .utf8)) ?? ""

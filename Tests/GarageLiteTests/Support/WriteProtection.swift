@@ -59,14 +59,8 @@ enum WriteProtection {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
         do {
-            try process.run()
-            process.waitUntilExit()
+            try ChildProcess(executable: URL(fileURLWithPath: executable), arguments: arguments).waitUntilExit()
         } catch {
             // Not installed: `access(2)` then reports the path as still writable.
         }

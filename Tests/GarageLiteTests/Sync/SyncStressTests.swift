@@ -218,28 +218,18 @@ struct SyncStressTests {
 
         // Editors first, so that the jobs find work; the jobs stop after 100 empty claims
         // in a row (about a second with nothing to claim).
-        var launched: [(name: String, process: Process, output: URL)] = []
-        let ended = DispatchGroup()
+        var launched: [(name: String, process: ChildProcess, output: URL)] = []
         for (role, seed, count) in [("editor", "p1", objects), ("editor", "p2", objects), ("job", "1", 100), ("job", "2", 100)] {
             var arguments = [storePath, role, seed, String(count)]
             if role == "editor" { arguments.append(String(edits)) }
             let output = directory.url.appendingPathComponent("\(role)-\(seed).out")
             _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-            let process = Process()
-            process.executableURL = worker
-            process.arguments = arguments
-            process.standardOutput = try FileHandle(forWritingTo: output)
-            process.standardError = process.standardOutput
-            ended.enter()
-            process.terminationHandler = { _ in ended.leave() }
             do {
-                try process.run()
+                launched.append(("\(role) \(seed)", try ChildProcess(executable: worker, arguments: arguments, output: output), output))
             } catch {
-                ended.leave()
-                for entry in launched { entry.process.terminate() }
+                for entry in launched { entry.process.kill(SIGTERM) }
                 throw error
             }
-            launched.append(("\(role) \(seed)", process, output))
         }
 
         // This process reads while the workers run: a document's version never goes back.
@@ -267,9 +257,10 @@ struct SyncStressTests {
             }
         }
 
-        if ended.wait(timeout: .now() + 120) != .success {
-            for entry in launched where entry.process.isRunning { entry.process.terminate() }
-            _ = ended.wait(timeout: .now() + 10)
+        let deadline = Date().addingTimeInterval(120)
+        if !launched.allSatisfy({ $0.process.wait(timeout: max(0, deadline.timeIntervalSinceNow)) }) {
+            for entry in launched { entry.process.kill(SIGTERM) }
+            for entry in launched { _ = entry.process.wait(timeout: 10) }
             Issue.record("the workers did not end within 2 minutes")
         }
         workersRunning.write { $0 = false }
@@ -280,8 +271,8 @@ struct SyncStressTests {
         for entry in launched {
             let text = try String(contentsOf: entry.output, encoding: .utf8)
             let lines = text.split(separator: "\n").map(String.init)
-            #expect(entry.process.terminationReason == .exit && entry.process.terminationStatus == 0,
-                    "\(entry.name) ended with status \(entry.process.terminationStatus):\n\(text)")
+            #expect(entry.process.exitedCleanly,
+                    "\(entry.name) ended with \(String(describing: entry.process.ended)):\n\(text)")
             #expect(lines.filter { $0.hasPrefix("ERROR") } == [], "\(entry.name)")
             for line in lines where line.hasPrefix("LAST ") {
                 let fields = line.split(separator: " ")
