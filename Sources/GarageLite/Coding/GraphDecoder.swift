@@ -197,6 +197,16 @@ final class GraphDecoder {
         }
     }
 
+    /// ``unboxInline(_:fromString:codingPath:lenient:)`` where the value is required. Out of line:
+    /// a `T?` in ``unbox(_:from:codingPath:isRowObject:)``'s body made every call of that
+    /// unspecialized generic function look up `Optional<T>`'s metadata (about 375 instructions
+    /// each, several per retrieve), whatever the branch taken.
+    @inline(never)
+    private func unboxInlineRequired<T: Decodable>(_ type: T.Type, fromString string: String, codingPath: CodingPath) throws -> T {
+        // `lenient: false` throws instead of returning nil.
+        try unboxInline(T.self, fromString: string, codingPath: codingPath, lenient: false)!
+    }
+
     /// Decodes one value at `codingPath`. A string where an `Identifiable` is expected is a
     /// reference stub; an ``InlineIdentifiable`` is decoded inline.
     func unbox<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath,
@@ -244,8 +254,7 @@ final class GraphDecoder {
             }
         case .inlineIdentifiable where !isRowObject:
             if case .string(let string) = value {
-                // `lenient: false` throws instead of returning nil.
-                return try unboxInline(T.self, fromString: string, codingPath: codingPath, lenient: false)!
+                return try unboxInlineRequired(T.self, fromString: string, codingPath: codingPath)
             }
         default:
             break
