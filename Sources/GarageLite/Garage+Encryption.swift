@@ -38,9 +38,8 @@ extension Garage {
         if let keyring, keyring.record.state == .encrypted { return 0 }
         let count = try rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
         if let keyring, let done = try finishedEncrypting(keyring) {
-            try finishRecordChange(keyring, done, try run(store.replacingKeyRecord(
-                previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
-                storeText: { try self.run(self.store.readingMetadata(Keyring.recordName)) })
+            try install(done, after: try run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
+                        replacing: keyring, sameWork: { $0.record.state == .encrypted })
         }
         return count
     }
@@ -59,9 +58,8 @@ extension Garage {
         if let keyring, keyring.record.state == .encrypted { return 0 }
         let count = try await rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
         if let keyring, let done = try finishedEncrypting(keyring) {
-            let replaced = try await run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep))
-            let latest = replaced ? nil : try await run(store.readingMetadata(Keyring.recordName))
-            try finishRecordChange(keyring, done, replaced, storeText: { latest })
+            try install(done, after: try await run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
+                        replacing: keyring, sameWork: { $0.record.state == .encrypted })
         }
         return count
     }
@@ -96,18 +94,6 @@ extension Garage {
         keyring.record.state == .encrypting ? try keyring.setting(.encrypted) : nil
     }
 
-    /// Installs `new` once the store's record went from `old` to it (`replaced`), or, when
-    /// another garage changed it meanwhile, the store's record (`storeText`) if it already
-    /// says what `new` says (another garage finished the same work).
-    private func finishRecordChange(_ old: Keyring, _ new: Keyring, _ replaced: Bool, storeText: () throws -> String?) throws {
-        if replaced { return try install(new) }
-        let latest = try refreshed(old, storeText: try storeText())
-        guard latest.record.state == new.record.state, latest.record.keys.keys == new.record.keys.keys else {
-            try self.replaced(old, with: new, replaced: false)
-            return
-        }
-    }
-
     /// Re-encrypts every encrypted object with the key the ``dataEncryptionDelegate`` encrypts
     /// with now; returns how many it re-encrypted. The end of a key rotation: afterwards the
     /// previous keys are no longer needed, and their ciphertexts are gone from the disk.
@@ -132,9 +118,8 @@ extension Garage {
         let count = try rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
         if let keyring, keyring.dataKeys.count > 1 {
             let done = try keyring.droppingPreviousKeys()
-            try finishRecordChange(keyring, done, try run(store.replacingKeyRecord(
-                previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
-                storeText: { try self.run(self.store.readingMetadata(Keyring.recordName)) })
+            try install(done, after: try run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
+                        replacing: keyring, sameWork: { $0.dataKeys.count == 1 })
         }
         return count
     }
@@ -146,9 +131,8 @@ extension Garage {
         let count = try await rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
         if let keyring, keyring.dataKeys.count > 1 {
             let done = try keyring.droppingPreviousKeys()
-            let replaced = try await run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep))
-            let latest = replaced ? nil : try await run(store.readingMetadata(Keyring.recordName))
-            try finishRecordChange(keyring, done, replaced, storeText: { latest })
+            try install(done, after: try await run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
+                        replacing: keyring, sameWork: { $0.dataKeys.count == 1 })
         }
         return count
     }
@@ -173,13 +157,13 @@ extension Garage {
         let encryption = try startDecrypting()
         defer { state.write { $0.isDecryptingStore = $0.keyring?.record.state == .decrypting } }
         if let keyring, let (current, decrypting) = try decrypting(keyring, storeText: try run(store.readingMetadata(Keyring.recordName))) {
-            try replaced(current, with: decrypting, replaced: try run(store.replacingKeyRecord(
+            try install(decrypting, after: try run(store.replacingKeyRecord(
                 previous: current.text, with: decrypting.text, resetsCount: false, guard: current.retiringGuard)))
         }
         let count = try rewriting(encrypted: true, Self.decrypting(encryption))
         try finishDecrypting(encryption, remaining: try run(store.countingRows(encrypted: true)))
         if let keyring {
-            try replaced(keyring, with: nil, replaced: try run(store.replacingKeyRecord(
+            try install(nil, after: try run(store.replacingKeyRecord(
                 previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
         }
         return count
@@ -192,13 +176,13 @@ extension Garage {
         let encryption = try startDecrypting()
         defer { state.write { $0.isDecryptingStore = $0.keyring?.record.state == .decrypting } }
         if let keyring, let (current, decrypting) = try decrypting(keyring, storeText: try await run(store.readingMetadata(Keyring.recordName))) {
-            try replaced(current, with: decrypting, replaced: try await run(store.replacingKeyRecord(
+            try install(decrypting, after: try await run(store.replacingKeyRecord(
                 previous: current.text, with: decrypting.text, resetsCount: false, guard: current.retiringGuard)))
         }
         let count = try await rewriting(encrypted: true, Self.decrypting(encryption))
         try finishDecrypting(encryption, remaining: try await run(store.countingRows(encrypted: true)))
         if let keyring {
-            try replaced(keyring, with: nil, replaced: try await run(store.replacingKeyRecord(
+            try install(nil, after: try await run(store.replacingKeyRecord(
                 previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
         }
         return count

@@ -48,11 +48,12 @@ extension Garage {
         } else {
             let last = try run(store.readingMetadata(Keyring.lastKeyIDName)).flatMap { UInt32($0) } ?? 0
             let made = try Keyring.make(with: key, keyID: last + 1, path: storeDescription)
-            if try run(store.replacingKeyRecord(previous: nil, with: made.text, resetsCount: true, guard: made.guardForCurrentKey)) {
+            let write = try run(store.replacingKeyRecord(previous: nil, with: made.text, resetsCount: true, guard: made.guardForCurrentKey))
+            if write.replaced {
                 keyring = made
             } else {
                 // Another garage encrypted it meanwhile: its key must be this one.
-                guard let text = try run(store.readingMetadata(Keyring.recordName)) else {
+                guard let text = write.storeRecord else {
                     throw GarageError.invalidEncryptionKey(reason: "the store's key record changed while it was opened; open it again")
                 }
                 keyring = try Keyring.unlock(text, with: key, path: storeDescription)
@@ -109,16 +110,18 @@ extension Garage {
         return newer
     }
 
-    /// Installs `new` once the store's record went from `old` to it.
+    /// Installs `new` once `write` replaced the store's record with it; when another garage
+    /// changed the record meanwhile, installs the store's record instead if `sameWork` says it
+    /// already did what `new` does.
     ///
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the record changed meanwhile
-    ///   (another garage or process changed it): nothing was written, call again.
-    func replaced(_ old: Keyring?, with new: Keyring?, replaced: Bool) throws {
-        guard replaced else {
-            throw GarageError.invalidEncryptionKey(
-                reason: "another garage or process changed the store's key record meanwhile; nothing was written, call again")
-        }
-        try install(new)
+    ///   (another garage or process changed it) otherwise: nothing was written, call again.
+    func install(_ new: Keyring?, after write: Store.KeyRecordWrite, replacing old: Keyring? = nil,
+                 sameWork: (Keyring) -> Bool = { _ in false }) throws {
+        if write.replaced { return try install(new) }
+        if let new, let old, sameWork(new), try sameWork(refreshed(old, storeText: write.storeRecord)) { return }
+        throw GarageError.invalidEncryptionKey(
+            reason: "another garage or process changed the store's key record meanwhile; nothing was written, call again")
     }
 
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` while the store is being decrypted.
@@ -150,7 +153,7 @@ extension Garage {
         let current = try refreshed(try requireKeyring("change the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
         try checkNotDecrypting(current)
         let new = try current.locked(with: key, path: storeDescription)
-        try replaced(current, with: new, replaced: try run(store.replacingKeyRecord(
+        try install(new, after: try run(store.replacingKeyRecord(
             previous: current.text, with: new.text, resetsCount: false, guard: .keep)))
     }
 
@@ -160,7 +163,7 @@ extension Garage {
         let current = try refreshed(try requireKeyring("change the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
         try checkNotDecrypting(current)
         let new = try current.locked(with: key, path: storeDescription)
-        try replaced(current, with: new, replaced: try await run(store.replacingKeyRecord(
+        try install(new, after: try await run(store.replacingKeyRecord(
             previous: current.text, with: new.text, resetsCount: false, guard: .keep)))
     }
 
@@ -193,7 +196,7 @@ extension Garage {
         let current = try refreshed(try requireKeyring("rotate the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
         try checkNotDecrypting(current)
         if let new = try rotation(of: current, to: key) {
-            try replaced(current, with: new, replaced: try run(store.replacingKeyRecord(
+            try install(new, after: try run(store.replacingKeyRecord(
                 previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey)))
         }
         return try reencryptObjects()
@@ -206,7 +209,7 @@ extension Garage {
         let current = try refreshed(try requireKeyring("rotate the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
         try checkNotDecrypting(current)
         if let new = try rotation(of: current, to: key) {
-            try replaced(current, with: new, replaced: try await run(store.replacingKeyRecord(
+            try install(new, after: try await run(store.replacingKeyRecord(
                 previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey)))
         }
         return try await reencryptObjects()

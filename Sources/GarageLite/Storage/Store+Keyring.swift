@@ -31,14 +31,23 @@ extension Store {
         })
     }
 
+    /// What ``replacingKeyRecord(previous:with:resetsCount:guard:)`` did: whether it replaced
+    /// the record, and otherwise the record the store holds (another garage changed it).
+    struct KeyRecordWrite: Sendable {
+        var replaced: Bool
+        var storeRecord: String?
+    }
+
     /// Replaces the key record, if it is still `previous` (`nil`: if there is none), with
     /// `record` (`nil`: removes it), in one transaction with `guardChange`, and with a count
-    /// of encryptions started again at 0 when `resetsCount`. Returns whether it replaced.
+    /// of encryptions started again at 0 when `resetsCount`.
     func replacingKeyRecord(previous: String?, with record: String?, resetsCount: Bool,
-                            guard guardChange: EncryptionGuardChange) -> StoreWork<Bool> {
+                            guard guardChange: EncryptionGuardChange) -> StoreWork<KeyRecordWrite> {
         StoreWork(operation: "write the store's key record", access: .write { statements in
             try statements.transaction {
-                guard try statements.replaceMetadata(Keyring.recordName, previous: previous, with: record) else { return false }
+                guard try statements.replaceMetadata(Keyring.recordName, previous: previous, with: record) else {
+                    return KeyRecordWrite(replaced: false, storeRecord: try statements.metadata(Keyring.recordName))
+                }
                 switch guardChange {
                 case .keep:
                     if resetsCount { try statements.setEncryptionCount(0) }
@@ -50,7 +59,7 @@ extension Store {
                     try statements.setEncryptionGuard(current: nil, retired: prefixes)
                     try statements.setMetadata(Keyring.lastKeyIDName, String(keyID))
                 }
-                return true
+                return KeyRecordWrite(replaced: true, storeRecord: record)
             }
         })
     }
