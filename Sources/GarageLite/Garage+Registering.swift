@@ -46,7 +46,9 @@ extension Garage {
     /// ```
     ///
     /// Call it at launch, in every process that opens the store, with every name the type had.
-    /// It registers `T` as ``register(_:)`` does. The move is
+    /// It registers `T` as ``register(_:)`` does. A ``readOnly(path:encryptionKey:)`` garage
+    /// can't move anything: it reads the objects under their former names as `T`'s, lazily, on
+    /// every read, and the file stays as it is. Otherwise the move is
     /// ``migrateAll(fromOldClassName:to:)-73yt5``'s, for each name that holds objects, recorded as
     /// any change: written at once with autosave on (the default); with the transaction it runs
     /// in, or the unsaved changes, otherwise. Until it is written, the garage reads the objects
@@ -60,7 +62,8 @@ extension Garage {
     @discardableResult
     public func register<T: Codable & SendableMetatype>(_ type: T.Type, formerTypeNames: [String]) throws -> Int {
         let (operation, prepare) = try renaming(T.self, formerTypeNames)
-        return try record(operation, preparing: prepare)
+        guard store.isReadOnly else { return try record(operation, preparing: prepare) }
+        return readingThrough(try run(reading(operation, prepare)))
     }
 
     /// Registers `T`, a type that was renamed, with the names it had (see the synchronous
@@ -70,7 +73,15 @@ extension Garage {
         _ type: T.Type, formerTypeNames: [String]
     ) async throws -> Int {
         let (operation, prepare) = try renaming(T.self, formerTypeNames)
-        return try await record(operation, preparing: prepare)
+        guard store.isReadOnly else { return try await record(operation, preparing: prepare) }
+        return readingThrough(try await run(reading(operation, prepare)))
+    }
+
+    /// The moves of a read-only garage, which can't write them: every read sees them, as it
+    /// sees unsaved changes, each time. Returns how many objects they move.
+    private func readingThrough(_ prepared: (ChangeSet, Int)) -> Int {
+        store.readThrough(prepared.0)
+        return prepared.1
     }
 
     private func renaming<T: Codable & SendableMetatype>(

@@ -18,6 +18,10 @@ final class Store: Sendable {
         var changes = ChangeSet()
         /// Changes each time unsaved changes are discarded.
         var epoch: UInt64 = 0
+        /// Changes every read sees and nothing writes: the moves of renamed types that a
+        /// read-only store can't make (see ``Garage/register(_:formerTypeNames:)``). Never
+        /// discarded.
+        var readThrough = ChangeSet()
     }
 
     init(engine: any StorageEngine, listener: any CommitListener) {
@@ -38,6 +42,11 @@ final class Store: Sendable {
         unsaved.write { $0.changes.merge(changes) }
     }
 
+    /// Adds `changes` to those every read sees and nothing writes (see ``Unsaved/readThrough``).
+    func readThrough(_ changes: ChangeSet) {
+        unsaved.write { $0.readThrough.merge(changes) }
+    }
+
     func discardUnsavedChanges() {
         unsaved.write {
             $0.changes = ChangeSet()
@@ -45,11 +54,17 @@ final class Store: Sendable {
         }
     }
 
-    /// The changes a call sees but the store does not have yet: the unsaved changes, then
+    /// The changes a call sees but the store does not have yet: those read through (see
+    /// ``Unsaved/readThrough``), the unsaved changes, then
     /// `transactions` (those of the transactions the call runs in, outermost first). `nil`
     /// when there are none.
     func pendingChanges(adding transactions: ChangeSet?) -> ChangeSet? {
-        var pending = unsaved.read { $0.changes }
+        var pending = unsaved.read { unsaved in
+            guard !unsaved.readThrough.isEmpty else { return unsaved.changes }
+            var pending = unsaved.readThrough
+            pending.merge(unsaved.changes)
+            return pending
+        }
         if let transactions { pending.merge(transactions) }
         return pending.isEmpty ? nil : pending
     }

@@ -163,7 +163,8 @@ extension StoreView {
             return live
         }
         for candidate in candidates.sorted() {
-            guard let row = try row(candidate, for: .metadata),
+            // `.content`: a read for `.metadata` has no references.
+            guard let row = try row(candidate, for: .content),
                   let keys = try? ReferenceList.decode(row.references) else { continue }
             var seen = Set<ObjectKey>()
             for key in keys where names.contains(key.typeName) && (identifier == nil || key.identifier == identifier) {

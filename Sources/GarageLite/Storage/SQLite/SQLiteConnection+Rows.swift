@@ -160,10 +160,11 @@ extension SQLiteConnection {
 
     @discardableResult
     func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool {
-        try db.cachedStatement(sql: Self.parkSQL).execute(arguments: [
-            key.typeName, key.identifier, payload.data, payload.isEncrypted, payload.syncStatus?.rawValue,
-            now.timeIntervalSince1970, payload.isRoot, payload.references, payload.isDownloaded,
-            payload.foldedRevisions, payload.firstData,
+        try execute(Self.parkSQL, [
+            .text(key.typeName), .text(key.identifier), .text(payload.data), .bool(payload.isEncrypted),
+            .integer(payload.syncStatus?.rawValue), .real(now.timeIntervalSince1970), .bool(payload.isRoot),
+            .text(payload.references), .bool(payload.isDownloaded), .integer(Int(payload.foldedRevisions)),
+            .text(payload.firstData),
         ])
         // The upsert's WHERE skips a row that would stay as it is.
         return db.changesCount > 0

@@ -31,16 +31,27 @@ struct SQLiteConnection: RowWriteStatements {
 
     /// An immediate transaction takes the write lock at the start (waiting for it under the
     /// busy timeout), and is never upgraded midway.
+    ///
+    /// Its statements are cached and stepped on their handles, as the row statements are:
+    /// GRDB's `inTransaction` parses `BEGIN` and `COMMIT` again for every transaction, a
+    /// tenth of a single park's instructions. Nothing here uses GRDB's transaction
+    /// observers, which that bookkeeping serves.
     private func inTransaction<T>(_ kind: Database.TransactionKind, _ body: () throws -> T) throws -> T {
-        var result: T?
-        try db.inTransaction(kind) {
-            result = try body()
-            return .commit
+        try execute(kind == .immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            // SQLite has already rolled back after some errors (a full disk, an interrupt).
+            if db.isInsideTransaction { try? execute("ROLLBACK") }
+            throw error
         }
-        guard let result else {
-            throw GarageError.storageFailure(operation: "commit", reason: "the transaction ended without a result")
-        }
-        return result
+    }
+
+    /// Runs a statement that returns no row.
+    func execute(_ sql: String, _ arguments: [RowArgument] = []) throws {
+        try step(sql, arguments) { _ in false }
     }
 
     // MARK: - Reading rows
@@ -94,9 +105,20 @@ struct SQLiteConnection: RowWriteStatements {
         }
         for (index, argument) in arguments.enumerated() {
             switch argument {
-            case .text(let text): sqlite3_bind_text(handle, Int32(index + 1), text, -1, Self.sqliteTransient)
+            case .text(var text):
+                // Its UTF-8 in place: passing the String itself would copy it to a new C string.
+                text.withUTF8 { utf8 in
+                    if let start = utf8.baseAddress, !utf8.isEmpty {
+                        start.withMemoryRebound(to: CChar.self, capacity: utf8.count) {
+                            _ = sqlite3_bind_text(handle, Int32(index + 1), $0, Int32(utf8.count), Self.sqliteTransient)
+                        }
+                    } else {
+                        _ = sqlite3_bind_text(handle, Int32(index + 1), "", 0, Self.sqliteTransient)
+                    }
+                }
             case .integer(let integer): sqlite3_bind_int64(handle, Int32(index + 1), Int64(integer))
             case .real(let real): sqlite3_bind_double(handle, Int32(index + 1), real)
+            case .null: sqlite3_bind_null(handle, Int32(index + 1))
             }
         }
         while true {
@@ -113,12 +135,22 @@ struct SQLiteConnection: RowWriteStatements {
         }
     }
 
-    /// A value bound to a statement that reads rows: the statements of the object table take
-    /// text (type names, identifiers), integers (statuses, limits) and dates only.
+    /// A value bound to a statement of the object table: text (type names, identifiers,
+    /// data, references), integers (statuses, flags, counts), dates, or NULL.
     enum RowArgument: ExpressibleByStringLiteral {
         case text(String)
         case integer(Int)
         case real(Double)
+        case null
+
+        /// 1 or 0, as SQLite stores a boolean.
+        static func bool(_ value: Bool) -> RowArgument { .integer(value ? 1 : 0) }
+
+        /// The text, or NULL.
+        static func text(_ value: String?) -> RowArgument { value.map { .text($0) } ?? .null }
+
+        /// The integer, or NULL.
+        static func integer(_ value: Int?) -> RowArgument { value.map { .integer($0) } ?? .null }
 
         init(stringLiteral value: String) { self = .text(value) }
     }
