@@ -70,3 +70,11 @@ public struct SyncStressServerChange: Codable, Identifiable, Sendable {
         self.id = id
     }
 }
+
+/// The settings namespace of the cross-process settings test (`garage-stress-worker … setting`).
+public enum StressSettings: SettingsNamespace {
+    public static let id = "stress"
+
+    /// A key another process sets and removes.
+    public static let greeting = SettingsKey<StressSettings, String>(id: "greeting", defaultValue: "none")
+}

@@ -6,6 +6,7 @@
 //     garage-stress-worker <store-path> sync-editor <name> <seed> <objects>x<operations>
 //     garage-stress-worker <store-path> sync-job <name> <seed> <stale-interval-seconds>
 //     garage-stress-worker <store-path> sync-downloader <name> <seed> <server-objects>
+//     garage-stress-worker <store-path> setting <value>|-     (sets or removes StressSettings.greeting)
 //
 // The `sync-` roles are the processes of the sync-cycle test, with deletions, downloads,
 // failed uploads and SIGKILLs; they are described in SyncCycle.swift. The rest of this
@@ -193,6 +194,21 @@ if arguments.count == 5, arguments[2] == "reencrypt" {
 if arguments.count == 5, arguments[2] == "rekey" {
     runRekey(storePath: arguments[1], oldPassphrase: arguments[3], newPassphrase: arguments[4])
 }
+if arguments.count == 4, arguments[2] == "setting" {
+    // Sets `StressSettings.greeting` to the argument, or removes it for "-".
+    do {
+        let garage = try Garage(path: arguments[1], busyTimeout: 30)
+        if arguments[3] == "-" {
+            try garage.removeValue(for: StressSettings.greeting)
+        } else {
+            try garage.set(arguments[3], for: StressSettings.greeting)
+        }
+        exit(0)
+    } catch {
+        print("ERROR setting threw: \(error)")
+        exit(1)
+    }
+}
 if arguments.count >= 3, arguments[2].hasPrefix("sync-") {
     runSyncRole(storePath: arguments[1], role: arguments[2], arguments: Array(arguments.dropFirst(3)))
 }
@@ -202,6 +218,7 @@ guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
     print("             garage-stress-worker <store-path> crash <seed> <log-path>")
     print("             garage-stress-worker <store-path> reencrypt <old-key-byte> <new-key-byte>")
     print("             garage-stress-worker <store-path> rekey <old-passphrase> <new-passphrase>")
+    print("             garage-stress-worker <store-path> setting <value>|-")
     print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument>")
     exit(2)
 }
