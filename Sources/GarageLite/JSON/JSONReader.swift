@@ -110,6 +110,8 @@ struct JSONReader {
             index += 1
             return .object(members)
         }
+        // Most objects have a few members: one allocation instead of growing 1, 2, 4, 8.
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a key") }
