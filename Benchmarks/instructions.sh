@@ -5,11 +5,14 @@
 #   Benchmarks/instructions.sh retrieve      # per retrieve by identifier (20k, random order)
 #   Benchmarks/instructions.sh park          # per single autosaved park (1k, one commit each)
 #   Benchmarks/instructions.sh retrieveAll   # per object of a retrieveAll of 20k objects
+#   Benchmarks/instructions.sh parkAll       # per object of a parkAll of 20k flat objects
 #
 # For GarageLite and the floor, it runs the --quick workload under callgrind, counting only the
 # instructions executed inside the contender's method (--toggle-collect: its thread only, so
 # parkAll, whose writer overlaps on another thread, is not measured here), and divides by the
-# number of operations. The profiles stay in the printed folder: `callgrind_annotate
+# number of operations. GarageLite's parkAll encodes on the calling thread while another writes
+# the rows, so `parkAll` counts every thread (--separate-threads) and prints the two: the
+# calling thread's instructions inside parkAll, and the writer thread's. The profiles stay in the printed folder: `callgrind_annotate
 # --inclusive=no <file> | head -40` lists where the instructions go, `--tree=caller` who calls.
 # Needs valgrind (apt-get install valgrind) and objcopy (binutils).
 set -euo pipefail
@@ -18,7 +21,8 @@ case "${1:-}" in
     retrieve)    method='8retrieve2id';       filter='random order$';           operations=20000 ;;
     park)        method='4parkyy';            filter='single parks';            operations=1000 ;;
     retrieveAll) method='11retrieveAllSay';   filter='retrieveAll 20k objects$'; operations=20000 ;;
-    *) echo "usage: $0 retrieve|park|retrieveAll" >&2; exit 2 ;;
+    parkAll)     method='7parkAllyySay';      filter='parkAll 20k flat objects, one call$'; operations=20000 ;;
+    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "$0")/.."
@@ -27,6 +31,26 @@ out="$(mktemp -d /tmp/garage-instructions.XXXXXX)"
 # valgrind 3.19 can't read the DWARF 5 that Swift 6.3 writes: profile a copy without it (the
 # symbol table is enough to name the functions).
 objcopy --strip-debug .build/release/garage-bench "$out/garage-bench"
+# The instructions of the calling thread inside the contender's method, in a profile of every thread.
+inside() {
+    callgrind_annotate --inclusive=yes "$1" >"$1.inclusive" 2>/dev/null
+    grep -m1 "ContenderCAA0.*P${method}" "$1.inclusive" | tr -d ',' | awk '{print $1}'
+}
+if [ "$1" = parkAll ]; then
+    for who in GarageLite floor; do
+        valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/$1-$who.out" \
+            "$out/garage-bench" --quick --filter "$filter" --only "$who" >"$out/$1-$who.log" 2>&1
+        calling=$(inside "$out/$1-$who.out-01")
+        others=0
+        for file in "$out/$1-$who.out"-0[2-9]; do
+            others=$((others + $(grep -m1 '^summary:' "$file" | awk '{print $2}')))
+        done
+        printf '%-10s parkAll: %s instructions per object on the calling thread, %s on the others\n' \
+            "$who" "$((calling / operations))" "$((others / operations))"
+    done
+    echo "profiles: $out" >&2
+    exit 0
+fi
 for who in GarageLite floor; do
     valgrind --tool=callgrind --callgrind-out-file="$out/$1-$who.out" \
         --toggle-collect="*ContenderCAA0*P${method}*" \
