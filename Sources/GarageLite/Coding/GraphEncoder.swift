@@ -424,22 +424,33 @@ enum EncodedSlot {
 
 /// The members of an object being encoded, in the order they were encoded.
 final class ObjectBuilder {
-    private var keys: [String] = []
-    private var slots: [EncodedSlot] = []
-    /// Whether a key was encoded twice (the last value wins).
-    private var hasRepeatedKey = false
+    /// One stored property, so that setting a member is one exclusive access, not three (each
+    /// checked at run time, which cost more than the rest of `set`).
+    private var contents = Members()
+
+    private struct Members {
+        var keys: [String] = []
+        var slots: [EncodedSlot] = []
+        /// Whether a key was encoded twice (the last value wins).
+        var hasRepeatedKey = false
+
+        mutating func set(_ slot: EncodedSlot, for key: String) {
+            if !hasRepeatedKey, keys.contains(key) {
+                hasRepeatedKey = true
+            }
+            keys.append(key)
+            slots.append(slot)
+        }
+    }
 
     func set(_ slot: EncodedSlot, for key: String) {
-        if !hasRepeatedKey, keys.contains(key) {
-            hasRepeatedKey = true
-        }
-        keys.append(key)
-        slots.append(slot)
+        contents.set(slot, for: key)
     }
 
     /// The members, sorted by key: see ``writeOrder(canonical:)``.
     func members() -> [JSONMember] {
-        writeOrder(canonical: true).map { JSONMember(key: keys[$0], value: slots[$0].jsonValue) }
+        let members = contents
+        return writeOrder(canonical: true).map { JSONMember(key: members.keys[$0], value: members.slots[$0].jsonValue) }
     }
 
     /// The positions of the members to write: in the order they were encoded, or, when
@@ -447,7 +458,8 @@ final class ObjectBuilder {
     /// their `encode(to:)` does (a `Hashable` object's identifier is a hash of them). A key
     /// encoded twice is written once, with its last value.
     func writeOrder(canonical: Bool) -> [Int] {
-        guard canonical || hasRepeatedKey else { return Array(keys.indices) }
+        let keys = contents.keys
+        guard canonical || contents.hasRepeatedKey else { return Array(keys.indices) }
         var order = Array(keys.indices)
         order.sort { keys[$0] < keys[$1] || (keys[$0] == keys[$1] && $0 < $1) }
         var unique: [Int] = []
@@ -465,8 +477,8 @@ final class ObjectBuilder {
         return unique
     }
 
-    func key(at index: Int) -> String { keys[index] }
-    func slot(at index: Int) -> EncodedSlot { slots[index] }
+    func key(at index: Int) -> String { contents.keys[index] }
+    func slot(at index: Int) -> EncodedSlot { contents.slots[index] }
 }
 
 final class ArrayBuilder {

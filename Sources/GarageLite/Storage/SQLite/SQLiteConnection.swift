@@ -263,15 +263,19 @@ struct SQLiteConnection: RowWriteStatements {
     }
 }
 
-/// The statements one access to a connection has stepped, by the address of their SQL's text.
+/// The last statements one access to a connection has stepped, by the address of their SQL's
+/// text.
 ///
 /// GRDB's statement cache is a dictionary keyed by the SQL, which hashes the whole text on
 /// every lookup: for the park statement, about 10,000 instructions, a fifth of what writing a
 /// row costs. The statements of the object table are `static let`s, whose text stays at one
 /// address: a row written in a loop finds its statement by that address, and the text is
-/// compared (at once when both are the same string) before the statement is used.
+/// compared (at once when both are the same string) before the statement is used. Two slots,
+/// not a dictionary: an access that steps one statement (a retrieve) pays nothing for them.
 private final class StatementsBySQL {
-    private var statements: [UnsafeRawPointer: (sql: String, statement: Statement)] = [:]
+    private typealias Entry = (address: UnsafeRawPointer, sql: String, statement: Statement)
+    private var first: Entry?
+    private var second: Entry?
 
     func statement(_ sql: String, in db: Database) throws -> Statement {
         var sql = sql
@@ -279,11 +283,11 @@ private final class StatementsBySQL {
         guard let address = sql.withUTF8({ $0.count > 15 ? $0.baseAddress.map(UnsafeRawPointer.init) : nil }) else {
             return try db.cachedStatement(sql: sql)
         }
-        if let cached = statements[address], cached.sql == sql {
-            return cached.statement
-        }
+        if let first, first.address == address, first.sql == sql { return first.statement }
+        if let second, second.address == address, second.sql == sql { return second.statement }
         let statement = try db.cachedStatement(sql: sql)
-        statements[address] = (sql, statement)
+        second = first
+        first = (address, sql, statement)
         return statement
     }
 }
