@@ -6,6 +6,7 @@
 #   Benchmarks/instructions.sh park          # per single autosaved park (1k, one commit each)
 #   Benchmarks/instructions.sh retrieveAll   # per object of a retrieveAll of 20k objects
 #   Benchmarks/instructions.sh parkAll       # per object of a parkAll of 20k flat objects
+#   Benchmarks/instructions.sh encryptedParkAll   # the same, encrypted (GarageLite: a store key)
 #
 # For GarageLite and the floor, it runs the --quick workload under callgrind, counting only the
 # instructions executed inside the contender's method (--toggle-collect: its thread only, so
@@ -22,7 +23,8 @@ case "${1:-}" in
     park)        method='4parkyy';            filter='single parks';            operations=1000 ;;
     retrieveAll) method='11retrieveAllSay';   filter='retrieveAll 20k objects$'; operations=20000 ;;
     parkAll)     method='7parkAllyySay';      filter='parkAll 20k flat objects, one call$'; operations=20000 ;;
-    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll" >&2; exit 2 ;;
+    encryptedParkAll) method='7parkAllyySay'; filter='parkAll 20k flat objects, one call, encrypted'; operations=20000 ;;
+    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll|encryptedParkAll" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "$0")/.."
@@ -36,7 +38,7 @@ inside() {
     callgrind_annotate --inclusive=yes "$1" >"$1.inclusive" 2>/dev/null
     grep -m1 "ContenderCAA0.*P${method}" "$1.inclusive" | tr -d ',' | awk '{print $1}'
 }
-if [ "$1" = parkAll ]; then
+if [ "$1" = parkAll ] || [ "$1" = encryptedParkAll ]; then
     for who in GarageLite floor; do
         valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/$1-$who.out" \
             "$out/garage-bench" --quick --filter "$filter" --only "$who" >"$out/$1-$who.log" 2>&1
@@ -45,8 +47,8 @@ if [ "$1" = parkAll ]; then
         for file in "$out/$1-$who.out"-0[2-9]; do
             others=$((others + $(grep -m1 '^summary:' "$file" | awk '{print $2}')))
         done
-        printf '%-10s parkAll: %s instructions per object on the calling thread, %s on the others\n' \
-            "$who" "$((calling / operations))" "$((others / operations))"
+        printf '%-10s %s: %s instructions per object on the calling thread, %s on the others\n' \
+            "$who" "$1" "$((calling / operations))" "$((others / operations))"
     done
     echo "profiles: $out" >&2
     exit 0

@@ -99,7 +99,7 @@ final class GraphEncoder {
                 typeName: key.typeName, identifier: identifier,
                 reason: "the object is Identifiable, with the id \(declared); park it with park(_:), under its id")
         }
-        if identifier.utf8.contains(0) {
+        if identifier.containsNUL {
             throw GarageError.invalidIdentifier(
                 typeName: key.typeName, identifier: identifier,
                 reason: "it contains the character U+0000 (NUL), which the store would cut the identifier at")

@@ -44,7 +44,8 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
     /// The key it encrypts with (`keys[keyID]`).
     private let currentKey: SymmetricKey
     /// The key of the synthetic nonces, derived from the current key.
-    private let nonceKey: SymmetricKey
+    /// The HMAC that makes each nonce, keyed: a copy per encryption.
+    private let nonceMAC: HMAC<SHA256>
     /// The key of `Hashable` objects' identifiers, when they are keyed.
     private let identityKey: SymmetricKey?
 
@@ -78,8 +79,9 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
         self.keys = keys
         currentKey = key
         self.identityKey = identityKey
-        nonceKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("GarageLite AES-GCM synthetic nonce".utf8),
-                                          outputByteCount: 32)
+        let nonceKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data("GarageLite AES-GCM synthetic nonce".utf8),
+                                              outputByteCount: 32)
+        nonceMAC = HMAC<SHA256>(key: nonceKey)
     }
 
     /// The HMAC-SHA256 of `json` with the identity key, in lowercase hex; `nil` without one.
@@ -94,18 +96,23 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
     /// The base64 envelope of `data`, encrypted with the current key for the row `context` names.
     public func encrypt(_ data: Data, for context: EncryptionContext) throws -> String {
         let row = context.associatedData
-        var mac = HMAC<SHA256>(key: nonceKey)
-        withUnsafeBytes(of: keyID.bigEndian) { mac.update(data: $0) }
-        mac.update(data: row)
-        mac.update(data: data)
+        // The MAC's input in one buffer, and its key set once (in `init`): each call into
+        // Crypto costs thousands of instructions before it hashes a byte, keying its HMAC more.
+        var input: [UInt8] = []
+        input.reserveCapacity(4 + row.count + data.count)
+        withUnsafeBytes(of: keyID.bigEndian) { input.append(contentsOf: $0) }
+        input.append(contentsOf: row)
+        input.append(contentsOf: data)
+        var mac = nonceMAC
+        mac.update(data: input)
         let nonce = try mac.finalize().withUnsafeBytes { try AES.GCM.Nonce(data: $0.prefix(12)) }
         var envelope = Self.header(keyID: keyID, nonce: nonce)
         let box = try AES.GCM.seal(data, using: currentKey, nonce: nonce,
                                    authenticating: Self.associatedData(header: envelope, row: row))
-        envelope.reserveCapacity(Self.headerSize + box.ciphertext.count + Self.tagSize)
-        envelope.append(box.ciphertext)
-        envelope.append(box.tag)
-        return envelope.base64EncodedString()
+        envelope.reserveCapacity(Self.headerSize + data.count + Self.tagSize)
+        envelope.append(contentsOf: box.ciphertext)
+        envelope.append(contentsOf: box.tag)
+        return Data(envelope).base64EncodedString()
     }
 
     /// The JSON an envelope holds, when it was encrypted for the row `context` names with one
@@ -145,8 +152,8 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
         return prefix.dropFirst().prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     }
 
-    private static func header(keyID: UInt32, nonce: AES.GCM.Nonce) -> Data {
-        var header = Data([envelopeVersion])
+    private static func header(keyID: UInt32, nonce: AES.GCM.Nonce) -> [UInt8] {
+        var header = [envelopeVersion]
         withUnsafeBytes(of: keyID.bigEndian) { header.append(contentsOf: $0) }
         nonce.withUnsafeBytes { header.append(contentsOf: $0) }
         return header
@@ -154,9 +161,11 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
 
     /// What each ciphertext authenticates: its envelope's header (version, key id, nonce) and
     /// its row.
-    private static func associatedData(header: Data, row: Data) -> Data {
-        var data = header
-        data.append(row)
+    private static func associatedData<Header: Collection<UInt8>>(header: Header, row: Data) -> [UInt8] {
+        var data: [UInt8] = []
+        data.reserveCapacity(header.count + row.count)
+        data.append(contentsOf: header)
+        data.append(contentsOf: row)
         return data
     }
 

@@ -37,7 +37,7 @@ struct EncryptionStage: Sendable {
         } else {
             data = try delegate.encrypt(Data(json.utf8))
         }
-        if data.utf8.contains(0) {
+        if data.containsNUL {
             throw GarageError.encryptionFailed(
                 typeName: key.typeName, identifier: key.identifier,
                 reason: "the dataEncryptionDelegate returned text containing U+0000 (NUL), which the store "

@@ -22,14 +22,18 @@ public struct EncryptionContext: Sendable, Hashable {
     /// let box = try AES.GCM.seal(data, using: key, authenticating: context.associatedData)
     /// ```
     public var associatedData: Data {
-        var data = Data()
-        for part in ["GarageLite row", typeName, identifier] {
-            let bytes = Data(part.utf8)
-            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { data.append(contentsOf: $0) }
-            data.append(bytes)
+        // Built in an array, then made `Data` once: appending to `Data` part by part cost a
+        // fifth of an encryption.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(12 + Self.label.utf8.count + typeName.utf8.count + identifier.utf8.count)
+        for part in [Self.label, typeName, identifier] {
+            withUnsafeBytes(of: UInt32(part.utf8.count).bigEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: part.utf8)
         }
-        return data
+        return Data(bytes)
     }
+
+    private static let label = "GarageLite row"
 }
 
 /// A ``DataEncryptionDelegate`` whose ciphertext is bound to its row: the garage calls the

@@ -143,7 +143,7 @@ enum Identity {
     ///   from the store, would cut short.
     static func identifier<I: Identifiable>(of value: I) throws -> String {
         let identifier = try string(fromID: value.id)
-        if identifier.utf8.contains(0) {
+        if identifier.containsNUL {
             throw GarageError.invalidIdentifier(
                 typeName: try typeName(I.self), identifier: identifier,
                 reason: "it contains the character U+0000 (NUL), which the store would cut the identifier at")

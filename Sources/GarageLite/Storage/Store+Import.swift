@@ -43,7 +43,7 @@ struct GarageStorageImport {
             if !row.problems.isEmpty { fail("its column \(row.problems.joined(separator: ", "))"); continue }
             guard row.type?.isEmpty == false else { fail("it has no type (ZGS_TYPE)"); continue }
             guard let key else { fail("it has no identifier (ZGS_IDENTIFIER)"); continue }
-            guard !key.identifier.utf8.contains(0), !key.typeName.utf8.contains(0) else {
+            guard !key.identifier.containsNUL, !key.typeName.containsNUL else {
                 fail("its type or identifier contains U+0000 (NUL), which the store would cut short"); continue
             }
             guard let data = row.data, !data.isEmpty else {
