@@ -7,6 +7,7 @@
 #   Benchmarks/instructions.sh retrieveAll   # per object of a retrieveAll of 20k objects
 #   Benchmarks/instructions.sh parkAll       # per object of a parkAll of 20k flat objects
 #   Benchmarks/instructions.sh encryptedParkAll   # the same, encrypted (GarageLite: a store key)
+#   Benchmarks/instructions.sh encryptedRetrieve  # per retrieve by identifier, encrypted
 #
 # For GarageLite and the floor, it runs the --quick workload under callgrind, counting only the
 # instructions executed inside the contender's method (--toggle-collect: its thread only, so
@@ -24,7 +25,8 @@ case "${1:-}" in
     retrieveAll) method='11retrieveAllSay';   filter='retrieveAll 20k objects$'; operations=20000 ;;
     parkAll)     method='7parkAllyySay';      filter='parkAll 20k flat objects, one call$'; operations=20000 ;;
     encryptedParkAll) method='7parkAllyySay'; filter='parkAll 20k flat objects, one call, encrypted'; operations=20000 ;;
-    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll|encryptedParkAll" >&2; exit 2 ;;
+    encryptedRetrieve) method='8retrieve2id'; filter='random order, encrypted'; operations=20000 ;;
+    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll|encryptedParkAll|encryptedRetrieve" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "$0")/.."
