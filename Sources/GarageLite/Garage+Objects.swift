@@ -374,7 +374,13 @@ extension Garage {
         let configuration = configuration()
         return reading("retrieve all \(typeName)") { view in
             let decoder = configuration.decoder(view)
-            return try view.rows(ofType: typeName).map { try configuration.decode(T.self, $0.get(), with: decoder) }
+            var objects: [T] = []
+            // Grown at once: growing it by doubling held two copies at the last step.
+            if let count = try view.committedCount(ofType: typeName) { objects.reserveCapacity(count) }
+            try view.forEachRow(ofType: typeName) { row in
+                objects.append(try configuration.decode(T.self, row.get(), with: decoder))
+            }
+            return objects
         }
     }
 
@@ -493,6 +499,6 @@ extension Garage.Configuration {
 
     /// The object `row` holds, decrypted and decoded by `decoder`.
     func decode<T: Decodable & SendableMetatype>(_ type: T.Type, _ row: StoredRow, with decoder: GraphDecoder) throws -> T {
-        try decoder.decode(T.self, from: encryption.open(row))
+        try decoder.decodeRequested(T.self, from: encryption.open(row))
     }
 }

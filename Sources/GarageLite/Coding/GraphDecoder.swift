@@ -50,6 +50,20 @@ final class GraphDecoder {
         return object
     }
 
+    /// Decodes the object of a row the call itself asked for (a retrieve, or a row of a
+    /// listing: `retrieveAll`, a page, a claim), not one a reference leads to.
+    ///
+    /// A class instance is remembered, so that a later reference to the row is the same
+    /// instance. A value is not: a reference to it decodes a copy either way, and
+    /// remembering every row of a `retrieveAll` held the whole listing a second time, boxed.
+    func decodeRequested<T: Decodable>(_ type: T.Type, from row: DecodableRow) throws -> T {
+        guard TypeInfo.of(T.self).isClass else {
+            if let object = decoded[row.key] as? T { return object }
+            return try decodeUncached(T.self, from: row)
+        }
+        return try decode(T.self, from: row)
+    }
+
     /// Decodes the only object of a retrieve, when it references nothing: nothing else can
     /// refer to it, so it is neither remembered nor watched for cycles.
     func decodeAlone<T: Decodable>(_ type: T.Type, from row: DecodableRow) throws -> T {
