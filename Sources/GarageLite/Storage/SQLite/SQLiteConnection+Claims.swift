@@ -45,23 +45,32 @@ extension SQLiteConnection {
     }
 
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {
-        try db.cachedStatement(sql: """
-            UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = 1 WHERE type = ? AND identifier = ?
-            """).execute(arguments: [SyncStatus.syncing.rawValue, claim, date.timeIntervalSince1970,
-                                     key.typeName, key.identifier])
+        try execute(Self.markClaimedSQL, [
+            .integer(SyncStatus.syncing.rawValue), .text(claim), .real(date.timeIntervalSince1970),
+            .text(key.typeName), .text(key.identifier),
+        ])
     }
+
+    private static let markClaimedSQL = """
+        UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = 1 WHERE type = ? AND identifier = ?
+        """
 
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
                   failure: (error: String?, retryAt: Date)?) throws {
-        try db.cachedStatement(sql: """
-            UPDATE garage_object SET syncStatus = coalesce(?1, syncStatus), claim = NULL, claimedAt = NULL,
-                attempts = CASE WHEN ?2 THEN 0 WHEN ?3 THEN attempts + 1 ELSE attempts END,
-                retryAt = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?4 ELSE retryAt END,
-                lastError = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?5 ELSE lastError END
-            WHERE type = ?6 AND identifier = ?7
-            """).execute(arguments: [status?.rawValue, completed, failure != nil, failure?.retryAt.timeIntervalSince1970,
-                                     failure?.error, key.typeName, key.identifier])
+        try execute(Self.endClaimSQL, [
+            .integer(status?.rawValue), .bool(completed), .bool(failure != nil),
+            failure.map { .real($0.retryAt.timeIntervalSince1970) } ?? .null, .text(failure?.error),
+            .text(key.typeName), .text(key.identifier),
+        ])
     }
+
+    private static let endClaimSQL = """
+        UPDATE garage_object SET syncStatus = coalesce(?1, syncStatus), claim = NULL, claimedAt = NULL,
+            attempts = CASE WHEN ?2 THEN 0 WHEN ?3 THEN attempts + 1 ELSE attempts END,
+            retryAt = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?4 ELSE retryAt END,
+            lastError = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?5 ELSE lastError END
+        WHERE type = ?6 AND identifier = ?7
+        """
 
     func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {
         let rows = try Row.fetchAll(db, sql: """

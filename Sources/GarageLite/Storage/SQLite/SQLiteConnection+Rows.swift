@@ -219,13 +219,14 @@ extension SQLiteConnection {
 
     @discardableResult
     func delete(_ key: ObjectKey, now: Date) throws -> Bool {
-        try db.cachedStatement(sql: Self.tombstoneSQL + " AND type = ? AND identifier = ?")
-            .execute(arguments: [now.timeIntervalSince1970, key.typeName, key.identifier])
+        try execute(Self.tombstoneObjectSQL, [.real(now.timeIntervalSince1970), .text(key.typeName), .text(key.identifier)])
         if db.changesCount > 0 { return true }
-        try db.cachedStatement(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ? AND isRemote = 0")
-            .execute(arguments: [key.typeName, key.identifier])
+        try execute(Self.deleteLocalObjectSQL, [.text(key.typeName), .text(key.identifier)])
         return db.changesCount > 0
     }
+
+    private static let tombstoneObjectSQL = tombstoneSQL + " AND type = ? AND identifier = ?"
+    private static let deleteLocalObjectSQL = "DELETE FROM garage_object WHERE type = ? AND identifier = ? AND isRemote = 0"
 
     @discardableResult
     func insertImported(_ key: ObjectKey, _ row: ImportedRow) throws -> Bool {
@@ -282,10 +283,11 @@ extension SQLiteConnection {
     }
 
     func purge(_ key: ObjectKey) throws -> Bool {
-        try db.cachedStatement(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ?")
-            .execute(arguments: [key.typeName, key.identifier])
+        try execute(Self.purgeSQL, [.text(key.typeName), .text(key.identifier)])
         return db.changesCount > 0
     }
+
+    private static let purgeSQL = "DELETE FROM garage_object WHERE type = ? AND identifier = ?"
 
     /// Turns the rows it selects (objects a copy of which may be on the server) into
     /// tombstones: no content, `.notSynced` and a new revision, so that a sync job uploads the
@@ -299,12 +301,14 @@ extension SQLiteConnection {
 
     @discardableResult
     func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
-        try db.cachedStatement(sql: """
-            UPDATE garage_object SET syncStatus = ?1, isRemote = isRemote OR ?1 = \(SyncStatus.synced.rawValue)
-            WHERE type = ?2 AND identifier = ?3 AND isDeleted = 0 AND syncStatus IS NOT ?1
-            """).execute(arguments: [status.rawValue, key.typeName, key.identifier])
+        try execute(Self.setSyncStatusSQL, [.integer(status.rawValue), .text(key.typeName), .text(key.identifier)])
         return db.changesCount > 0
     }
+
+    private static let setSyncStatusSQL = """
+        UPDATE garage_object SET syncStatus = ?1, isRemote = isRemote OR ?1 = \(SyncStatus.synced.rawValue)
+        WHERE type = ?2 AND identifier = ?3 AND isDeleted = 0 AND syncStatus IS NOT ?1
+        """
 
     func deleteAll(ofType type: String?, now: Date) throws -> Int {
         guard let type else {
