@@ -374,10 +374,13 @@ extension Garage {
         let configuration = configuration()
         return reading("retrieve all \(typeName)") { view in
             let decoder = configuration.decoder(view)
+            // Each row is let go once decoded (popped from the end of the reversed list), so
+            // that the rows and the objects are not all held at once.
+            var rows = try view.rows(ofType: typeName)
+            rows.reverse()
             var objects: [T] = []
-            // Grown at once: growing it by doubling held two copies at the last step.
-            if let count = try view.committedCount(ofType: typeName) { objects.reserveCapacity(count) }
-            try view.forEachRow(ofType: typeName) { row in
+            objects.reserveCapacity(rows.count)
+            while let row = rows.popLast() {
                 objects.append(try configuration.decode(T.self, row.get(), with: decoder))
             }
             return objects

@@ -41,23 +41,6 @@ struct StoreView {
         return try pending.rows(ofType: type, in: statements, for: purpose, now: now)
     }
 
-    /// Visits the rows of `type` in identifier order. Rows the store has are read a page of
-    /// `pageSize` at a time, so that a call that keeps what it makes of each row (a
-    /// `retrieveAll`) never holds every row too; pending changes live in memory already.
-    func forEachRow(ofType type: String, pageSize: Int = 1_000, _ body: (RowRead) throws -> Void) throws {
-        guard !isPending(type) else {
-            for row in try rows(ofType: type) { try body(row) }
-            return
-        }
-        var last: String?
-        while true {
-            let rows = try statements.rows(ofType: type, after: last, limit: pageSize, for: .content)
-            for row in rows { try body(row) }
-            guard rows.count == pageSize, let next = rows.last?.key.identifier else { return }
-            last = next
-        }
-    }
-
     /// The rows of `type` after the first `offset` (whose last identifier is `identifier`), at
     /// most `limit`, in identifier order: one page of a scan.
     func rows(ofType type: String, after identifier: String?, offset: Int, limit: Int) throws -> [RowRead] {
@@ -96,12 +79,6 @@ struct StoreView {
     func count(ofType type: String) throws -> Int {
         guard isPending(type) else { return try statements.count(ofType: type) }
         return try rows(ofType: type).count
-    }
-
-    /// The number of objects of `type` when the store alone holds them, which one query
-    /// counts; `nil` when pending changes touch the type.
-    func committedCount(ofType type: String) throws -> Int? {
-        isPending(type) ? nil : try statements.count(ofType: type)
     }
 
     func count(ofType type: String, status: SyncStatus) throws -> Int {

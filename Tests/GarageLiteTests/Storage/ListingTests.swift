@@ -18,11 +18,11 @@ struct PFNote: Codable, Identifiable, Sendable, Equatable {
     var text: String
 }
 
-/// `retrieveAll` reads the rows a page at a time and keeps only class instances for later
+/// `retrieveAll` lets each row go once decoded and keeps only class instances for later
 /// references (issue 15: its peak memory).
 @Suite("Listings")
 struct ListingTests {
-    @Test func retrieveAllReadsEveryRowAcrossPagesInIdentifierOrder() throws {
+    @Test func retrieveAllReadsEveryRowInIdentifierOrder() throws {
         let garage = try Garage.inMemory()
         let notes = (0..<2_345).map { PFNote(id: String(format: "n%05d", $0), text: "note \($0)") }
         try garage.parkAll(notes.shuffled())
