@@ -59,7 +59,7 @@ extension SQLiteConnection {
                   failure: (error: String?, retryAt: Date)?) throws {
         try execute(Self.endClaimSQL, [
             .integer(status?.rawValue), .bool(completed), .bool(failure != nil),
-            failure.map { .real($0.retryAt.timeIntervalSince1970) } ?? .null, .text(failure?.error),
+            .real(failure?.retryAt.timeIntervalSince1970), .text(failure?.error),
             .text(key.typeName), .text(key.identifier),
         ])
     }

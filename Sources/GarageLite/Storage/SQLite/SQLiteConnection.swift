@@ -154,6 +154,9 @@ struct SQLiteConnection: RowWriteStatements {
         /// The integer, or NULL.
         static func integer(_ value: Int?) -> RowArgument { value.map { .integer($0) } ?? .null }
 
+        /// The real number, or NULL.
+        static func real(_ value: Double?) -> RowArgument { value.map { .real($0) } ?? .null }
+
         init(stringLiteral value: String) { self = .text(value) }
     }
 
