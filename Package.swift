@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "GarageLite", targets: ["GarageLite"]),
         .executable(name: "garage-demo", targets: ["garage-demo"]),
+        .executable(name: "garage", targets: ["garage"]),
         .executable(name: "garage-bench", targets: ["garage-bench"]),
     ],
     dependencies: [
@@ -34,6 +35,15 @@ let package = Package(
         .executableTarget(
             name: "garage-demo",
             dependencies: ["GarageLite"]
+        ),
+        // The command-line tool that looks inside, checks, repairs and moves a store: `swift run garage --help`.
+        .executableTarget(
+            name: "garage",
+            dependencies: [
+                "GarageLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // Benchmarks GarageLite against raw SQLite and plain GRDB records: `swift run -c release garage-bench --quick`.
         .executableTarget(
@@ -81,6 +91,7 @@ let package = Package(
                 "GarageFixtureModels",
                 "GarageStressModels",
                 "garage-stress-worker",
+                "garage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),

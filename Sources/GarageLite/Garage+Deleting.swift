@@ -309,6 +309,11 @@ extension Garage {
     private func migrating<T>(from oldName: String, to type: T.Type) throws -> (String, ChangeSet, @Sendable (StoreView) throws -> Int) {
         let typeName = try storedTypeName(T.self, listing: "move objects to")
         if oldName != typeName { try Identity.checkCanMigrate(from: oldName, to: T.self) }
+        return migrating(from: oldName, toTypeName: typeName)
+    }
+
+    /// The changes that move every object of `oldName` to `typeName`, and their check.
+    func migrating(from oldName: String, toTypeName typeName: String) -> (String, ChangeSet, @Sendable (StoreView) throws -> Int) {
         var changes = ChangeSet()
         if oldName != typeName {
             changes.record(.renameType(from: oldName, to: typeName), resealing: resealer())

@@ -110,14 +110,24 @@ func content(_ notes: [String: Note]) -> [String: Note] {
     }
 }
 
-let folder = FileManager.default.temporaryDirectory.appendingPathComponent("garage-demo-\(UUID().uuidString.prefix(8))")
+// `--keep FOLDER` writes the two garage files there and keeps them, to look at them with the
+// `garage` tool (README); by default they go in a temporary folder, deleted at the end.
+let keptFolder = CommandLine.arguments.firstIndex(of: "--keep").flatMap { index in
+    index + 1 < CommandLine.arguments.count ? URL(fileURLWithPath: CommandLine.arguments[index + 1]) : nil
+}
+if CommandLine.arguments.contains("--keep"), keptFolder == nil {
+    print("usage: garage-demo [--keep FOLDER]")
+    exit(64)
+}
+let folder = keptFolder
+    ?? FileManager.default.temporaryDirectory.appendingPathComponent("garage-demo-\(UUID().uuidString.prefix(8))")
 var converged = false
 do {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let server = FakeServer()
     let phone = try Device("phone", in: folder, server: server)
     let laptop = try Device("laptop", in: folder, server: server)
-    print("A phone and a laptop, each with its own garage file (in \(folder.path), deleted at the end),")
+    print("A phone and a laptop, each with its own garage file (in \(folder.path)\(keptFolder == nil ? ", deleted at the end" : "")),")
     print("sync notes through one server. Each sync uploads the device's changes, then downloads the server's.")
 
     print("\n0. The phone kept a note from version 1 of the app, which called items \"lines\".")
@@ -179,5 +189,5 @@ do {
 } catch {
     print("garage-demo failed: \(error)")
 }
-try? FileManager.default.removeItem(at: folder)
+if keptFolder == nil { try? FileManager.default.removeItem(at: folder) }
 exit(converged ? 0 : 1)

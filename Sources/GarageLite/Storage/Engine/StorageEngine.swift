@@ -109,6 +109,18 @@ protocol RowStatements {
     /// The distinct type names of the rows.
     func types() throws -> [String]
 
+    /// Up to `limit` rows, tombstones too, with every column and ``StoredRow/isRemote``: of
+    /// `type` (or of every type), after the row `key` (`nil`: from the first), in key order.
+    /// A row whose key is not UTF-8 text is unreadable.
+    func records(ofType type: String?, after key: ObjectKey?, limit: Int) throws -> [RowRead]
+    /// The row `key`, a tombstone too, as ``records(ofType:after:limit:)`` reads it, or `nil`.
+    func record(_ key: ObjectKey) throws -> RowRead?
+    /// What each type's rows hold (counts, statuses, claims, held rows, tombstones), by type
+    /// name; a row is held with `maximumAttempts` failed attempts or more.
+    func typeStatistics(maximumAttempts: Int) throws -> [TypeStatistics]
+    /// The store's format version (see `Schema`).
+    func formatVersion() throws -> Int
+
     /// The stamps of the objects of `type` (tombstones excluded), by identifier: of every one,
     /// or of those `identifiers` names. Read leniently: a damaged column reads as `nil`.
     func stamps(ofType type: String, identifiers: [String]?) throws -> [String: RowStamp]
@@ -167,6 +179,9 @@ protocol RowWriteStatements: RowStatements {
     /// `Schema`'s version 3), unless there is a row `key` already, a tombstone too, which it
     /// leaves as it is; returns whether it inserted.
     @discardableResult func insertImported(_ key: ObjectKey, _ row: ImportedRow) throws -> Bool
+    /// Inserts `row` as it is (every column but the claim), unless there is a row `key`
+    /// already, a tombstone too, which it leaves as it is; returns whether it inserted.
+    @discardableResult func insertRecord(_ key: ObjectKey, _ row: StoredRow) throws -> Bool
     /// Deletes the row, a tombstone too, leaving nothing; returns whether there was one.
     @discardableResult func purge(_ key: ObjectKey) throws -> Bool
     /// Sets the row's status; returns whether it changed (the row exists, with another status).

@@ -44,6 +44,9 @@ struct StoredRow: Sendable {
     var attempts: Int64 = 0
     var lastError: String? = nil
     var retryAt: Date? = nil
+    /// Whether a copy may be on the server, so that deleting the object leaves a tombstone.
+    /// Read by the record API only (``RowStatements/records(ofType:after:limit:)``).
+    var isRemote = false
     /// The key the row's data was encrypted for, when it is not `key`: a row of a type renamed
     /// by changes not written yet (read through the overlay).
     var sealedFor: ObjectKey? = nil

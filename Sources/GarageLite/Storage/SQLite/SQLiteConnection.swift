@@ -98,7 +98,7 @@ struct SQLiteConnection: RowWriteStatements {
 
     /// Runs `sql` with `arguments`, calling `visit` with the statement's handle on each row
     /// until it returns `false`.
-    private func step(_ sql: String, _ arguments: [RowArgument], _ visit: (OpaquePointer?) throws -> Bool) throws {
+    func step(_ sql: String, _ arguments: [RowArgument], _ visit: (OpaquePointer?) throws -> Bool) throws {
         let statement = try statements.statement(sql, in: db)
         let handle = statement.sqliteStatement
         defer {

@@ -1,0 +1,247 @@
+import Foundation
+
+// Records: the store's rows as they are, for tools that don't have the app's Swift types
+// (the `garage` command-line tool): listing, showing, exporting and importing objects, the
+// store's statistics, and renaming a type by name. The rows are read and written in
+// Storage/Store+Records.swift.
+extension Garage {
+    /// The largest page ``records(ofType:after:limit:)-5i8ka`` reads by default.
+    public static let defaultRecordPageSize = 1_000
+
+    /// Up to `limit` stored objects (tombstones too) as records: of the type `typeName`, or of
+    /// every type, after the record `key` (from the first when `nil`), in type name then
+    /// identifier order. Pass the last record's ``ObjectRecord/key`` to read the next page.
+    ///
+    /// ```swift
+    /// var after: ObjectKey?
+    /// while case let page = try garage.records(after: after), !page.isEmpty {
+    ///     for record in page { print(record.key, record.syncStatus, record.json) }
+    ///     after = page.last?.key
+    /// }
+    /// ```
+    ///
+    /// Records are what the store holds: the garage's unsaved changes and open transactions
+    /// are not in them (save first). Each page is read from one snapshot; a page read later
+    /// sees the commits made meanwhile.
+    ///
+    /// - throws: ``GarageError/corruptData(typeName:identifier:reason:)`` naming a row that
+    ///   can't be read; the errors of decrypting an encrypted row (the garage needs its key).
+    public func records(ofType typeName: String? = nil, after key: ObjectKey? = nil,
+                        limit: Int = Garage.defaultRecordPageSize) throws -> [ObjectRecord] {
+        let rows = try run(store.readingRecords(ofType: typeName, after: key, limit: max(1, limit)))
+        return try Self.records(rows, configuration().encryption)
+    }
+
+    /// Up to `limit` stored objects as records (see ``records(ofType:after:limit:)-5i8ka``),
+    /// without blocking the calling thread.
+    public nonisolated(nonsending) func records(ofType typeName: String? = nil, after key: ObjectKey? = nil,
+                                                limit: Int = Garage.defaultRecordPageSize) async throws -> [ObjectRecord] {
+        let rows = try await run(store.readingRecords(ofType: typeName, after: key, limit: max(1, limit)))
+        return try Self.records(rows, configuration().encryption)
+    }
+
+    /// The record of the object `key` (a tombstone too), or `nil` when the store has none (see
+    /// ``records(ofType:after:limit:)-5i8ka``).
+    ///
+    /// ```swift
+    /// if let record = try garage.record(ObjectKey(typeName: "Person", identifier: "sam")) {
+    ///     print(record.json, record.references)
+    /// }
+    /// ```
+    public func record(_ key: ObjectKey) throws -> ObjectRecord? {
+        try Self.records(try run(store.readingRecord(key)).map { [$0] } ?? [], configuration().encryption).first
+    }
+
+    /// The record of the object `key` (see ``record(_:)-2wt6l``), without blocking the calling thread.
+    public nonisolated(nonsending) func record(_ key: ObjectKey) async throws -> ObjectRecord? {
+        try Self.records(try await run(store.readingRecord(key)).map { [$0] } ?? [], configuration().encryption).first
+    }
+
+    /// Writes `records` into the store, in one transaction, each as it is (its JSON, status,
+    /// dates, revision, references, tombstone and failed uploads; not its claim), where the
+    /// store has no row with its key; returns what it wrote and what it left.
+    ///
+    /// ```swift
+    /// let report = try backup.importRecords(try garage.records())
+    /// print(report)       // "Imported 12 objects (Note: 10, Person: 2)."
+    /// ```
+    ///
+    /// - An object the store has already (a tombstone too) is left as it is, and counted in
+    ///   ``RecordImportReport/alreadyInGarage``: importing twice changes nothing.
+    /// - A `.syncing` record (its claim is not imported) is written `.notSynced`, for the next
+    ///   sync job to upload.
+    /// - In a garage with an encryption key or delegate, the JSON is encrypted.
+    /// - The references are taken as they are: importing some types without those they
+    ///   reference leaves references that ``check(maximumProblems:)-6c2ya`` reports.
+    ///
+    /// - throws: Before writing anything, ``GarageError/invalidIdentifier(typeName:identifier:reason:)``
+    ///   for an empty type name or identifier, or one that contains U+0000;
+    ///   ``GarageError/corruptData(typeName:identifier:reason:)`` naming a record whose JSON is
+    ///   not an object (or, for a tombstone, is not empty), whose revision is below 1, or that
+    ///   appears twice. Then the errors of a write. When it throws, nothing was imported.
+    @discardableResult
+    public func importRecords(_ records: [ObjectRecord]) throws -> RecordImportReport {
+        Self.importReport(records, written: try run(store.importingRecords(try preparingRecords(records))))
+    }
+
+    /// Writes `records` into the store (see ``importRecords(_:)-8ps0y``), without blocking the
+    /// calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func importRecords(_ records: [ObjectRecord]) async throws -> RecordImportReport {
+        Self.importReport(records, written: try await run(store.importingRecords(try preparingRecords(records))))
+    }
+
+    /// What the store holds, per type, and what its sync jobs have left to do: counts per sync
+    /// status, open claims, held objects, tombstones, the oldest change not uploaded; and the
+    /// store's format version, file sizes and encryption.
+    ///
+    /// ```swift
+    /// let statistics = try garage.statistics()
+    /// print(statistics.formatVersion, statistics.types.map { "\($0.typeName): \($0.count)" })
+    /// ```
+    ///
+    /// Like records, statistics count what the store holds, without unsaved changes.
+    public func statistics() throws -> StoreStatistics {
+        statistics(try run(store.readingStatistics(maximumAttempts: maximumUploadAttempts)),
+                   isEncrypted: try encryptionStatus().isEncrypted)
+    }
+
+    /// The store's statistics (see ``statistics()-6y5ha``), without blocking the calling thread.
+    public nonisolated(nonsending) func statistics() async throws -> StoreStatistics {
+        statistics(try await run(store.readingStatistics(maximumAttempts: maximumUploadAttempts)),
+                   isEncrypted: try await encryptionStatus().isEncrypted)
+    }
+
+    /// Moves every object parked under the type name `oldName` to the type name `newName`, as
+    /// ``migrateAll(fromOldClassName:to:)-73yt5`` does for a Swift type: for tools that have
+    /// only names. An object of `newName` with the same identifier is replaced; references to
+    /// the moved objects keep working. Returns how many moved.
+    ///
+    /// ```swift
+    /// try garage.migrateAll(fromOldClassName: "Employee", toTypeName: "Person")
+    /// ```
+    ///
+    /// Unlike the typed form, it can't check that no Swift type of this process is stored
+    /// under `oldName`.
+    ///
+    /// - throws: ``GarageError/invalidIdentifier(typeName:identifier:reason:)`` for an empty
+    ///   name, or one that contains U+0000.
+    @discardableResult
+    public func migrateAll(fromOldClassName oldName: String, toTypeName newName: String) throws -> Int {
+        let (operation, changes, check) = try migratingByName(oldName, newName)
+        return try record(operation, changes, check: check)
+    }
+
+    /// Moves every object of `oldName` to `newName` (see ``migrateAll(fromOldClassName:toTypeName:)-4f9ss``),
+    /// without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func migrateAll(fromOldClassName oldName: String, toTypeName newName: String) async throws -> Int {
+        let (operation, changes, check) = try migratingByName(oldName, newName)
+        return try await record(operation, changes, check: check)
+    }
+
+    // MARK: - Conversions
+
+    private func migratingByName(_ oldName: String, _ newName: String) throws -> (String, ChangeSet, @Sendable (StoreView) throws -> Int) {
+        for name in [oldName, newName] { try Self.checkName(name, identifier: "", what: "type name") }
+        return migrating(from: oldName, toTypeName: newName)
+    }
+
+    /// The records of `rows`, decrypted.
+    private static func records(_ rows: [StoredRow], _ encryption: EncryptionStage) throws -> [ObjectRecord] {
+        try rows.map { row in
+            let key = row.key
+            var json = row.data
+            if row.isEncrypted, !row.data.isEmpty {
+                json = String(decoding: try encryption.decrypt(row.data, sealedFor: key, naming: key), as: UTF8.self)
+            }
+            let references: [ObjectKey]
+            do {
+                references = try ReferenceList.decode(row.references)
+            } catch {
+                throw GarageError.corruptData(typeName: key.typeName, identifier: key.identifier,
+                                              reason: "its reference list is unusable: \(error)")
+            }
+            var record = ObjectRecord(key: key, json: json, syncStatus: row.syncStatus, date: row.creationDate)
+            record.modificationDate = row.modificationDate
+            record.revision = row.revision
+            record.isRoot = row.isRoot
+            record.references = references
+            record.isDeleted = row.isDeleted
+            record.isRemote = row.isRemote
+            record.claimDate = row.claimedAt
+            record.attempts = Int(row.attempts)
+            record.lastError = row.lastError
+            record.retryDate = row.retryAt
+            return record
+        }
+    }
+
+    /// The rows of `records`, checked and encrypted as the garage encrypts.
+    private func preparingRecords(_ records: [ObjectRecord]) throws -> [StoredRow] {
+        let encryption = configuration().encryption
+        let encrypts = encryption.delegate != nil && !encryption.writesPlaintext
+        var seen = Set<ObjectKey>()
+        return try records.map { record in
+            let key = record.key
+            func refuse(_ reason: String) -> GarageError {
+                GarageError.corruptData(typeName: key.typeName, identifier: key.identifier, reason: reason)
+            }
+            try Self.checkName(key.typeName, identifier: key.identifier, what: "type name")
+            try Self.checkName(key.identifier, identifier: key.identifier, typeName: key.typeName, what: "identifier")
+            guard seen.insert(key).inserted else { throw refuse("it is imported twice") }
+            guard record.revision >= 1 else { throw refuse("its revision is \(record.revision); a revision starts at 1") }
+            for reference in record.references {
+                try Self.checkName(reference.typeName, identifier: reference.identifier, what: "type name")
+                try Self.checkName(reference.identifier, identifier: reference.identifier, typeName: reference.typeName,
+                                   what: "identifier")
+            }
+            if record.isDeleted {
+                guard record.json.isEmpty else { throw refuse("it is a tombstone, which has no JSON, but it has some") }
+            } else {
+                do {
+                    guard case .object = try JSONReader.parse(record.json) else { throw refuse("its JSON is not an object") }
+                } catch let failure as JSONReader.Failure {
+                    throw refuse("its JSON is invalid: \(failure)")
+                }
+            }
+            let data = encrypts && !record.isDeleted ? try encryption.encrypt(record.json, for: key) : record.json
+            return StoredRow(
+                key: key, data: data, isEncrypted: encrypts && !record.isDeleted,
+                syncStatus: record.syncStatus == .syncing ? .notSynced : record.syncStatus,
+                creationDate: record.creationDate, modificationDate: record.modificationDate, revision: record.revision,
+                isRoot: record.isRoot, references: ReferenceList.encode(record.references), isDeleted: record.isDeleted,
+                attempts: Int64(record.attempts), lastError: record.lastError, retryAt: record.retryDate,
+                isRemote: record.isRemote || record.isDeleted)
+        }
+    }
+
+    /// Throws ``GarageError/invalidIdentifier(typeName:identifier:reason:)`` for an empty
+    /// `name`, or one containing U+0000, which the store would cut short.
+    private static func checkName(_ name: String, identifier: String, typeName: String? = nil, what: String) throws {
+        let reason = name.isEmpty ? "its \(what) is empty" : name.containsNUL ? "its \(what) contains U+0000 (NUL)" : nil
+        if let reason {
+            throw GarageError.invalidIdentifier(typeName: typeName ?? name, identifier: identifier, reason: reason)
+        }
+    }
+
+    private static func importReport(_ records: [ObjectRecord], written: Set<ObjectKey>) -> RecordImportReport {
+        var report = RecordImportReport(imported: [:], alreadyInGarage: [:])
+        for record in records {
+            if written.contains(record.key) {
+                report.imported[record.typeName, default: 0] += 1
+            } else {
+                report.alreadyInGarage[record.typeName, default: 0] += 1
+            }
+        }
+        return report
+    }
+
+    private func statistics(_ read: (formatVersion: Int, types: [TypeStatistics]), isEncrypted: Bool) -> StoreStatistics {
+        func size(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+        }
+        return StoreStatistics(path: path, formatVersion: read.formatVersion, fileSize: path.map(size) ?? 0,
+                               logSize: path.map { size($0 + "-wal") } ?? 0, isEncrypted: isEncrypted, types: read.types)
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+// The statements of the record API (Garage+Records.swift): every column of every row, for
+// tools that look inside a store, export it and import it, and the store's statistics.
+extension SQLiteConnection {
+    /// The columns of ``columns``, then `isRemote` (16).
+    private static let recordColumns = columns + ", isRemote"
+
+    func records(ofType type: String?, after key: ObjectKey?, limit: Int) throws -> [RowRead] {
+        var rows: [RowRead] = []
+        let sql: String
+        var arguments: [RowArgument] = []
+        switch (type, key) {
+        case (nil, nil):
+            sql = Self.firstRecordsSQL
+        case (nil, let key?):
+            sql = Self.nextRecordsSQL
+            arguments = [.text(key.typeName), .text(key.typeName), .text(key.identifier)]
+        case (let type?, nil):
+            sql = Self.firstRecordsOfTypeSQL
+            arguments = [.text(type)]
+        case (let type?, let key?):
+            // A key of another type: the rows of `type` after it, none when it comes after them.
+            sql = Self.nextRecordsOfTypeSQL
+            arguments = [.text(type), .text(key.typeName), .text(key.typeName), .text(key.identifier)]
+        }
+        try step(sql, arguments + [.integer(limit)]) { handle in
+            rows.append(Self.readRecord(handle))
+            return true
+        }
+        return rows
+    }
+
+    func record(_ key: ObjectKey) throws -> RowRead? {
+        var row: RowRead?
+        try step(Self.recordSQL, [.text(key.typeName), .text(key.identifier)]) { handle in
+            row = Self.readRecord(handle)
+            return false
+        }
+        return row
+    }
+
+    private static let recordSQL = "SELECT \(recordColumns) FROM garage_object WHERE type = ? AND identifier = ?"
+    private static let firstRecordsSQL = "SELECT \(recordColumns) FROM garage_object ORDER BY type, identifier LIMIT ?"
+    /// `type > ?` or `type = ? AND identifier > ?`: both ranges of the primary key.
+    private static let nextRecordsSQL = """
+        SELECT \(recordColumns) FROM garage_object WHERE type > ?1 OR (type = ?2 AND identifier > ?3)
+        ORDER BY type, identifier LIMIT ?4
+        """
+    private static let firstRecordsOfTypeSQL =
+        "SELECT \(recordColumns) FROM garage_object WHERE type = ? ORDER BY identifier LIMIT ?"
+    private static let nextRecordsOfTypeSQL = """
+        SELECT \(recordColumns) FROM garage_object
+        WHERE type = ?1 AND (?1 > ?2 OR (?1 = ?3 AND identifier > ?4))
+        ORDER BY identifier LIMIT ?5
+        """
+
+    /// A row read with every column, strictly: its key too must be UTF-8 text, or the row is
+    /// unreadable (a listing that resumes after the last key read must read it as stored).
+    private static func readRecord(_ handle: OpaquePointer?) -> RowRead {
+        let read = readRow(handle, purpose: .all)
+        guard case .row(var row) = read else { return read }
+        for (column, name) in [(Int32(0), "type"), (1, "identifier")] where sqlite3_column_type(handle, column) != SQLITE_TEXT
+            || utf8Text(UnsafeBufferPointer(start: sqlite3_column_text(handle, column),
+                                            count: Int(sqlite3_column_bytes(handle, column)))) == nil {
+            return .unreadable(row.key, GarageError.corruptData(
+                typeName: row.key.typeName, identifier: row.key.identifier,
+                reason: "its \(name) column is not UTF-8 text"))
+        }
+        row.isRemote = sqlite3_column_int64(handle, 16) != 0
+        return .row(row)
+    }
+
+    func insertRecord(_ key: ObjectKey, _ row: StoredRow) throws -> Bool {
+        try db.cachedStatement(sql: """
+            INSERT INTO garage_object
+                (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
+                 isDeleted, isRemote, attempts, lastError, retryAt, referencesKnown)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+            ON CONFLICT (type, identifier) DO NOTHING
+            """).execute(arguments: [
+                key.typeName, key.identifier, row.data, row.isEncrypted, row.syncStatus.rawValue,
+                row.creationDate.timeIntervalSince1970, row.modificationDate.timeIntervalSince1970, row.revision,
+                row.isRoot, row.references, row.isDeleted, row.isRemote, row.attempts, row.lastError,
+                row.retryAt?.timeIntervalSince1970,
+            ])
+        return db.changesCount > 0
+    }
+
+    func typeStatistics(maximumAttempts: Int) throws -> [TypeStatistics] {
+        var statistics: [String: TypeStatistics] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT CAST(type AS TEXT), syncStatus, isDeleted, COUNT(*), SUM(claim IS NOT NULL), SUM(attempts >= ?),
+                   MIN(CASE WHEN syncStatus = ? THEN modificationDate END), SUM(length(CAST(data AS BLOB)))
+            FROM garage_object GROUP BY type, syncStatus, isDeleted
+            """), arguments: [maximumAttempts, SyncStatus.notSynced.rawValue])
+        while let row = try rows.next() {
+            let type = String.fromDatabaseValue(row[0]) ?? "?"
+            var entry = statistics[type] ?? TypeStatistics(typeName: type)
+            let count = Int.fromDatabaseValue(row[3]) ?? 0
+            if Int.fromDatabaseValue(row[2]) ?? 0 != 0 {
+                entry.tombstones += count
+            } else {
+                entry.count += count
+                let status = Int.fromDatabaseValue(row[1]).flatMap(SyncStatus.init(rawValue:))
+                entry.countsByStatus[status ?? .undetermined, default: 0] += count
+                entry.dataSize += Int.fromDatabaseValue(row[7]) ?? 0
+            }
+            entry.openClaims += Int.fromDatabaseValue(row[4]) ?? 0
+            entry.heldObjects += Int.fromDatabaseValue(row[5]) ?? 0
+            if let oldest = Double.fromDatabaseValue(row[6]).map(Date.init(timeIntervalSince1970:)) {
+                entry.oldestUnsyncedChange = min(entry.oldestUnsyncedChange ?? oldest, oldest)
+            }
+            statistics[type] = entry
+        }
+        return statistics.values.sorted { $0.typeName < $1.typeName }
+    }
+
+    func formatVersion() throws -> Int {
+        try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import GarageLite
+
+/// What the tool prints: text, tables and JSON on standard output, messages on standard error.
+enum Output {
+    static func line(_ text: String = "") {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// `value` as pretty-printed JSON with sorted keys, dates in ISO 8601.
+    static func json(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Output.date(date))
+        }
+        line(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    /// A date as ISO 8601, in UTC, with milliseconds.
+    static func date(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true)
+            .timeSeparator(.colon).timeZone(separator: .omitted))
+    }
+
+    /// `rows` under `header`, in columns; the columns `rightAligned` names are numbers.
+    static func table(_ header: [String], _ rows: [[String]], rightAligned: Set<Int> = []) {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        func format(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                let padding = String(repeating: " ", count: widths[index] - cell.count)
+                return rightAligned.contains(index) ? padding + cell : cell + (index == cells.count - 1 ? "" : padding)
+            }.joined(separator: "  ")
+        }
+        line(format(header))
+        for row in rows { line(format(row)) }
+    }
+
+    /// An object's JSON, pretty-printed with sorted keys; as it is when it can't be parsed.
+    static func prettyJSON(_ text: String) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]),
+              let data = try? JSONSerialization.data(withJSONObject: object,
+                                                     options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+        else { return text }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension SyncStatus {
+    /// The status's name: `undetermined`, `notSynced`, `syncing`, `synced`.
+    var name: String {
+        switch self {
+        case .undetermined: "undetermined"
+        case .notSynced: "notSynced"
+        case .syncing: "syncing"
+        case .synced: "synced"
+        }
+    }
+
+    /// The status named `name` (`notSynced`, `not-synced` or `not_synced`, in any case), or `nil`.
+    init?(name: String) {
+        let folded = name.lowercased().filter { $0 != "-" && $0 != "_" }
+        guard let status = SyncStatus.allCases.first(where: { $0.name.lowercased() == folded }) else { return nil }
+        self = status
+    }
+}
