@@ -5,7 +5,12 @@ import Foundation
 // store's statistics, and renaming a type by name. The rows are read and written in
 // Storage/Store+Records.swift.
 extension Garage {
-    /// The largest page ``records(ofType:after:limit:)-5i8ka`` reads by default.
+    /// The format version of the stores this version of GarageLite writes (``StoreStatistics/formatVersion``):
+    /// a store of an older version is upgraded when a garage that can write it opens it, and
+    /// one of a newer version is refused.
+    public static let formatVersion = Schema.formatVersion
+
+    /// The largest page ``records(ofType:after:limit:)-21lw8`` reads by default.
     public static let defaultRecordPageSize = 1_000
 
     /// Up to `limit` stored objects (tombstones too) as records: of the type `typeName`, or of
@@ -32,7 +37,7 @@ extension Garage {
         return try Self.records(rows, configuration().encryption)
     }
 
-    /// Up to `limit` stored objects as records (see ``records(ofType:after:limit:)-5i8ka``),
+    /// Up to `limit` stored objects as records (see ``records(ofType:after:limit:)-21lw8``),
     /// without blocking the calling thread.
     public nonisolated(nonsending) func records(ofType typeName: String? = nil, after key: ObjectKey? = nil,
                                                 limit: Int = Garage.defaultRecordPageSize) async throws -> [ObjectRecord] {
@@ -41,7 +46,7 @@ extension Garage {
     }
 
     /// The record of the object `key` (a tombstone too), or `nil` when the store has none (see
-    /// ``records(ofType:after:limit:)-5i8ka``).
+    /// ``records(ofType:after:limit:)-21lw8``).
     ///
     /// ```swift
     /// if let record = try garage.record(ObjectKey(typeName: "Person", identifier: "sam")) {
@@ -52,7 +57,7 @@ extension Garage {
         try Self.records(try run(store.readingRecord(key)).map { [$0] } ?? [], configuration().encryption).first
     }
 
-    /// The record of the object `key` (see ``record(_:)-2wt6l``), without blocking the calling thread.
+    /// The record of the object `key` (see ``record(_:)-61y97``), without blocking the calling thread.
     public nonisolated(nonsending) func record(_ key: ObjectKey) async throws -> ObjectRecord? {
         try Self.records(try await run(store.readingRecord(key)).map { [$0] } ?? [], configuration().encryption).first
     }
@@ -72,7 +77,7 @@ extension Garage {
     ///   sync job to upload.
     /// - In a garage with an encryption key or delegate, the JSON is encrypted.
     /// - The references are taken as they are: importing some types without those they
-    ///   reference leaves references that ``check(maximumProblems:)-6c2ya`` reports.
+    ///   reference leaves references that ``check(maximumProblems:)-1n0z3`` reports.
     ///
     /// - throws: Before writing anything, ``GarageError/invalidIdentifier(typeName:identifier:reason:)``
     ///   for an empty type name or identifier, or one that contains U+0000;
@@ -84,7 +89,7 @@ extension Garage {
         Self.importReport(records, written: try run(store.importingRecords(try preparingRecords(records))))
     }
 
-    /// Writes `records` into the store (see ``importRecords(_:)-8ps0y``), without blocking the
+    /// Writes `records` into the store (see ``importRecords(_:)-d01b``), without blocking the
     /// calling thread.
     @discardableResult
     public nonisolated(nonsending) func importRecords(_ records: [ObjectRecord]) async throws -> RecordImportReport {
@@ -106,7 +111,7 @@ extension Garage {
                    isEncrypted: try encryptionStatus().isEncrypted)
     }
 
-    /// The store's statistics (see ``statistics()-6y5ha``), without blocking the calling thread.
+    /// The store's statistics (see ``statistics()-6gu77``), without blocking the calling thread.
     public nonisolated(nonsending) func statistics() async throws -> StoreStatistics {
         statistics(try await run(store.readingStatistics(maximumAttempts: maximumUploadAttempts)),
                    isEncrypted: try await encryptionStatus().isEncrypted)
@@ -132,7 +137,7 @@ extension Garage {
         return try record(operation, changes, check: check)
     }
 
-    /// Moves every object of `oldName` to `newName` (see ``migrateAll(fromOldClassName:toTypeName:)-4f9ss``),
+    /// Moves every object of `oldName` to `newName` (see ``migrateAll(fromOldClassName:toTypeName:)-5ymqv``),
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func migrateAll(fromOldClassName oldName: String, toTypeName newName: String) async throws -> Int {

@@ -37,7 +37,15 @@ struct Stats: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let statistics = try store.openForReading().statistics()
+            let (garage, upgradedFrom) = try store.openForReadingUpgraded()
+            var statistics = try garage.statistics()
+            // Of the store itself, not of an upgraded copy.
+            if let upgradedFrom { statistics.formatVersion = upgradedFrom }
+            func size(_ path: String) -> Int {
+                ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+            }
+            statistics.fileSize = size(store.store)
+            statistics.logSize = size(store.store + "-wal")
             if output.json {
                 try Output.json(JSON(
                     path: store.store, formatVersion: statistics.formatVersion, fileBytes: statistics.fileSize,

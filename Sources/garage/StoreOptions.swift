@@ -29,14 +29,68 @@ struct StoreOptions: ParsableArguments {
 
     /// The store, opened for reading only: the command changes nothing in it.
     func openForReading() throws -> Garage {
+        try openForReadingUpgraded().garage
+    }
+
+    /// The store, opened for reading only, and the format version it has when it is older than
+    /// this tool's (`nil` otherwise).
+    ///
+    /// A store of an older format can't be read before it is upgraded, which would change it:
+    /// it is copied (with its log) to a temporary folder, and the copy is upgraded and read.
+    func openForReadingUpgraded() throws -> (garage: Garage, upgradedFrom: Int?) {
         try requireFile()
-        return try Garage.readOnly(path: store, encryptionKey: try key())
+        do {
+            return (try Garage.readOnly(path: store, encryptionKey: try key()), nil)
+        } catch GarageError.cannotOpenStore(let path, let reason) {
+            // The header's version is the store's when no log holds a newer one: this is a store
+            // that must be upgraded (a log never brings a version down).
+            guard let version = Self.headerVersion(of: store), version < Garage.formatVersion else {
+                throw GarageError.cannotOpenStore(path: path, reason: reason)
+            }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("garage-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            TemporaryFolders.remove(folder)
+            let copy = folder.appendingPathComponent("store").path
+            for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: store + suffix) {
+                try FileManager.default.copyItem(atPath: store + suffix, toPath: copy + suffix)
+            }
+            let garage = try Garage(path: copy, encryptionKey: try key())
+            Output.error("garage: \(store) is in format version \(version); reading an upgraded copy (the store is unchanged)")
+            return (garage, version)
+        }
+    }
+
+    /// The format version in the header of the SQLite file at `path` (its `user_version`), or
+    /// `nil` when it is not an SQLite file. The log may hold a newer one.
+    static func headerVersion(of path: String) -> Int? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 100), header.count == 100,
+              header.prefix(16) == Data("SQLite format 3\0".utf8) else { return nil }
+        return header[60..<64].reduce(0) { $0 << 8 | Int($1) }
     }
 
     /// The store, opened for writing; it must exist unless `creating`.
     func openForWriting(creating: Bool = false) throws -> Garage {
         if !creating { try requireFile() }
         return try Garage(path: store, encryptionKey: try key())
+    }
+}
+
+/// The temporary folders of upgraded copies, removed when the tool exits.
+enum TemporaryFolders {
+    private static let folders = Locked<[URL]>([])
+
+    static func remove(_ folder: URL) {
+        let isFirst = folders.withLock { folders in
+            folders.append(folder)
+            return folders.count == 1
+        }
+        if isFirst { atexit { TemporaryFolders.removeAll() } }
+    }
+
+    static func removeAll() {
+        for folder in folders.withLock({ $0 }) { try? FileManager.default.removeItem(at: folder) }
     }
 }
 

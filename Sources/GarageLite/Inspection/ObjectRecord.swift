@@ -4,8 +4,8 @@ import Foundation
 ///
 /// Records are what tools see of a store without the app's Swift types: the `garage`
 /// command-line tool lists, shows, exports and imports them. Read them with
-/// ``Garage/records(ofType:after:limit:)-3m1cz``, write them into another store with
-/// ``Garage/importRecords(_:)-8ps0y``:
+/// ``Garage/records(ofType:after:limit:)-21lw8``, write them into another store with
+/// ``Garage/importRecords(_:)-d01b``:
 ///
 /// ```swift
 /// var after: ObjectKey?
@@ -76,7 +76,7 @@ public struct ObjectRecord: Sendable, Hashable {
     }
 }
 
-/// What ``Garage/importRecords(_:)-8ps0y`` did.
+/// What ``Garage/importRecords(_:)-d01b`` did.
 public struct RecordImportReport: Sendable, Hashable, CustomStringConvertible {
     /// The records written, per type name.
     public var imported: [String: Int]

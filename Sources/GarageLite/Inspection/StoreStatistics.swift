@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a store holds, per type, and what its sync jobs have left to do: what
-/// ``Garage/statistics()-6y5ha`` returns.
+/// ``Garage/statistics()-6gu77`` returns.
 ///
 /// ```swift
 /// let statistics = try garage.statistics()
@@ -35,7 +35,7 @@ public struct TypeStatistics: Sendable, Hashable {
     /// The objects (and tombstones) a sync job's claim holds now.
     public var openClaims = 0
     /// The objects (and tombstones) held back after ``Garage/maximumUploadAttempts`` failed
-    /// uploads (see ``Garage/heldObjects(_:)-8xr0z``).
+    /// uploads (see ``Garage/heldObjects(_:)-1a0n``).
     public var heldObjects = 0
     /// The tombstones: deleted objects whose deletion a sync job has yet to upload.
     public var tombstones = 0
