@@ -92,26 +92,36 @@ extension SQLiteConnection {
     func typeStatistics(maximumAttempts: Int) throws -> [TypeStatistics] {
         var statistics: [String: TypeStatistics] = [:]
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT CAST(type AS TEXT), syncStatus, isDeleted, COUNT(*), SUM(claim IS NOT NULL), SUM(attempts >= ?),
-                   MIN(CASE WHEN syncStatus = ? THEN modificationDate END), SUM(length(CAST(data AS BLOB)))
+            SELECT CAST(type AS TEXT), CAST(syncStatus AS INTEGER), CAST(isDeleted AS INTEGER), COUNT(*),
+                   SUM(claim IS NOT NULL), SUM(attempts >= ?),
+                   MIN(CASE WHEN syncStatus = ? THEN CAST(modificationDate AS REAL) END), SUM(length(CAST(data AS BLOB)))
             FROM garage_object GROUP BY type, syncStatus, isDeleted
             """), arguments: [maximumAttempts, SyncStatus.notSynced.rawValue])
         while let row = try rows.next() {
-            let type = String.fromDatabaseValue(row[0]) ?? "?"
+            // Every column is cast to its type (or NULL) above, so that these reads can't fail
+            // on a damaged row. (`fromDatabaseValue` in optional chains here crashed Swift
+            // 6.3.1's optimizer in release builds.)
+            let type: String = row[0] ?? "?"
+            let statusValue: Int = row[1] ?? 0
+            let isDeleted: Int = row[2] ?? 0
+            let count: Int = row[3] ?? 0
+            let claims: Int = row[4] ?? 0
+            let held: Int = row[5] ?? 0
+            let oldest: Double? = row[6]
+            let size: Int = row[7] ?? 0
             var entry = statistics[type] ?? TypeStatistics(typeName: type)
-            let count = Int.fromDatabaseValue(row[3]) ?? 0
-            if Int.fromDatabaseValue(row[2]) ?? 0 != 0 {
+            if isDeleted != 0 {
                 entry.tombstones += count
             } else {
                 entry.count += count
-                let status = Int.fromDatabaseValue(row[1]).flatMap(SyncStatus.init(rawValue:))
-                entry.countsByStatus[status ?? .undetermined, default: 0] += count
-                entry.dataSize += Int.fromDatabaseValue(row[7]) ?? 0
+                entry.countsByStatus[SyncStatus(rawValue: statusValue) ?? .undetermined, default: 0] += count
+                entry.dataSize += size
             }
-            entry.openClaims += Int.fromDatabaseValue(row[4]) ?? 0
-            entry.heldObjects += Int.fromDatabaseValue(row[5]) ?? 0
-            if let oldest = Double.fromDatabaseValue(row[6]).map(Date.init(timeIntervalSince1970:)) {
-                entry.oldestUnsyncedChange = min(entry.oldestUnsyncedChange ?? oldest, oldest)
+            entry.openClaims += claims
+            entry.heldObjects += held
+            if let oldest {
+                let date = Date(timeIntervalSince1970: oldest)
+                entry.oldestUnsyncedChange = min(entry.oldestUnsyncedChange ?? date, date)
             }
             statistics[type] = entry
         }
