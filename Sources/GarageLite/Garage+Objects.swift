@@ -374,13 +374,11 @@ extension Garage {
         let configuration = configuration()
         return reading("retrieve all \(typeName)") { view in
             let decoder = configuration.decoder(view)
-            // Each row is let go once decoded (popped from the end of the reversed list), so
-            // that the rows and the objects are not all held at once.
-            var rows = try view.rows(ofType: typeName)
-            rows.reverse()
+            // Each row is decoded as it is read, and let go: the rows and the objects are not
+            // all held at once.
             var objects: [T] = []
-            objects.reserveCapacity(rows.count)
-            while let row = rows.popLast() {
+            objects.reserveCapacity(try view.count(ofType: typeName))
+            try view.forEachRow(ofType: typeName) { row in
                 objects.append(try configuration.decode(T.self, row.get(), with: decoder))
             }
             return objects
@@ -417,7 +415,7 @@ extension Garage {
         return reading("retrieve all \(typeName)") { [store] view in
             let decoder = configuration.decoder(view)
             var result = LossyRetrieval<T>()
-            for read in try view.rows(ofType: typeName) {
+            try view.forEachRow(ofType: typeName) { read in
                 do {
                     result.objects.append(try configuration.decode(T.self, read.get(), with: decoder))
                 } catch where store.isRowFailure(error) {

@@ -41,6 +41,14 @@ struct StoreView {
         return try pending.rows(ofType: type, in: statements, for: purpose, now: now)
     }
 
+    /// Calls `body` with each row of `type`, in identifier order, as it is read (see
+    /// ``RowStatements/forEachRow(ofType:for:_:)``); with pending changes of the type, from
+    /// the merged rows.
+    func forEachRow(ofType type: String, for purpose: RowPurpose = .content, _ body: (RowRead) throws -> Void) throws {
+        guard let pending, isPending(type) else { return try statements.forEachRow(ofType: type, for: purpose, body) }
+        for row in try pending.rows(ofType: type, in: statements, for: purpose, now: now) { try body(row) }
+    }
+
     /// The rows of `type` after the first `offset` (whose last identifier is `identifier`), at
     /// most `limit`, in identifier order: one page of a scan.
     func rows(ofType type: String, after identifier: String?, offset: Int, limit: Int) throws -> [RowRead] {

@@ -82,6 +82,10 @@ protocol RowStatements {
     func rowOrTombstone(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow?
     /// The rows of `type`, in identifier order.
     func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead]
+    /// Calls `body` with each row of `type`, in identifier order, as it is read: a row is let
+    /// go once `body` returns, so that a listing need not hold every row at once. `body` may
+    /// read other rows meanwhile.
+    func forEachRow(ofType type: String, for purpose: RowPurpose, _ body: (RowRead) throws -> Void) throws
     /// Up to `limit` rows of `type` whose identifier follows `identifier` (from the first when
     /// `nil`), in identifier order.
     func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead]

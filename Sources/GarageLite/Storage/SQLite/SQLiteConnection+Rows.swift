@@ -14,7 +14,16 @@ extension SQLiteConnection {
     }
 
     func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead] {
-        try readRows(purpose == .content ? Self.contentRowsOfTypeSQL : Self.rowsOfTypeSQL, [.text(type)], purpose: purpose)
+        var rows: [RowRead] = []
+        try forEachRow(ofType: type, for: purpose) { rows.append($0) }
+        return rows
+    }
+
+    func forEachRow(ofType type: String, for purpose: RowPurpose, _ body: (RowRead) throws -> Void) throws {
+        try step(purpose == .content ? Self.contentRowsOfTypeSQL : Self.rowsOfTypeSQL, [.text(type)]) { handle in
+            try body(Self.readRow(handle, purpose: purpose))
+            return true
+        }
     }
 
     func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead] {
