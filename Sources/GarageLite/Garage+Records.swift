@@ -75,7 +75,8 @@ extension Garage {
     ///   ``RecordImportReport/alreadyInGarage``: importing twice changes nothing.
     /// - A `.syncing` record (its claim is not imported) is written `.notSynced`, for the next
     ///   sync job to upload.
-    /// - In a garage with an encryption key or delegate, the JSON is encrypted.
+    /// - In a garage with an encryption key or delegate, the JSON is encrypted. A record that
+    ///   holds ciphertext (``ObjectRecord/isEncrypted``) is written as it is.
     /// - The references are taken as they are: importing some types without those they
     ///   reference leaves references that ``check(maximumProblems:)-1n0z3`` reports.
     ///
@@ -157,7 +158,9 @@ extension Garage {
         try rows.map { row in
             let key = row.key
             var json = row.data
-            if row.isEncrypted, !row.data.isEmpty {
+            // Without a delegate, the ciphertext as it is (``ObjectRecord/isEncrypted``).
+            let decrypts = row.isEncrypted && !row.data.isEmpty && encryption.delegate != nil
+            if decrypts {
                 json = String(decoding: try encryption.decrypt(row.data, sealedFor: key, naming: key), as: UTF8.self)
             }
             let references: [ObjectKey]
@@ -168,6 +171,7 @@ extension Garage {
                                               reason: "its reference list is unusable: \(error)")
             }
             var record = ObjectRecord(key: key, json: json, syncStatus: row.syncStatus, date: row.creationDate)
+            record.isEncrypted = row.isEncrypted && !decrypts
             record.modificationDate = row.modificationDate
             record.revision = row.revision
             record.isRoot = row.isRoot
@@ -203,6 +207,10 @@ extension Garage {
             }
             if record.isDeleted {
                 guard record.json.isEmpty else { throw refuse("it is a tombstone, which has no JSON, but it has some") }
+            } else if record.isEncrypted {
+                guard !record.json.isEmpty, !record.json.containsNUL else {
+                    throw refuse("its ciphertext is empty or contains U+0000 (NUL)")
+                }
             } else {
                 do {
                     guard case .object = try JSONReader.parse(record.json) else { throw refuse("its JSON is not an object") }
@@ -210,9 +218,10 @@ extension Garage {
                     throw refuse("its JSON is invalid: \(failure)")
                 }
             }
-            let data = encrypts && !record.isDeleted ? try encryption.encrypt(record.json, for: key) : record.json
+            let sealing = encrypts && !record.isDeleted && !record.isEncrypted
+            let data = sealing ? try encryption.encrypt(record.json, for: key) : record.json
             return StoredRow(
-                key: key, data: data, isEncrypted: encrypts && !record.isDeleted,
+                key: key, data: data, isEncrypted: sealing || record.isEncrypted,
                 syncStatus: record.syncStatus == .syncing ? .notSynced : record.syncStatus,
                 creationDate: record.creationDate, modificationDate: record.modificationDate, revision: record.revision,
                 isRoot: record.isRoot, references: ReferenceList.encode(record.references), isDeleted: record.isDeleted,

@@ -17,6 +17,8 @@ struct ExportLine: Codable {
     var isRoot: Bool?
     var references: [[String]]?
     var isDeleted: Bool?
+    /// `data` is ciphertext the tool couldn't decrypt (a `DataEncryptionDelegate`'s), written back as it is.
+    var isEncrypted: Bool?
     var isRemote: Bool?
     var attempts: Int?
     var lastError: String?
@@ -33,6 +35,7 @@ struct ExportLine: Codable {
         isRoot = record.isRoot
         references = record.references.map { [$0.typeName, $0.identifier] }
         isDeleted = record.isDeleted
+        isEncrypted = record.isEncrypted ? true : nil
         isRemote = record.isRemote
         attempts = record.attempts
         lastError = record.lastError
@@ -57,6 +60,7 @@ struct ExportLine: Codable {
             return ObjectKey(typeName: pair[0], identifier: pair[1])
         }
         if let isDeleted { record.isDeleted = isDeleted }
+        if let isEncrypted { record.isEncrypted = isEncrypted }
         if let isRemote { record.isRemote = isRemote }
         if let attempts { record.attempts = attempts }
         record.lastError = lastError

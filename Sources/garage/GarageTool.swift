@@ -11,7 +11,8 @@ struct GarageTool: ParsableCommand {
         abstract: "Look inside, check, repair and move a GarageLite store.",
         discussion: """
             A store is the SQLite file a Garage writes (Garage(path:), Garage(named:)). Commands that \
-            read open it read-only and never change it; those that write say so.
+            read open it read-only and never change it (SQLite may leave its -shm and -wal files \
+            beside it, as it does for any reader); those that write say so.
 
             An encrypted store needs its key. Give it in a file (--key-file PATH) or in the environment \
             variable GARAGE_KEY, never on the command line: the text is the store's passphrase, or \

@@ -123,7 +123,7 @@ struct Resolver {
     /// The object `key` with its own references inlined; `nil` when it is on `path` already (a
     /// cycle) or missing.
     private func referenced(_ key: ObjectKey, _ path: [ObjectKey]) throws -> JSONValue? {
-        guard !path.contains(key), let record = try garage.record(key), !record.isDeleted else { return nil }
+        guard !path.contains(key), let record = try garage.record(key), !record.isDeleted, !record.isEncrypted else { return nil }
         return try resolve(try JSONValue(text: record.json, naming: key), references: record.references, path: path + [key])
     }
 }

@@ -25,6 +25,7 @@ struct Stats: ParsableCommand {
             var tombstones: Int
             var oldestUnsyncedChange: Date?
             var dataBytes: Int
+            var encrypted: Int
         }
         var path: String
         var formatVersion: Int
@@ -56,14 +57,17 @@ struct Stats: ParsableCommand {
                             type: type.typeName, objects: type.count,
                             byStatus: Dictionary(uniqueKeysWithValues: SyncStatus.allCases.map { ($0.name, type.countsByStatus[$0, default: 0]) }),
                             openClaims: type.openClaims, held: type.heldObjects, tombstones: type.tombstones,
-                            oldestUnsyncedChange: type.oldestUnsyncedChange, dataBytes: type.dataSize)
+                            oldestUnsyncedChange: type.oldestUnsyncedChange, dataBytes: type.dataSize,
+                            encrypted: type.encryptedCount)
                     }))
                 return
             }
             Output.line("Store:      \(store.store)")
             Output.line("Format:     version \(statistics.formatVersion)")
             Output.line("Size:       \(statistics.fileSize) bytes, log \(statistics.logSize) bytes")
-            Output.line("Encrypted:  \(statistics.isEncrypted ? "yes" : "no")")
+            let encrypted = statistics.types.reduce(0) { $0 + $1.encryptedCount }
+            Output.line("Encrypted:  " + (statistics.isEncrypted ? "yes, with a key"
+                : encrypted > 0 ? "no key; \(encrypted) objects encrypted by the app's DataEncryptionDelegate" : "no"))
             Output.line("Objects:    \(statistics.types.reduce(0) { $0 + $1.count }) of \(statistics.types.count) types")
             guard !statistics.types.isEmpty else { return }
             Output.line()
@@ -186,6 +190,8 @@ struct Show: ParsableCommand {
         var retryDate: Date?
         var references: [Reference]
         var object: JSONValue?
+        /// The stored ciphertext, when the tool can't decrypt it.
+        var ciphertext: String?
     }
 
     func run() throws {
@@ -200,7 +206,7 @@ struct Show: ParsableCommand {
                 references.append(JSON.Reference(type: reference.typeName, identifier: reference.identifier,
                                                  exists: try garage.record(reference).map { !$0.isDeleted } ?? false))
             }
-            var object = record.isDeleted ? nil : try JSONValue(text: record.json, naming: key)
+            var object = record.isDeleted || record.isEncrypted ? nil : try JSONValue(text: record.json, naming: key)
             if resolve, let unresolved = object {
                 object = try Resolver(garage: garage).resolve(unresolved, references: record.references, path: [key])
             }
@@ -208,7 +214,8 @@ struct Show: ParsableCommand {
                 type: type, identifier: identifier, status: record.syncStatus.name, revision: record.revision,
                 creationDate: record.creationDate, modificationDate: record.modificationDate, isRoot: record.isRoot,
                 isDeleted: record.isDeleted, claimDate: record.claimDate, attempts: record.attempts,
-                lastError: record.lastError, retryDate: record.retryDate, references: references, object: object)
+                lastError: record.lastError, retryDate: record.retryDate, references: references, object: object,
+                ciphertext: record.isEncrypted ? record.json : nil)
             if output.json {
                 try Output.json(shown)
                 return
@@ -234,6 +241,9 @@ struct Show: ParsableCommand {
             if let object {
                 Output.line()
                 Output.line(try object.prettyText())
+            } else if record.isEncrypted {
+                Output.line()
+                Output.line("(encrypted by the app's DataEncryptionDelegate, which this tool doesn't have: \(record.json.utf8.count) bytes)")
             }
         }
     }

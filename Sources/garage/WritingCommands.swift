@@ -126,13 +126,18 @@ struct Import: ParsableCommand {
                     throw Failure(.refusedInput, "line \(number) can't be imported (nothing was): \(Self.reason(error))")
                 }
             }
-            let garage = try store.openForWriting(creating: true)
+            let existed = FileManager.default.fileExists(atPath: store.store)
             let report: RecordImportReport
             do {
-                report = try garage.importRecords(records)
-            } catch let error as GarageError {
-                guard let key = error.objectKey, let line = lineOf[key] else { throw error }
-                throw Failure(.refusedInput, "line \(line) can't be imported (nothing was): \(error.description)")
+                report = try store.openForWriting(creating: true).importRecords(records)
+            } catch {
+                // A store this import created holds nothing: it goes, so that a refused import
+                // leaves no trace.
+                if !existed {
+                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.store + suffix) }
+                }
+                guard let refusal = (error as? GarageError)?.refusal, let line = lineOf[refusal.key] else { throw error }
+                throw Failure(.refusedInput, "line \(line) can't be imported (nothing was): \(refusal.key): \(refusal.reason)")
             }
             if output.json {
                 try Output.json(JSON(imported: report.imported, alreadyInStore: report.alreadyInGarage))
@@ -146,6 +151,7 @@ struct Import: ParsableCommand {
         switch error {
         case let failure as Failure: failure.message
         case DecodingError.keyNotFound(let key, _): "it has no \"\(key.stringValue)\""
+        case DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty: "it is not a JSON object"
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
             "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type"
         case DecodingError.dataCorrupted: "it is not a JSON object"
@@ -183,12 +189,12 @@ struct LineReader: Sequence, IteratorProtocol {
 }
 
 extension GarageError {
-    /// The object the error names, when it names one.
-    var objectKey: ObjectKey? {
+    /// The object a refused record names, and why it was refused.
+    var refusal: (key: ObjectKey, reason: String)? {
         switch self {
-        case let .invalidIdentifier(type, identifier, _), let .corruptData(type, identifier, _),
-             let .encryptionFailed(type, identifier, _):
-            ObjectKey(typeName: type, identifier: identifier)
+        case let .invalidIdentifier(type, identifier, reason), let .corruptData(type, identifier, reason),
+             let .encryptionFailed(type, identifier, reason):
+            (ObjectKey(typeName: type, identifier: identifier), reason)
         default: nil
         }
     }
@@ -209,6 +215,10 @@ struct RenameType: ParsableCommand {
     @Argument(help: "The type name to move them to.")
     var new: String
     @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if old.isEmpty || new.isEmpty { throw ValidationError("type names can't be empty") }
+    }
 
     func run() throws {
         try reportingFailures {
@@ -251,9 +261,17 @@ struct ImportGarageStorage: ParsableCommand {
             guard FileManager.default.fileExists(atPath: source) else {
                 throw Failure(.missingStore, "no GarageStorage store at \(source): the file does not exist")
             }
-            let garage = try store.openForWriting(creating: true)
-            let report = try Progress.run("importing") {
-                try garage.importGarageStorageStore(at: URL(fileURLWithPath: source))
+            let existed = FileManager.default.fileExists(atPath: store.store)
+            let report: ImportReport
+            do {
+                let garage = try store.openForWriting(creating: true)
+                report = try Progress.run("importing") { try garage.importGarageStorageStore(at: URL(fileURLWithPath: source)) }
+            } catch {
+                // A store this import created holds nothing: it goes.
+                if !existed {
+                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.store + suffix) }
+                }
+                throw error
             }
             if output.json {
                 try Output.json(JSON(imported: report.imported, alreadyInStore: report.alreadyInGarage,
@@ -284,13 +302,18 @@ struct Rekey: ParsableCommand {
     var decrypt = false
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        if decrypt, newKeyFile != nil || ProcessInfo.processInfo.environment["GARAGE_NEW_KEY"] != nil {
+            throw ValidationError("give a new key (--new-key-file or GARAGE_NEW_KEY), or --decrypt, not both")
+        }
+    }
+
     func run() throws {
         try reportingFailures {
             let newKey = try KeySource.key(file: newKeyFile, variable: "GARAGE_NEW_KEY", what: "the new key")
             let count: Int
             let done: String
             if decrypt {
-                guard newKey == nil else { throw ValidationError("give a new key, or --decrypt, not both") }
                 guard try store.key() != nil else { throw Failure(.key, "decrypting needs the store's key (--key-file or GARAGE_KEY)") }
                 let garage = try store.openForWriting()
                 count = try Progress.run("decrypting") { try garage.decryptAllObjects() }

@@ -22,8 +22,14 @@ public struct ObjectRecord: Sendable, Hashable {
     public var typeName: String
     /// The identifier the object is parked under.
     public var identifier: String
-    /// The object's JSON, as the garage wrote it (decrypted); empty for a tombstone.
+    /// The object's JSON, as the garage wrote it (decrypted); empty for a tombstone. When
+    /// ``isEncrypted``, the stored ciphertext instead.
     public var json: String
+    /// Whether ``json`` holds the stored ciphertext rather than JSON: the object is encrypted,
+    /// and the garage that read it has no key or ``DataEncryptionDelegate`` to decrypt it (a
+    /// store GarageStorage's delegate encrypted, read by a tool). Importing such a record writes
+    /// the ciphertext as it is, for a garage with that delegate to read.
+    public var isEncrypted: Bool
     /// The object's sync status.
     public var syncStatus: SyncStatus
     /// When the object was first parked.
@@ -61,6 +67,7 @@ public struct ObjectRecord: Sendable, Hashable {
         self.typeName = key.typeName
         self.identifier = key.identifier
         self.json = json
+        self.isEncrypted = false
         self.syncStatus = syncStatus
         self.creationDate = date
         self.modificationDate = date

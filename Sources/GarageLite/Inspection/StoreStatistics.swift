@@ -44,6 +44,8 @@ public struct TypeStatistics: Sendable, Hashable {
     public var oldestUnsyncedChange: Date?
     /// The bytes of the objects' stored data (encrypted, when it is).
     public var dataSize = 0
+    /// The objects stored encrypted (by the store's key, or by a ``DataEncryptionDelegate``).
+    public var encryptedCount = 0
 
     /// Empty figures for `typeName`.
     public init(typeName: String) {

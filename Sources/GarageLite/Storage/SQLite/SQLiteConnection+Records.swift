@@ -94,7 +94,8 @@ extension SQLiteConnection {
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT CAST(type AS TEXT), CAST(syncStatus AS INTEGER), CAST(isDeleted AS INTEGER), COUNT(*),
                    SUM(claim IS NOT NULL), SUM(attempts >= ?),
-                   MIN(CASE WHEN syncStatus = ? THEN CAST(modificationDate AS REAL) END), SUM(length(CAST(data AS BLOB)))
+                   MIN(CASE WHEN syncStatus = ? THEN CAST(modificationDate AS REAL) END), SUM(length(CAST(data AS BLOB))),
+                   SUM(isEncrypted <> 0)
             FROM garage_object GROUP BY type, syncStatus, isDeleted
             """), arguments: [maximumAttempts, SyncStatus.notSynced.rawValue])
         while let row = try rows.next() {
@@ -109,6 +110,7 @@ extension SQLiteConnection {
             let held: Int = row[5] ?? 0
             let oldest: Double? = row[6]
             let size: Int = row[7] ?? 0
+            let encrypted: Int = row[8] ?? 0
             var entry = statistics[type] ?? TypeStatistics(typeName: type)
             if isDeleted != 0 {
                 entry.tombstones += count
@@ -116,6 +118,7 @@ extension SQLiteConnection {
                 entry.count += count
                 entry.countsByStatus[SyncStatus(rawValue: statusValue) ?? .undetermined, default: 0] += count
                 entry.dataSize += size
+                entry.encryptedCount += encrypted
             }
             entry.openClaims += claims
             entry.heldObjects += held
