@@ -53,13 +53,27 @@ extension Garage {
     ///     print(record.json, record.references)
     /// }
     /// ```
+    ///
+    /// The identifier is looked up as it is, then composed as a park composes it (NFC): an
+    /// object parked as `"caf\u{E9}"` is found as `"cafe\u{301}"` too.
     public func record(_ key: ObjectKey) throws -> ObjectRecord? {
-        try Self.records(try run(store.readingRecord(key)).map { [$0] } ?? [], configuration().encryption).first
+        var row = try run(store.readingRecord(key))
+        if row == nil, let composed = try Self.composed(key) { row = try run(store.readingRecord(composed)) }
+        return try Self.records(row.map { [$0] } ?? [], configuration().encryption).first
     }
 
     /// The record of the object `key` (see ``record(_:)-61y97``), without blocking the calling thread.
     public nonisolated(nonsending) func record(_ key: ObjectKey) async throws -> ObjectRecord? {
-        try Self.records(try await run(store.readingRecord(key)).map { [$0] } ?? [], configuration().encryption).first
+        var row = try await run(store.readingRecord(key))
+        if row == nil, let composed = try Self.composed(key) { row = try await run(store.readingRecord(composed)) }
+        return try Self.records(row.map { [$0] } ?? [], configuration().encryption).first
+    }
+
+    /// `key` with its identifier composed as a park composes it, when that changes it.
+    private static func composed(_ key: ObjectKey) throws -> ObjectKey? {
+        let identifier = try Identity.string(fromID: key.identifier)
+        return identifier == key.identifier && Array(identifier.utf8) == Array(key.identifier.utf8)
+            ? nil : ObjectKey(typeName: key.typeName, identifier: identifier)
     }
 
     /// Writes `records` into the store, in one transaction, each as it is (its JSON, status,
@@ -87,14 +101,16 @@ extension Garage {
     ///   appears twice. Then the errors of a write. When it throws, nothing was imported.
     @discardableResult
     public func importRecords(_ records: [ObjectRecord]) throws -> RecordImportReport {
-        Self.importReport(records, written: try run(store.importingRecords(try preparingRecords(records))))
+        let rows = try preparingRecords(records)
+        return Self.importReport(rows, written: try run(store.importingRecords(rows)))
     }
 
     /// Writes `records` into the store (see ``importRecords(_:)-d01b``), without blocking the
     /// calling thread.
     @discardableResult
     public nonisolated(nonsending) func importRecords(_ records: [ObjectRecord]) async throws -> RecordImportReport {
-        Self.importReport(records, written: try await run(store.importingRecords(try preparingRecords(records))))
+        let rows = try preparingRecords(records)
+        return Self.importReport(rows, written: try await run(store.importingRecords(rows)))
     }
 
     /// What the store holds, per type, and what its sync jobs have left to do: counts per sync
@@ -192,7 +208,9 @@ extension Garage {
         let encrypts = encryption.delegate != nil && !encryption.writesPlaintext
         var seen = Set<ObjectKey>()
         return try records.map { record in
-            let key = record.key
+            // Identifiers composed as a park composes them (NFC), so that an imported object
+            // is the one a typed call finds, and the one a park of an equal identifier replaces.
+            let key = ObjectKey(typeName: record.typeName, identifier: try Identity.string(fromID: record.identifier))
             func refuse(_ reason: String) -> GarageError {
                 GarageError.corruptData(typeName: key.typeName, identifier: key.identifier, reason: reason)
             }
@@ -200,10 +218,11 @@ extension Garage {
             try Self.checkName(key.identifier, identifier: key.identifier, typeName: key.typeName, what: "identifier")
             guard seen.insert(key).inserted else { throw refuse("it is imported twice") }
             guard record.revision >= 1 else { throw refuse("its revision is \(record.revision); a revision starts at 1") }
-            for reference in record.references {
+            let references = try record.references.map { reference in
                 try Self.checkName(reference.typeName, identifier: reference.identifier, what: "type name")
                 try Self.checkName(reference.identifier, identifier: reference.identifier, typeName: reference.typeName,
                                    what: "identifier")
+                return ObjectKey(typeName: reference.typeName, identifier: try Identity.string(fromID: reference.identifier))
             }
             if record.isDeleted {
                 guard record.json.isEmpty else { throw refuse("it is a tombstone, which has no JSON, but it has some") }
@@ -224,7 +243,7 @@ extension Garage {
                 key: key, data: data, isEncrypted: sealing || record.isEncrypted,
                 syncStatus: record.syncStatus == .syncing ? .notSynced : record.syncStatus,
                 creationDate: record.creationDate, modificationDate: record.modificationDate, revision: record.revision,
-                isRoot: record.isRoot, references: ReferenceList.encode(record.references), isDeleted: record.isDeleted,
+                isRoot: record.isRoot, references: ReferenceList.encode(references), isDeleted: record.isDeleted,
                 attempts: Int64(record.attempts), lastError: record.lastError, retryAt: record.retryDate,
                 isRemote: record.isRemote || record.isDeleted)
         }
@@ -239,13 +258,13 @@ extension Garage {
         }
     }
 
-    private static func importReport(_ records: [ObjectRecord], written: Set<ObjectKey>) -> RecordImportReport {
+    private static func importReport(_ rows: [StoredRow], written: Set<ObjectKey>) -> RecordImportReport {
         var report = RecordImportReport(imported: [:], alreadyInGarage: [:])
-        for record in records {
-            if written.contains(record.key) {
-                report.imported[record.typeName, default: 0] += 1
+        for row in rows {
+            if written.contains(row.key) {
+                report.imported[row.key.typeName, default: 0] += 1
             } else {
-                report.alreadyInGarage[record.typeName, default: 0] += 1
+                report.alreadyInGarage[row.key.typeName, default: 0] += 1
             }
         }
         return report

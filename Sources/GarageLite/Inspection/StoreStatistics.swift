@@ -35,7 +35,7 @@ public struct TypeStatistics: Sendable, Hashable {
     /// The objects (and tombstones) a sync job's claim holds now.
     public var openClaims = 0
     /// The objects (and tombstones) held back after ``Garage/maximumUploadAttempts`` failed
-    /// uploads (see ``Garage/heldObjects(_:)-1a0n``).
+    /// uploads, and not claimed (as ``Garage/heldObjects(_:)-1a0n`` lists them).
     public var heldObjects = 0
     /// The tombstones: deleted objects whose deletion a sync job has yet to upload.
     public var tombstones = 0

@@ -93,7 +93,7 @@ extension SQLiteConnection {
         var statistics: [String: TypeStatistics] = [:]
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT CAST(type AS TEXT), CAST(syncStatus AS INTEGER), CAST(isDeleted AS INTEGER), COUNT(*),
-                   SUM(claim IS NOT NULL), SUM(attempts >= ?),
+                   SUM(claim IS NOT NULL), SUM(attempts >= ? AND claim IS NULL),
                    MIN(CASE WHEN syncStatus = ? THEN CAST(modificationDate AS REAL) END), SUM(length(CAST(data AS BLOB))),
                    SUM(isEncrypted <> 0)
             FROM garage_object GROUP BY type, syncStatus, isDeleted
