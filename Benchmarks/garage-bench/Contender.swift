@@ -18,6 +18,10 @@ protocol Contender: AnyObject {
     /// Retrieves a team with all its members.
     func retrieveTeam(id: String) throws -> BenchTeam?
     func countNotSynced() throws -> Int
+    /// The number of people with `status`.
+    func count(status: SyncStatus) throws -> Int
+    /// Sets the sync status of the stored person `person.id` to `status`, committed when it returns.
+    func setStatus(_ status: SyncStatus, of person: BenchPerson) throws
     /// The `.notSynced` people, oldest change first.
     func retrieveNotSynced() throws -> [BenchPerson]
     /// Claims up to `limit` `.notSynced` people, oldest change first (they become `.syncing`,

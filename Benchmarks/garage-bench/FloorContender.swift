@@ -17,6 +17,7 @@ final class FloorContender: Contender {
     private var selectOne: Statement!
     private var selectAll: Statement!
     private var countStatus: Statement!
+    private var updateStatus: Statement!
     private var selectStatus: Statement!
     private var selectClaimable: Statement!
     private var markSyncing: Statement!
@@ -62,6 +63,7 @@ final class FloorContender: Contender {
         selectOne = try prepare("SELECT data, syncStatus FROM floor_object WHERE type = ?1 AND identifier = ?2")
         selectAll = try prepare("SELECT data, syncStatus, identifier FROM floor_object WHERE type = ?1 ORDER BY identifier")
         countStatus = try prepare("SELECT COUNT(*) FROM floor_object WHERE syncStatus = ?1 AND type = ?2")
+        updateStatus = try prepare("UPDATE floor_object SET syncStatus = ?1 WHERE type = ?2 AND identifier = ?3")
         selectStatus = try prepare("""
             SELECT data, syncStatus FROM floor_object WHERE syncStatus = ?1 AND type = ?2 ORDER BY modificationDate
             """)
@@ -139,9 +141,22 @@ final class FloorContender: Contender {
     }
 
     func countNotSynced() throws -> Int {
+        try count(status: .notSynced)
+    }
+
+    func setStatus(_ status: SyncStatus, of person: BenchPerson) throws {
+        let s = updateStatus.handle
+        defer { sqlite3_reset(s) }
+        sqlite3_bind_int64(s, 1, Int64(status.rawValue))
+        sqlite3_bind_text(s, 2, personType, -1, sqliteTransient)
+        sqlite3_bind_text(s, 3, person.id, -1, sqliteTransient)
+        _ = try step(s) // autocommit: one commit
+    }
+
+    func count(status: SyncStatus) throws -> Int {
         let s = countStatus.handle
         defer { sqlite3_reset(s) }
-        sqlite3_bind_int64(s, 1, Int64(SyncStatus.notSynced.rawValue))
+        sqlite3_bind_int64(s, 1, Int64(status.rawValue))
         sqlite3_bind_text(s, 2, personType, -1, sqliteTransient)
         guard try step(s) else { return 0 }
         return Int(sqlite3_column_int64(s, 0))
@@ -215,7 +230,7 @@ final class FloorContender: Contender {
     }
 
     func close() throws {
-        for statement in [upsert, selectOne, selectAll, countStatus, selectStatus,
+        for statement in [upsert, selectOne, selectAll, countStatus, updateStatus, selectStatus,
                           selectClaimable, markSyncing, markSynced] {
             statement?.finalize()
         }

@@ -124,8 +124,18 @@ final class GRDBContender: Contender {
     }
 
     func countNotSynced() throws -> Int {
+        try count(status: .notSynced)
+    }
+
+    func count(status: SyncStatus) throws -> Int {
         try pool.read { db in
-            try PersonRecord.filter(Columns.syncStatus == SyncStatus.notSynced.rawValue).fetchCount(db)
+            try PersonRecord.filter(Columns.syncStatus == status.rawValue).fetchCount(db)
+        }
+    }
+
+    func setStatus(_ status: SyncStatus, of person: BenchPerson) throws {
+        try pool.write { db in
+            try PersonRecord.filter(key: person.id).updateAll(db, Columns.syncStatus.set(to: status.rawValue))
         }
     }
 

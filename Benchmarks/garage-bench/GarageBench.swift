@@ -160,6 +160,11 @@ struct Sizes {
     /// In the parkDownloaded workload, one object in this many has a local edit (10 %).
     var conflictEvery = 10
     var streamRows: Int
+    /// count(withStatus:): the store's size (half .synced) and the counts timed.
+    var countRows: Int
+    var countRepetitions: Int
+    /// setSyncStatus: the objects whose status is set, one commit each.
+    var statusChanges: Int
     /// Timed runs of the read-only workloads (the best is kept); write workloads run once.
     var readRuns: Int
     /// Stores are built and large inputs generated in batches of this many objects.
@@ -168,12 +173,14 @@ struct Sizes {
     static let full = Sizes(
         isQuick: false, flat: 100_000, singleParks: 5_000, teams: 10_000, retrieveByID: 100_000,
         retrieveAll: 100_000, parentRepetitions: 2_000, syncStoreSizes: [10_000, 100_000, 1_000_000],
-        syncRepetitions: 1_000, claimRows: 100_000, downloads: 10_000, streamRows: 1_000_000, readRuns: 2)
+        syncRepetitions: 1_000, claimRows: 100_000, downloads: 10_000, streamRows: 1_000_000,
+        countRows: 1_000_000, countRepetitions: 20, statusChanges: 5_000, readRuns: 2)
 
     static let quick = Sizes(
         isQuick: true, flat: 20_000, singleParks: 1_000, teams: 2_000, retrieveByID: 20_000,
         retrieveAll: 20_000, parentRepetitions: 200, syncStoreSizes: [10_000, 100_000],
-        syncRepetitions: 200, claimRows: 10_000, downloads: 2_000, streamRows: 100_000, readRuns: 1)
+        syncRepetitions: 200, claimRows: 10_000, downloads: 2_000, streamRows: 100_000,
+        countRows: 100_000, countRepetitions: 20, statusChanges: 1_000, readRuns: 1)
 }
 
 /// 100000 → "100k", 1000000 → "1M".
@@ -294,7 +301,7 @@ struct Workloads {
         var workloads = [parkAllFlat, parkAllFlatEncrypted, singleParks, parkAllTeams, retrieveByID, retrieveByIDEncrypted,
                          retrieveAll, retrieveAllEncrypted, retrieveParent]
         workloads += sizes.syncStoreSizes.map(syncQuery)
-        workloads += [claimComplete, stream, claimCompleteDeletions, parkDownloaded]
+        workloads += [countWithStatus, setSyncStatus, claimComplete, stream, claimCompleteDeletions, parkDownloaded]
         return workloads
     }
 
@@ -433,6 +440,34 @@ struct Workloads {
             })
         workload.syncStoreSize = n
         return workload
+    }
+
+    var countWithStatus: Workload {
+        let n = sizes.countRows
+        let k = sizes.countRepetitions
+        return Workload(
+            name: "count(withStatus:), \(short(n)) rows, half .synced: count the .synced (×\(k))", unit: "counts/s",
+            runs: sizes.readRuns,
+            setup: { try build($0, count: n, status: { $0 % 2 == 0 ? .synced : .notSynced }) },
+            timed: { contender in
+                for _ in 0..<k {
+                    let count = try contender.count(status: .synced)
+                    try expect(count == n / 2, "counted \(count), expected \(n / 2)")
+                }
+                return k
+            })
+    }
+
+    var setSyncStatus: Workload {
+        let n = sizes.statusChanges
+        return Workload(
+            name: "setSyncStatus of \(short(n)) objects, one commit each", unit: "objects/s", runs: 1,
+            setup: { try build($0, count: n) },
+            timed: { contender in
+                for person in BenchData.people(0..<n) { try contender.setStatus(.synced, of: person) }
+                return n
+            },
+            verify: { let synced = try $0.count(status: .synced); try expect(synced == n, "\(synced) of \(n) .synced") })
     }
 
     var claimComplete: Workload {

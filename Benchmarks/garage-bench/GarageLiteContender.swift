@@ -52,7 +52,15 @@ final class GarageLiteContender: Contender {
     }
 
     func countNotSynced() throws -> Int {
-        try store.count(BenchPerson.self, withStatus: .notSynced)
+        try count(status: .notSynced)
+    }
+
+    func count(status: SyncStatus) throws -> Int {
+        try store.count(BenchPerson.self, withStatus: status)
+    }
+
+    func setStatus(_ status: SyncStatus, of person: BenchPerson) throws {
+        try store.setSyncStatus(status, for: person) // autosave is on: one commit each
     }
 
     func retrieveNotSynced() throws -> [BenchPerson] {
