@@ -53,7 +53,7 @@ struct FixtureV4Tests {
         #expect(try FixtureV3Tests.migratedContent(old.path, from: version, name: name) == FixtureV2Tests.content(new.path))
         #expect(try FixtureV3Tests.index(old.path) == FixtureV3Tests.index(new.path))
         let header = try Self.header(old.path)
-        #expect(header.version == 4 && header.meta == [] && header.triggers == Self.referenceTriggers)
+        #expect(header.version == Schema.formatVersion && header.meta == [] && header.triggers == Self.referenceTriggers)
         #expect(try Garage(path: old.path).encryptionStatus().isEncrypted == false)
         old.expectOriginalUnchanged()
         new.expectOriginalUnchanged()

@@ -119,7 +119,7 @@ struct GarageToolTests {
         #expect(text.stderr.isEmpty, "\(text)")
         let output = lines(text.stdout)
         #expect(output.contains("Store:      \(path)"), "\(text)")
-        #expect(output.contains("Format:     version 4"), "\(text)")
+        #expect(output.contains("Format:     version \(Garage.formatVersion)"), "\(text)")
         #expect(output.contains("Encrypted:  no"), "\(text)")
         #expect(output.contains("Objects:    5 of 3 types"), "\(text)")
         // TYPE OBJECTS UNDETERMINED NOT-SYNCED SYNCING SYNCED CLAIMED HELD TOMBSTONES OLDEST-UNSYNCED
@@ -134,7 +134,7 @@ struct GarageToolTests {
         let result = try garage("stats", path, "--json")
         #expect(result.exitCode == 0, "\(result)")
         let stats = try jsonObject(result)
-        #expect(stats["formatVersion"] as? Int == 4)
+        #expect(stats["formatVersion"] as? Int == Garage.formatVersion)
         #expect(stats["isEncrypted"] as? Bool == false)
         #expect(stats["objects"] as? Int == 5)
         #expect(stats["path"] as? String == path)

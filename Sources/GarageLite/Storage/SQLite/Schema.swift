@@ -10,7 +10,7 @@ import GRDB
 /// switch to WAL mode, which SQLite does not wait for).
 enum Schema {
     /// The format version this version of GarageLite writes, and the newest it reads.
-    static let formatVersion = 4
+    static let formatVersion = 5
 
     /// `"GarL"`, in SQLite's `application_id` header field.
     static let applicationID: Int32 = 0x4761_724C
@@ -27,6 +27,7 @@ enum Schema {
         (2, addTombstones),
         (3, addReferenceIndex),
         (4, addMetadata),
+        (5, addLiveObjectIndex),
     ]
 
     private static func createVersion1(_ db: Database) throws {
@@ -135,6 +136,21 @@ enum Schema {
     /// (`"encryptions"`); see ``encryptionGuard(limit:envelopePrefixes:)``.
     private static func addMetadata(_ db: Database) throws {
         try db.execute(sql: "CREATE TABLE garage_meta (name TEXT PRIMARY KEY NOT NULL, value NOT NULL) WITHOUT ROWID")
+    }
+
+    /// Version 5: an index of the live objects (tombstones left out) by type, sync status and
+    /// modification date, which holds every column their counts read: counting the objects of a
+    /// type, or of a type with a status, reads this index alone instead of every row it counts
+    /// (the sync index has no `isDeleted`, so each match was read from the table to skip
+    /// tombstones: a count of 500,000 objects among 1M took 250 ms instead of 25). It serves
+    /// the listings by status too; claims, which take tombstones, keep the sync index.
+    /// `isDeleted` is a column of the index as well as its condition: SQLite reads a query's
+    /// columns from an index only when the index has them all, and the queries name it.
+    private static func addLiveObjectIndex(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE INDEX garage_object_live ON garage_object (type, syncStatus, isDeleted, modificationDate)
+            WHERE isDeleted = 0
+            """)
     }
 
     /// The messages of ``encryptionGuard(limit:envelopePrefixes:)``'s errors, which
