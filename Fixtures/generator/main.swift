@@ -22,7 +22,7 @@ import GRDB
 /// Version 2 added tombstones: `sync.garage` holds one. Version 3 added the index of
 /// references (`garage_reference`), which every file with references holds. Version 4 added
 /// the store's facts (`garage_meta`), which `locked.garage` uses for its key record. Version 5
-/// added the index of live objects (`garage_object_live`), which every file holds.
+/// added `isDeleted` to the sync index, which every file holds.
 let formatVersion = 5
 
 struct GeneratorError: Error, CustomStringConvertible {

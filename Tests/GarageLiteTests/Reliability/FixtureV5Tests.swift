@@ -4,7 +4,7 @@ import GRDB
 import Testing
 @testable import GarageLite
 
-/// The golden files of format version 5 (the index of live objects, `garage_object_live`), and
+/// The golden files of format version 5 (the sync index holds `isDeleted`), and
 /// the move of every earlier file to version 5. Each test opens copies (see `FixtureFile`).
 @Suite("Golden files of format version 5")
 struct FixtureV5Tests {
@@ -40,8 +40,8 @@ struct FixtureV5Tests {
         let header = try Self.header(fixture.path)
         #expect(header.version == 5)
         #expect(header.integrity == ["ok"])
-        #expect(Set(header.indexes.keys) == ["garage_object_sync", "garage_object_claim", "garage_object_live"])
-        #expect(header.indexes["garage_object_live"]?.contains("WHERE isDeleted = 0") == true)
+        #expect(Set(header.indexes.keys) == ["garage_object_sync", "garage_object_claim"])
+        #expect(header.indexes["garage_object_sync"]?.contains("(syncStatus, type, modificationDate, isDeleted)") == true)
         #expect(try FixtureV3Tests.index(fixture.path) == FixtureV3Tests.expectedIndex(fixture.path))
         fixture.expectOriginalUnchanged()
     }
@@ -63,17 +63,17 @@ struct FixtureV5Tests {
         new.expectOriginalUnchanged()
     }
 
-    /// The counts a sync job and an app ask for read the index of live objects alone (a
-    /// covering index: no row of the table is read), in a store moved from version 4 too.
+    /// The counts a sync job and an app ask for read the sync index alone (a covering index: no
+    /// row of the table is read), in a store moved from version 4 too.
     @Test(arguments: [4, 5])
-    func countsReadTheIndexOfLiveObjectsOnly(version: Int) throws {
+    func countsReadTheSyncIndexOnly(version: Int) throws {
         let fixture = try FixtureFile("sync.garage", version: version)
         _ = try Garage(path: fixture.path)   // moves a version 4 file to version 5
         for sql in ["SELECT COUNT(*) FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0",
-                    "SELECT COUNT(*) FROM garage_object WHERE type = ? AND isDeleted = 0"] {
-            let arguments: StatementArguments = sql.contains("syncStatus") ? [1, "Parcel"] : ["Parcel"]
+                    SQLiteConnection.countOfTypeSQL] {
+            let arguments: StatementArguments = sql.contains("syncStatus = ?") ? [1, "Parcel"] : ["Parcel"]
             let plan = try Self.plan(fixture.path, sql, arguments)
-            #expect(plan.contains("COVERING INDEX garage_object_live"), "\(sql): \(plan)")
+            #expect(plan.contains("COVERING INDEX garage_object_sync"), "\(sql): \(plan)")
         }
         // And the counts are those of the live objects: the tombstone is not one.
         let garage = try Garage(path: fixture.path)

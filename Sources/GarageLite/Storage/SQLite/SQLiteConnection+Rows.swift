@@ -69,8 +69,13 @@ extension SQLiteConnection {
     }
 
     func count(ofType type: String) throws -> Int {
-        try integer("SELECT COUNT(*) FROM garage_object WHERE type = ? AND isDeleted = 0", [type])
+        try integer(Self.countOfTypeSQL, [type])
     }
+
+    /// Through each status, so that the sync index answers alone (it holds `isDeleted`; the
+    /// primary key doesn't). A row of any other status is unreadable, and not counted.
+    static let countOfTypeSQL = "SELECT COUNT(*) FROM garage_object WHERE syncStatus IN ("
+        + SyncStatus.allCases.map { String($0.rawValue) }.joined(separator: ", ") + ") AND type = ? AND isDeleted = 0"
 
     func count(ofType type: String, status: SyncStatus) throws -> Int {
         try integer("SELECT COUNT(*) FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0",

@@ -27,7 +27,7 @@ enum Schema {
         (2, addTombstones),
         (3, addReferenceIndex),
         (4, addMetadata),
-        (5, addLiveObjectIndex),
+        (5, addDeletedToSyncIndex),
     ]
 
     private static func createVersion1(_ db: Database) throws {
@@ -138,18 +138,16 @@ enum Schema {
         try db.execute(sql: "CREATE TABLE garage_meta (name TEXT PRIMARY KEY NOT NULL, value NOT NULL) WITHOUT ROWID")
     }
 
-    /// Version 5: an index of the live objects (tombstones left out) by type and sync status,
-    /// which holds every column their counts read: counting the objects of a type, or of a type
-    /// with a status, reads this index alone instead of every row it counts (the sync index has
-    /// no `isDeleted`, so each match was read from the table to skip tombstones: a count of
-    /// 500,000 objects among 1M took 250 ms instead of 25). `isDeleted` is a column of the
-    /// index as well as its condition: SQLite reads a query's columns from an index only when
-    /// the index has them all, and the queries name it. Without the modification date, a park
-    /// that changes an object's content leaves this index alone (only new rows, deletions and
-    /// status changes touch it); listings by status keep the sync index, which has the date.
-    private static func addLiveObjectIndex(_ db: Database) throws {
+    /// Version 5: the sync index holds `isDeleted` too, after the columns it is searched and
+    /// ordered by, so that counts by status, and by type (through each status), read the index
+    /// alone: without it, every counted row was read from the table to skip tombstones (a
+    /// count of 500,000 objects among 1M took 250 ms instead of 25). The same index, one byte
+    /// longer an entry, still orders claims and listings by modification date; a write touches
+    /// no more indexes than before.
+    private static func addDeletedToSyncIndex(_ db: Database) throws {
         try db.execute(sql: """
-            CREATE INDEX garage_object_live ON garage_object (type, syncStatus, isDeleted) WHERE isDeleted = 0
+            DROP INDEX garage_object_sync;
+            CREATE INDEX garage_object_sync ON garage_object (syncStatus, type, modificationDate, isDeleted);
             """)
     }
 
