@@ -53,8 +53,9 @@ enum ToolProcess {
     /// the test runner's own environment can't change a test's outcome.
     static let toolVariables = ["GARAGE_KEY", "GARAGE_NEW_KEY", "GARAGE_PROGRESS_AFTER"]
 
-    /// An executable product named `name`, built next to the test binary (as
-    /// `stressWorkerExecutable()` finds `garage-stress-worker`).
+    /// An executable product named `name` (`garage`, `garage-stress-worker`), built next to
+    /// the test binary: found from the test bundle's and the process's paths, up to five
+    /// folders up.
     static func builtExecutable(named name: String) -> URL? {
         var starts: [URL] = [Bundle.main.bundleURL, Bundle.main.executableURL].compactMap { $0 }
         if let first = CommandLine.arguments.first {

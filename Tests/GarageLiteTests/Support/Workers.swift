@@ -16,23 +16,5 @@ struct SplitMix64: RandomNumberGenerator {
 /// The `garage-stress-worker` executable (Sources/garage-stress-worker), built next to the
 /// test binary, which the cross-process tests launch.
 func stressWorkerExecutable() -> URL? {
-    let name = "garage-stress-worker"
-    var starts: [URL] = [Bundle.main.bundleURL, Bundle.main.executableURL].compactMap { $0 }
-    if let first = CommandLine.arguments.first {
-        starts.append(URL(fileURLWithPath: first).resolvingSymlinksInPath())
-    }
-    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-        starts.append(bundle.bundleURL)
-    }
-    for start in starts {
-        var folder = start.standardizedFileURL
-        for _ in 0..<5 {
-            folder = folder.deletingLastPathComponent()
-            let candidate = folder.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) {
-                return candidate
-            }
-        }
-    }
-    return nil
+    ToolProcess.builtExecutable(named: "garage-stress-worker")
 }
