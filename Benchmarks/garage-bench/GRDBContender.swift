@@ -135,7 +135,7 @@ final class GRDBContender: Contender {
 
     func setStatus(_ status: SyncStatus, of person: BenchPerson) throws {
         try pool.write { db in
-            try PersonRecord.filter(key: person.id).updateAll(db, Columns.syncStatus.set(to: status.rawValue))
+            _ = try PersonRecord.filter(key: person.id).updateAll(db, Columns.syncStatus.set(to: status.rawValue))
         }
     }
 

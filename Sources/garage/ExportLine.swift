@@ -68,10 +68,15 @@ struct ExportLine: Codable {
         return record
     }
 
-    /// The line's JSON, on one line, keys sorted.
-    func text() throws -> String {
+    /// An encoder that writes lines: one line each, keys sorted. Make one per export.
+    static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
+        return encoder
+    }
+
+    /// The line's JSON, written by `encoder` (``encoder()``).
+    func text(_ encoder: JSONEncoder) throws -> String {
+        String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 }

@@ -43,15 +43,6 @@ enum Output {
         line(format(header))
         for row in rows { line(format(row)) }
     }
-
-    /// An object's JSON, pretty-printed with sorted keys; as it is when it can't be parsed.
-    static func prettyJSON(_ text: String) -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]),
-              let data = try? JSONSerialization.data(withJSONObject: object,
-                                                     options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
-        else { return text }
-        return String(decoding: data, as: UTF8.self)
-    }
 }
 
 extension SyncStatus {

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLite
 
 /// A progress line on standard error, for work that lasts over about a second, drawn only when
 /// standard error is a terminal. `GARAGE_PROGRESS_AFTER` sets the delay in seconds (default 1).
@@ -15,7 +16,7 @@ final class Progress: Sendable {
     private let start = Date()
     private let delay: TimeInterval
     private let isShown: Bool
-    private let state = Locked(State())
+    private let state = Protected(State())
 
     /// A progress line for `label`: a bar when `total` is known, a count of seconds otherwise.
     init(_ label: String, total: Int? = nil) {
@@ -26,7 +27,7 @@ final class Progress: Sendable {
         guard isShown else { return }
         // Redraws while the work gives no news (a long transaction, a library call).
         Thread.detachNewThread { [weak self] in
-            while let self, !self.state.withLock({ $0.finished }) {
+            while let self, !self.state.read(\.finished) {
                 self.draw()
                 Thread.sleep(forTimeInterval: 0.1)
             }
@@ -36,14 +37,14 @@ final class Progress: Sendable {
     /// Counts `count` more units done.
     func advance(by count: Int = 1) {
         guard isShown else { return }
-        state.withLock { $0.done += count }
+        state.write { $0.done += count }
         draw()
     }
 
     /// Erases the line, if it was drawn.
     func finish() {
         guard isShown else { return }
-        state.withLock { state in
+        state.write { state in
             state.finished = true
             if state.drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         }
@@ -57,7 +58,7 @@ final class Progress: Sendable {
     }
 
     private func draw() {
-        state.withLock { state in
+        state.write { state in
             guard !state.finished else { return }
             let now = Date()
             let elapsed = now.timeIntervalSince(start)
@@ -76,20 +77,5 @@ final class Progress: Sendable {
             }
             FileHandle.standardError.write(Data((text + "\u{1B}[K").utf8))
         }
-    }
-}
-
-/// A value only reachable under its lock.
-final class Locked<Value>: @unchecked Sendable {
-    // Unchecked: `value` is private and read or changed only inside `withLock`, under `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

@@ -79,10 +79,10 @@ struct StoreOptions: ParsableArguments {
 
 /// The temporary folders of upgraded copies, removed when the tool exits.
 enum TemporaryFolders {
-    private static let folders = Locked<[URL]>([])
+    private static let folders = Protected<[URL]>([])
 
     static func remove(_ folder: URL) {
-        let isFirst = folders.withLock { folders in
+        let isFirst = folders.write { folders in
             folders.append(folder)
             return folders.count == 1
         }
@@ -90,7 +90,7 @@ enum TemporaryFolders {
     }
 
     static func removeAll() {
-        for folder in folders.withLock({ $0 }) { try? FileManager.default.removeItem(at: folder) }
+        for folder in folders.read({ $0 }) { try? FileManager.default.removeItem(at: folder) }
     }
 }
 

@@ -62,13 +62,14 @@ struct Export: ParsableCommand {
                 .reduce(0) { $0 + $1.count + $1.tombstones }
             let progress = Progress("exporting", total: total)
             defer { progress.finish() }
+            let encoder = ExportLine.encoder()
             var after: ObjectKey?
             while true {
                 let page = try garage.records(ofType: type, after: after)
                 guard let last = page.last else { break }
                 after = last.key
                 var text = ""
-                for record in page { text += try ExportLine(record).text() + "\n" }
+                for record in page { text += try ExportLine(record).text(encoder) + "\n" }
                 FileHandle.standardOutput.write(Data(text.utf8))
                 progress.advance(by: page.count)
             }

@@ -37,7 +37,7 @@ struct ArchitectureTests {
 
     @Test func noFolderUsesAFolderThatUsesIt() throws {
         let files = try Self.files()
-        let declaration = try Regex(#"(?m)^(?:public |private |fileprivate |final |indirect )*(?:struct|class|enum|protocol|typealias)\s+(\w+)"#)
+        let declaration = try Regex(#"(?m)^(?:public |package |private |fileprivate |final |indirect )*(?:struct|class|enum|protocol|typealias)\s+(\w+)"#)
         var declaredIn: [String: String] = [:]
         for (path, text) in files {
             for match in text.matches(of: declaration) {

@@ -3,22 +3,23 @@ import Foundation
 /// A value guarded by a lock, so that many threads may read and change it.
 ///
 /// `Garage` keeps all its mutable state (configuration, unsaved changes) in one
-/// `Protected` value: every access goes through ``read(_:)`` or ``write(_:)``.
-final class Protected<Value>: @unchecked Sendable {
+/// `Protected` value: every access goes through ``read(_:)`` or ``write(_:)``. The package's
+/// other targets (the `garage` tool) use it too, so its access is `package`.
+package final class Protected<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
-    func read<T>(_ body: (Value) throws -> T) rethrows -> T {
+    package func read<T>(_ body: (Value) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(value)
     }
 
-    func write<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    package func write<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

@@ -292,20 +292,7 @@ struct IntegrityTests {
             try garage.parkAll((0..<3_000).map { Counter(id: $0, value: $0) })
             #expect(try garage.check().isOK)
         }
-        // (A released garage's last connection may still be closing, checkpointing its log.)
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        let (pageSize, rootPage) = try DatabaseQueue(path: path, configuration: configuration).writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-            return (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0,
-                    try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'garage_object'") ?? 0)
-        }
-        let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
-        let fileSize = try file.seekToEnd()
-        try #require(pageSize > 0 && rootPage > 1 && UInt64(rootPage * pageSize) <= fileSize)
-        try file.seek(toOffset: UInt64((rootPage - 1) * pageSize))
-        try file.write(contentsOf: Data(repeating: 0xFF, count: pageSize))
-        try file.close()
+        try overwriteObjectTableRootPage(of: path)
         return path
     }
 

@@ -765,19 +765,7 @@ struct GarageToolTests {
             let garage = try Garage(path: path)
             try garage.parkAll((0..<3_000).map { GTItem(id: "item \($0)", name: "Item \($0)", count: $0) })
         }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        let (pageSize, rootPage) = try DatabaseQueue(path: path, configuration: configuration).writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-            return (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0,
-                    try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'garage_object'") ?? 0)
-        }
-        let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
-        let fileSize = try file.seekToEnd()
-        try #require(pageSize > 0 && rootPage > 1 && UInt64(rootPage * pageSize) <= fileSize)
-        try file.seek(toOffset: UInt64((rootPage - 1) * pageSize))
-        try file.write(contentsOf: Data(repeating: 0xFF, count: pageSize))
-        try file.close()
+        try overwriteObjectTableRootPage(of: path)
         return path
     }
 
