@@ -102,7 +102,18 @@ public struct DeleteRule: Sendable, CustomStringConvertible {
                     throw refuse("its row can't be read: \(error); repair or delete it first")
                 }
                 if let payload = try type.rewrite(row, omits, view, configuration, refuse) {
-                    changes.record(.park(payload), for: referrer)
+                    // Written later (unsaved, or in a transaction), the rewrite is made again
+                    // over the referrer as it is then, if another writer changed it meanwhile.
+                    let committed = view.pending?.touches(referrer) == true
+                        ? try? view.statements.row(referrer, for: .metadata)?.revision : row.revision
+                    let rebuild = RowRebuild { row, view, _ in
+                        try type.rewrite(row, omits, view, configuration) { reason in
+                            .cannotNullify(typeName: deleted.typeName, identifier: deleted.identifier,
+                                           referrer: referrer, reason: reason)
+                        }
+                    }
+                    changes.record(.park(payload), for: referrer,
+                                   check: WriteCheck(revision: committed, parkedRevision: row.revision, rebuild: rebuild))
                 }
             }
             return changes

@@ -38,14 +38,16 @@ extension Garage {
     ///
     /// - throws: The errors of ``delete(_:)-3ek00``.
     public func delete<T: Encodable>(_ object: T, rule: DeleteRule) throws {
-        let (operation, prepare) = deleting(.object(try key(of: object, for: "delete"), mustExist: true), rule: rule)
+        let (operation, prepare) = deleting(.object(try key(of: object, for: "delete"), mustExist: true,
+                                                    revision: (object as? any Revisioned)?.revision), rule: rule)
         _ = try record(operation, preparing: prepare)
     }
 
     /// Deletes `object` applying `rule` (see ``delete(_:rule:)-8wtma``) without blocking the
     /// calling thread.
     public nonisolated(nonsending) func delete<T: Encodable>(_ object: T, rule: DeleteRule) async throws {
-        let (operation, prepare) = deleting(.object(try key(of: object, for: "delete"), mustExist: true), rule: rule)
+        let (operation, prepare) = deleting(.object(try key(of: object, for: "delete"), mustExist: true,
+                                                    revision: (object as? any Revisioned)?.revision), rule: rule)
         _ = try await record(operation, preparing: prepare)
     }
 
@@ -96,7 +98,7 @@ extension Garage {
 
     private func key<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> DeletionTarget {
         .object(ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier)),
-                mustExist: false)
+                mustExist: false, revision: nil)
     }
 
     /// Deletes every object of type `T`, leaving tombstones as ``delete(_:)-3ek00`` does and
@@ -141,9 +143,9 @@ extension Garage {
     }
 
     /// What a delete deletes: one object (which, for GarageStorage's `delete(_:)`, must
-    /// exist), or every object of a type.
+    /// exist; a ``Revisioned`` copy's revision, which must be its row's), or every object of a type.
     private enum DeletionTarget: Sendable {
-        case object(ObjectKey, mustExist: Bool)
+        case object(ObjectKey, mustExist: Bool, revision: Int64?)
         case type(String)
     }
 
@@ -155,16 +157,31 @@ extension Garage {
     ) -> (String, @Sendable (StoreView) throws -> (ChangeSet, Int)) {
         let configuration = configuration()
         switch target {
-        case let .object(key, mustExist):
+        case let .object(key, mustExist, revision):
             return ("delete \(key)", { view in
                 guard try view.exists(key) else {
                     if mustExist { throw GarageError.failedToRetrieveObject(key.typeName, key.identifier) }
                     return (ChangeSet(), 0)
                 }
+                var check: WriteCheck?
+                if let revision {
+                    // A stale copy is refused as a stale park is: the delete would undo a newer version.
+                    let stored = try? view.row(key, for: .metadata)?.revision
+                    if let stored, stored != revision {
+                        throw GarageError.staleObject(typeName: key.typeName, identifier: key.identifier,
+                                                      parkedRevision: revision, storedRevision: stored)
+                    }
+                    let committed = view.pending?.touches(key) == true
+                        ? try? view.statements.row(key, for: .metadata)?.revision : stored
+                    check = WriteCheck(revision: committed, parkedRevision: revision)
+                }
                 let references = try view.references(toType: key.typeName, identifier: key.identifier)
                 var changes = try rule.referrerChanges(for: references, omitting: { $0 == key }, in: view,
                                                        configuration: configuration)
-                changes.record(.delete, for: key)
+                changes.record(.delete, for: key, check: check)
+                changes.recordDeletion(of: key, DeletionCheck { references, view in
+                    try rule.referrerChanges(for: references, omitting: { $0 == key }, in: view, configuration: configuration)
+                })
                 return (changes, 1)
             })
         case let .type(type):
@@ -175,6 +192,10 @@ extension Garage {
                 var changes = try rule.referrerChanges(for: references, omitting: { $0.typeName == type }, in: view,
                                                        configuration: configuration)
                 changes.record(.deleteAll(type: type))
+                changes.recordDeletion(of: ObjectKey(typeName: type, identifier: ""), DeletionCheck { references, view in
+                    try rule.referrerChanges(for: references, omitting: { $0.typeName == type }, in: view,
+                                             configuration: configuration)
+                })
                 return (changes, count)
             })
         }

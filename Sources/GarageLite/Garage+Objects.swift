@@ -47,20 +47,18 @@ extension Garage {
     ///
     /// - throws: ``GarageError/staleObject(typeName:identifier:parkedRevision:storedRevision:)``,
     ///   and the errors of ``park(_:)-7fg4m``. When it throws, nothing was written.
-    public func park<T: Encodable>(_ object: T, children: ChildParking) throws {
+    @discardableResult
+    public func park<T: Encodable>(_ object: T, children: ChildParking) throws -> ParkReport {
         let parking = try parking([object], children: children)
-        let changes = parking.changes
-        let revisions = try record(parking.operation) { view in try changes.guardingRevisions(in: view) }
-        parking.graph.setRevisions(revisions)
+        return try parking.finish(record(parking.operation, preparing: parking.guarding))
     }
 
     /// Parks `object` choosing what happens to its children (see ``park(_:children:)-9r7p5``)
     /// without blocking the calling thread.
-    public nonisolated(nonsending) func park<T: Encodable>(_ object: T, children: ChildParking) async throws {
+    @discardableResult
+    public nonisolated(nonsending) func park<T: Encodable>(_ object: T, children: ChildParking) async throws -> ParkReport {
         let parking = try parking([object], children: children)
-        let changes = parking.changes
-        let revisions = try await record(parking.operation) { view in try changes.guardingRevisions(in: view) }
-        parking.graph.setRevisions(revisions)
+        return try parking.finish(await record(parking.operation, preparing: parking.guarding))
     }
 
     /// Parks `object` (see ``park(_:children:)-9r7p5``), then sets it to what the store now
@@ -82,26 +80,26 @@ extension Garage {
     ///
     /// - throws: the errors of ``park(_:children:)-9r7p5``, and of the read back (then the park
     ///   was written, and `object` is unchanged).
-    public func park<T: Codable & SendableMetatype>(_ object: inout T, children: ChildParking = .refuseStale) throws {
+    @discardableResult
+    public func park<T: Codable & SendableMetatype>(_ object: inout T, children: ChildParking = .refuseStale) throws -> ParkReport {
         let parking = try parking([object], children: children)
-        let changes = parking.changes
-        let revisions = try record(parking.operation) { view in try changes.guardingRevisions(in: view) }
-        parking.graph.setRevisions(revisions)
-        guard !(T.self is AnyClass), let key = parking.roots.first else { return }
+        let report = try parking.finish(record(parking.operation, preparing: parking.guarding))
+        guard !(T.self is AnyClass), let key = parking.roots.first else { return report }
         if let stored = try run(retrieving(T.self, key: key)) { object = stored }
+        return report
     }
 
     /// Parks `object` and sets it to what the store now holds (see ``park(_:children:)-3tsrp``)
     /// without blocking the calling thread.
+    @discardableResult
     public nonisolated(nonsending) func park<T: Codable & SendableMetatype>(
         _ object: inout T, children: ChildParking = .refuseStale
-    ) async throws {
+    ) async throws -> ParkReport {
         let parking = try parking([object], children: children)
-        let changes = parking.changes
-        let revisions = try await record(parking.operation) { view in try changes.guardingRevisions(in: view) }
-        parking.graph.setRevisions(revisions)
-        guard !(T.self is AnyClass), let key = parking.roots.first else { return }
+        let report = try parking.finish(await record(parking.operation, preparing: parking.guarding))
+        guard !(T.self is AnyClass), let key = parking.roots.first else { return report }
         if let stored = try await run(retrieving(T.self, key: key)) { object = stored }
+        return report
     }
 
     /// Parks every object of `objects` (see ``park(_:)-7fg4m``), all in one transaction: if one
@@ -138,28 +136,24 @@ extension Garage {
     /// Every ``Revisioned`` object parked is checked, in the transaction that writes (a
     /// streaming one too): one stale object refuses them all. Afterwards, every
     /// ``Revisioned`` class instance written has its row's new revision.
-    public func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) throws {
+    @discardableResult
+    public func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) throws -> ParkReport {
         if let stream = try streaming(objects, children: children) {
-            let revisions = try store.writeStreaming(stream.operation, next: stream.next)
-            return stream.graph.setRevisions(revisions)
+            return stream.finish(try store.writeStreaming(stream.operation, next: stream.next))
         }
         let parking = try parking(objects, children: children)
-        let changes = parking.changes
-        let revisions = try record(parking.operation) { view in try changes.guardingRevisions(in: view) }
-        parking.graph.setRevisions(revisions)
+        return try parking.finish(record(parking.operation, preparing: parking.guarding))
     }
 
     /// Parks every object of `objects` choosing what happens to their children (see
     /// ``parkAll(_:children:)-5718v``) without blocking the calling thread.
-    public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) async throws {
+    @discardableResult
+    public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) async throws -> ParkReport {
         if let stream = try streaming(objects, children: children) {
-            let revisions = try await store.writeStreaming(stream.operation, next: stream.next)
-            return stream.graph.setRevisions(revisions)
+            return stream.finish(try await store.writeStreaming(stream.operation, next: stream.next))
         }
         let parking = try parking(objects, children: children)
-        let changes = parking.changes
-        let revisions = try await record(parking.operation) { view in try changes.guardingRevisions(in: view) }
-        parking.graph.setRevisions(revisions)
+        return try parking.finish(await record(parking.operation, preparing: parking.guarding))
     }
 
     /// Parks `value` under `identifier`, a record: any `Codable` value, without an identity of
@@ -180,9 +174,7 @@ extension Garage {
     @discardableResult
     public func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) throws -> String {
         let parking = try parking(value, identifier: identifier)
-        let changes = parking.changes
-        let revisions = try record(parking.operation) { view in try changes.guardingRevisions(in: view) }
-        parking.graph.setRevisions(revisions)
+        parking.finish(try record(parking.operation, preparing: parking.guarding))
         return parking.roots[0].identifier
     }
 
@@ -191,9 +183,7 @@ extension Garage {
     @discardableResult
     public nonisolated(nonsending) func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) async throws -> String {
         let parking = try parking(value, identifier: identifier)
-        let changes = parking.changes
-        let revisions = try await record(parking.operation) { view in try changes.guardingRevisions(in: view) }
-        parking.graph.setRevisions(revisions)
+        parking.finish(try await record(parking.operation, preparing: parking.guarding))
         return parking.roots[0].identifier
     }
 
@@ -209,6 +199,23 @@ extension Garage {
         /// The encoder, which holds the ``Revisioned`` class instances to update.
         var graph: GraphEncoder
         var roots: [ObjectKey]
+
+        /// The check a park runs on the store as the call sees it (in the write transaction
+        /// when it writes to the store): it decides the changes to record.
+        var guarding: @Sendable (StoreView) throws -> (ChangeSet, GuardedChanges) {
+            let changes = changes
+            return { view in
+                let guarded = try changes.guardingRevisions(in: view)
+                return (guarded.changes, guarded)
+            }
+        }
+
+        /// Gives the ``Revisioned`` class instances written their new revisions; returns the report.
+        @discardableResult
+        func finish(_ guarded: GuardedChanges) -> ParkReport {
+            graph.setRevisions(guarded.revisions)
+            return ParkReport(keptChildren: guarded.keptChildren)
+        }
     }
 
     /// Encodes (and encrypts) `objects` with every object they reference into the changes
@@ -241,7 +248,7 @@ extension Garage {
     /// to the store (autosave on, nothing unsaved, outside a transaction); `nil` otherwise.
     private func streaming<T: Encodable>(
         _ objects: [T], children: ChildParking
-    ) throws -> (operation: String, graph: GraphEncoder, next: () throws -> RowStream.Batch?)? {
+    ) throws -> Streaming? {
         guard objects.count >= Self.streamingThreshold, isAutosaveEnabled, !store.hasUnsavedChanges,
               transactionChanges() == nil else { return nil }
         let configuration = configuration()
@@ -261,7 +268,20 @@ extension Garage {
                 return (key, payload)
             }
         }
-        return ("park \(objects.count) \(try storedTypeName(T.self)) objects", graph, next)
+        return Streaming(operation: "park \(objects.count) \(try storedTypeName(T.self)) objects", graph: graph, next: next)
+    }
+
+    /// The batches of a streaming `parkAll` (see ``streaming(_:children:)``).
+    private struct Streaming {
+        var operation: String
+        var graph: GraphEncoder
+        var next: () throws -> RowStream.Batch?
+
+        /// Gives the ``Revisioned`` class instances written their new revisions; returns the report.
+        func finish(_ written: RowStream.Written) -> ParkReport {
+            graph.setRevisions(written.revisions)
+            return ParkReport(keptChildren: written.keptChildren.sorted())
+        }
     }
 
     /// The identifier `object` is (or would be) parked under: its `id` when it is

@@ -39,6 +39,30 @@ extension Garage {
         store.discardUnsavedChanges()
     }
 
+    /// Forgets the unsaved changes to one object (those of the transaction begun with
+    /// ``beginTransaction()`` too), keeping the others: the way out of a save refused because
+    /// another writer changed that object after this garage recorded its change.
+    ///
+    /// ```swift
+    /// do {
+    ///     try garage.save()
+    /// } catch GarageError.staleObject(_, let identifier, _, _) {
+    ///     try garage.discardUnsavedChanges(of: Note.self, identifier: identifier)
+    ///     var note = try garage.retrieve(Note.self, identifier: identifier)!   // the newer version
+    ///     note.text = editedText                                               // the edit, again
+    ///     try garage.park(&note)
+    ///     try garage.save()
+    /// }
+    /// ```
+    ///
+    /// Changes to other objects that the discarded change came with (a parent parked with it,
+    /// say) stay unsaved. Reads of this garage see the stored object again.
+    public func discardUnsavedChanges<T, ID: GarageIdentifier>(of type: T.Type, identifier: ID) throws {
+        let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier))
+        store.discardUnsavedChanges(to: key)
+        state.read { $0.explicitTransaction }?.forget(key)
+    }
+
     /// Runs `body` with autosave off, then restores it. GarageStorage's API.
     ///
     /// Changes made inside stay unsaved until ``save()-9hqro`` (or until a change is made with

@@ -419,6 +419,11 @@ final class TransactionBuffer: Sendable {
         }
     }
 
+    /// Forgets the changes to the row `key`.
+    func forget(_ key: ObjectKey) {
+        changes.write { $0?.forget(key) }
+    }
+
     /// Ends the transaction; returns its changes.
     func close() -> ChangeSet {
         changes.write { changes in

@@ -41,6 +41,13 @@ struct ChangeSet: Sendable {
         /// ciphertext to it: re-encrypts a moved row for its new key.
         var reseal: RowResealer?
         var rows: [ObjectKey: RowChange] = [:]
+        /// What the row changes of this segment assumed of the committed store, by row: checked
+        /// again in the transaction that writes them (``ChangeSet/checkedForWriting(in:)``).
+        var checks: [ObjectKey: WriteCheck] = [:]
+        /// The delete rules of this segment's deletions, by deleted row (or, for a deletion of
+        /// every object of a type, by the type with an empty identifier): applied again, in the
+        /// transaction that writes, to referrers that appeared since.
+        var deletions: [ObjectKey: DeletionCheck] = [:]
     }
 
     private(set) var segments: [Segment] = []
@@ -50,12 +57,28 @@ struct ChangeSet: Sendable {
 
     var isEmpty: Bool { segments.isEmpty }
 
-    mutating func record(_ change: RowChange, for key: ObjectKey) {
+    /// Records `change` to the row `key`, made under `check` (what it assumed of the
+    /// committed row, to check again when it is written), if any.
+    mutating func record(_ change: RowChange, for key: ObjectKey, check: WriteCheck? = nil) {
         if segments.isEmpty || isSealed {
             segments.append(Segment())
             isSealed = false
         }
         let last = segments.count - 1
+        let existingCheck = segments[last].checks[key]
+        switch (existingCheck, check) {
+        case (let existing?, let new?):
+            segments[last].checks[key] = existing.followed(by: new)
+        case (nil, let new?):
+            segments[last].checks[key] = new
+        case (let existing?, nil):
+            // A change no check guards (a park of an object that is not `Revisioned`) after a
+            // rewrite the store made itself: the app's write wins, as it would have alone.
+            if existing.rebuilds, case .park = change { segments[last].checks[key] = nil }
+            if case .delete = change { segments[last].checks[key] = nil }
+        case (nil, nil):
+            break
+        }
         guard let existing = segments[last].rows[key] else {
             segments[last].rows[key] = change
             return
@@ -63,20 +86,38 @@ struct ChangeSet: Sendable {
         segments[last].rows[key] = Self.fold(change, into: existing)
     }
 
+    /// Records that the row `key` (or, with an empty identifier, every row of its type) is
+    /// deleted under a delete rule, for the rule to be applied again when it is written.
+    /// Call it after recording the deletion itself.
+    mutating func recordDeletion(of key: ObjectKey, _ check: DeletionCheck) {
+        guard !segments.isEmpty else { return }
+        segments[segments.count - 1].deletions[key] = check
+    }
+
     mutating func record(_ change: BulkChange, resealing reseal: RowResealer? = nil) {
         if case .deleteAll = change, !isSealed, var last = segments.popLast() {
             // Row changes the deletion overrides need not be written at all.
             last.rows = last.rows.filter { !change.affects(type: $0.key.typeName) }
+            last.checks = last.checks.filter { !change.affects(type: $0.key.typeName) }
+            last.deletions = last.deletions.filter { !change.affects(type: $0.key.typeName) }
             if last.bulk != nil || !last.rows.isEmpty { segments.append(last) }
         }
         segments.append(Segment(bulk: change, reseal: reseal))
         isSealed = false
     }
 
+    /// Adds `check` to the last segment that changes the row `key`.
+    mutating func addCheck(_ check: WriteCheck, for key: ObjectKey) {
+        guard let index = segments.lastIndex(where: { $0.rows[key] != nil }) else { return }
+        segments[index].checks[key] = segments[index].checks[key].map { $0.followed(by: check) } ?? check
+    }
+
     /// This set without any change to the row `key`.
     mutating func forget(_ key: ObjectKey) {
         for index in segments.indices {
             segments[index].rows[key] = nil
+            segments[index].checks[key] = nil
+            segments[index].deletions[key] = nil
         }
     }
 
@@ -84,7 +125,8 @@ struct ChangeSet: Sendable {
     mutating func merge(_ other: ChangeSet) {
         for segment in other.segments {
             if let bulk = segment.bulk { record(bulk, resealing: segment.reseal) }
-            for (key, change) in segment.rows { record(change, for: key) }
+            for (key, change) in segment.rows { record(change, for: key, check: segment.checks[key]) }
+            for (key, deletion) in segment.deletions { recordDeletion(of: key, deletion) }
         }
     }
 

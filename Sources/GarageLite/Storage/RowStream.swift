@@ -10,8 +10,12 @@ import Foundation
 /// thread, blocks. Every field is guarded by `condition`'s lock.
 final class RowStream: @unchecked Sendable {
     typealias Batch = [(key: ObjectKey, payload: RowPayload)]
-    /// What the writer returns: the revisions of the ``Revisioned`` rows it wrote.
-    typealias Revisions = [ObjectKey: Int64]
+    /// What the writer returns: the revisions of the ``Revisioned`` rows it wrote, and the
+    /// children it left as stored although the parked copy differs from them.
+    struct Written: Sendable {
+        var revisions: [ObjectKey: Int64] = [:]
+        var keptChildren: [ObjectKey] = []
+    }
 
     /// Raised on the writer when the producer failed: the transaction rolls back.
     struct ProducerFailed: Error {}
@@ -22,7 +26,7 @@ final class RowStream: @unchecked Sendable {
     private var batches: [Batch] = []
     private var producerDone = false
     private var producerFailed = false
-    private var outcome: Result<Revisions, any Error>?
+    private var outcome: Result<Written, any Error>?
     /// A suspended producer, resumed when there is room or an outcome.
     private var waitingProducer: CheckedContinuation<Void, Never>?
 
@@ -81,19 +85,19 @@ final class RowStream: @unchecked Sendable {
 
     /// Says there is nothing more to write, and waits for the writer's outcome: success, or
     /// its error.
-    func finish() -> Result<Revisions, any Error> {
+    func finish() -> Result<Written, any Error> {
         end(failed: false)
         condition.lock()
         defer { condition.unlock() }
         while outcome == nil {
             condition.wait()
         }
-        return outcome ?? .success([:])
+        return outcome ?? .success(Written())
     }
 
     /// Says there is nothing more to write, and waits for the writer's outcome without
     /// blocking the calling thread.
-    func finish() async -> Result<Revisions, any Error> {
+    func finish() async -> Result<Written, any Error> {
         end(failed: false)
         while true {
             if let outcome = locked({ outcome }) { return outcome }
@@ -134,7 +138,7 @@ final class RowStream: @unchecked Sendable {
         return batch
     }
 
-    func complete(_ result: Result<Revisions, any Error>) {
+    func complete(_ result: Result<Written, any Error>) {
         condition.lock()
         outcome = result
         resumeProducer()

@@ -5,6 +5,9 @@ import Foundation
 extension Store {
     /// Writes the unsaved changes and `changes` in one transaction, after `check` (which sees
     /// the unsaved changes, and throws to refuse them all); returns what `check` returned.
+    /// Every change is checked again against the committed rows before it is written (see
+    /// ``ChangeSet/checkedForWriting(in:now:)``): one that another writer made stale refuses
+    /// the whole save.
     ///
     /// It runs on the writer, where writes are serialized: taking the unsaved changes,
     /// committing them, then forgetting them happen without another save in between. If the
@@ -35,7 +38,11 @@ extension Store {
                     combined = saved
                     combined.merge(changes)
                 }
-                return (result, try statements.apply(combined, now: Date(), recording: isObserved))
+                // What the changes recorded earlier assumed of the store is checked here, where
+                // nothing can change it before they are written.
+                let now = Date()
+                combined = try combined.checkedForWriting(in: statements, now: now)
+                return (result, try statements.apply(combined, now: now, recording: isObserved))
             }
             if !saved.isEmpty {
                 unsaved.write {
@@ -51,10 +58,10 @@ extension Store {
 
     /// Writes the batches `next` produces on this thread in one immediate transaction on the
     /// writer, while it produces the next ones; returns the revisions of the ``Revisioned``
-    /// rows written. Each row's ``RevisionGuard`` is checked before it is written: a refusal
+    /// rows written and the children left as stored. Each row's ``RevisionGuard`` is checked before it is written: a refusal
     /// rolls back the whole transaction.
     @discardableResult
-    func writeStreaming(_ operation: String, next: () throws -> RowStream.Batch?) throws -> RowStream.Revisions {
+    func writeStreaming(_ operation: String, next: () throws -> RowStream.Batch?) throws -> RowStream.Written {
         let stream = try startStreaming(operation)
         do {
             try Self.$isFeedingWriter.withValue(true) {
@@ -71,7 +78,7 @@ extension Store {
     @discardableResult
     nonisolated(nonsending) func writeStreaming(
         _ operation: String, next: () throws -> RowStream.Batch?
-    ) async throws -> RowStream.Revisions {
+    ) async throws -> RowStream.Written {
         let stream = try startStreaming(operation)
         do {
             try await Self.$isFeedingWriter.withValue(true) {
@@ -93,7 +100,7 @@ extension Store {
             do {
                 let statements = try connection.get()
                 var written: ChangeSet? = isObserved ? ChangeSet() : nil
-                var revisions: RowStream.Revisions = [:]
+                var outcome = RowStream.Written()
                 try Store.$isAccessing.withValue(true) {
                     try statements.transaction {
                         let now = Date()
@@ -103,8 +110,12 @@ extension Store {
                         while let batch = try stream.next() {
                             for (key, payload) in batch {
                                 if let check = payload.revisionGuard, check.needsStoredRevision {
-                                    if !streamed.contains(key),
-                                       try check.decide(key, storedIn: StoreView(statements, pending: nil)) == .keep {
+                                    let view = StoreView(statements, pending: nil)
+                                    if !streamed.contains(key), try check.decide(key, storedIn: view) == .keep {
+                                        // An encrypted copy can't be compared: its ciphertext differs every time.
+                                        if try payload.isEncrypted || view.row(key, for: .content)?.data != payload.data {
+                                            outcome.keptChildren.append(key)
+                                        }
                                         continue
                                     }
                                     streamed.insert(key)
@@ -113,7 +124,7 @@ extension Store {
                                     written?.record(.park(payload), for: key)
                                 }
                                 if payload.revisionGuard?.revision != nil {
-                                    revisions[key] = try statements.row(key, for: .metadata)?.revision
+                                    outcome.revisions[key] = try statements.row(key, for: .metadata)?.revision
                                 }
                             }
                         }
@@ -121,7 +132,7 @@ extension Store {
                 }
                 // Told here, on the writer, like every commit: observers see commits in order.
                 if let written, !written.isEmpty { listener.committed(written) }
-                stream.complete(.success(revisions))
+                stream.complete(.success(outcome))
             } catch {
                 stream.complete(.failure(error))
             }
@@ -129,9 +140,9 @@ extension Store {
         return stream
     }
 
-    private func commitStreaming(_ outcome: Result<RowStream.Revisions, any Error>, operation: String) throws -> RowStream.Revisions {
+    private func commitStreaming(_ outcome: Result<RowStream.Written, any Error>, operation: String) throws -> RowStream.Written {
         switch outcome {
-        case .success(let revisions): return revisions
+        case .success(let written): return written
         case .failure(let error): throw engine.garageError(error, operation: operation)
         }
     }

@@ -47,6 +47,11 @@ final class Store: Sendable {
         unsaved.write { $0.readThrough.merge(changes) }
     }
 
+    /// Forgets the unsaved changes to the row `key`, keeping the others.
+    func discardUnsavedChanges(to key: ObjectKey) {
+        unsaved.write { $0.changes.forget(key) }
+    }
+
     func discardUnsavedChanges() {
         unsaved.write {
             $0.changes = ChangeSet()
