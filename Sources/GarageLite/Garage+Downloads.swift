@@ -93,6 +93,14 @@ extension Garage {
     /// came to merge) it is kept, and its upload re-creates it on the server. An identifier
     /// that is not parked is skipped.
     ///
+    /// Local objects that reference a deleted object keep reading: an array, set or
+    /// dictionary leaves it out, and an optional property reads `nil` (a property that is not
+    /// optional can't do without it, and fails to read until the referrer is downloaded or
+    /// parked again). They are not changed, so they stay `.synced` (a local edit of theirs
+    /// stays an edit to upload); parked again, they are stored without the reference. The
+    /// store keeps a tombstone of the deleted object, which nothing uploads, while a referrer
+    /// names it.
+    ///
     /// A download never ends a sync job's claim: an object a job holds that is deleted here
     /// (`.takeDownloaded`) becomes a deletion to upload once that job completes, and a
     /// deletion a job holds stays until it ends, so that no second job claims the identifier

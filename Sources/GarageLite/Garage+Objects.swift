@@ -324,7 +324,9 @@ extension Garage {
     ///
     /// All rows come from one snapshot of the store, so a concurrent writer can't tear the
     /// graph. A reference to a missing row decodes as `nil` where it is optional, and throws
-    /// `DecodingError.dataCorrupted` ("Missing Identifiable reference ...") otherwise.
+    /// `DecodingError.dataCorrupted` ("Missing Identifiable reference ...") otherwise, but
+    /// for an object the server deleted (see <doc:ReferenceRule>), which an array, set or
+    /// dictionary leaves out.
     ///
     /// - parameter type: The type of the object, which names its rows.
     /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
@@ -514,6 +516,10 @@ extension Garage.Configuration {
         }
         if let delegate = dataEncryptionDelegate {
             decoder.decryptNested = { try delegate.decrypt($0) }
+        }
+        decoder.isDeletedOnServer = { key in
+            guard let tombstone = try view.statements.rowOrTombstone(key, for: .metadata) else { return false }
+            return tombstone.isDeleted && tombstone.syncStatus == .synced
         }
         return decoder
     }

@@ -114,6 +114,13 @@ public enum GarageError: Error, Equatable, Sendable {
     /// store), `storedRevision` the row's (0: no row, it was deleted). Nothing of the park was
     /// written.
     ///
+    /// The same when a stale ``Revisioned`` copy is deleted, and when a change held unsaved
+    /// (autosave off) or in a transaction is written (``Garage/save()-9hqro``,
+    /// ``Garage/commitTransaction()-15z92``, the end of ``Garage/transaction(_:)-4nq2j``) after
+    /// another garage or process changed its row: every change is checked again in the
+    /// transaction that writes, and nothing of the save is written. The changes stay unsaved:
+    /// ``Garage/discardUnsavedChanges(of:identifier:)`` forgets the stale one.
+    ///
     /// ```swift
     /// do {
     ///     try garage.park(notebook)
@@ -296,9 +303,12 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             let found = stored == 0 ? "no longer stored (it was deleted)" : "stored at revision \(stored)"
             let had = parked == 0 ? "was not retrieved from this store (revision 0)" : "was retrieved at revision \(parked)"
             return "The object of type \(type) with identifier \(identifier) is stale: it \(had), and is \(found), "
-                + "so parking it would undo a newer version. Nothing was parked. Retrieve it again, apply your change "
-                + "to it, and park it again (a struct with park(&value), so that it learns its new revision). If it was "
-                + "parked as another object's child, parking the parent with children: .keepStored leaves it as stored."
+                + "so writing it would undo a newer version. Nothing was written. Retrieve it again, apply your change "
+                + "to it, and park it again (a struct with park(&value), so that it learns its new revision). If the "
+                + "change was unsaved or in a transaction, call discardUnsavedChanges(of:identifier:) first, so that "
+                + "the retrieve reads the newer version. If it was parked as another object's child, parking the parent "
+                + "with children: .keepStored writes the rest and names it in the ParkReport's keptChildren: apply "
+                + "your change to the stored version and park that."
         case let .deleteDenied(type, identifier, referrers):
             let names = referrers.prefix(5).map(\.description).joined(separator: ", ")
                 + (referrers.count > 5 ? " and \(referrers.count - 5) more" : "")

@@ -19,7 +19,11 @@ final class GraphDecoder {
     let rowLookup: (ObjectKey) throws -> DecodableRow?
     /// What a fresh-stack thread must see of the calling thread (see ``ThreadStack``).
     let context: ThreadContext
-    private var decoded: [ObjectKey: Any] = [:]
+    private(set) var decoded: [ObjectKey: Any] = [:]
+    /// Whether the object of a key was deleted on the server (its row is a `.synced`
+    /// tombstone): a reference to it in an array, set or dictionary is left out (see
+    /// ``ReferenceCollection``). `nil`: no reference is left out.
+    var isDeletedOnServer: ((ObjectKey) throws -> Bool)?
     /// The rows being decoded, outermost first: a reference back to one of them is a cycle.
     private var inProgress: [ObjectKey] = []
     /// Set while decoding continues on fresh stacks (see `GraphDecoder+Stack.swift`).
@@ -276,6 +280,9 @@ final class GraphDecoder {
         if let text = GarageStorageShape.anonymousObjectText(value) {
             return try unboxAnonymous(T.self, text: text, value: value, codingPath: codingPath)
         }
+        if info.dropsMissingReferences {
+            return try unboxReferences(T.self, from: value, codingPath: codingPath)
+        }
         let legacyKeys = info.legacyKeys
         if codingPath.depth & 7 == 0, ThreadStack.isShort {
             return try onFreshStack {
@@ -283,6 +290,25 @@ final class GraphDecoder {
             }
         }
         return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self, legacyKeys: legacyKeys))
+    }
+
+    /// An array, set or dictionary of references (``ReferenceCollection``): decoded as it is
+    /// stored, or, when a reference's row is gone, without it. Nothing is looked up twice
+    /// unless a row is missing.
+    @inline(never)
+    private func unboxReferences<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath) throws -> T {
+        func decode(_ value: JSONValue) throws -> T {
+            if codingPath.depth & 7 == 0, ThreadStack.isShort {
+                return try onFreshStack { try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self)) }
+            }
+            return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self))
+        }
+        do {
+            return try decode(value)
+        } catch let error as DecodingError where Self.isMissingReference(error) {
+            guard let collection = T.self as? any ReferenceCollection.Type else { throw error }
+            return try decode(collection.droppingMissingReferences(from: value, in: self))
+        }
     }
 
     /// A value stored with its type name (``RegisteredTypes``), decoded as the registered type

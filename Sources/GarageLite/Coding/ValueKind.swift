@@ -50,6 +50,9 @@ struct TypeInfo: Sendable {
     /// The keys the type's properties had before they were renamed (``LegacyKeyed``), by
     /// current key; `nil` for most types.
     var legacyKeys: [String: [String]]?
+    /// An array, set or dictionary of references: one to a row that is gone is left out
+    /// (see ``ReferenceCollection``).
+    var dropsMissingReferences = false
 
     static func of<T>(_ type: T.Type) -> TypeInfo {
         let key = ObjectIdentifier(type)
@@ -57,7 +60,8 @@ struct TypeInfo: Sendable {
             return info
         }
         let info = TypeInfo(kind: ValueKind.classify(type), isClass: type is AnyClass,
-                            legacyKeys: (type as? any LegacyKeyed.Type).map { $0.legacyKeys })
+                            legacyKeys: (type as? any LegacyKeyed.Type).map { $0.legacyKeys },
+                            dropsMissingReferences: (type as? any ReferenceCollection.Type)?.elementsAreReferences ?? false)
         cache.write { $0[key] = info }
         return info
     }

@@ -125,7 +125,14 @@ extension Store {
                             resolution: takeDownloaded ? .tookDownloaded : .keptLocal))
                         if !takeDownloaded { continue }
                     }
-                    try statements.purge(key)
+                    // Objects that still name it read without it: the store remembers the
+                    // deletion (a tombstone nothing uploads) while a referrer names it.
+                    if try !statements.references(toType: key.typeName, identifier: key.identifier)
+                        .filter({ $0.from != key }).isEmpty {
+                        try statements.markDeletedOnServer(key, now: now)
+                    } else {
+                        try statements.purge(key)
+                    }
                     written?.record(.delete, for: key)
                     report.deleted.append(key.identifier)
                 }

@@ -303,6 +303,18 @@ extension SQLiteConnection {
 
     private static let purgeSQL = "DELETE FROM garage_object WHERE type = ? AND identifier = ?"
 
+    func markDeletedOnServer(_ key: ObjectKey, now: Date) throws -> Bool {
+        try execute(Self.markDeletedOnServerSQL, [.real(now.timeIntervalSince1970), .text(key.typeName), .text(key.identifier)])
+        return db.changesCount > 0
+    }
+
+    private static let markDeletedOnServerSQL = """
+        UPDATE garage_object
+        SET isDeleted = 1, syncStatus = \(SyncStatus.synced.rawValue), data = '', refs = '[]', isRoot = 0,
+            isEncrypted = 0, revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL, isRemote = 1
+        WHERE type = ? AND identifier = ? AND claim IS NULL
+        """
+
     /// Turns the rows it selects (objects a copy of which may be on the server) into
     /// tombstones: no content, `.notSynced` and a new revision, so that a sync job uploads the
     /// deletion; the claim, if any, stays, and completes as edited meanwhile. `?1` is the date.

@@ -1,0 +1,81 @@
+import Foundation
+
+/// An array, set or dictionary whose elements are references to rows of their own
+/// (`Identifiable` values that are not ``InlineIdentifiable``): decoded, it leaves out a
+/// reference to an object the server deleted (its row is a `.synced` tombstone), as
+/// ``DeleteRule/nullify(in:)`` would have removed it.
+///
+/// This is what keeps a parent readable after a deletion downloaded from the server
+/// (``Garage/deleteDownloaded(_:identifiers:onConflict:)-3x5xn``), which leaves a tombstone
+/// while a referrer names the object. The stored parent is not changed; parked again, it is
+/// stored without the reference. A reference to a row that is simply missing (never parked, a
+/// type not migrated yet) still fails to decode: leaving it out, then parking the parent,
+/// would lose it. So does one to an object deleted here with ``DeleteRule/rowOnly``, as in
+/// GarageStorage.
+protocol ReferenceCollection {
+    /// Whether the elements are references (worked out once per type, in ``TypeInfo``).
+    static var elementsAreReferences: Bool { get }
+    /// `value` (the collection's JSON) without the references whose row `graph` can't find.
+    static func droppingMissingReferences(from value: JSONValue, in graph: GraphDecoder) throws -> JSONValue
+}
+
+extension Array: ReferenceCollection where Element: Decodable {
+    static var elementsAreReferences: Bool { ValueKind.isReference(Element.self) }
+
+    static func droppingMissingReferences(from value: JSONValue, in graph: GraphDecoder) throws -> JSONValue {
+        guard case .array(let elements) = value else { return value }
+        return .array(try elements.filter { try !graph.isMissingReference(Element.self, $0) })
+    }
+}
+
+extension Set: ReferenceCollection where Element: Decodable {
+    static var elementsAreReferences: Bool { ValueKind.isReference(Element.self) }
+
+    static func droppingMissingReferences(from value: JSONValue, in graph: GraphDecoder) throws -> JSONValue {
+        guard case .array(let elements) = value else { return value }
+        return .array(try elements.filter { try !graph.isMissingReference(Element.self, $0) })
+    }
+}
+
+extension Dictionary: ReferenceCollection where Key == String, Value: Decodable {
+    static var elementsAreReferences: Bool { ValueKind.isReference(Value.self) }
+
+    static func droppingMissingReferences(from value: JSONValue, in graph: GraphDecoder) throws -> JSONValue {
+        guard case .object(let members) = value else { return value }
+        return .object(try members.filter { try !graph.isMissingReference(Value.self, $0.value) })
+    }
+}
+
+extension ValueKind {
+    /// Whether values of `type` are stored as references to rows of their own.
+    static func isReference<T>(_ type: T.Type) -> Bool {
+        if case .identifiable = of(type) { return true }
+        return false
+    }
+}
+
+extension GraphDecoder {
+    /// Whether `value`, where a `T` is expected, is a reference stub to an object the server
+    /// deleted.
+    func isMissingReference<T>(_ type: T.Type, _ value: JSONValue) throws -> Bool {
+        let identifier: String
+        if case .string(let string) = value {
+            identifier = string
+        } else if let stub = GarageStorageShape.referenceIdentifier(value) {
+            identifier = stub
+        } else {
+            return false
+        }
+        let typeName = try registry.storedClass(of: T.self)?.name ?? Identity.typeName(T.self)
+        let key = ObjectKey(typeName: typeName, identifier: identifier)
+        if decoded[key] != nil { return false }
+        guard let isDeletedOnServer, try lookUpRow(key) == nil else { return false }
+        return try isDeletedOnServer(key)
+    }
+
+    /// Whether `error` is the decoder's own "Missing Identifiable reference".
+    static func isMissingReference(_ error: DecodingError) -> Bool {
+        guard case .dataCorrupted(let context) = error else { return false }
+        return context.debugDescription.contains("Missing Identifiable reference: no object")
+    }
+}
