@@ -224,8 +224,8 @@ extension Garage {
                                    what: "identifier")
                 return ObjectKey(typeName: reference.typeName, identifier: try Identity.string(fromID: reference.identifier))
             }
-            if record.isDeleted {
-                guard record.json.isEmpty else { throw refuse("it is a tombstone, which has no JSON, but it has some") }
+            if record.isDeleted && record.json.isEmpty {
+                // A tombstone without the content it deleted (one written before they kept it).
             } else if record.isEncrypted {
                 guard !record.json.isEmpty, !record.json.containsNUL else {
                     throw refuse("its ciphertext is empty or contains U+0000 (NUL)")
@@ -237,7 +237,7 @@ extension Garage {
                     throw refuse("its JSON is invalid: \(failure)")
                 }
             }
-            let sealing = encrypts && !record.isDeleted && !record.isEncrypted
+            let sealing = encrypts && !record.json.isEmpty && !record.isEncrypted
             let data = sealing ? try encryption.encrypt(record.json, for: key) : record.json
             return StoredRow(
                 key: key, data: data, isEncrypted: sealing || record.isEncrypted,

@@ -42,7 +42,8 @@ public struct TypeStatistics: Sendable, Hashable {
     /// The modification date of the oldest change a sync job has yet to upload (a `.notSynced`
     /// object or tombstone), or `nil`.
     public var oldestUnsyncedChange: Date?
-    /// The bytes of the objects' stored data (encrypted, when it is).
+    /// The bytes of the objects' stored data (encrypted, when it is), and of the content the
+    /// tombstones keep until their deletion is uploaded.
     public var dataSize = 0
     /// The objects stored encrypted (by the store's key, or by a ``DataEncryptionDelegate``).
     public var encryptedCount = 0

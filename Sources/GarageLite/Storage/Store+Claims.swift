@@ -28,6 +28,7 @@ extension Store {
                 var claimed: [StoredRow] = []
                 var deleted: [StoredRow] = []
                 var failures: [RetrievalFailure] = []
+                var deletedVersions: [DeletedVersion<T>] = []
                 while claimed.count + deleted.count < limit {
                     let reads = try statements.claimableRows(
                         ofType: type, status: status, limit: limit - claimed.count - deleted.count,
@@ -38,6 +39,10 @@ extension Store {
                             var row = try read.get()
                             if row.isDeleted {
                                 deleted.append(row)
+                                // The version deleted, when the tombstone kept it and it decodes.
+                                let object = row.data.isEmpty ? nil : try? decode(row)
+                                deletedVersions.append(DeletedVersion(identifier: row.key.identifier,
+                                                                      revision: row.revision - 1, object: object))
                             } else {
                                 row.syncStatus = .syncing
                                 objects.append(try decode(row))
@@ -52,7 +57,7 @@ extension Store {
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
                              deletions: deleted.map(\.key.identifier), deletionRevisions: deleted.map(\.revision),
-                             failures: failures)
+                             deletedVersions: deletedVersions, failures: failures)
             }
             if listener.isListening { listener.committed(.statusChanges(claim.keys.map { ($0, .syncing) })) }
             return claim

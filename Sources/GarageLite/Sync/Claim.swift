@@ -24,6 +24,16 @@ public struct Claim<Object> {
     public var deletions: [String] = []
     /// The revision of each deletion's tombstone when it was claimed.
     var deletionRevisions: [Int64] = []
+    /// What each of ``deletions`` deleted, in the same order: the version the app deleted and
+    /// its revision, so that the server can refuse a deletion based on a version older than
+    /// its own (another device's edit).
+    ///
+    /// ```swift
+    /// for deletion in claim.deletedVersions {
+    ///     try server.delete(deletion.identifier, ifVersion: deletion.object?.serverVersion)
+    /// }
+    /// ```
+    public var deletedVersions: [DeletedVersion<Object>] = []
     /// The objects that could have been claimed but can't be decoded: they were left unclaimed,
     /// with their status. Park a valid object under the same identifier, or delete it.
     public var failures: [RetrievalFailure] = []
@@ -44,6 +54,21 @@ public struct Claim<Object> {
 }
 
 extension Claim: Sendable where Object: Sendable {}
+
+/// An object deleted since the server may have got it, as a claim hands it to its sync job
+/// (``Claim/deletedVersions``): what the deletion was based on.
+public struct DeletedVersion<Object> {
+    /// The object's identifier.
+    public var identifier: String
+    /// The revision of the version deleted: its row's revision when the app deleted it.
+    public var revision: Int64
+    /// The version deleted, as it was stored; `nil` when the store kept no content for it (a
+    /// deletion made before GarageLite kept it) or it no longer decodes. Its `Identifiable`
+    /// children are read as they are now: those deleted too are left out, or missing.
+    public var object: Object?
+}
+
+extension DeletedVersion: Sendable where Object: Sendable {}
 
 struct ClaimTicket: Sendable {
     var id: String

@@ -79,7 +79,7 @@ struct RAUploadError: Error, CustomStringConvertible {
 /// One kind of record `importRecords` refuses, after a valid record.
 enum RABadRecord: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case emptyTypeName, emptyIdentifier, nulInTypeName, nulInIdentifier, emptyReferenceIdentifier,
-         nulInReferenceTypeName, jsonArray, jsonString, invalidJSON, emptyJSON, tombstoneWithJSON,
+         nulInReferenceTypeName, jsonArray, jsonString, invalidJSON, emptyJSON, tombstoneWithInvalidJSON,
          revisionZero, negativeRevision, duplicateKey, duplicateTombstone, emptyCiphertext, ciphertextWithNUL
 
     var testDescription: String { rawValue }
@@ -109,8 +109,9 @@ enum RABadRecord: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .jsonString: return make("RAChild", "x", #""text""#)
         case .invalidJSON: return make("RAChild", "x", #"{"id": "#)
         case .emptyJSON: return make("RAChild", "x", "")
-        case .tombstoneWithJSON:
-            var record = make("RAChild", "x", #"{"id":"x"}"#)
+        case .tombstoneWithInvalidJSON:
+            // A tombstone may keep the content it deleted (issue 24), but it must be JSON.
+            var record = make("RAChild", "x", #"{"id": "#)
             record.isDeleted = true
             return record
         case .revisionZero:
@@ -252,7 +253,8 @@ struct RecordAPITests {
         #expect(Set(records.map(\.key)).count == 2_345)
 
         let tombstone = try #require(records.first { $0.identifier == "i01234" })
-        #expect(tombstone.isDeleted && tombstone.json.isEmpty && tombstone.references.isEmpty)
+        // A tombstone keeps the content it deleted (issue 24), not its references.
+        #expect(tombstone.isDeleted && !tombstone.json.isEmpty && tombstone.references.isEmpty)
         #expect(tombstone.syncStatus == .notSynced)
         #expect(records.filter(\.isDeleted).map(\.identifier) == ["i01234"])
         for record in records where !record.isDeleted {
@@ -327,7 +329,7 @@ struct RecordAPITests {
             try #require(records.first { $0.key == ObjectKey(typeName: "RATask", identifier: id) })
         }
         let tombstone = try task("t0", in: exported)
-        #expect(tombstone.isDeleted && tombstone.json.isEmpty && tombstone.isRemote && tombstone.syncStatus == .notSynced)
+        #expect(tombstone.isDeleted && !tombstone.json.isEmpty && tombstone.isRemote && tombstone.syncStatus == .notSynced)
         #expect(try task("t1", in: exported).syncStatus == .synced)
         let failed = try task("t2", in: exported)
         #expect(failed.attempts == 1 && failed.lastError == "HTTP 503: try later" && failed.retryDate != nil)
@@ -438,10 +440,11 @@ struct RecordAPITests {
             let locked = try Garage(path: otherPath, encryptionKey: otherKey)
             let encryptions = try locked.encryptionStatus().encryptions
             #expect(try locked.importRecords(exported).imported == ["RAChild": 3, "RAParent": 1, "RATask": 2])
-            // Each object written encrypted counts against the key's budget; the tombstone doesn't.
-            #expect(try locked.encryptionStatus().encryptions == encryptions + 5)
+            // Each object written encrypted counts against the key's budget, and so does the
+            // content a tombstone keeps.
+            #expect(try locked.encryptionStatus().encryptions == encryptions + 6)
             #expect(try locked.importRecords(exported).imported.isEmpty)
-            #expect(try locked.encryptionStatus().encryptions == encryptions + 5)
+            #expect(try locked.encryptionStatus().encryptions == encryptions + 6)
             let stored = try Self.storedData(locked)
             #expect(stored.count == 6)
             #expect(!stored.values.contains { $0.contains("Secret-Marker") || $0.contains("Parent") })

@@ -11,9 +11,11 @@ extension SQLiteConnection {
         ], purpose: .all)
     }
 
+    /// A `.synced` tombstone is a deletion the server made (`markDeletedOnServer`): nothing to upload.
     private static let claimableRowsSQL = """
         SELECT \(columns) FROM garage_object
         WHERE syncStatus = ? AND type = ? AND claim IS NULL AND (retryAt IS NULL OR retryAt <= ?) AND attempts < ?
+            AND NOT (isDeleted <> 0 AND syncStatus = \(SyncStatus.synced.rawValue))
         ORDER BY modificationDate LIMIT ? OFFSET ?
         """
 

@@ -112,12 +112,13 @@ extension SQLiteConnection {
             let size: Int = row[7] ?? 0
             let encrypted: Int = row[8] ?? 0
             var entry = statistics[type] ?? TypeStatistics(typeName: type)
+            // A tombstone's data is the content it deleted (see `tombstoneSQL`): stored bytes too.
+            entry.dataSize += size
             if isDeleted != 0 {
                 entry.tombstones += count
             } else {
                 entry.count += count
                 entry.countsByStatus[SyncStatus(rawValue: statusValue) ?? .undetermined, default: 0] += count
-                entry.dataSize += size
                 entry.encryptedCount += encrypted
             }
             entry.openClaims += claims

@@ -263,7 +263,7 @@ extension SQLiteConnection {
         // A range of the primary key: `(type, identifier) > (?, ?)`.
         try Row.fetchAll(db.cachedStatement(sql: """
             SELECT CAST(type AS TEXT), CAST(identifier AS TEXT), CAST(data AS TEXT) FROM garage_object
-            WHERE (type, identifier) > (?, ?) AND isEncrypted = ? AND isDeleted = 0 AND data <> ''
+            WHERE (type, identifier) > (?, ?) AND isEncrypted = ? AND data <> ''
             ORDER BY type, identifier LIMIT ?
             """), arguments: [key?.typeName ?? "", key?.identifier ?? "", encrypted, limit]).map { row in
             (ObjectKey(typeName: row[0], identifier: row[1]), row[2])
@@ -285,7 +285,7 @@ extension SQLiteConnection {
 
     func countRows(encrypted: Bool) throws -> Int {
         try Int.fetchOne(db.cachedStatement(sql: """
-            SELECT COUNT(*) FROM garage_object WHERE isEncrypted = ? AND isDeleted = 0 AND data <> ''
+            SELECT COUNT(*) FROM garage_object WHERE isEncrypted = ? AND data <> ''
             """), arguments: [encrypted]) ?? 0
     }
 
@@ -316,12 +316,14 @@ extension SQLiteConnection {
         """
 
     /// Turns the rows it selects (objects a copy of which may be on the server) into
-    /// tombstones: no content, `.notSynced` and a new revision, so that a sync job uploads the
-    /// deletion; the claim, if any, stays, and completes as edited meanwhile. `?1` is the date.
+    /// tombstones: `.notSynced` and a new revision, so that a sync job uploads the deletion;
+    /// the content deleted stays (the claim hands it to the job with the revision it had, so
+    /// that a server can make the deletion conditional), the references go. The claim, if any,
+    /// stays, and completes as edited meanwhile. `?1` is the date.
     private static let tombstoneSQL = """
         UPDATE garage_object
-        SET isDeleted = 1, syncStatus = \(SyncStatus.notSynced.rawValue), data = '', refs = '[]', isRoot = 0,
-            isEncrypted = 0, revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL
+        SET isDeleted = 1, syncStatus = \(SyncStatus.notSynced.rawValue), refs = '[]', isRoot = 0,
+            revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL
         WHERE isRemote <> 0 AND isDeleted = 0
         """
 
