@@ -151,7 +151,8 @@ extension Garage {
     ///
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when no delegate is set;
     ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` naming an object that
-    ///   doesn't decrypt.
+    ///   doesn't decrypt; ``GarageError/keyChangeUnfinished(path:operation:opensWith:reason:)``
+    ///   when the storage failed (a full disk, an I/O error) part-way: call it again to finish.
     @discardableResult
     public func decryptAllObjects() throws -> Int {
         let encryption = try startDecrypting()
@@ -160,13 +161,17 @@ extension Garage {
             try install(decrypting, after: try run(store.replacingKeyRecord(
                 previous: current.text, with: decrypting.text, resetsCount: false, guard: current.retiringGuard)))
         }
-        let count = try rewriting(encrypted: true, Self.decrypting(encryption))
-        try finishDecrypting(encryption, remaining: try run(store.countingRows(encrypted: true)))
-        if let keyring {
-            try install(nil, after: try run(store.replacingKeyRecord(
-                previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
+        do {
+            let count = try rewriting(encrypted: true, Self.decrypting(encryption))
+            try finishDecrypting(encryption, remaining: try run(store.countingRows(encrypted: true)))
+            if let keyring {
+                try install(nil, after: try run(store.replacingKeyRecord(
+                    previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
+            }
+            return count
+        } catch {
+            throw unfinishedKeyChange(error, operation: "decryptAllObjects()", opensWith: decryptingStoreKey)
         }
-        return count
     }
 
     /// Decrypts every encrypted object and turns encryption off (see
@@ -179,13 +184,25 @@ extension Garage {
             try install(decrypting, after: try await run(store.replacingKeyRecord(
                 previous: current.text, with: decrypting.text, resetsCount: false, guard: current.retiringGuard)))
         }
-        let count = try await rewriting(encrypted: true, Self.decrypting(encryption))
-        try finishDecrypting(encryption, remaining: try await run(store.countingRows(encrypted: true)))
-        if let keyring {
-            try install(nil, after: try await run(store.replacingKeyRecord(
-                previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
+        do {
+            let count = try await rewriting(encrypted: true, Self.decrypting(encryption))
+            try finishDecrypting(encryption, remaining: try await run(store.countingRows(encrypted: true)))
+            if let keyring {
+                try install(nil, after: try await run(store.replacingKeyRecord(
+                    previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
+            }
+            return count
+        } catch {
+            throw unfinishedKeyChange(error, operation: "decryptAllObjects()", opensWith: decryptingStoreKey)
         }
-        return count
+    }
+
+    /// Which key opens a store whose decryption stopped part-way (the `opensWith` of
+    /// ``GarageError/keyChangeUnfinished(path:operation:opensWith:reason:)``).
+    private var decryptingStoreKey: String {
+        keyring == nil
+            ? "the dataEncryptionDelegate it was decrypted with, which stays set to read the objects still encrypted"
+            : "its key, as before: it holds objects encrypted and unencrypted until the decryption finishes"
     }
 
     /// `installed`, refreshed from the store's record `storeText`, and it in the state

@@ -49,16 +49,20 @@ extension Garage {
     ///   and the errors of ``park(_:)-7fg4m``. When it throws, nothing was written.
     @discardableResult
     public func park<T: Encodable>(_ object: T, children: ChildParking) throws -> ParkReport {
-        let parking = try parking([object], children: children)
-        return try parking.finish(record(parking.operation, preparing: parking.guarding))
+        try sealingWithCurrentKey {
+            let parking = try parking([object], children: children)
+            return try parking.finish(record(parking.operation, preparing: parking.guarding))
+        }
     }
 
     /// Parks `object` choosing what happens to its children (see ``park(_:children:)-9r7p5``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func park<T: Encodable>(_ object: T, children: ChildParking) async throws -> ParkReport {
-        let parking = try parking([object], children: children)
-        return try parking.finish(await record(parking.operation, preparing: parking.guarding))
+        try await sealingWithCurrentKey {
+            let parking = try parking([object], children: children)
+            return try parking.finish(await record(parking.operation, preparing: parking.guarding))
+        }
     }
 
     /// Parks `object` (see ``park(_:children:)-9r7p5``), then sets it to what the store now
@@ -82,9 +86,11 @@ extension Garage {
     ///   was written, and `object` is unchanged).
     @discardableResult
     public func park<T: Codable & SendableMetatype>(_ object: inout T, children: ChildParking = .refuseStale) throws -> ParkReport {
-        let parking = try parking([object], children: children)
-        let report = try parking.finish(record(parking.operation, preparing: parking.guarding))
-        guard !(T.self is AnyClass), let key = parking.roots.first else { return report }
+        let (report, root) = try sealingWithCurrentKey {
+            let parking = try parking([object], children: children)
+            return (try parking.finish(record(parking.operation, preparing: parking.guarding)), parking.roots.first)
+        }
+        guard !(T.self is AnyClass), let key = root else { return report }
         if let stored = try run(retrieving(T.self, key: key)) { object = stored }
         return report
     }
@@ -95,9 +101,11 @@ extension Garage {
     public nonisolated(nonsending) func park<T: Codable & SendableMetatype>(
         _ object: inout T, children: ChildParking = .refuseStale
     ) async throws -> ParkReport {
-        let parking = try parking([object], children: children)
-        let report = try parking.finish(await record(parking.operation, preparing: parking.guarding))
-        guard !(T.self is AnyClass), let key = parking.roots.first else { return report }
+        let (report, root) = try await sealingWithCurrentKey {
+            let parking = try parking([object], children: children)
+            return (try parking.finish(await record(parking.operation, preparing: parking.guarding)), parking.roots.first)
+        }
+        guard !(T.self is AnyClass), let key = root else { return report }
         if let stored = try await run(retrieving(T.self, key: key)) { object = stored }
         return report
     }
@@ -138,22 +146,26 @@ extension Garage {
     /// ``Revisioned`` class instance written has its row's new revision.
     @discardableResult
     public func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) throws -> ParkReport {
-        if let stream = try streaming(objects, children: children) {
-            return stream.finish(try store.writeStreaming(stream.operation, next: stream.next))
+        try sealingWithCurrentKey {
+            if let stream = try streaming(objects, children: children) {
+                return stream.finish(try store.writeStreaming(stream.operation, next: stream.next))
+            }
+            let parking = try parking(objects, children: children)
+            return try parking.finish(record(parking.operation, preparing: parking.guarding))
         }
-        let parking = try parking(objects, children: children)
-        return try parking.finish(record(parking.operation, preparing: parking.guarding))
     }
 
     /// Parks every object of `objects` choosing what happens to their children (see
     /// ``parkAll(_:children:)-5718v``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) async throws -> ParkReport {
-        if let stream = try streaming(objects, children: children) {
-            return stream.finish(try await store.writeStreaming(stream.operation, next: stream.next))
+        try await sealingWithCurrentKey {
+            if let stream = try streaming(objects, children: children) {
+                return stream.finish(try await store.writeStreaming(stream.operation, next: stream.next))
+            }
+            let parking = try parking(objects, children: children)
+            return try parking.finish(await record(parking.operation, preparing: parking.guarding))
         }
-        let parking = try parking(objects, children: children)
-        return try parking.finish(await record(parking.operation, preparing: parking.guarding))
     }
 
     /// Parks `value` under `identifier`, a record: any `Codable` value, without an identity of
@@ -173,18 +185,22 @@ extension Garage {
     ///   ``park(_:)-7fg4m``.
     @discardableResult
     public func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) throws -> String {
-        let parking = try parking(value, identifier: identifier)
-        parking.finish(try record(parking.operation, preparing: parking.guarding))
-        return parking.roots[0].identifier
+        try sealingWithCurrentKey {
+            let parking = try parking(value, identifier: identifier)
+            parking.finish(try record(parking.operation, preparing: parking.guarding))
+            return parking.roots[0].identifier
+        }
     }
 
     /// Parks `value` under `identifier` (see ``park(_:identifier:)-8mlg``) without blocking
     /// the calling thread.
     @discardableResult
     public nonisolated(nonsending) func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) async throws -> String {
-        let parking = try parking(value, identifier: identifier)
-        parking.finish(try await record(parking.operation, preparing: parking.guarding))
-        return parking.roots[0].identifier
+        try await sealingWithCurrentKey {
+            let parking = try parking(value, identifier: identifier)
+            parking.finish(try await record(parking.operation, preparing: parking.guarding))
+            return parking.roots[0].identifier
+        }
     }
 
     /// From this many objects, `parkAll` writes rows while it encodes the next ones.

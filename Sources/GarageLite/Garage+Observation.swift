@@ -46,22 +46,28 @@ extension Garage {
     /// }
     /// ```
     ///
-    /// The value is retrieved when the element is read, and each value is yielded once: a
-    /// burst of commits read late yields the latest value once, and commits that leave the
-    /// value as it was yield nothing (a claim then a release of an object that is not
-    /// `Syncable`; a `Syncable` object's value holds its status, so a claim changes it).
+    /// The sequence starts from the object as stored when this call returns (or as unsaved,
+    /// or as changed in the transaction the call runs in), which it reads then: the first value
+    /// yielded differs from it. The value is retrieved when the element is read, and each
+    /// value is yielded once: a burst of commits read late yields the latest value once, and
+    /// commits that leave the value as it was yield nothing (a claim then a release of an
+    /// object that is not `Syncable`, or a `deleteAll` of its type when it is not stored; a
+    /// `Syncable` object's value holds its status, so a claim changes it).
     /// Like ``changes(of:)``, the commits of other garages and
     /// other processes on the same file arrive too, with the same values: a commit made
     /// elsewhere right after this call returns is not missed. The values need not be
     /// `Sendable`: each is retrieved on the actor that iterates.
     ///
     /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for an unsupported identifier type,
-    ///   ``GarageError/typeNameCollision(typeName:type:existingType:)`` for a type refused its name.
+    ///   ``GarageError/typeNameCollision(typeName:type:existingType:)`` for a type refused its name,
+    ///   and the errors of reading the object's version (as a `retrieve`'s, without decoding).
     public func changes<T: Decodable & SendableMetatype, ID: GarageIdentifier>(to type: T.Type, identifier: ID) throws -> ObjectChanges<T> {
         let identifier = try Identity.string(fromID: identifier)
-        return ObjectChanges(
-            garage: self, identifier: identifier,
-            changes: observers.subscribe(typeName: try storedTypeName(T.self), identifier: identifier, store: store))
+        let changes = observers.subscribe(typeName: try storedTypeName(T.self), identifier: identifier, store: store)
+        // Read after subscribing: a commit made in between is told, and is then found to be
+        // already in this version, rather than missed.
+        let start = try run(try observedVersion(T.self, identifier: identifier))
+        return ObjectChanges(garage: self, identifier: identifier, start: start, changes: changes)
     }
 }
 
@@ -70,6 +76,12 @@ extension Garage {
 struct ObservedVersion: Sendable, Equatable {
     var revision: Int64
     var syncStatus: SyncStatus?
+
+    /// The version of `row` as an object of type `T` sees it.
+    init<T>(_ row: StoredRow, as type: T.Type) {
+        revision = row.revision
+        syncStatus = T.self is any Syncable.Type ? row.syncStatus : nil
+    }
 }
 
 extension Garage {
@@ -77,11 +89,19 @@ extension Garage {
     func observing<T: Decodable & SendableMetatype>(_ type: T.Type, identifier: String) throws -> StoreWork<(T?, ObservedVersion?)> {
         let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: identifier)
         let configuration = configuration()
-        let holdsStatus = T.self is any Syncable.Type
         return reading("retrieve \(key)") { view in
             guard let row = try view.row(key, for: .all) else { return (nil, nil) }
             let value = try configuration.decode(T.self, row, with: configuration.decoder(view))
-            return (value, ObservedVersion(revision: row.revision, syncStatus: holdsStatus ? row.syncStatus : nil))
+            return (value, ObservedVersion(row, as: T.self))
+        }
+    }
+
+    /// The version of the object `identifier` of type `T` (`nil` when there is none), without
+    /// its content: where ``changes(to:identifier:)`` starts.
+    func observedVersion<T>(_ type: T.Type, identifier: String) throws -> StoreWork<ObservedVersion?> {
+        let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: identifier)
+        return reading("read the version of \(key)") { view in
+            try view.row(key, for: .metadata).map { ObservedVersion($0, as: T.self) }
         }
     }
 }
@@ -96,32 +116,36 @@ public struct ObjectChanges<Object: Decodable & SendableMetatype>: AsyncSequence
 
     let garage: Garage
     let identifier: String
+    /// The version of the object at subscription (`nil`: there was none), which the first
+    /// value yielded must differ from.
+    let start: ObservedVersion?
     let changes: AsyncStream<[GarageChange]>
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(garage: garage, identifier: identifier, changes: changes.makeAsyncIterator())
+        AsyncIterator(garage: garage, identifier: identifier, changes: changes.makeAsyncIterator(), last: start)
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let garage: Garage
         let identifier: String
         var changes: AsyncStream<[GarageChange]>.AsyncIterator
-        /// What the last value yielded was: its row's revision and (for a `Syncable` object,
-        /// whose value holds it) status; `.some(nil)` once it was deleted, `nil` before any.
-        var last: ObservedVersion??
+        /// What the last value yielded was, or before any, the value at subscription: its
+        /// row's revision and (for a `Syncable` object, whose value holds it) status;
+        /// `.some(nil)` when there was no object.
+        var last: ObservedVersion?
 
         /// The object after the next commit that changed it (`.some(nil)` once deleted), or
         /// `nil` when the sequence ends; retrieved on the actor that iterates (`for try await`
         /// calls this one).
         ///
-        /// A value is yielded once: commits that leave it as the last one yielded (a burst
-        /// already read, a claim then a release of an object that is not `Syncable`) yield
-        /// nothing.
+        /// A value is yielded once: commits that leave it as the last one yielded, or as it was
+        /// at subscription (a burst already read, a claim then a release of an object that is
+        /// not `Syncable`), yield nothing.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Object?? {
             while await changes.next(isolation: actor) != nil {
                 let (value, version) = try await garage.run(try garage.observing(Object.self, identifier: identifier))
-                if case .some(let last) = last, last == version { continue }
-                last = .some(version)
+                if last == version { continue }
+                last = version
                 return .some(value)
             }
             return nil

@@ -78,6 +78,19 @@ extension Garage {
         }
     }
 
+    /// What installs `keyring` inside the write that puts its record in the store (the
+    /// `whenReplaced` of ``Store/replacingKeyRecord(previous:with:resetsCount:guard:whenReplaced:)``):
+    /// its encryptor is made beforehand, so that installing it can't fail there.
+    func installing(_ keyring: Keyring) throws -> @Sendable () -> Void {
+        let encryptor = try keyring.encryptor()
+        return { [state] in
+            state.write { state in
+                state.keyring = keyring
+                state.dataEncryptionDelegate = encryptor
+            }
+        }
+    }
+
     /// The garage's keyring, if it was opened with a key.
     var keyring: Keyring? { state.read { $0.keyring } }
 
@@ -118,7 +131,12 @@ extension Garage {
     ///   (another garage or process changed it) otherwise: nothing was written, call again.
     func install(_ new: Keyring?, after write: Store.KeyRecordWrite, replacing old: Keyring? = nil,
                  sameWork: (Keyring) -> Bool = { _ in false }) throws {
-        if write.replaced { return try install(new) }
+        if write.replaced {
+            // Installed already inside the write (see `installing(_:)`): not again, which would
+            // make a new encryptor and have the garage's parks in flight sealed anew.
+            if let new, keyring?.text == new.text { return }
+            return try install(new)
+        }
         if let new, let old, sameWork(new), try sameWork(refreshed(old, storeText: write.storeRecord)) { return }
         throw GarageError.invalidEncryptionKey(
             reason: "another garage or process changed the store's key record meanwhile; nothing was written, call again")
@@ -190,16 +208,29 @@ extension Garage {
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the garage was not opened with
     ///   a key, has unsaved changes, or the key can't be used;
     ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` naming an object that
-    ///   doesn't decrypt (delete it, then call again).
+    ///   doesn't decrypt (delete it, then call again);
+    ///   ``GarageError/keyChangeUnfinished(path:operation:opensWith:reason:)`` when the storage
+    ///   failed (a full disk, an I/O error) after the store switched to `key`: it then opens
+    ///   with `key` only, and calling `rekey(to:)` again with `key` finishes the rotation.
+    ///
+    /// Parks of this garage on other threads meanwhile are not refused: one sealed with the old
+    /// data key, and refused by the store once it switched, is sealed again with the new one
+    /// and written (``GarageError/staleEncryptionKey(path:reason:)`` is for a rotation made by
+    /// another garage or process).
     @discardableResult
     public func rekey(to key: StoreKey) throws -> Int {
         let current = try refreshed(try requireKeyring("rotate the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
         try checkNotDecrypting(current)
         if let new = try rotation(of: current, to: key) {
             try install(new, after: try run(store.replacingKeyRecord(
-                previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey)))
+                previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey,
+                whenReplaced: try installing(new))))
         }
-        return try reencryptObjects()
+        do {
+            return try reencryptObjects()
+        } catch {
+            throw unfinishedKeyChange(error, operation: "rekey(to:)", opensWith: Self.rekeyedStoreKey)
+        }
     }
 
     /// Rotates the data key and locks the store with `key` (see ``rekey(to:)-7738p``) without
@@ -210,10 +241,20 @@ extension Garage {
         try checkNotDecrypting(current)
         if let new = try rotation(of: current, to: key) {
             try install(new, after: try await run(store.replacingKeyRecord(
-                previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey)))
+                previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey,
+                whenReplaced: try installing(new))))
         }
-        return try await reencryptObjects()
+        do {
+            return try await reencryptObjects()
+        } catch {
+            throw unfinishedKeyChange(error, operation: "rekey(to:)", opensWith: Self.rekeyedStoreKey)
+        }
     }
+
+    /// Which key opens a store whose rotation stopped part-way (the `opensWith` of
+    /// ``GarageError/keyChangeUnfinished(path:operation:opensWith:reason:)``).
+    private static let rekeyedStoreKey = "the key given to rekey(to:), and no longer with the old one (it gets "
+        + "wrongEncryptionKey); the objects not re-encrypted yet read with it too"
 
     /// The keyring of a rotation of `current` to `key`: a new data key, locked with `key`; or
     /// `nil` when `current` is an unfinished rotation to `key`, to finish.
@@ -252,6 +293,83 @@ extension Garage {
             keyIDs: record.keys.keys.compactMap(UInt32.init).sorted(),
             isUnfinished: record.keys.count > 1 || record.state != .encrypted,
             encryptions: count, encryptionLimit: Keyring.encryptionLimit)
+    }
+}
+
+// MARK: - This garage's own key changes
+
+extension Garage {
+    /// The encryption a call seals its rows with when it starts: the delegate (held, so that
+    /// its identity can't be reused), and whether the store is being decrypted.
+    private struct SealingEncryption {
+        var delegate: (any DataEncryptionDelegate)?
+        var isDecryptingStore: Bool
+
+        /// Whether `other` seals differently.
+        func differs(from other: SealingEncryption) -> Bool {
+            delegate !== other.delegate || isDecryptingStore != other.isDecryptingStore
+        }
+    }
+
+    private var sealingEncryption: SealingEncryption {
+        state.read { SealingEncryption(delegate: $0.dataEncryptionDelegate, isDecryptingStore: $0.isDecryptingStore) }
+    }
+
+    /// Runs `body`, a call that seals rows then writes them, again when the store refused its
+    /// rows for their data key (``GarageError/staleEncryptionKey(path:reason:)``) and this
+    /// garage's own encryption changed since `body` began: its `rekey(to:)` or
+    /// `decryptAllObjects()` on another thread switched the store's key between the sealing and
+    /// the write. The garage installs its new key in the write that switches the store (see
+    /// ``installing(_:)``), so the call sealed again has it, and is written. A refusal with
+    /// the garage's encryption unchanged is another garage's or process's rotation: thrown.
+    func sealingWithCurrentKey<T>(_ body: () throws -> T) throws -> T {
+        while true {
+            let sealedWith = sealingEncryption
+            do {
+                return try body()
+            } catch GarageError.staleEncryptionKey where sealingEncryption.differs(from: sealedWith) {
+                continue
+            }
+        }
+    }
+
+    /// Runs `body` again when its rows were sealed with a key this garage replaced meanwhile
+    /// (see the synchronous variant), without blocking the calling thread.
+    nonisolated(nonsending) func sealingWithCurrentKey<T>(
+        _ body: nonisolated(nonsending) () async throws -> T
+    ) async throws -> T {
+        while true {
+            let sealedWith = sealingEncryption
+            do {
+                return try await body()
+            } catch GarageError.staleEncryptionKey where sealingEncryption.differs(from: sealedWith) {
+                continue
+            }
+        }
+    }
+
+    /// `error`, thrown by `operation` after it switched the store's key: a storage failure
+    /// (whose own description says that nothing was written) becomes
+    /// ``GarageError/keyChangeUnfinished(path:operation:opensWith:reason:)``, which says what
+    /// was written, which key opens the store (`opensWith`), and that calling again finishes
+    /// it. Other errors name their own cause and remedy, and are kept.
+    func unfinishedKeyChange(_ error: any Error, operation: String, opensWith: String) -> any Error {
+        let reason: String
+        switch error as? GarageError {
+        case let .storageFailure(failed, why)?:
+            reason = "the storage failed to \(failed): \(why)"
+        case .storeFull?:
+            reason = "the disk holding it is full"
+        case .storeBusy?:
+            reason = "another connection kept it locked for longer than the busy timeout"
+        case let .damagedStore(_, _, why)?:
+            reason = "SQLite found it damaged (\(why))"
+        case let .readOnlyStore(_, _, why)?:
+            reason = "it can no longer be written (\(why))"
+        default:
+            return error
+        }
+        return GarageError.keyChangeUnfinished(path: storeDescription, operation: operation, opensWith: opensWith, reason: reason)
     }
 }
 

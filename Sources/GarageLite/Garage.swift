@@ -21,7 +21,10 @@ import Foundation
 /// ```
 ///
 /// A `Garage` may be used from any number of threads at once. With autosave on (the
-/// default), every call that changes the store has committed when it returns.
+/// default), every call that changes the store has committed when it returns. A power cut
+/// while the garage is open can take back the commits since the store's last checkpoint; when
+/// the garage is deinitialized, or the process exits, it checkpoints them into the store file,
+/// and a power cut then takes back nothing.
 public final class Garage: Sendable {
     let store: Store
     let state: Protected<State>

@@ -211,6 +211,12 @@ public enum GarageError: Error, Equatable, Sendable {
     /// opened it (`reason` says which). Nothing was read or written, and the store's objects
     /// are intact: open the store again (with its key, if it is encrypted).
     case staleEncryptionKey(path: String, reason: String)
+    /// `operation` (``Garage/rekey(to:)-7738p`` or ``Garage/decryptAllObjects()-7ed1d``) stopped
+    /// part-way on the store at `path`, for `reason` (a full disk, an I/O error): unlike the
+    /// storage errors it stands for, what it had done stays written (the store's key may have
+    /// changed already), every object is intact, and the store now opens with `opensWith`. Call
+    /// `operation` again (with the same key) to finish it.
+    case keyChangeUnfinished(path: String, operation: String, opensWith: String, reason: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -348,6 +354,10 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .staleEncryptionKey(path, reason):
             return "This garage's key for the store at \(path) is out of date: \(reason). Nothing was read or written, "
                 + "and the store's objects are intact: open the store again (with its key, if it is encrypted)."
+        case let .keyChangeUnfinished(path, operation, opensWith, reason):
+            return "\(operation) stopped part-way on the store at \(path): \(reason). What it had done stays written (it is not "
+                + "undone), and every object is intact: the store now opens with \(opensWith). Call \(operation) again "
+                + "(with the same key) to finish it."
         case let .encryptionLimitReached(path, encryptions):
             return "The key of the store at \(path) has encrypted \(encryptions) objects, as many as one AES-GCM key may "
                 + "with random-looking nonces: nothing was written. Rotate the key with garage.rekey(to:), then park again."
@@ -461,6 +471,7 @@ extension GarageError: CustomNSError {
         case .wrongEncryptionKey: return 130
         case .encryptionLimitReached: return 131
         case .staleEncryptionKey: return 132
+        case .keyChangeUnfinished: return 133
         }
     }
 

@@ -7,6 +7,7 @@
 //     garage-stress-worker <store-path> sync-job <name> <seed> <stale-interval-seconds>
 //     garage-stress-worker <store-path> sync-downloader <name> <seed> <server-objects>
 //     garage-stress-worker <store-path> setting <value>|-     (sets or removes StressSettings.greeting)
+//     garage-stress-worker <store-path> park-and-exit <count>   (see ParkAndExit.swift)
 //
 // The `sync-` roles are the processes of the sync-cycle test, with deletions, downloads,
 // failed uploads and SIGKILLs; they are described in SyncCycle.swift. The rest of this
@@ -194,6 +195,9 @@ if arguments.count == 5, arguments[2] == "reencrypt" {
 if arguments.count == 5, arguments[2] == "rekey" {
     runRekey(storePath: arguments[1], oldPassphrase: arguments[3], newPassphrase: arguments[4])
 }
+if arguments.count == 4, arguments[2] == "park-and-exit" {
+    runParkAndExit(storePath: arguments[1], count: arguments[3])
+}
 if arguments.count == 4, arguments[2] == "setting" {
     // Sets `StressSettings.greeting` to the argument, or removes it for "-".
     do {
@@ -219,6 +223,7 @@ guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
     print("             garage-stress-worker <store-path> reencrypt <old-key-byte> <new-key-byte>")
     print("             garage-stress-worker <store-path> rekey <old-passphrase> <new-passphrase>")
     print("             garage-stress-worker <store-path> setting <value>|-")
+    print("             garage-stress-worker <store-path> park-and-exit <count>")
     print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument>")
     exit(2)
 }

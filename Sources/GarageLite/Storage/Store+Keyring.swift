@@ -41,10 +41,16 @@ extension Store {
     /// Replaces the key record, if it is still `previous` (`nil`: if there is none), with
     /// `record` (`nil`: removes it), in one transaction with `guardChange`, and with a count
     /// of encryptions started again at 0 when `resetsCount`.
+    ///
+    /// `whenReplaced` runs once the replacement is committed, before the writer does anything
+    /// else: the garage installs the new key there, so that none of its own writes reaches the
+    /// store's new triggers sealed with a key it had not replaced yet (see
+    /// `Garage.sealingWithCurrentKey(_:)`).
     func replacingKeyRecord(previous: String?, with record: String?, resetsCount: Bool,
-                            guard guardChange: EncryptionGuardChange) -> StoreWork<KeyRecordWrite> {
+                            guard guardChange: EncryptionGuardChange,
+                            whenReplaced: (@Sendable () -> Void)? = nil) -> StoreWork<KeyRecordWrite> {
         StoreWork(operation: "write the store's key record", access: .write { statements in
-            try statements.transaction {
+            let write = try statements.transaction {
                 guard try statements.replaceMetadata(Keyring.recordName, previous: previous, with: record) else {
                     return KeyRecordWrite(replaced: false, storeRecord: try statements.metadata(Keyring.recordName))
                 }
@@ -61,6 +67,8 @@ extension Store {
                 }
                 return KeyRecordWrite(replaced: true, storeRecord: record)
             }
+            if write.replaced { whenReplaced?() }
+            return write
         })
     }
 }

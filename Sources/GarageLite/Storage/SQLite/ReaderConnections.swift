@@ -49,6 +49,22 @@ final class ReaderConnections: Sendable {
         return try body(reader)
     }
 
+    /// Closes the idle connections, and opens none from now on: the engine closes them before
+    /// its writer, because SQLite checkpoints the log only when the last connection to close
+    /// may write, and a read-only one can't.
+    func close() {
+        let idle = state.write { state in
+            defer {
+                state.idle = []
+                state.unavailable = true
+            }
+            return state.idle
+        }
+        for reader in idle {
+            try? reader.close()
+        }
+    }
+
     private func borrow() -> DatabaseQueue? {
         enum Next { case reuse(DatabaseQueue), open, none }
         let next: Next = state.write { state in

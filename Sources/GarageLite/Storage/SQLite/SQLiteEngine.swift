@@ -21,6 +21,25 @@ final class SQLiteEngine: StorageEngine {
         self.path = path
         self.readers = readers
         self.readOnlyReason = readOnlyReason
+        if let path, readOnlyReason == nil { OpenStoreFiles.opened(Self.absolute(path)) }
+    }
+
+    /// Closes the store so that its commits are durable (see `StoreFile+Closing.swift`): the
+    /// garage's read-only connections first, then a checkpoint of the log into the store file;
+    /// the pool closes its own readers, then its writer, after this body. When the writer is
+    /// the last connection to the file, SQLite removes the emptied log as it closes.
+    deinit {
+        readers?.close()
+        guard let path, readOnlyReason == nil else { return }
+        let absolutePath = Self.absolute(path)
+        StoreFile.checkpointLog(path: absolutePath)
+        OpenStoreFiles.closed(absolutePath)
+    }
+
+    /// `path` from the root: a relative path must name the same file at exit, whatever the
+    /// working directory has become.
+    private static func absolute(_ path: String) -> String {
+        URL(fileURLWithPath: path).path
     }
 
     private static func configuration(busyTimeout: TimeInterval) -> Configuration {

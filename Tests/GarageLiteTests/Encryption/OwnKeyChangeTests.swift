@@ -1,0 +1,219 @@
+import Foundation
+@testable import GarageLite
+import Testing
+
+/// Issue 24, item 7: a garage's own operations join its own key changes. While `rekey(to:)`
+/// runs, the garage's parks on other threads and tasks are written (with the new key), not
+/// refused as if another process had rotated the key; and a rotation or a decryption stopped
+/// part-way by a storage failure says which key now opens the store, and that calling again
+/// finishes it.
+@Suite("Encryption: a garage's own key changes")
+struct OwnKeyChangeTests {
+    static func passphrase(_ text: String) -> StoreKey { .passphrase(text, rounds: StoreKey.minimumRounds) }
+
+    /// What the parks of one rotation did.
+    struct Parks: Sendable {
+        var parked: [String] = []
+        var failures: [String] = []
+    }
+
+    /// Four rotations of ~1,500 rows on this thread, each with parks of a struct and of a class
+    /// (with nested structs) on another thread for as long as it runs: none fails, and every
+    /// object parked reads with the last key.
+    @Test(.timeLimit(.minutes(3)))
+    func parksOnAnotherThreadDuringARekeyAreWrittenWithTheNewKey() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("key 0"))
+        try garage.parkAll((0..<1_500).map { SKNote(id: "n\($0)", text: "text \($0)") })
+        var expected = 1_500
+        for rotation in 1...4 {
+            let running = Protected(true)
+            let parks = Protected(Parks())
+            let started = DispatchSemaphore(value: 0)
+            let ended = DispatchSemaphore(value: 0)
+            Thread {
+                var index = 0
+                while running.read({ $0 }) || index < 2 {
+                    let id = "r\(rotation)-\(index)"
+                    do {
+                        if index.isMultiple(of: 2) {
+                            try garage.park(SKNote(id: id, text: "during rotation \(rotation)"))
+                        } else {
+                            try garage.park(SKFolder(id: id, title: "folder", notes: [SKNote(id: id + "-note", text: "nested")]))
+                        }
+                        parks.write { $0.parked.append(id) }
+                    } catch {
+                        parks.write { $0.failures.append("\(id): \(error)") }
+                    }
+                    if index == 1 { started.signal() }
+                    index += 1
+                }
+                ended.signal()
+            }.start()
+            started.wait()     // parks are under way before the rotation begins
+            let rewritten = try garage.rekey(to: Self.passphrase("key \(rotation)"))
+            running.write { $0 = false }
+            ended.wait()
+            let done = parks.read { $0 }
+            #expect(done.failures.isEmpty, "rotation \(rotation): \(done.failures.prefix(3))")
+            #expect(rewritten >= 1_500)           // the first objects; those parked meanwhile may be on the new key
+            expected += done.parked.count         // one note each, alone or in its folder
+            #expect(try garage.encryptionStatus().keyIDs.count == 1)
+        }
+        try expectEveryObjectReads(path: path, key: Self.passphrase("key 4"), notes: expected)
+    }
+
+    /// The same with `async` rotations and parks, in tasks.
+    @Test(.timeLimit(.minutes(3)))
+    func asyncParksDuringAnAsyncRekeyAreWrittenWithTheNewKey() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("key 0"))
+        try await garage.parkAll((0..<1_500).map { SKNote(id: "n\($0)", text: "text \($0)") })
+        var parkedNotes = 0
+        for rotation in 1...4 {
+            let running = Protected(true)
+            let (started, reportStarted) = AsyncStream<Void>.makeStream()
+            let parker = Task { () -> Parks in
+                var parks = Parks()
+                var index = 0
+                while running.read({ $0 }) || index < 2 {
+                    let id = "r\(rotation)-\(index)"
+                    do {
+                        if index.isMultiple(of: 2) {
+                            try await garage.park(SKNote(id: id, text: "during rotation \(rotation)"))
+                        } else {
+                            try await garage.park(SKFolder(id: id, title: "folder", notes: [SKNote(id: id + "-note", text: "nested")]))
+                        }
+                        parks.parked.append(id)
+                    } catch {
+                        parks.failures.append("\(id): \(error)")
+                    }
+                    if index == 1 { reportStarted.yield() }
+                    index += 1
+                }
+                return parks
+            }
+            var iterator = started.makeAsyncIterator()
+            _ = await iterator.next()
+            try await garage.rekey(to: Self.passphrase("key \(rotation)"))
+            running.write { $0 = false }
+            let parks = await parker.value
+            #expect(parks.failures.isEmpty, "rotation \(rotation): \(parks.failures.prefix(3))")
+            #expect(try await garage.encryptionStatus().keyIDs.count == 1)
+            parkedNotes += parks.parked.count     // one note each, alone or in its folder
+        }
+        try expectEveryObjectReads(path: path, key: Self.passphrase("key 4"), notes: 1_500 + parkedNotes)
+    }
+
+    /// A rotation stopped after the store switched to the new key (a storage failure in the
+    /// second batch of re-encryptions) says that the new key opens the store and that calling
+    /// again finishes; the old key is refused, the new one reads everything, and the call
+    /// repeated finishes the rotation.
+    @Test(arguments: [false, true])
+    func aRekeyStoppedPartWaySaysWhichKeyOpensTheStore(async: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("old"))
+        let id = { (index: Int) in "n" + String(1_000 + index).dropFirst() }     // n000 ... n599, in key order
+        try await garage.parkAll((0..<600).map { SKNote(id: id($0), text: "text \($0)") })
+        try injectFailure(path, atIdentifier: "n550")
+
+        let error = await #expect(throws: GarageError.self) {
+            if async {
+                try await garage.rekey(to: Self.passphrase("new"))
+            } else {
+                try onAnotherThread { Result { try garage.rekey(to: Self.passphrase("new")) } }.get()
+            }
+        }
+        guard case .keyChangeUnfinished(path, "rekey(to:)", _, _)? = error else {
+            Issue.record("rekey threw \(String(describing: error))")
+            return
+        }
+        let message = "\(error!)"
+        #expect(message.contains("now opens with the key given to rekey(to:)"), "\(message)")
+        #expect(message.contains("Call rekey(to:) again"), "\(message)")
+        #expect(message.contains("injected I/O failure"), "\(message)")
+        #expect(!message.contains("Nothing of that operation was written"), "\(message)")
+
+        try finishStoppedRekey(garage, path: path)
+    }
+
+    /// What a rotation stopped part-way leaves: the old key refused, the new one reading
+    /// everything, and the call repeated finishing it.
+    private func finishStoppedRekey(_ garage: Garage, path: String) throws {
+        #expect { try Garage(path: path, encryptionKey: Self.passphrase("old")) } throws: { error in
+            if case GarageError.wrongEncryptionKey = error { return true }
+            return false
+        }
+        let reopened = try Garage(path: path, encryptionKey: Self.passphrase("new"))
+        #expect(try reopened.retrieveAll(SKNote.self).count == 600)
+        #expect(try reopened.encryptionStatus().isUnfinished)
+        try rawWrite(path, "DROP TRIGGER test_injected_failure")
+        #expect(try garage.rekey(to: Self.passphrase("new")) == 100)     // the batch that failed, and the rest
+        #expect(try !garage.encryptionStatus().isUnfinished)
+        try expectEveryObjectReads(path: path, key: Self.passphrase("new"), notes: 600)
+    }
+
+    /// A decryption stopped part-way by a storage failure says that the store still opens with
+    /// its key, and that calling again finishes it.
+    @Test(arguments: [false, true])
+    func aDecryptionStoppedPartWaySaysWhichKeyOpensTheStore(async: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        let id = { (index: Int) in "n" + String(1_000 + index).dropFirst() }
+        try await garage.parkAll((0..<600).map { SKNote(id: id($0), text: "text \($0)") })
+        try injectFailure(path, atIdentifier: "n550")
+
+        let error = await #expect(throws: GarageError.self) {
+            if async {
+                try await garage.decryptAllObjects()
+            } else {
+                try onAnotherThread { Result { try garage.decryptAllObjects() } }.get()
+            }
+        }
+        guard case .keyChangeUnfinished(path, "decryptAllObjects()", _, _)? = error else {
+            Issue.record("decryptAllObjects threw \(String(describing: error))")
+            return
+        }
+        let message = "\(error!)"
+        #expect(message.contains("now opens with its key, as before"), "\(message)")
+        #expect(message.contains("Call decryptAllObjects() again"), "\(message)")
+        #expect(!message.contains("Nothing of that operation was written"), "\(message)")
+
+        try finishStoppedDecryption(path: path)
+    }
+
+    /// What a decryption stopped part-way leaves: the key reading everything, and the call
+    /// repeated finishing it.
+    private func finishStoppedDecryption(path: String) throws {
+        let reopened = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        #expect(try reopened.retrieveAll(SKNote.self).count == 600)
+        try rawWrite(path, "DROP TRIGGER test_injected_failure")
+        #expect(try reopened.decryptAllObjects() == 100)
+        #expect(try Garage(path: path).count(SKNote.self) == 600)
+    }
+
+    /// Makes the store fail the rewrite of the object `identifier`'s data, as an I/O error
+    /// would: SQLite's error becomes ``GarageError/storageFailure(operation:reason:)``, as an
+    /// I/O error's does.
+    private func injectFailure(_ path: String, atIdentifier identifier: String) throws {
+        try rawWrite(path, """
+            CREATE TRIGGER test_injected_failure BEFORE UPDATE OF data ON garage_object
+            WHEN new.identifier = '\(identifier)'
+            BEGIN SELECT RAISE(ABORT, 'injected I/O failure'); END
+            """)
+    }
+
+    /// Every object of the store reads with `key` in a garage opened afresh: `notes` notes
+    /// (the folders' nested notes included), and every folder with its note.
+    private func expectEveryObjectReads(path: String, key: StoreKey, notes: Int) throws {
+        let garage = try Garage(path: path, encryptionKey: key)
+        #expect(try garage.retrieveAll(SKNote.self).count == notes)
+        let folders = try garage.retrieveAll(SKFolder.self)
+        #expect(folders.allSatisfy { $0.notes.first?.id == $0.id + "-note" })
+        #expect(try garage.check().isOK)
+    }
+}
