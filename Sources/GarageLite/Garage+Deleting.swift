@@ -38,17 +38,15 @@ extension Garage {
     ///
     /// - throws: The errors of ``delete(_:)-3ek00``.
     public func delete<T: Encodable>(_ object: T, rule: DeleteRule) throws {
-        let (operation, prepare) = deleting(.object(try key(of: object, for: "delete"), mustExist: true,
-                                                    revision: (object as? any Revisioned)?.revision), rule: rule)
-        _ = try record(operation, preparing: prepare)
+        _ = try delete(.object(try key(of: object, for: "delete"), mustExist: true,
+                               revision: (object as? any Revisioned)?.revision), rule: rule)
     }
 
     /// Deletes `object` applying `rule` (see ``delete(_:rule:)-8wtma``) without blocking the
     /// calling thread.
     public nonisolated(nonsending) func delete<T: Encodable>(_ object: T, rule: DeleteRule) async throws {
-        let (operation, prepare) = deleting(.object(try key(of: object, for: "delete"), mustExist: true,
-                                                    revision: (object as? any Revisioned)?.revision), rule: rule)
-        _ = try await record(operation, preparing: prepare)
+        _ = try await delete(.object(try key(of: object, for: "delete"), mustExist: true,
+                                     revision: (object as? any Revisioned)?.revision), rule: rule)
     }
 
     /// Deletes the object of type `T` parked under `identifier`, without retrieving it first,
@@ -82,8 +80,7 @@ extension Garage {
     /// ```
     @discardableResult
     public func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID, rule: DeleteRule) throws -> Bool {
-        let (operation, prepare) = deleting(try key(T.self, identifier: identifier), rule: rule)
-        return try record(operation, preparing: prepare) > 0
+        try delete(try key(T.self, identifier: identifier), rule: rule) > 0
     }
 
     /// Deletes the object of type `T` parked under `identifier` applying `rule` (see
@@ -92,8 +89,7 @@ extension Garage {
     public nonisolated(nonsending) func delete<T, ID: GarageIdentifier>(
         _ type: T.Type, identifier: ID, rule: DeleteRule
     ) async throws -> Bool {
-        let (operation, prepare) = deleting(try key(T.self, identifier: identifier), rule: rule)
-        return try await record(operation, preparing: prepare) > 0
+        try await delete(try key(T.self, identifier: identifier), rule: rule) > 0
     }
 
     private func key<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> DeletionTarget {
@@ -130,16 +126,14 @@ extension Garage {
     /// ```
     @discardableResult
     public func deleteAll<T>(_ type: T.Type, rule: DeleteRule) throws -> Int {
-        let (operation, prepare) = deleting(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule)
-        return try record(operation, preparing: prepare)
+        try delete(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule)
     }
 
     /// Deletes every object of type `T` applying `rule` (see ``deleteAll(_:rule:)-29g8``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type, rule: DeleteRule) async throws -> Int {
-        let (operation, prepare) = deleting(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule)
-        return try await record(operation, preparing: prepare)
+        try await delete(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule)
     }
 
     /// What a delete deletes: one object (which, for GarageStorage's `delete(_:)`, must
@@ -147,6 +141,23 @@ extension Garage {
     private enum DeletionTarget: Sendable {
         case object(ObjectKey, mustExist: Bool, revision: Int64?)
         case type(String)
+    }
+
+    /// Deletes `target` under `rule`; returns how many objects it deleted. Sealed again when
+    /// this garage's own rekey changed the key meanwhile (the rule's rewrites are sealed).
+    private func delete(_ target: DeletionTarget, rule: DeleteRule) throws -> Int {
+        try sealingWithCurrentKey {
+            let (operation, prepare) = deleting(target, rule: rule)
+            return try record(operation, preparing: prepare)
+        }
+    }
+
+    /// Deletes `target` under `rule` (see the synchronous variant) without blocking the calling thread.
+    private nonisolated(nonsending) func delete(_ target: DeletionTarget, rule: DeleteRule) async throws -> Int {
+        try await sealingWithCurrentKey {
+            let (operation, prepare) = deleting(target, rule: rule)
+            return try await record(operation, preparing: prepare)
+        }
     }
 
     /// The work of one delete: its name, and what prepares its changes on the store as the

@@ -27,7 +27,7 @@ extension Garage {
     public func parkDownloaded<T: Codable & SendableMetatype>(
         _ objects: [T], onConflict: ConflictResolution<T> = .keepLocal
     ) throws -> DownloadReport {
-        try run(parkingDownloaded(objects, onConflict: onConflict))
+        try sealingWithCurrentKey { try run(parkingDownloaded(objects, onConflict: onConflict)) }
     }
 
     /// Parks objects that came from the server (see ``parkDownloaded(_:onConflict:)-5otc``)
@@ -36,7 +36,7 @@ extension Garage {
     public nonisolated(nonsending) func parkDownloaded<T: Codable & SendableMetatype>(
         _ objects: [T], onConflict: ConflictResolution<T> = .keepLocal
     ) async throws -> DownloadReport {
-        try await run(parkingDownloaded(objects, onConflict: onConflict))
+        try await sealingWithCurrentKey { try await run(parkingDownloaded(objects, onConflict: onConflict)) }
     }
 
     private func parkingDownloaded<T: Codable & SendableMetatype>(
@@ -61,21 +61,22 @@ extension Garage {
             resolve = { key, local, downloadedView in
                 let downloaded = downloadedView()
                 // No local row in a conflict: the app deleted the object, and a deletion has
-                // nothing to merge with. It stays deleted, for its job to upload.
+                // nothing to merge with. The server's edit wins: nothing is lost.
                 guard let localRow = try local.row(key), let downloadedRow = try downloaded.row(key) else {
-                    return .keepLocal
+                    return .takeDownloaded
                 }
-                let merged = try merge(
+                return try .replace(configuration.mergedRows(merge(
                     configuration.decode(T.self, localRow, with: configuration.decoder(local)),
-                    configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded)))
-                let graph = configuration.encoder()
-                let root = try graph.encodeRoot(merged)
-                return .replace(try graph.rows.map { row in
-                    var (key, payload) = try configuration.encryption.seal(row)
-                    // The merge is the app's edit: uploaded by the next sync job.
-                    if key == root { payload.syncStatus = .notSynced }
-                    return (key, payload)
-                })
+                    configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded)))))
+            }
+        case .resolve(let decide):
+            resolve = { key, local, downloadedView in
+                let downloaded = downloadedView()
+                guard let downloadedRow = try downloaded.row(key) else { return .keepLocal }
+                let localSide = try configuration.conflictSide(T.self, key, in: local)
+                let outcome = try decide(localSide, .edited(
+                    configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded))))
+                return try configuration.decision(outcome)
             }
         }
         return store.parkingDownloaded(rows, roots: roots, pending: pendingChanges(), resolve: resolve)
@@ -126,8 +127,70 @@ extension Garage {
     ) throws -> StoreWork<DownloadReport> {
         let typeName = try storedTypeName(T.self)
         let keys = try identifiers.map { ObjectKey(typeName: typeName, identifier: try Identity.string(fromID: $0)) }
-        var takeDownloaded = false
-        if case .takeDownloaded = onConflict { takeDownloaded = true }
-        return store.deletingDownloaded(keys, takeDownloaded: takeDownloaded, pending: pendingChanges())
+        let resolve: @Sendable (ObjectKey, StoreView) throws -> Store.DownloadDecision
+        switch onConflict {
+        case .keepLocal, .merge:
+            // A deletion has nothing to merge with: the local edit wins, and its upload
+            // re-creates the object.
+            resolve = { _, _ in .keepLocal }
+        case .takeDownloaded:
+            resolve = { _, _ in .takeDownloaded }
+        case .resolve(let decide):
+            guard let decodable = T.self as? any (Decodable & SendableMetatype).Type else {
+                throw GarageError.missingConformance("\(Identity.displayName(T.self)) (Decodable, for .resolve)")
+            }
+            let configuration = configuration()
+            resolve = { key, local in
+                let outcome = try decide(try configuration.conflictSide(decodable, key, in: local, as: T.self), .deleted(nil))
+                return try configuration.decision(outcome)
+            }
+        }
+        return store.deletingDownloaded(keys, pending: pendingChanges(), resolve: resolve)
+    }
+}
+
+extension Garage.Configuration {
+    /// The rows that park `merged`, a resolution's version: its root as the app's edit,
+    /// `.notSynced`, for the next sync job to upload.
+    func mergedRows<T: Encodable>(_ merged: T) throws -> RowStream.Batch {
+        let graph = encoder()
+        let root = try graph.encodeRoot(merged)
+        return try graph.rows.map { row in
+            var (key, payload) = try encryption.seal(row)
+            if key == root { payload.syncStatus = .notSynced }
+            return (key, payload)
+        }
+    }
+
+    /// What the local side of a conflict did to `key`: edited it (the version stored), or
+    /// deleted it (the version its tombstone kept, when it still decodes).
+    func conflictSide<T: Decodable & SendableMetatype>(_ type: T.Type, _ key: ObjectKey, in view: StoreView) throws -> ConflictSide<T> {
+        if let row = try view.row(key) { return .edited(try decode(T.self, row, with: decoder(view))) }
+        guard let tombstone = try view.statements.rowOrTombstone(key, for: .content), !tombstone.data.isEmpty else {
+            return .deleted(nil)
+        }
+        return .deleted(try? decode(T.self, tombstone, with: decoder(view)))
+    }
+
+    /// ``conflictSide(_:_:in:)`` for a type known to be decodable only at run time, as `T`.
+    func conflictSide<D: Decodable & SendableMetatype, T>(_ decodable: D.Type, _ key: ObjectKey, in view: StoreView,
+                                                          as type: T.Type) throws -> ConflictSide<T> {
+        switch try conflictSide(D.self, key, in: view) {
+        case .edited(let object): return .edited(object as! T)
+        case .deleted(let object): return .deleted(object.map { $0 as! T })
+        }
+    }
+
+    /// What the store does for `outcome`.
+    func decision<T>(_ outcome: ConflictOutcome<T>) throws -> Store.DownloadDecision {
+        switch outcome {
+        case .keepLocal: return .keepLocal
+        case .takeDownloaded: return .takeDownloaded
+        case .merged(let merged):
+            guard let encodable = merged as? any Encodable else {
+                throw GarageError.missingConformance("\(Identity.displayName(T.self)) (Encodable, for .merged)")
+            }
+            return .replace(try mergedRows(encodable))
+        }
     }
 }

@@ -82,8 +82,9 @@ extension Store {
     }
 
     /// Deletes the rows `keys` names (deletions made on the server) in one transaction. A row
-    /// whose local version is `.notSynced` or claimed is a conflict: `takeDownloaded` deletes
-    /// it; otherwise it is kept, and its upload re-creates it on the server.
+    /// whose local version is `.notSynced` or claimed is a conflict: `resolve` decides
+    /// (given the committed store): `takeDownloaded` deletes it; `keepLocal` keeps it, and its
+    /// upload re-creates it on the server; `replace` parks the rows it gives instead.
     ///
     /// A claimed row is never purged: its claim must last until its job ends it, or a second
     /// job could claim the identifier while the first still uploads. Deleted, it becomes a
@@ -92,7 +93,10 @@ extension Store {
     ///
     /// A row `pending` changes is a conflict whose local edit is kept (see
     /// ``parkingDownloaded(_:roots:pending:resolve:)``).
-    func deletingDownloaded(_ keys: [ObjectKey], takeDownloaded: Bool, pending: ChangeSet?) -> StoreWork<DownloadReport> {
+    func deletingDownloaded(
+        _ keys: [ObjectKey], pending: ChangeSet?,
+        resolve: @escaping @Sendable (_ key: ObjectKey, _ local: StoreView) throws -> DownloadDecision
+    ) -> StoreWork<DownloadReport> {
         StoreWork(operation: "delete \(keys.count) objects deleted on the server", access: .write { [listener] statements in
             var written: ChangeSet? = listener.isListening ? ChangeSet() : nil
             let report = try statements.transaction {
@@ -106,24 +110,33 @@ extension Store {
                         continue
                     }
                     guard let existing else { continue }
-                    if existing.claim != nil {
-                        let deletes = takeDownloaded && !existing.isDeleted
-                        report.conflicts.append(DownloadConflict(
-                            object: key, localStatus: existing.syncStatus, wasClaimed: true,
-                            resolution: deletes ? .tookDownloaded : .keptLocal))
-                        if deletes {
-                            try statements.delete(key, now: now)
-                            written?.record(.delete, for: key)
-                            report.deleted.append(key.identifier)
+                    let local = StoreView(statements, pending: nil)
+                    // A local edit, or a claimed row: a conflict (a claimed tombstone stays as it is).
+                    if existing.claim != nil || (!existing.isDeleted && existing.syncStatus == .notSynced) {
+                        let isClaimed = existing.claim != nil
+                        var conflict = DownloadConflict(object: key, localStatus: existing.syncStatus, wasClaimed: isClaimed,
+                                                        resolution: .keptLocal)
+                        switch existing.isDeleted ? .keepLocal : try resolve(key, local) {
+                        case .keepLocal:
+                            report.conflicts.append(conflict)
+                            continue
+                        case .replace(let merged):
+                            conflict.resolution = .merged
+                            report.conflicts.append(conflict)
+                            for (mergedKey, payload) in merged where try statements.park(mergedKey, payload, now: now) {
+                                written?.record(.park(payload), for: mergedKey)
+                            }
+                            continue
+                        case .takeDownloaded:
+                            conflict.resolution = .tookDownloaded
+                            report.conflicts.append(conflict)
+                            if isClaimed {
+                                try statements.delete(key, now: now)
+                                written?.record(.delete, for: key)
+                                report.deleted.append(key.identifier)
+                                continue
+                            }
                         }
-                        continue
-                    }
-                    // Deleted on both sides (an unclaimed tombstone): nothing to upload any more.
-                    if !existing.isDeleted, existing.syncStatus == .notSynced {
-                        report.conflicts.append(DownloadConflict(
-                            object: key, localStatus: existing.syncStatus, wasClaimed: false,
-                            resolution: takeDownloaded ? .tookDownloaded : .keptLocal))
-                        if !takeDownloaded { continue }
                     }
                     // Objects that still name it read without it: the store remembers the
                     // deletion (a tombstone nothing uploads) while a referrer names it.

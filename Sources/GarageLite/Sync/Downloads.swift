@@ -20,10 +20,53 @@ public enum ConflictResolution<Object>: Sendable {
     case takeDownloaded
     /// Parks what `merge` returns for the local and the downloaded version, as `.notSynced`, so
     /// that the merge is uploaded. It runs inside the download's write transaction: it must not
-    /// call the garage. For a deletion from the server (``Garage/deleteDownloaded(_:identifiers:onConflict:)-3x5xn``)
-    /// there is nothing to merge, and the local version is kept.
+    /// call the garage.
+    ///
+    /// When one side deleted the object there are not two versions to merge: the edit wins,
+    /// whichever side made it, so that nothing is lost (a downloaded edit replaces a local
+    /// deletion, as `.synced`; a local edit stays against a deletion from the server, and its
+    /// upload re-creates the object). The report names the conflict. To decide deletions
+    /// yourself, use ``resolve(_:)``.
     case merge(@Sendable (_ local: Object, _ downloaded: Object) throws -> Object)
+    /// Decides every conflict, deletions included, from what each side did: the closure gets
+    /// the local and the server's side (an edit, or a deletion with the version deleted when the
+    /// store has it) and says what to keep. It runs inside the download's write transaction: it
+    /// must not call the garage.
+    ///
+    /// ```swift
+    /// try garage.parkDownloaded(notes, onConflict: .resolve { local, downloaded in
+    ///     switch (local, downloaded) {
+    ///     case (.deleted, .edited): return .takeDownloaded       // another device edited it: keep that
+    ///     case (.edited(let mine), .edited(let theirs)): return .merged(mine.merging(theirs))
+    ///     default: return .keepLocal
+    ///     }
+    /// })
+    /// ```
+    case resolve(@Sendable (_ local: ConflictSide<Object>, _ downloaded: ConflictSide<Object>) throws -> ConflictOutcome<Object>)
 }
+
+/// What one side of a download conflict did to the object (see ``ConflictResolution/resolve(_:)``).
+public enum ConflictSide<Object> {
+    /// It holds this version.
+    case edited(Object)
+    /// It deleted the object; the version deleted, when the store kept it (a local deletion
+    /// keeps it until uploaded; the server sends none).
+    case deleted(Object?)
+}
+
+extension ConflictSide: Sendable where Object: Sendable {}
+
+/// What to keep of a download conflict (see ``ConflictResolution/resolve(_:)``).
+public enum ConflictOutcome<Object> {
+    /// The local edit or deletion, which the next sync job uploads.
+    case keepLocal
+    /// The server's version, as `.synced`, or its deletion.
+    case takeDownloaded
+    /// This version, as the app's edit (`.notSynced`), for the next sync job to upload.
+    case merged(Object)
+}
+
+extension ConflictOutcome: Sendable where Object: Sendable {}
 
 /// What a download did: the objects applied as `.synced` (or deleted), and each conflict with
 /// a local edit and how it was resolved.

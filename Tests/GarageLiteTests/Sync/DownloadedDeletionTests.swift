@@ -65,3 +65,83 @@ struct DownloadedDeletionTests {
         #expect(read.pinned == nil)
     }
 }
+
+/// Issue 24, item 5: a deletion against an edit is never decided silently.
+@Suite("Deletions against edits go to the conflict resolution")
+struct DeletionConflictTests {
+    /// What the closure was asked, as text: "deleted(Milk)/edited(Milk, edited elsewhere)".
+    static func describe(_ side: ConflictSide<RNote>) -> String {
+        switch side {
+        case .edited(let note): return "edited(\(note.text))"
+        case .deleted(let note): return "deleted(\(note?.text ?? "nil"))"
+        }
+    }
+
+    @Test func aLocalDeletionAgainstADownloadedEditAsksResolve() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([RNote(id: "n1", text: "Milk")])
+        try garage.delete(RNote.self, identifier: "n1")                         // a tombstone to upload
+        let asked = Protected<[String]>([])
+        let report = try garage.parkDownloaded([RNote(id: "n1", text: "Milk, edited elsewhere")],
+                                               onConflict: .resolve { local, downloaded in
+            asked.write { $0.append(Self.describe(local) + "/" + Self.describe(downloaded)) }
+            return .takeDownloaded
+        })
+        #expect(asked.read { $0 } == ["deleted(Milk)/edited(Milk, edited elsewhere)"])
+        #expect(report.conflicts.map(\.resolution) == [.tookDownloaded])
+        #expect(try garage.retrieve(RNote.self, identifier: "n1")?.text == "Milk, edited elsewhere")
+        #expect(try garage.claim(RNote.self, limit: 10).isEmpty)               // the deletion is gone
+    }
+
+    /// `.merge` can't be given a deletion: the edit wins, and the report says so.
+    @Test func underMergeTheDownloadedEditWinsOverALocalDeletion() async throws {
+        let garage = try Garage.inMemory()
+        try await garage.parkDownloaded([RNote(id: "n1", text: "Milk")])
+        try await garage.delete(RNote.self, identifier: "n1")
+        let report = try await garage.parkDownloaded([RNote(id: "n1", text: "Milk, edited elsewhere")],
+                                                     onConflict: .merge { local, _ in local })
+        #expect(report.conflicts.map(\.resolution) == [.tookDownloaded])
+        #expect(try await garage.retrieve(RNote.self, identifier: "n1")?.text == "Milk, edited elsewhere")
+    }
+
+    @Test func aDownloadedDeletionAgainstALocalEditAsksResolve() async throws {
+        let garage = try Garage.inMemory()
+        try await garage.parkDownloaded([RNote(id: "n1", text: "Milk"), RNote(id: "n2", text: "Eggs")])
+        for id in ["n1", "n2"] {
+            var note = try #require(try await garage.retrieve(RNote.self, identifier: id))
+            note.text += ", edited here"
+            try await garage.park(&note)
+        }
+        let asked = Protected<[String]>([])
+        let report = try await garage.deleteDownloaded(RNote.self, identifiers: ["n1", "n2"], onConflict: .resolve { local, downloaded in
+            asked.write { $0.append(Self.describe(local) + "/" + Self.describe(downloaded)) }
+            guard case .edited(var mine) = local else { return .keepLocal }
+            if mine.id == "n1" { return .takeDownloaded }
+            mine.text += " (restored)"
+            return .merged(mine)
+        })
+        #expect(asked.read { $0 } == ["edited(Milk, edited here)/deleted(nil)", "edited(Eggs, edited here)/deleted(nil)"])
+        #expect(report.conflicts.map(\.resolution) == [.tookDownloaded, .merged])
+        #expect(try await garage.retrieve(RNote.self, identifier: "n1") == nil)
+        #expect(try await garage.retrieve(RNote.self, identifier: "n2")?.text == "Eggs, edited here (restored)")
+        #expect(try await garage.metadata(RNote.self, identifier: "n2")?.syncStatus == .notSynced)
+    }
+
+    /// A claim hands each deletion to its job with what it deleted.
+    @Test func aClaimCarriesTheVersionEachDeletionDeleted() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([RNote(id: "n1", text: "Milk")])
+        var note = try #require(try garage.retrieve(RNote.self, identifier: "n1"))
+        note.text = "Oat milk"
+        try garage.park(&note)
+        try garage.delete(note)
+        let claim = try garage.claim(RNote.self, limit: 10)
+        #expect(claim.deletions == ["n1"])
+        let deleted = try #require(claim.deletedVersions.first)
+        #expect(deleted.identifier == "n1")
+        #expect(deleted.revision == 2)
+        #expect(deleted.object?.text == "Oat milk")
+        try garage.complete(claim)
+        #expect(try garage.claim(RNote.self, limit: 10).isEmpty)
+    }
+}
