@@ -78,3 +78,35 @@ public enum StressSettings: SettingsNamespace {
     /// A key another process sets and removes.
     public static let greeting = SettingsKey<StressSettings, String>(id: "greeting", defaultValue: "none")
 }
+
+/// A note of the late-save test (`garage-stress-worker … late-editor|late-downloader|note`):
+/// each edit appends a token no one else appends, so an edit that overwrote a newer version
+/// shows as a token missing from the final note.
+public struct StressNote: Codable, Identifiable, Syncable, Revisioned, Sendable, Equatable {
+    public var id: String
+    public var tokens: [String]
+    public var syncStatus: SyncStatus
+    public var revision: Int64 = 0
+
+    public init(id: String, tokens: [String], syncStatus: SyncStatus = .notSynced) {
+        self.id = id
+        self.tokens = tokens
+        self.syncStatus = syncStatus
+    }
+}
+
+/// A notebook of `StressNote`s, parked with its notes as rows of their own.
+public struct StressNotebook: Codable, Identifiable, Syncable, Revisioned, Sendable, Equatable {
+    public var id: String
+    public var title: String
+    public var notes: [StressNote]
+    public var syncStatus: SyncStatus
+    public var revision: Int64 = 0
+
+    public init(id: String, title: String, notes: [StressNote], syncStatus: SyncStatus = .notSynced) {
+        self.id = id
+        self.title = title
+        self.notes = notes
+        self.syncStatus = syncStatus
+    }
+}

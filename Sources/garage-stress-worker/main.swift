@@ -8,6 +8,8 @@
 //     garage-stress-worker <store-path> sync-downloader <name> <seed> <server-objects>
 //     garage-stress-worker <store-path> setting <value>|-     (sets or removes StressSettings.greeting)
 //     garage-stress-worker <store-path> park-and-exit <count>   (see ParkAndExit.swift)
+//     garage-stress-worker <store-path> late-editor|late-downloader <name> <seed> <rounds>
+//     garage-stress-worker <store-path> note append|rename|file …  (see LateSaves.swift)
 //
 // The `sync-` roles are the processes of the sync-cycle test, with deletions, downloads,
 // failed uploads and SIGKILLs; they are described in SyncCycle.swift. The rest of this
@@ -213,6 +215,9 @@ if arguments.count == 4, arguments[2] == "setting" {
         exit(1)
     }
 }
+if arguments.count >= 3, arguments[2].hasPrefix("late-") || arguments[2] == "note" {
+    runLateRole(storePath: arguments[1], role: arguments[2], arguments: Array(arguments.dropFirst(3)))
+}
 if arguments.count >= 3, arguments[2].hasPrefix("sync-") {
     runSyncRole(storePath: arguments[1], role: arguments[2], arguments: Array(arguments.dropFirst(3)))
 }
@@ -224,6 +229,8 @@ guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
     print("             garage-stress-worker <store-path> rekey <old-passphrase> <new-passphrase>")
     print("             garage-stress-worker <store-path> setting <value>|-")
     print("             garage-stress-worker <store-path> park-and-exit <count>")
+    print("             garage-stress-worker <store-path> late-editor|late-downloader <name> <seed> <rounds>")
+    print("             garage-stress-worker <store-path> note append|rename|file <id> <argument>")
     print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument>")
     exit(2)
 }
