@@ -152,7 +152,7 @@ extension ChangeSet {
             }
         }
         for segment in segments {
-            for (key, deletion) in segment.deletions {
+            for (key, deletion) in segment.deletions where key.identifier.isEmpty || isDeletedAtEnd(key) {
                 let identifier = key.identifier.isEmpty ? nil : key.identifier
                 let appeared = try statements.references(toType: key.typeName, identifier: identifier).filter {
                     $0.from != $0.to && !result.touches($0.from)
@@ -162,6 +162,22 @@ extension ChangeSet {
             }
         }
         return result
+    }
+}
+
+extension ChangeSet {
+    /// Whether the last of these changes to touch the row `key` deletes it: a deletion the
+    /// object was parked again after is no deletion any more, and its rule has nothing to do.
+    fileprivate func isDeletedAtEnd(_ key: ObjectKey) -> Bool {
+        for segment in segments.reversed() {
+            if let change = segment.rows[key] {
+                if case .delete = change { return true }
+                return false
+            }
+            if case .deleteAll(let type)? = segment.bulk, type == nil || type == key.typeName { return true }
+            if segment.bulk?.affects(type: key.typeName) == true { return false }
+        }
+        return false
     }
 }
 

@@ -311,3 +311,20 @@ struct WriteTimeCheckTests {
         #expect(same.wroteEverything)
     }
 }
+
+extension WriteTimeCheckTests {
+    /// A delete followed by a park of the same object is no deletion when saved: its rule
+    /// doesn't refuse the referrers another writer added meanwhile.
+    @Test func aDeletionParkedAgainIsNoDeletionWhenSaved() throws {
+        let pair = try Pair()
+        try pair.a.park(RNote(id: "n3", text: "Butter"))
+        pair.a.isAutosaveEnabled = false
+        try pair.a.delete(RNote.self, identifier: "n3")
+        try pair.a.park(RNote(id: "n3", text: "Butter, again"))
+        var n3 = try #require(try pair.b.retrieve(RNote.self, identifier: "n3"))
+        n3.text = "Butter"
+        try pair.b.park(RNotebook(id: "nb2", title: "Baking", notes: [n3]), children: .onlyNew)
+        try pair.a.save()
+        #expect(try pair.b.retrieve(RNotebook.self, identifier: "nb2")?.notes.map(\.text) == ["Butter, again"])
+    }
+}
