@@ -12,15 +12,22 @@
 // notes (some through the notebook, parked with `children: .keepStored`), waits, and saves.
 // A save refused as stale (another process changed a note since) is followed as its error
 // says: the stale change is discarded, the note retrieved again, the tokens appended again,
-// and the save tried again. After each save it prints `SAVED <token>` for the tokens it
+// and the save tried again. After each save it prints `SAVED <token> <note>` for the tokens it
 // wrote, and checks that every note and notebook retrieves.
+//
+// Each editor also has a note of its own, `<name>-own`, which it deletes (a stale copy's
+// deletion is refused like a stale edit, and done again on the note as it is) and creates
+// again; it prints `DELETED <id>` after the save that deleted it.
 //
 // A late downloader plays the server: it downloads notes that carry a token of its own
 // (`srv-…`), merged with the local version (`.merge`: the union of the tokens), and prints
-// `MERGED <token>` once the download committed.
+// `MERGED <token> <note>` once the download committed. It also edits and deletes the editors' own
+// notes: a deletion against a local edit goes to `.resolve`, which keeps the edit.
 //
-// The test checks, at the end, that every SAVED and MERGED token is in its note: a stale save
-// that landed, or a child edit dropped unreported, would lose one.
+// The test checks, at the end, that every SAVED and MERGED token of the shared notes is in its
+// note, and every token an editor saved to its own note since its last deletion: a stale save
+// that landed, a child edit dropped unreported, or a deletion that overrode an edit unasked
+// would lose one.
 import Foundation
 import GarageLite
 import GarageStressModels
@@ -40,9 +47,11 @@ private func prepareNotebook(_ garage: Garage, count: Int) throws {
 }
 
 /// Saves `garage`'s unsaved changes; each note a stale refusal names is discarded, read
-/// again and given `pending`'s tokens again, until the save goes through. Returns how many
-/// saves were refused.
-private func saveFollowingTheAdvice(_ garage: Garage, pending: [String: [String]], errors: Errors, who: String) throws -> Int {
+/// again and given `pending`'s tokens again (or deleted again, when `deleting` names it), until
+/// the save goes through. A note of this editor's own that is gone meanwhile (a deletion from
+/// the server) is created again with the tokens. Returns how many saves were refused.
+private func saveFollowingTheAdvice(_ garage: Garage, pending: [String: [String]], deleting: Set<String> = [],
+                                    errors: Errors, who: String) throws -> Int {
     var refusals = 0
     while true {
         do {
@@ -50,6 +59,7 @@ private func saveFollowingTheAdvice(_ garage: Garage, pending: [String: [String]
             return refusals
         } catch GarageError.staleObject(let type, let identifier, _, _) {
             refusals += 1
+            if ProcessInfo.processInfo.environment["LATE_TRACE"] != nil { print("REFUSED \(type) \(identifier)") }
             if refusals > 1_000 {
                 errors.report("\(who): 1,000 stale refusals in a row, the last for \(type)(\(identifier))")
                 throw GarageError.staleObject(typeName: type, identifier: identifier, parkedRevision: 0, storedRevision: 0)
@@ -59,8 +69,16 @@ private func saveFollowingTheAdvice(_ garage: Garage, pending: [String: [String]
                 continue
             }
             try garage.discardUnsavedChanges(of: StressNote.self, identifier: identifier)
+            if deleting.contains(identifier) {
+                if let note = try garage.retrieve(StressNote.self, identifier: identifier) { try garage.delete(note) }
+                continue
+            }
             for token in pending[identifier] ?? [] where !(try append(token, to: identifier, in: garage)) {
-                errors.report("\(who): \(identifier) is gone")
+                guard identifier == "\(who)-own" else {
+                    errors.report("\(who): \(identifier) is gone")
+                    continue
+                }
+                try garage.park(StressNote(id: identifier, tokens: [token]))
             }
         }
     }
@@ -99,12 +117,28 @@ func runLateEditor(storePath: String, name: String, seed: String, rounds: Int, c
     garage.isAutosaveEnabled = false
     var random = SplitMix64(seed: seed)
     var refusals = 0, kept = 0
+    let own = "\(name)-own"
     for round in 0..<rounds {
         var pending: [String: [String]] = [:]
+        var deleting: Set<String> = []
         for step in 0..<Int.random(in: 1...3, using: &random) {
             let token = "\(name).\(round).\(step)"
             let id = "n-\(Int.random(in: 0..<count, using: &random))"
-            if Int.random(in: 0..<4, using: &random) == 0 {
+            if Int.random(in: 0..<5, using: &random) == 0, pending[own] == nil, !deleting.contains(own) {
+                // Its own note, which it deletes and creates again, and the server deletes too.
+                if let note = try garage.retrieve(StressNote.self, identifier: own) {
+                    if Int.random(in: 0..<3, using: &random) == 0 {
+                        try garage.delete(note)
+                        deleting.insert(own)
+                    } else if try append(token, to: own, in: garage) {
+                        pending[own, default: []].append(token)
+                    }
+                } else {
+                    try garage.park(StressNote(id: own, tokens: [token]))
+                    pending[own, default: []].append(token)
+                }
+                continue
+            } else if Int.random(in: 0..<4, using: &random) == 0 {
                 // Through the notebook: a child the store changed meanwhile is kept as stored
                 // and reported, and the edit is made again on the stored version.
                 guard var notebook = try garage.retrieve(StressNotebook.self, identifier: "nb"),
@@ -127,8 +161,16 @@ func runLateEditor(storePath: String, name: String, seed: String, rounds: Int, c
         }
         // Late: other processes commit meanwhile.
         Thread.sleep(forTimeInterval: Double(Int.random(in: 0...8, using: &random)) / 1000)
-        refusals += try saveFollowingTheAdvice(garage, pending: pending, errors: errors, who: name)
-        for token in pending.values.joined() { print("SAVED \(token)") }
+        refusals += try saveFollowingTheAdvice(garage, pending: pending, deleting: deleting, errors: errors, who: name)
+        for id in deleting { print("DELETED \(id)") }
+        for (id, tokens) in pending { for token in tokens { print("SAVED \(token) \(id)") } }
+        if ProcessInfo.processInfo.environment["LATE_TRACE"] != nil {
+            for id in pending.keys {
+                if let note = try garage.retrieve(StressNote.self, identifier: id), let meta = try garage.metadata(StressNote.self, identifier: id) {
+                    print("TRACE \(id) r\(meta.revision) \(note.tokens.joined(separator: ","))")
+                }
+            }
+        }
         checkEverythingRetrieves(garage, errors: errors, who: name)
     }
     print("STATS \(name): \(rounds) saves, \(refusals) refused as stale, \(kept) children kept as stored")
@@ -140,8 +182,37 @@ func runLateDownloader(storePath: String, name: String, seed: String, rounds: In
     try prepareNotebook(garage, count: count)
     var random = SplitMix64(seed: seed)
     var conflicts = 0
+    var asked = 0
     for round in 0..<rounds {
         let token = "srv-\(name).\(round)"
+        if Int.random(in: 0..<3, using: &random) == 0 {
+            // An editor's own note: the server edits or deletes it. A deletion against a local
+            // edit must be asked about, and is answered by keeping the edit.
+            let own = "\(["a", "b", "c"].randomElement(using: &random) ?? "a")-own"
+            if Int.random(in: 0..<2, using: &random) == 0 {
+                let sides = Protected<[String]>([])
+                let report = try garage.deleteDownloaded(StressNote.self, identifiers: [own], onConflict: .resolve { local, _ in
+                    if case .edited = local { sides.write { $0.append("edited") } } else { sides.write { $0.append("\(local)") } }
+                    return .keepLocal
+                })
+                asked += report.conflicts.count
+                if sides.read({ $0 }) != Array(repeating: "edited", count: report.conflicts.count) {
+                    errors.report("\(name): a deletion of \(own) asked about \(sides.read { $0 }) for \(report.conflicts)")
+                }
+                if report.conflicts.contains(where: { $0.resolution != .keptLocal }) {
+                    errors.report("\(name): a deletion of \(own) overrode a local edit: \(report)")
+                }
+            } else {
+                try garage.parkDownloaded([StressNote(id: own, tokens: [token], syncStatus: .synced)],
+                                          onConflict: .merge { local, downloaded in
+                    var merged = local
+                    merged.tokens += downloaded.tokens.filter { !local.tokens.contains($0) }
+                    return merged
+                })
+            }
+            checkEverythingRetrieves(garage, errors: errors, who: name)
+            continue
+        }
         let id = "n-\(Int.random(in: 0..<count, using: &random))"
         let report = try garage.parkDownloaded([StressNote(id: id, tokens: [token], syncStatus: .synced)],
                                                onConflict: .merge { local, downloaded in
@@ -156,11 +227,11 @@ func runLateDownloader(storePath: String, name: String, seed: String, rounds: In
         if report.conflicts.isEmpty {
             errors.report("\(name): a download of \(id) did not conflict with the local edits it would have replaced")
         }
-        print("MERGED \(token)")
+        print("MERGED \(token) \(id)")
         checkEverythingRetrieves(garage, errors: errors, who: name)
         Thread.sleep(forTimeInterval: Double(Int.random(in: 0...4, using: &random)) / 1000)
     }
-    print("STATS \(name): \(rounds) downloads, \(conflicts) merged")
+    print("STATS \(name): \(rounds) downloads, \(conflicts) merged, \(asked) deletions against local edits asked")
 }
 
 /// One autosaved write of the cross-process tests: `append`, `rename` or `file` (see the top).
