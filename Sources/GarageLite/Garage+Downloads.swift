@@ -166,9 +166,10 @@ extension Garage.Configuration {
     /// deleted it (the version its tombstone kept, when it still decodes).
     func conflictSide<T: Decodable & SendableMetatype>(_ type: T.Type, _ key: ObjectKey, in view: StoreView) throws -> ConflictSide<T> {
         if let row = try view.row(key) { return .edited(try decode(T.self, row, with: decoder(view))) }
-        guard let tombstone = try view.statements.rowOrTombstone(key, for: .content), !tombstone.data.isEmpty else {
+        guard var tombstone = try view.statements.rowOrTombstone(key, for: .content), !tombstone.data.isEmpty else {
             return .deleted(nil)
         }
+        tombstone.revision -= 1 // the version deleted had the revision before the tombstone's
         return .deleted(try? decode(T.self, tombstone, with: decoder(view)))
     }
 

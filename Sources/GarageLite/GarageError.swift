@@ -306,15 +306,21 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "only \(type)'s objects were stored under that name; otherwise give \(other) a name of its own "
                 + "as well (StoredTypeNamed), and sort its objects out before migrating."
         case let .staleObject(type, identifier, parked, stored):
-            let found = stored == 0 ? "no longer stored (it was deleted)" : "stored at revision \(stored)"
-            let had = parked == 0 ? "was not retrieved from this store (revision 0)" : "was retrieved at revision \(parked)"
-            return "The object of type \(type) with identifier \(identifier) is stale: it \(had), and is \(found), "
-                + "so writing it would undo a newer version. Nothing was written. Retrieve it again, apply your change "
-                + "to it, and park it again (a struct with park(&value), so that it learns its new revision). If the "
-                + "change was unsaved or in a transaction, call discardUnsavedChanges(of:identifier:) first, so that "
-                + "the retrieve reads the newer version. If it was parked as another object's child, parking the parent "
-                + "with children: .keepStored writes the rest and names it in the ParkReport's keptChildren: apply "
-                + "your change to the stored version and park that."
+            let had = parked == 0 ? "was not retrieved from this store (revision 0)" : "has revision \(parked)"
+            let unsaved = "If the change was unsaved (autosave off) or in a transaction, call "
+                + "discardUnsavedChanges(of:identifier:) first, and save() again after parking."
+            if stored == 0 {
+                return "The object of type \(type) with identifier \(identifier) is stale: it \(had), and was deleted "
+                    + "since, so writing it would bring it back. Nothing was written. If it was parked as another "
+                    + "object's child, retrieve the parent again (or remove the object from your copy of it) and park "
+                    + "that; to bring the object back, park a copy of it with revision 0. " + unsaved
+            }
+            return "The object of type \(type) with identifier \(identifier) is stale: it \(had), and is stored at "
+                + "revision \(stored), so writing it would undo a newer version. Nothing was written. Retrieve it again, "
+                + "apply your change to it, and park it again (a struct with park(&value), so that it learns its new "
+                + "revision). " + unsaved + " If it was parked as another object's child, parking the parent with "
+                + "children: .keepStored writes the rest and names it in the ParkReport's keptChildren: apply your "
+                + "change to the stored version of each and park it, then retrieve the parent again before parking it again."
         case let .deleteDenied(type, identifier, referrers):
             let names = referrers.prefix(5).map(\.description).joined(separator: ", ")
                 + (referrers.count > 5 ? " and \(referrers.count - 5) more" : "")

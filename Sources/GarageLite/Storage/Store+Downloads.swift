@@ -56,6 +56,7 @@ extension Store {
                     let decision = rootSet.contains(key) && !isPending ? try resolve(key, local, downloadedView) : .keepLocal
                     var conflict = DownloadConflict(object: key, localStatus: isPending ? .notSynced : existing?.syncStatus ?? .notSynced,
                                                     wasClaimed: existing?.claim != nil, resolution: .keptLocal)
+                    conflict.wasDeletedLocally = !isPending && existing?.isDeleted == true
                     switch decision {
                     case .keepLocal:
                         break

@@ -101,13 +101,15 @@ public struct DownloadConflict: Sendable, Hashable, CustomStringConvertible {
     public var localStatus: SyncStatus
     /// Whether a sync job's claim held the local row.
     public var wasClaimed: Bool
+    /// Whether the local side had deleted the object (its row is a tombstone to upload).
+    public var wasDeletedLocally = false
     /// What was done with it.
     public var resolution: Resolution
 
     /// "Note(n1): kept the local edit".
     public var description: String {
         switch resolution {
-        case .keptLocal: return "\(object): kept the local edit"
+        case .keptLocal: return "\(object): kept the local \(wasDeletedLocally ? "deletion" : "edit")"
         case .tookDownloaded: return "\(object): took the server's version"
         case .merged: return "\(object): merged"
         }

@@ -33,6 +33,20 @@ struct DownloadedDeletionTests {
         // Nothing to upload: the server's notebook no longer lists the note either.
         #expect(try garage.metadata(RNotebook.self, identifier: "nb1")?.syncStatus == .synced)
         #expect(try garage.claim(RNotebook.self, limit: 10).objects.isEmpty)
+        // A normal state, not a problem: the notebook reads.
+        #expect(try garage.check().problems.isEmpty)
+        // A copy retrieved before the deletion is refused, and the message says what to do.
+        var stale = Self.notebook()
+        stale.revision = 1
+        stale.notes[0].revision = 1
+        stale.notes[1].revision = 1
+        do {
+            try garage.park(stale, children: .keepStored)
+            Issue.record("expected staleObject")
+        } catch let error as GarageError {
+            #expect(error.description.contains("was deleted since"))
+            #expect(error.description.contains("retrieve the parent again"))
+        }
     }
 
     @Test func aLocalEditOfTheParentIsKept() async throws {
@@ -89,6 +103,7 @@ struct DeletionConflictTests {
         })
         #expect(asked.read { $0 } == ["deleted(Milk)/edited(Milk, edited elsewhere)"])
         #expect(report.conflicts.map(\.resolution) == [.tookDownloaded])
+        #expect(report.conflicts.map(\.wasDeletedLocally) == [true])
         #expect(try garage.retrieve(RNote.self, identifier: "n1")?.text == "Milk, edited elsewhere")
         #expect(try garage.claim(RNote.self, limit: 10).isEmpty)               // the deletion is gone
     }
@@ -141,6 +156,7 @@ struct DeletionConflictTests {
         #expect(deleted.identifier == "n1")
         #expect(deleted.revision == 2)
         #expect(deleted.object?.text == "Oat milk")
+        #expect(deleted.object?.revision == 2)
         try garage.complete(claim)
         #expect(try garage.claim(RNote.self, limit: 10).isEmpty)
     }

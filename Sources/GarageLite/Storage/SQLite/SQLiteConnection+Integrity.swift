@@ -143,6 +143,8 @@ extension SQLiteConnection {
     /// Up to `limit` references (all when `nil`) to rows that do not exist, in the order of
     /// the referencing rows. Rows whose reference list is unusable, or a guess (an imported
     /// object's), are skipped.
+    /// A reference to an object the server deleted (a `.synced` tombstone, see
+    /// `markDeletedOnServer`) is not dangling: the referrer reads without it.
     func danglingReferences(limit: Int?) throws -> [(from: ObjectKey, to: ObjectKey)] {
         let rows = try Row.fetchAll(db, sql: """
             SELECT source.type, source.identifier,
@@ -154,7 +156,8 @@ extension SQLiteConnection {
             WHERE NOT EXISTS (
                 SELECT 1 FROM garage_object AS target
                 WHERE target.type = json_extract(reference.value, '$[0]')
-                    AND target.identifier = json_extract(reference.value, '$[1]') AND target.isDeleted = 0)
+                    AND target.identifier = json_extract(reference.value, '$[1]')
+                    AND (target.isDeleted = 0 OR target.syncStatus = \(SyncStatus.synced.rawValue)))
             ORDER BY source.type, source.identifier, reference.key
             LIMIT ?
             """, arguments: [limit ?? -1])
