@@ -68,6 +68,8 @@ protocol AnonymousObjectWrapper {
 }
 
 extension Migratable: AnonymousObjectWrapper {
+    /// The wrapped value decoded from the anonymous object, with the status stored beside it
+    /// when the value is ``Syncable`` (as GarageStorage's `Migratable` set it).
     static func unwrappingAnonymous(_ json: JSONValue, syncStatus: SyncStatus?, codingPath: CodingPath,
                                     in graph: GraphDecoder) throws -> Migratable {
         Migratable(wrappedValue: try graph.unboxAnonymousContent(Value.self, from: json, syncStatus: syncStatus,

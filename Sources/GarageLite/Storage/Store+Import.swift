@@ -68,6 +68,7 @@ struct GarageStorageImportRecord: Equatable {
         "garagestorage-import:" + identity
     }
 
+    /// An empty record: nothing was taken from the source yet.
     init() {}
 
     /// The record `text` holds.
