@@ -17,8 +17,15 @@ extension Garage {
     ///
     /// - The source (and its `-wal` file, where Core Data's last commits may be) is read from a
     ///   copy, and never changed: delete it yourself once you have checked the report.
-    /// - An object the garage has already (imported before, or parked since) is left as it is,
-    ///   so running the import twice changes nothing.
+    /// - It is safe to run at every launch: the store records, in the import's transaction,
+    ///   the source's identity (its Core Data store UUID, which a copy or a move keeps; the
+    ///   path of a file Core Data did not make) and the type and identifier of every object it
+    ///   took. Importing the same source again takes none of them again, so an object deleted,
+    ///   renamed (``migrateAll(fromOldClassName:to:)-73yt5``) or changed since stays as the
+    ///   garage has it (``ImportReport/alreadyImported``); only the rows an earlier import
+    ///   could not take are imported (a row the delegate could not decrypt, say).
+    /// - An object the garage has already (parked before the first import) is left as it is
+    ///   (``ImportReport/alreadyInGarage``).
     /// - Rows encrypted by a ``DataEncryptionDelegate`` stay encrypted, and read with the same
     ///   delegate. Set it before importing, so that the import checks that it decrypts them.
     /// - GarageStorage's JSON reads as it is, its Objective-C shapes included (see
@@ -36,7 +43,7 @@ extension Garage {
     @discardableResult
     public func importGarageStorageStore(at url: URL) throws -> ImportReport {
         let prepared = try preparingImport(url)
-        return prepared.report(written: try run(store.importing(prepared.rows)), checked: dataEncryptionDelegate != nil)
+        return prepared.report(try run(store.importing(prepared)), checked: dataEncryptionDelegate != nil)
     }
 
     /// Copies every object of the GarageStorage store at `url` into this garage (see
@@ -44,7 +51,7 @@ extension Garage {
     @discardableResult
     public nonisolated(nonsending) func importGarageStorageStore(at url: URL) async throws -> ImportReport {
         let prepared = try await Task.detached { [self] in try preparingImport(url) }.value
-        return prepared.report(written: try await run(store.importing(prepared.rows)), checked: dataEncryptionDelegate != nil)
+        return prepared.report(try await run(store.importing(prepared)), checked: dataEncryptionDelegate != nil)
     }
 
     private func preparingImport(_ url: URL) throws -> GarageStorageImport {
@@ -59,27 +66,32 @@ extension Garage {
                     + "encrypts every imported object")
         }
         let delegate = dataEncryptionDelegate
-        return GarageStorageImport(try GarageStorageFile.rows(at: url.path),
+        let source = try GarageStorageFile.read(at: url.path)
+        return GarageStorageImport(source.rows, path: url.path, storeUUID: source.storeUUID,
                                    decrypt: delegate.map { delegate in { try delegate.decrypt($0) } }, now: Date())
     }
 }
 
 extension GarageStorageImport {
-    /// The report, once `written` (the keys the garage had no row of) were written; `checked`
-    /// when a delegate checked the encrypted rows.
-    func report(written: Set<ObjectKey>, checked: Bool) -> ImportReport {
+    /// The report of the import that had `outcome`; `checked` when a delegate checked the
+    /// encrypted rows.
+    func report(_ outcome: Outcome, checked: Bool) -> ImportReport {
         var imported: [String: Int] = [:]
         var present: [String: Int] = [:]
+        var before: [String: Int] = [:]
         var encryptedWritten = 0
         for (key, row) in rows {
-            if written.contains(key) {
+            if outcome.written.contains(key) {
                 imported[key.typeName, default: 0] += 1
                 if row.isEncrypted { encryptedWritten += 1 }
+            } else if outcome.importedBefore.contains(key) {
+                before[key.typeName, default: 0] += 1
             } else {
                 present[key.typeName, default: 0] += 1
             }
         }
-        return ImportReport(imported: imported, alreadyInGarage: present, encrypted: encryptedWritten,
-                            encryptedUnchecked: encryptedWritten > 0 && !checked, failures: failures)
+        return ImportReport(imported: imported, alreadyInGarage: present, alreadyImported: before,
+                            encrypted: encryptedWritten, encryptedUnchecked: encryptedWritten > 0 && !checked,
+                            failures: failures)
     }
 }

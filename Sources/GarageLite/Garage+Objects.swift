@@ -254,6 +254,7 @@ extension Garage {
         for row in graph.rows {
             var (key, payload) = try configuration.encryption.seal(row)
             payload.revisionGuard = RevisionGuard(revision: row.revision, isRoot: row.isRoot, children: children)
+            payload.keepsSyncing = configuration.keepsParkedSyncingStatus
             changes.record(.park(payload), for: key)
         }
         let operation = graph.rows.first.map { "park \($0.key)" } ?? "park nothing"
@@ -281,6 +282,7 @@ extension Garage {
             return rows.isEmpty ? nil : try rows.map { row in
                 var (key, payload) = try configuration.encryption.seal(row)
                 payload.revisionGuard = RevisionGuard(revision: row.revision, isRoot: row.isRoot, children: children)
+                payload.keepsSyncing = configuration.keepsParkedSyncingStatus
                 return (key, payload)
             }
         }

@@ -36,7 +36,9 @@ public final class Garage: Sendable {
         var dateDecoding = DateDecoding.garageDefault
         var dataEncryptionDelegate: (any DataEncryptionDelegate)?
         var maximumUploadAttempts = 10
-        var deleteRule = DeleteRule.deny
+        /// The rule set with `deleteRule`; `nil`: the compatibility's.
+        var deleteRule: DeleteRule?
+        var compatibility = Compatibility.garageLite
         /// The transaction begun with `beginTransaction()`, or `nil`.
         var explicitTransaction: TransactionBuffer?
         /// The types registered with `register(_:)`.
@@ -233,17 +235,18 @@ public final class Garage: Sendable {
 
     /// What deleting an object does to the objects that reference it, for the calls that
     /// don't say: ``DeleteRule/deny`` by default, which refuses to delete an object others
-    /// reference.
+    /// reference; ``DeleteRule/rowOnly`` under ``Compatibility/garageStorage`` until set.
     ///
     /// A GarageStorage app that relies on GarageStorage's delete, which deletes the row and
-    /// leaves the references to it, sets ``DeleteRule/rowOnly`` when it opens the garage:
+    /// leaves the references to it, sets ``DeleteRule/rowOnly`` when it opens the garage (or
+    /// ``compatibility`` to ``Compatibility/garageStorage``, which does that and more):
     ///
     /// ```swift
     /// let garage = try Garage(named: "MyGarage")
     /// garage.deleteRule = .rowOnly
     /// ```
     public var deleteRule: DeleteRule {
-        get { state.read { $0.deleteRule } }
+        get { state.read { $0.deleteRule ?? ($0.compatibility.leavesReferencesDangling ? .rowOnly : .deny) } }
         set { state.write { $0.deleteRule = newValue } }
     }
 
@@ -311,6 +314,8 @@ public final class Garage: Sendable {
         var isDecryptingStore: Bool
         /// The store's path when the garage was opened with its key.
         var keyedStorePath: String?
+        /// Whether an object parked saying `.syncing` stays `.syncing` without a claim.
+        var keepsParkedSyncingStatus = false
     }
 
     func configuration() -> Configuration {
@@ -320,7 +325,8 @@ public final class Garage: Sendable {
                           dataEncryptionDelegate: $0.dataEncryptionDelegate,
                           registry: $0.registry,
                           isDecryptingStore: $0.isDecryptingStore,
-                          keyedStorePath: $0.keyring == nil ? nil : (store.path ?? ":memory:"))
+                          keyedStorePath: $0.keyring == nil ? nil : (store.path ?? ":memory:"),
+                          keepsParkedSyncingStatus: $0.compatibility.keepsParkedSyncingStatus)
         }
         var encodingSet = false, decodingSet = false
         for scope in GarageScope.scopes(of: self) {

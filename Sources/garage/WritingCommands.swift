@@ -240,7 +240,9 @@ struct ImportGarageStorage: ParsableCommand {
         discussion: """
             SOURCE is GarageStorage's SQLite file; it is read from a copy and never changed. Each \
             object keeps its type, identifier, data, sync status and dates; an object the store has \
-            already is left as it is, so importing twice changes nothing. The store is created when \
+            already is left as it is. The store records what it took from SOURCE (by its Core Data \
+            store UUID), so that importing it again takes none of those objects again, even those \
+            deleted or renamed since: only the rows an earlier import could not take. The store is created when \
             it doesn't exist. Objects GarageStorage encrypted with a DataEncryptionDelegate stay \
             encrypted (and can't be checked here).
             """)
@@ -253,6 +255,7 @@ struct ImportGarageStorage: ParsableCommand {
     struct JSON: Encodable {
         var imported: [String: Int]
         var alreadyInStore: [String: Int]
+        var alreadyImported: [String: Int]
         var encrypted: Int
         var failures: [String]
     }
@@ -276,7 +279,8 @@ struct ImportGarageStorage: ParsableCommand {
             }
             if output.json {
                 try Output.json(JSON(imported: report.imported, alreadyInStore: report.alreadyInGarage,
-                                     encrypted: report.encrypted, failures: report.failures.map(\.description)))
+                                     alreadyImported: report.alreadyImported, encrypted: report.encrypted,
+                                     failures: report.failures.map(\.description)))
             } else {
                 Output.line(report.description)
             }

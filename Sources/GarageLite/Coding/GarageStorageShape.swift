@@ -56,3 +56,23 @@ enum GarageStorageShape {
         }
     }
 }
+
+/// A property wrapper whose value GarageStorage's Objective-C side may have stored as an
+/// anonymous nested object (``Migratable``): the graph decoder decodes the value inside, with
+/// the sync status stored beside it, and wraps it.
+protocol AnonymousObjectWrapper {
+    /// The wrapper of the value `json` holds (the anonymous object's decrypted text), given the
+    /// status `syncStatus` stored beside it.
+    static func unwrappingAnonymous(_ json: JSONValue, syncStatus: SyncStatus?, codingPath: CodingPath,
+                                    in graph: GraphDecoder) throws -> Self
+}
+
+extension Migratable: AnonymousObjectWrapper {
+    /// The wrapped value decoded from the anonymous object, with the status stored beside it
+    /// when the value is ``Syncable`` (as GarageStorage's `Migratable` set it).
+    static func unwrappingAnonymous(_ json: JSONValue, syncStatus: SyncStatus?, codingPath: CodingPath,
+                                    in graph: GraphDecoder) throws -> Migratable {
+        Migratable(wrappedValue: try graph.unboxAnonymousContent(Value.self, from: json, syncStatus: syncStatus,
+                                                                 codingPath: codingPath))
+    }
+}

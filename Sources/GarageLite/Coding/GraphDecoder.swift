@@ -361,11 +361,31 @@ final class GraphDecoder {
                         + "Objective-C side can't be read, decrypted or not: \(error)", underlyingError: error))
             }
         }
-        var object = try unbox(T.self, from: json, codingPath: codingPath)
-        if T.self is any Syncable.Type, let status = GarageStorageShape.anonymousSyncStatus(value) {
-            object = Self.setting(status, on: object)
+        let status = GarageStorageShape.anonymousSyncStatus(value)
+        // A `Migratable` property: the status belongs to the value it wraps, as in GarageStorage.
+        if let wrapper = T.self as? any AnonymousObjectWrapper.Type {
+            return try wrapper.unwrappingAnonymous(json, syncStatus: status, codingPath: codingPath, in: self) as! T
         }
-        return object
+        return try unboxAnonymousContent(T.self, from: json, syncStatus: status, codingPath: codingPath)
+    }
+
+    /// The value of a nested object GarageStorage's Objective-C side stored anonymously, from
+    /// its JSON (`json`, decrypted), with `syncStatus`, the status stored beside it, when the
+    /// value is ``Syncable``.
+    ///
+    /// The Objective-C side kept the status beside the text, never in it: a `syncStatus` the
+    /// text lacks reads as that status (as a row's missing `syncStatus` reads as its column's),
+    /// and the status beside the text wins over one in it, as GarageStorage's decoders had it.
+    func unboxAnonymousContent<V: Decodable>(_ type: V.Type, from json: JSONValue, syncStatus status: SyncStatus?,
+                                              codingPath: CodingPath) throws -> V {
+        guard V.self is any Syncable.Type else { return try unbox(V.self, from: json, codingPath: codingPath) }
+        var json = json
+        if case .object(var members) = json, !members.contains(where: { $0.key == "syncStatus" }) {
+            members.append(JSONMember(key: "syncStatus", value: .number(String((status ?? .undetermined).rawValue))))
+            json = .object(members)
+        }
+        let object = try unbox(V.self, from: json, codingPath: codingPath)
+        return status.map { Self.setting($0, on: object) } ?? object
     }
 
     private func decodePrimitive<T, P: JSONPrimitive>(_ primitive: P.Type, from value: JSONValue,

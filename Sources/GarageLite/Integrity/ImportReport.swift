@@ -10,9 +10,14 @@ import Foundation
 public struct ImportReport: Sendable, Equatable, CustomStringConvertible {
     /// The objects imported, per type name.
     public var imported: [String: Int]
-    /// The objects the garage had already (imported before, or parked since), per type name:
-    /// left as they are, so that an import run twice changes nothing.
+    /// The objects the garage had already (parked before the first import of this source),
+    /// per type name: left as they are.
     public var alreadyInGarage: [String: Int]
+    /// The objects an earlier import of the same source took, per type name (GarageStorage's):
+    /// not imported again, whether the garage still has them or not, so that an object deleted,
+    /// renamed (``Garage/migrateAll(fromOldClassName:to:)-73yt5``) or changed since stays as the
+    /// garage has it. A second import of a source imports only what the first could not take.
+    public var alreadyImported: [String: Int]
     /// How many of the imported objects are encrypted: they read with the
     /// ``DataEncryptionDelegate`` that encrypted them in GarageStorage.
     public var encrypted: Int
@@ -37,6 +42,8 @@ public struct ImportReport: Sendable, Equatable, CustomStringConvertible {
             text += ", \(encrypted) of them encrypted"
             if encryptedUnchecked { text += " (not checked: no dataEncryptionDelegate was set)" }
         }
+        let before = alreadyImported.values.reduce(0, +)
+        if before > 0 { text += "; \(before) imported before, skipped (\(counts(alreadyImported)))" }
         let kept = alreadyInGarage.values.reduce(0, +)
         if kept > 0 { text += "; \(kept) already in the garage, left as they are (\(counts(alreadyInGarage)))" }
         if failures.isEmpty { return text + "." }

@@ -3,27 +3,104 @@ import Foundation
 // Importing a GarageStorage store: its rows, checked and converted (dates, statuses,
 // encryption, the references they may hold), written where the garage has no row yet.
 extension Store {
-    /// Writes `rows` in one transaction, each only where there is no row (nor tombstone) of
-    /// its key; returns the keys written.
-    func importing(_ rows: [(key: ObjectKey, row: ImportedRow)]) -> StoreWork<Set<ObjectKey>> {
-        StoreWork(operation: "import \(rows.count) objects from a GarageStorage store", access: .write { [self] statements in
-            let written = try statements.transaction {
-                var written = Set<ObjectKey>()
-                for (key, row) in rows where try statements.insertImported(key, row) {
-                    written.insert(key)
+    /// Writes the rows of `source` in one transaction, each only where there is no row (nor
+    /// tombstone) of its key, and none that an earlier import of the same source took (see
+    /// ``GarageStorageImportRecord``); records, in that transaction, every key it took.
+    func importing(_ source: GarageStorageImport) -> StoreWork<GarageStorageImport.Outcome> {
+        let rows = source.rows
+        return StoreWork(operation: "import \(rows.count) objects from a GarageStorage store", access: .write { [self] statements in
+            let outcome = try statements.transaction {
+                let name = GarageStorageImportRecord.metadataName(source: source.sourceIdentity)
+                let stored = try statements.metadata(name)
+                var record = try stored.map { text in
+                    do {
+                        return try GarageStorageImportRecord(parsing: text)
+                    } catch {
+                        // Importing again without the record would bring back what was deleted since.
+                        throw GarageError.damagedStore(
+                            path: path ?? ":memory:", operation: "import a GarageStorage store",
+                            reason: "the record of what was imported from this source (\(name)) can't be read: \(error); "
+                                + "nothing was imported")
+                    }
+                } ?? GarageStorageImportRecord()
+                var outcome = GarageStorageImport.Outcome()
+                for (key, row) in rows {
+                    if record.keys.contains(key) {
+                        outcome.importedBefore.insert(key)
+                    } else if try statements.insertImported(key, row) {
+                        outcome.written.insert(key)
+                    }
                 }
-                return written
+                // What the garage had already is taken too: deleted later, it must not come back either.
+                let taken = rows.map(\.key).filter { !record.keys.contains($0) }
+                if stored == nil || !taken.isEmpty {
+                    record.keys.formUnion(taken)
+                    try statements.setMetadata(name, record.text)
+                }
+                return outcome
             }
-            if !written.isEmpty, listener.isListening {
+            if !outcome.written.isEmpty, listener.isListening {
                 var changes = ChangeSet()
-                for (key, row) in rows where written.contains(key) {
+                for (key, row) in rows where outcome.written.contains(key) {
                     changes.record(.park(RowPayload(data: row.data, isEncrypted: row.isEncrypted, syncStatus: row.syncStatus,
                                                     references: row.references, isRoot: true)), for: key)
                 }
                 listener.committed(changes)
             }
-            return written
+            return outcome
         })
+    }
+}
+
+/// What the store keeps of the imports of one GarageStorage store (a `garage_meta` fact, one
+/// per source): the key, by GarageStorage's type name and identifier, of every object an
+/// import took from it (imported, or left as the garage had it), so that importing the same
+/// source again takes none of them again, whatever the garage did with them since (deleted,
+/// renamed by `migrateAll`, changed).
+///
+/// Its text is JSON: `{"keys": {"Person": ["p1", "p2"], ...}}`, types and identifiers sorted.
+struct GarageStorageImportRecord: Equatable {
+    /// The keys taken from the source.
+    var keys: Set<ObjectKey> = []
+
+    /// The name of the record of the source `identity` (``GarageStorageImport/sourceIdentity``).
+    static func metadataName(source identity: String) -> String {
+        "garagestorage-import:" + identity
+    }
+
+    /// An empty record: nothing was taken from the source yet.
+    init() {}
+
+    /// The record `text` holds.
+    ///
+    /// - throws: A description of what is wrong, when it is not a record.
+    init(parsing text: String) throws {
+        guard case .object(let members) = try JSONReader.parse(text),
+              case .object(let types)? = members.first(where: { $0.key == "keys" })?.value else {
+            throw GarageError.storageFailure(operation: "read an import record", reason: "it has no object \"keys\"")
+        }
+        for type in types {
+            guard case .array(let identifiers) = type.value else {
+                throw GarageError.storageFailure(operation: "read an import record",
+                                                 reason: "the identifiers of \(type.key) are not an array")
+            }
+            for identifier in identifiers {
+                guard case .string(let identifier) = identifier else {
+                    throw GarageError.storageFailure(operation: "read an import record",
+                                                     reason: "an identifier of \(type.key) is not a string")
+                }
+                keys.insert(ObjectKey(typeName: type.key, identifier: identifier))
+            }
+        }
+    }
+
+    /// The record as text.
+    var text: String {
+        let types = Dictionary(grouping: keys, by: \.typeName)
+        let members = types.keys.sorted().map { type in
+            JSONMember(key: type, value: .array(types[type, default: []].map(\.identifier).sorted().map(JSONValue.string)))
+        }
+        return JSONWriter.string(from: .object([JSONMember(key: "keys", value: .object(members))]))
     }
 }
 
@@ -31,10 +108,32 @@ extension Store {
 struct GarageStorageImport {
     private(set) var rows: [(key: ObjectKey, row: ImportedRow)] = []
     private(set) var failures: [ImportFailure] = []
+    /// What identifies the source from one import to the next: `coredata:` and its Core Data
+    /// store UUID, which Core Data gives a store when it creates it and keeps whatever path the
+    /// file has (an iOS app's container moves with each update of the app); for a file without
+    /// one (not made by Core Data), `path:` and the SHA-256 of its path, symbolic links resolved.
+    let sourceIdentity: String
 
+    /// What an import wrote.
+    struct Outcome: Sendable {
+        /// The keys written: the garage had no row of them.
+        var written: Set<ObjectKey> = []
+        /// The keys an earlier import of the same source took, not imported again.
+        var importedBefore: Set<ObjectKey> = []
+    }
+
+    /// The identity of the source at `path` whose Core Data UUID is `storeUUID` (see ``sourceIdentity``).
+    static func sourceIdentity(path: String, storeUUID: String?) -> String {
+        if let storeUUID { return "coredata:" + storeUUID.uppercased() }
+        let resolved = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        return "path:" + Identity.contentIdentifier(ofJSON: Array(resolved.utf8))
+    }
+
+    /// - parameter storeUUID: The source's Core Data store UUID, when it has one.
     /// - parameter decrypt: The garage's delegate's, to check (and read the references of)
     ///   the rows that are not JSON; without it, they are imported as encrypted, unchecked.
-    init(_ source: [GarageStorageRow], decrypt: ((String) throws -> Data)?, now: Date) {
+    init(_ source: [GarageStorageRow], path: String, storeUUID: String?, decrypt: ((String) throws -> Data)?, now: Date) {
+        sourceIdentity = Self.sourceIdentity(path: path, storeUUID: storeUUID)
         // 1. Each row on its own.
         var valid: [(source: GarageStorageRow, key: ObjectKey, data: String, status: SyncStatus)] = []
         for row in source {

@@ -113,11 +113,112 @@ struct GarageStorageImportTests {
         sam.age = 37
         try garage.park(sam)
         let again = try garage.importGarageStorageStore(at: source.url)
-        #expect(again.imported.isEmpty)
-        #expect(again.alreadyInGarage == ["Relative": 4, "Diary": 1, "Badge": 1])
+        #expect(again.imported.isEmpty && again.alreadyInGarage.isEmpty)
+        #expect(again.alreadyImported == ["Relative": 4, "Diary": 1, "Badge": 1])
+        #expect(again.description.hasPrefix("Imported 0 objects; 6 imported before, skipped (Badge: 1, Diary: 1, Relative: 4);"))
         #expect(try garage.retrieve(Relative.self, identifier: "Sam")?.age == 37)
         #expect(try garage.count(Relative.self) == 4)
         try source.expectUnchanged()
+    }
+
+    /// Issue 24: the README's migration imports at every launch while the old file is there.
+    /// What the first import took stays as the app left it: an object deleted since (never
+    /// synced: no tombstone; synced: its tombstone gone once the job uploaded the deletion),
+    /// renamed by `migrateAll` (the Objective-C row too) or edited does not come back, in this
+    /// garage or one opened on the file later, nor from a copy of the source elsewhere (the
+    /// same Core Data store).
+    @Test func importingAgainBringsBackNothingDeletedRenamedOrChanged() throws {
+        let source = try Source()
+        let garage = try Self.garage(source)
+        #expect(try garage.importGarageStorageStore(at: source.url).importedCount == 6)
+
+        let sam = try #require(try garage.retrieve(Relative.self, identifier: "Sam"))
+        sam.age = 37
+        try garage.park(sam)
+        try garage.delete(Relative.self, identifier: "Emily", rule: .rowOnly)      // .undetermined: gone at once
+        try garage.delete(Relative.self, identifier: "Nick", rule: .rowOnly)       // .synced: a tombstone
+        try garage.delete(Diary.self, identifier: "d1")
+        let claim = try garage.claim(Relative.self, limit: 10)
+        #expect(claim.deletions == ["Nick"])
+        try garage.complete(claim)
+        #expect(try garage.record(ObjectKey(typeName: "Relative", identifier: "Nick")) == nil)
+        #expect(try garage.migrateAll(fromOldClassName: "Relative", toTypeName: "Kin") == 2)   // Olivia (Objective-C) and Sam
+
+        func expectNothingCameBack(_ garage: Garage, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            #expect(try garage.records(ofType: "Relative").isEmpty, sourceLocation: sourceLocation)
+            #expect(try garage.records(ofType: "Diary").isEmpty, sourceLocation: sourceLocation)
+            #expect(try garage.records(ofType: "Kin").map(\.identifier) == ["Olivia", "Sam"], sourceLocation: sourceLocation)
+            #expect(try garage.record(ObjectKey(typeName: "Kin", identifier: "Sam"))?.json.contains(#""age":37"#) == true,
+                    sourceLocation: sourceLocation)
+            #expect(try garage.count() == 3, sourceLocation: sourceLocation)     // Olivia, Sam and the badge
+        }
+        let again = try garage.importGarageStorageStore(at: source.url)
+        #expect(again.imported.isEmpty && again.alreadyInGarage.isEmpty)
+        #expect(again.alreadyImported == ["Relative": 4, "Diary": 1, "Badge": 1])
+        #expect(again.failures.map(\.rowID) == [6, 7, 8], "the rows it can't take are reported every time")
+        try expectNothingCameBack(garage)
+
+        // The next launch: another garage on the file, and the source moved (an iOS container does).
+        let relaunched = try Garage(path: source.garageDirectory.path("garage.sqlite"))
+        relaunched.dataEncryptionDelegate = garage.dataEncryptionDelegate
+        let moved = try TemporaryDirectory()
+        for name in Self.names {
+            try FileManager.default.copyItem(at: source.directory.url.appendingPathComponent(name),
+                                             to: moved.url.appendingPathComponent(name))
+        }
+        let third = try relaunched.importGarageStorageStore(at: moved.url.appendingPathComponent("store.garagestorage"))
+        #expect(third.importedCount == 0 && third.alreadyImported.values.reduce(0, +) == 6)
+        try expectNothingCameBack(relaunched)
+        try source.expectUnchanged()
+    }
+
+    /// A row the first import could not take (here: a delegate with another key) is imported by
+    /// a later one, and only it.
+    @Test func aLaterImportTakesOnlyWhatTheFirstCouldNot() throws {
+        let source = try Source()
+        let garage = try Garage(path: source.garageDirectory.path("garage.sqlite"))
+        garage.dataEncryptionDelegate = TestEncryptor()
+        let first = try garage.importGarageStorageStore(at: source.url)
+        #expect(first.imported == ["Relative": 4, "Badge": 1])
+        try garage.delete(Relative.self, identifier: "Emily", rule: .rowOnly)
+        garage.dataEncryptionDelegate = TestEncryptor(key: SymmetricKey(data: FixtureV1.encryptionKey))
+        let second = try garage.importGarageStorageStore(at: source.url)
+        #expect(second.imported == ["Diary": 1])
+        #expect(second.alreadyImported == ["Relative": 4, "Badge": 1])
+        #expect(try garage.retrieve(Diary.self, identifier: "d1") != nil)
+        #expect(try garage.retrieve(Relative.self, identifier: "Emily") == nil)
+        #expect(try garage.importGarageStorageStore(at: source.url).alreadyImported == ["Relative": 4, "Badge": 1, "Diary": 1])
+    }
+
+    /// The same with the `async` entry points, from a file Core Data did not make (no store
+    /// UUID: the source is known by its path); an object the garage had before the first import
+    /// is left as it is, and does not come back once deleted either.
+    @Test func importingAgainBringsBackNothingAsync() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("small.garagestorage")
+        try Self.writeSmallStore(at: path, rows: """
+            INSERT INTO ZGSCOREDATAOBJECT VALUES (1, 1, 1, 'GSMemo', 'm1', '{"id":"m1","title":"one"}', 3, 0, 0, NULL);
+            INSERT INTO ZGSCOREDATAOBJECT VALUES (2, 1, 1, 'GSMemo', 'm2', '{"id":"m2","title":"two"}', 0, 0, 0, NULL);
+            INSERT INTO ZGSCOREDATAOBJECT VALUES (3, 1, 1, 'GSMemo', 'm3', '{"id":"m3","title":"three"}', 1, 0, 0, NULL);
+            """)
+        let garage = try Garage(path: directory.path("garage.sqlite"))
+        try await garage.park(GSMemo(id: "m3", title: "the app's own"))
+        let first = try await garage.importGarageStorageStore(at: URL(fileURLWithPath: path))
+        #expect(first.imported == ["GSMemo": 2] && first.alreadyInGarage == ["GSMemo": 1])
+        try await garage.delete(GSMemo.self, identifier: "m2")        // never synced: no tombstone
+        try await garage.delete(GSMemo.self, identifier: "m3")        // the app's own, never synced
+        var memo = try #require(try await garage.retrieve(GSMemo.self, identifier: "m1"))
+        memo.title = "edited"
+        try await garage.park(memo)
+        try await garage.delete(GSMemo.self, identifier: "m1")        // synced: a tombstone, uploaded
+        let claim = try await garage.claim(GSMemo.self, limit: 10)
+        #expect(claim.deletions == ["m1"])
+        try await garage.complete(claim)
+
+        let again = try await garage.importGarageStorageStore(at: URL(fileURLWithPath: path))
+        #expect(again.imported.isEmpty && again.alreadyInGarage.isEmpty && again.alreadyImported == ["GSMemo": 3])
+        #expect(try await garage.count() == 0)
+        #expect(try await garage.records().isEmpty)
     }
 
     /// The references of imported objects aren't known exactly: what might be one counts, so
@@ -145,6 +246,18 @@ struct GarageStorageImportTests {
         let lossy = try await garage.retrieveAllLossy(Relative.self)
         #expect(lossy.failures.map(\.identifier) == ["Olivia", "Sam"])
         #expect(lossy.objects.map(\.name) == ["Emily"])
+    }
+
+    /// A GarageStorage store with GarageStorage's table only (no Core Data metadata), holding
+    /// what the SQL `rows` insert.
+    static func writeSmallStore(at path: String, rows: String) throws {
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: """
+                CREATE TABLE ZGSCOREDATAOBJECT (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZGS_TYPE VARCHAR,
+                    ZGS_IDENTIFIER VARCHAR, ZGS_DATA VARCHAR, ZGS_SYNCSTATUS INTEGER, ZGS_CREATIONDATE TIMESTAMP,
+                    ZGS_MODIFIEDDATE TIMESTAMP, ZGS_VERSION INTEGER);
+                """ + rows)
+        }
     }
 
     struct GSMemo: Codable, Identifiable, Syncable {

@@ -37,6 +37,14 @@ struct GSHome: Codable, Identifiable, Sendable {
     var tags: [String]
 }
 
+/// A model migrated from an Objective-C `SyncableObject` nested anonymously (issue 24).
+struct GSSyncingHome: Codable, Identifiable, Sendable {
+    var id: String
+    @Migratable var address: GSSyncingAddress?
+    var previous: GSSyncingAddress?
+    var others: [GSSyncingAddress]
+}
+
 /// Issue 12: rows in the shapes GarageStorage wrote — its Swift side's (an empty array of
 /// references has no key) and its Objective-C side's (references, dates and nested objects as
 /// dictionaries) — read as GarageStorage's decoders read them.
@@ -93,6 +101,33 @@ struct GarageStorageShapeTests {
         let address = try #require(try garage.retrieve(GSHome.self, identifier: "h")).address
         #expect(address.street == "2 Elm")
         #expect(address.syncStatus == .synced)
+    }
+
+    /// Issue 24: GarageStorage's Objective-C side kept a nested `SyncableObject`'s status beside
+    /// its text (`gs_syncStatus`), never in it; the `Syncable` value it migrates to takes that
+    /// status, under `@Migratable` too, as GarageStorage's `Migratable` set it.
+    @Test func anAnonymousObjectsSyncStatusBecomesTheValuesStatus() throws {
+        func envelope(_ text: String, _ status: Int) -> String {
+            let escaped = text.replacingOccurrences(of: "\"", with: "\\\"")
+            return #"{"gs_identifier":"kGSAnonymousObject","gs_type":"SyncingAddress","kGSAnonymousDataKey":"\#(escaped)","gs_syncStatus":\#(status)}"#
+        }
+        // The issue's case: the text holds a status of its own (0), the envelope says 3.
+        let first = #"{"id":"h1","address":\#(envelope(#"{"street":"1 Elm","syncStatus":0}"#, 3)),"others":[]}"#
+        // Objective-C's own: the text holds no status.
+        let second = #"{"id":"h2","address":\#(envelope(#"{"street":"2 Elm"}"#, 1)),"#
+            + #""previous":\#(envelope(#"{"street":"3 Elm"}"#, 2)),"others":[\#(envelope(#"{"street":"4 Elm"}"#, 3))]}"#
+        let directory = try TemporaryDirectory()
+        let garage = try Self.garage(directory, rows: [("GSSyncingHome", "h1", first), ("GSSyncingHome", "h2", second)])
+        let one = try #require(try garage.retrieve(GSSyncingHome.self, identifier: "h1"))
+        #expect(one.address == GSSyncingAddress(street: "1 Elm", syncStatus: .synced))
+        let two = try #require(try garage.retrieve(GSSyncingHome.self, identifier: "h2"))
+        #expect(two.address == GSSyncingAddress(street: "2 Elm", syncStatus: .notSynced))
+        #expect(two.previous == GSSyncingAddress(street: "3 Elm", syncStatus: .syncing))
+        #expect(two.others == [GSSyncingAddress(street: "4 Elm", syncStatus: .synced)])
+        // Parked again, the statuses are in GarageLite's JSON, and read back.
+        try garage.park(two)
+        let again = try #require(try garage.retrieve(GSSyncingHome.self, identifier: "h2"))
+        #expect(again.address?.syncStatus == .notSynced && again.previous?.syncStatus == .syncing)
     }
 
     /// GarageStorage's encoder skipped an empty array of references; its decoder read a

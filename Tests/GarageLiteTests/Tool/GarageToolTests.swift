@@ -568,6 +568,7 @@ struct GarageToolTests {
         #expect(report["imported"] as? [String: Int] == ["Relative": 4, "Diary": 1, "Badge": 1])
         #expect(report["encrypted"] as? Int == 1)
         #expect((report["alreadyInStore"] as? [String: Int])?.isEmpty == true)
+        #expect((report["alreadyImported"] as? [String: Int])?.isEmpty == true)
         let failures = try #require(report["failures"] as? [String])
         #expect(failures.count == 3)
         #expect(failures.first?.hasPrefix("row 6 (Relative(Ghost))") == true, "\(failures)")
@@ -583,7 +584,7 @@ struct GarageToolTests {
         // Again: everything is there already. The source never changes.
         let again = try garage("import-garagestorage", source, target)
         #expect(again.exitCode == 0, "\(again)")
-        #expect(again.stdout.hasPrefix("Imported 0 objects; 6 already in the garage"), "\(again)")
+        #expect(again.stdout.hasPrefix("Imported 0 objects; 6 imported before, skipped"), "\(again)")
         for (name, bytes) in zip(names, originals) {
             #expect(try Data(contentsOf: sourceDirectory.url.appendingPathComponent(name)) == bytes, "\(name) changed")
             #expect(try Data(contentsOf: folder.appendingPathComponent(name)) == bytes, "the golden \(name) changed")

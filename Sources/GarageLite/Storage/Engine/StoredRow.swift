@@ -102,6 +102,9 @@ struct RowPayload: Sendable {
     var isRoot: Bool
     /// Whether the row came from the server (`parkDownloaded`): its status is stored as it is.
     var isDownloaded = false
+    /// Whether an object that says `.syncing` is stored `.syncing`, whether a claim holds its
+    /// row or not (``Garage/Compatibility/keepsParkedSyncingStatus``, GarageStorage's rule).
+    var keepsSyncing = false
     /// What a park checks against the row before writing it (``RevisionGuard``); `nil` for
     /// writes that are not checked (downloads, merges).
     var revisionGuard: RevisionGuard?
@@ -122,7 +125,7 @@ struct RowPayload: Sendable {
             data: data,
             isEncrypted: isEncrypted,
             syncStatus: isDownloaded ? syncStatus ?? .synced
-                : Self.status(parking: syncStatus, over: existing, contentChanged: changed),
+                : Self.status(parking: syncStatus, over: existing, contentChanged: changed, keepsSyncing: keepsSyncing),
             creationDate: existing?.creationDate ?? now,
             modificationDate: changed ? now : (existing?.modificationDate ?? now),
             revision: (existing.map { $0.revision + (firstChanged ? 1 : 0) } ?? 1) + foldedRevisions,
@@ -144,15 +147,18 @@ extension RowPayload {
     ///
     /// - An object that says `.syncing` over a row no claim holds (it was retrieved during a
     ///   claim, and parked after it ended) is `.notSynced`: no job would ever end that status.
+    ///   With `keepsSyncing` (GarageStorage's rule, for its apps' own jobs, which set `.syncing`
+    ///   themselves), it is `.syncing`.
     /// - An object that says `.synced` over a row whose content it changes (it was retrieved
     ///   as `.synced`, edited and parked, once or more) is `.notSynced`: its edit must be
     ///   uploaded. Changes from the server are parked with `parkDownloaded`, which stores
     ///   `.synced`. Over a row whose content it leaves as it is, `.synced` is stored: an app
     ///   marks an object synced after uploading it.
-    static func status(parking parked: SyncStatus?, over existing: StoredRow?, contentChanged: Bool) -> SyncStatus {
+    static func status(parking parked: SyncStatus?, over existing: StoredRow?, contentChanged: Bool,
+                       keepsSyncing: Bool = false) -> SyncStatus {
         guard let parked else { return existing?.syncStatus ?? .undetermined }
         switch parked {
-        case .syncing where existing?.claim == nil:
+        case .syncing where existing?.claim == nil && !keepsSyncing:
             return .notSynced
         case .synced where contentChanged && existing != nil:
             return .notSynced

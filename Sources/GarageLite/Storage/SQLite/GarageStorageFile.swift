@@ -14,11 +14,14 @@ enum GarageStorageFile {
     static let columns = ["Z_PK", "ZGS_TYPE", "ZGS_IDENTIFIER", "ZGS_DATA", "ZGS_SYNCSTATUS",
                           "ZGS_CREATIONDATE", "ZGS_MODIFIEDDATE"]
 
-    /// The rows of the GarageStorage store at `path`, in primary key order.
+    /// The rows of the GarageStorage store at `path`, in primary key order, and the store's
+    /// Core Data UUID (`Z_METADATA.Z_UUID`, Core Data's `NSStoreUUIDKey`: given to the store when
+    /// it was created, and kept by every save, copy and move), `nil` when it has none (a file
+    /// Core Data did not make).
     ///
     /// - throws: ``GarageError/notAGarageStorageStore(path:reason:)`` when the file is missing,
     ///   is not an SQLite database, or has no GarageStorage table with its columns.
-    static func rows(at path: String) throws -> [GarageStorageRow] {
+    static func read(at path: String) throws -> (rows: [GarageStorageRow], storeUUID: String?) {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
         guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
@@ -60,13 +63,22 @@ enum GarageStorageFile {
                 while let row = try cursor.next() {
                     rows.append(read(row))
                 }
-                return rows
+                return (rows, try storeUUID(db))
             }
         } catch let error as GarageError {
             throw error
         } catch {
             throw GarageError.notAGarageStorageStore(path: path, reason: "it can't be read as an SQLite database: \(error)")
         }
+    }
+
+    /// Core Data's UUID of the store, when it has its metadata table and the UUID is text.
+    private static func storeUUID(_ db: Database) throws -> String? {
+        guard try db.tableExists("Z_METADATA"),
+              try db.columns(in: "Z_METADATA").contains(where: { $0.name.uppercased() == "Z_UUID" }) else { return nil }
+        let value = try DatabaseValue.fetchOne(db, sql: "SELECT Z_UUID FROM Z_METADATA LIMIT 1")
+        guard case .string(let uuid)? = value?.storage, !uuid.isEmpty else { return nil }
+        return uuid
     }
 
     /// One row, each column read strictly: a value of another type is a problem, not a guess.

@@ -178,7 +178,7 @@ extension SQLiteConnection {
             .text(key.typeName), .text(key.identifier), .text(payload.data), .bool(payload.isEncrypted),
             .integer(payload.syncStatus?.rawValue), .real(now.timeIntervalSince1970), .bool(payload.isRoot),
             .text(payload.references), .bool(payload.isDownloaded), .integer(Int(payload.foldedRevisions)),
-            .text(payload.firstData),
+            .text(payload.firstData), .bool(payload.keepsSyncing),
         ])
         // The upsert's WHERE skips a row that would stay as it is.
         return db.changesCount > 0
@@ -190,13 +190,14 @@ extension SQLiteConnection {
 
     /// The status a parked row gets: `RowPayload.status(parking:over:contentChanged:)`, in SQL.
     /// `?5` is the object's status (NULL when it is not `Syncable`), `?9` whether it was
-    /// downloaded (then it is stored as it is); the columns are the row's.
+    /// downloaded (then it is stored as it is), `?12` whether `.syncing` is kept without a
+    /// claim (``RowPayload/keepsSyncing``); the columns are the row's.
     private static let parkedStatus = """
         CASE
             WHEN ?9 THEN ?5
             WHEN isDeleted <> 0 THEN \(SyncStatus.notSynced.rawValue)
             WHEN ?5 IS NULL THEN syncStatus
-            WHEN ?5 = \(SyncStatus.syncing.rawValue) AND claim IS NULL THEN \(SyncStatus.notSynced.rawValue)
+            WHEN ?5 = \(SyncStatus.syncing.rawValue) AND claim IS NULL AND NOT ?12 THEN \(SyncStatus.notSynced.rawValue)
             WHEN ?5 = \(SyncStatus.synced.rawValue) AND \(contentChanges) THEN \(SyncStatus.notSynced.rawValue)
             ELSE ?5
         END
@@ -211,7 +212,7 @@ extension SQLiteConnection {
             (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
              isRemote)
         VALUES (?1, ?2, ?3, ?4,
-            CASE WHEN ?5 = \(SyncStatus.syncing.rawValue) AND NOT ?9 THEN \(SyncStatus.notSynced.rawValue)
+            CASE WHEN ?5 = \(SyncStatus.syncing.rawValue) AND NOT ?9 AND NOT ?12 THEN \(SyncStatus.notSynced.rawValue)
                 ELSE coalesce(?5, 0) END,
             ?6, ?6, 1 + ?10, ?7, ?8, coalesce(?5, 0) = \(SyncStatus.synced.rawValue))
         ON CONFLICT (type, identifier) DO UPDATE SET
