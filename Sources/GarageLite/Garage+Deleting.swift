@@ -39,14 +39,14 @@ extension Garage {
     /// - throws: The errors of ``delete(_:)-3ek00``.
     public func delete<T: Encodable>(_ object: T, rule: DeleteRule) throws {
         _ = try delete(.object(try key(of: object, for: "delete"), mustExist: true,
-                               revision: (object as? any Revisioned)?.revision), rule: rule)
+                               revision: ProvisionalRevisions.resolve((object as? any Revisioned)?.revision)), rule: rule)
     }
 
     /// Deletes `object` applying `rule` (see ``delete(_:rule:)-8wtma``) without blocking the
     /// calling thread.
     public nonisolated(nonsending) func delete<T: Encodable>(_ object: T, rule: DeleteRule) async throws {
         _ = try await delete(.object(try key(of: object, for: "delete"), mustExist: true,
-                                     revision: (object as? any Revisioned)?.revision), rule: rule)
+                                     revision: ProvisionalRevisions.resolve((object as? any Revisioned)?.revision)), rule: rule)
     }
 
     /// Deletes the object of type `T` parked under `identifier`, without retrieving it first,

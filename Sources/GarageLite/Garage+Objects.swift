@@ -253,7 +253,8 @@ extension Garage {
         var changes = ChangeSet()
         for row in graph.rows {
             var (key, payload) = try configuration.encryption.seal(row)
-            payload.revisionGuard = RevisionGuard(revision: row.revision, isRoot: row.isRoot, children: children)
+            payload.revisionGuard = RevisionGuard(revision: ProvisionalRevisions.resolve(row.revision), isRoot: row.isRoot,
+                                                   children: children)
             payload.keepsSyncing = configuration.keepsParkedSyncingStatus
             changes.record(.park(payload), for: key)
         }
@@ -281,7 +282,8 @@ extension Garage {
             let rows = graph.takeRows()
             return rows.isEmpty ? nil : try rows.map { row in
                 var (key, payload) = try configuration.encryption.seal(row)
-                payload.revisionGuard = RevisionGuard(revision: row.revision, isRoot: row.isRoot, children: children)
+                payload.revisionGuard = RevisionGuard(revision: ProvisionalRevisions.resolve(row.revision), isRoot: row.isRoot,
+                                                   children: children)
                 payload.keepsSyncing = configuration.keepsParkedSyncingStatus
                 return (key, payload)
             }

@@ -306,7 +306,9 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "only \(type)'s objects were stored under that name; otherwise give \(other) a name of its own "
                 + "as well (StoredTypeNamed), and sort its objects out before migrating."
         case let .staleObject(type, identifier, parked, stored):
-            let had = parked == 0 ? "was not retrieved from this store (revision 0)" : "has revision \(parked)"
+            let had = parked == 0 ? "was not retrieved from this store (revision 0)"
+                : parked < 0 ? "holds the provisional revision of a change that was never saved (discarded, rolled "
+                    + "back, or replaced by a later park)" : "has revision \(parked)"
             let unsaved = "If the change was unsaved (autosave off) or in a transaction, call "
                 + "discardUnsavedChanges(of:identifier:) first, and save() again after parking."
             if stored == 0 {
@@ -315,8 +317,9 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                     + "object's child, retrieve the parent again (or remove the object from your copy of it) and park "
                     + "that; to bring the object back, park a copy of it with revision 0. " + unsaved
             }
-            return "The object of type \(type) with identifier \(identifier) is stale: it \(had), and is stored at "
-                + "revision \(stored), so writing it would undo a newer version. Nothing was written. Retrieve it again, "
+            let found = stored < 0 ? "has a newer unsaved change in this garage" : "is stored at revision \(stored)"
+            return "The object of type \(type) with identifier \(identifier) is stale: it \(had), and \(found), "
+                + "so writing it would undo a newer version. Nothing was written. Retrieve it again, "
                 + "apply your change to it, and park it again (a struct with park(&value), so that it learns its new "
                 + "revision). " + unsaved + " If it was parked as another object's child, parking the parent with "
                 + "children: .keepStored writes the rest and names it in the ParkReport's keptChildren: apply your "

@@ -97,7 +97,7 @@ struct EncryptionStage: Sendable {
             } else {
                 json = try JSONReader.parse(row.data)
             }
-            return DecodableRow(key: key, json: json, syncStatus: row.syncStatus, revision: row.revision)
+            return DecodableRow(key: key, json: json, syncStatus: row.syncStatus, revision: row.copyRevision)
         } catch let failure as JSONReader.Failure {
             throw GarageError.corruptData(
                 typeName: key.typeName, identifier: key.identifier,

@@ -60,7 +60,7 @@ extension StoreView {
     /// read (a damaged row, which a write repairs).
     fileprivate func revisionOrDamage(_ key: ObjectKey) throws -> Int64?? {
         do {
-            return .some(try row(key, for: .metadata)?.revision)
+            return .some(try row(key, for: .metadata)?.copyRevision)
         } catch let error as GarageError {
             guard case .corruptData = error else { throw error }
             return nil
@@ -105,10 +105,25 @@ extension ChangeSet {
         // The revisions as the store will read once these changes are written.
         var after = view.pending ?? ChangeSet()
         after.merge(changes)
-        let written = StoreView(view.statements, pending: after)
+        var written = StoreView(view.statements, pending: after)
+        if !view.isWriting {
+            // Recorded unsaved (or in a transaction), a park that moves a row's revision gives
+            // copies a provisional one; one that doesn't keeps the revision copies have.
+            for key in revised {
+                let before = try view.row(key, for: .metadata)
+                if try written.row(key, for: .metadata)?.revision != before?.revision {
+                    changes.setProvisional(ProvisionalRevisions.make(), for: key)
+                } else if let provisional = before?.provisional {
+                    changes.setProvisional(provisional, for: key)
+                }
+            }
+            after = view.pending ?? ChangeSet()
+            after.merge(changes)
+            written = StoreView(view.statements, pending: after)
+        }
         var revisions: [ObjectKey: Int64] = [:]
         for key in revised {
-            revisions[key] = try written.row(key, for: .metadata)?.revision
+            revisions[key] = try written.row(key, for: .metadata)?.copyRevision
         }
         return GuardedChanges(changes: changes, revisions: revisions, keptChildren: differing)
     }

@@ -50,7 +50,9 @@ extension ChangeSet {
             case .delete:
                 return nil
             case .replace(let payload):
-                return payload.applied(to: nil, key: key, now: base.now)
+                var replaced = payload.applied(to: nil, key: key, now: base.now)
+                replaced.provisional = payload.provisional
+                return replaced
             case .park(let payload):
                 // Whether the content changes (and so the revision, dates and status) needs the
                 // data of the row it replaces, which a read of metadata alone would not have.
@@ -63,6 +65,7 @@ extension ChangeSet {
                     if !payload.isDownloaded { parked.syncStatus = .notSynced }
                     parked.revision = tombstone.revision + 1 + payload.foldedRevisions
                 }
+                parked.provisional = payload.provisional
                 return parked
             case .setSyncStatus(let status):
                 var row = try row(key, base, beforeRowsOf: count)

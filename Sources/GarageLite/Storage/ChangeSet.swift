@@ -112,6 +112,13 @@ struct ChangeSet: Sendable {
         segments[index].checks[key] = segments[index].checks[key].map { $0.followed(by: check) } ?? check
     }
 
+    /// Changes the change to the row `key` in segment `index` in place.
+    mutating func updateRow(_ key: ObjectKey, inSegment index: Int, _ update: (inout RowChange) -> Void) {
+        guard var change = segments[index].rows[key] else { return }
+        update(&change)
+        segments[index].rows[key] = change
+    }
+
     /// This set without any change to the row `key`.
     mutating func forget(_ key: ObjectKey) {
         for index in segments.indices {

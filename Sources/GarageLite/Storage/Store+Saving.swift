@@ -31,8 +31,8 @@ extension Store {
                 return (state.changes, state.epoch)
             }
             let isObserved = listener.isListening
-            let (result, written) = try statements.transaction {
-                let (changes, result) = try prepare(StoreView(statements, pending: saved.isEmpty ? nil : saved))
+            let (result, written, settled) = try statements.transaction {
+                let (changes, result) = try prepare(StoreView(statements, pending: saved.isEmpty ? nil : saved, isWriting: true))
                 var combined = changes
                 if !saved.isEmpty {
                     combined = saved
@@ -42,8 +42,14 @@ extension Store {
                 // nothing can change it before they are written.
                 let now = Date()
                 combined = try combined.checkedForWriting(in: statements, now: now)
-                return (result, try statements.apply(combined, now: now, recording: isObserved))
+                let written = try statements.apply(combined, now: now, recording: isObserved)
+                // The revisions the saved parks' rows got, for the copies given provisional ones.
+                let settled = try combined.provisionals.compactMap { key, provisional in
+                    try statements.row(key, for: .metadata).map { (provisional, $0.revision) }
+                }
+                return (result, written, settled)
             }
+            ProvisionalRevisions.settle(settled)
             if !saved.isEmpty {
                 unsaved.write {
                     if $0.epoch == epoch { $0.changes = $0.changes.removing(saved: saved) }

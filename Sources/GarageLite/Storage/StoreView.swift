@@ -11,10 +11,14 @@ struct StoreView {
     let pending: ChangeSet?
     /// The date a pending change would be written at.
     let now = Date()
+    /// Whether the view is the write transaction's, where a call's changes are written as
+    /// soon as checked; otherwise they are recorded unsaved, or in a transaction.
+    let isWriting: Bool
 
-    init(_ statements: any RowStatements, pending: ChangeSet?) {
+    init(_ statements: any RowStatements, pending: ChangeSet?, isWriting: Bool = false) {
         self.statements = statements
         self.pending = pending
+        self.isWriting = isWriting
     }
 
     /// Runs `body` with every statement reading one snapshot.

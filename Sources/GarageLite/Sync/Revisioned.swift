@@ -27,6 +27,12 @@
 /// JSON: changing it is not a change of content, and a `Hashable` object's identifier does
 /// not depend on it. See <doc:ReferenceRule> for how children are checked.
 ///
+/// With autosave off, or in a transaction, a park gives the copy a *provisional* revision (a
+/// negative number no row ever has) until the change is saved: then the garage takes it for
+/// the revision the row got, and the copy parks on. A copy whose change was discarded or rolled
+/// back keeps a number no row has, and is refused as stale: it can never pass for another
+/// writer's version.
+///
 /// A struct learns its new revision only through `park(&value)`: park a `Revisioned` struct
 /// that way every time, its first park included. A copy parked with `park(value)` keeps its
 /// old revision, and its next park is refused as stale. A class instance learns it on every

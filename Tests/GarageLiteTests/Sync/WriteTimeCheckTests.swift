@@ -328,3 +328,50 @@ extension WriteTimeCheckTests {
         #expect(try pair.b.retrieve(RNotebook.self, identifier: "nb2")?.notes.map(\.text) == ["Butter, again"])
     }
 }
+
+/// A copy whose change was never saved (discarded, rolled back) holds a provisional revision
+/// no row ever gets: it can't pass the stale check against another writer's version that
+/// happens to have the number the unsaved change predicted (a newcomer's trial, issue 24).
+extension WriteTimeCheckTests {
+    @Test func aCopyFromADiscardedChangeStaysStale() throws {
+        let pair = try Pair()
+        try pair.a.park(RNote(id: "n1", text: "start"))
+        pair.a.isAutosaveEnabled = false
+        var mine = try #require(try pair.a.retrieve(RNote.self, identifier: "n1"))   // revision 1
+        mine.text += " +A"
+        try pair.a.park(&mine)                                                      // unsaved
+        var theirs = try #require(try pair.b.retrieve(RNote.self, identifier: "n1"))
+        theirs.text += " +B"
+        try pair.b.park(&theirs)                                                     // committed: revision 2
+        #expect(Self.stale { try pair.a.save() }?.0 == "n1")
+        try pair.a.discardUnsavedChanges(of: RNote.self, identifier: "n1")
+        // The screen parks its copy again: refused, not written over B's revision 2.
+        #expect(Self.stale { try pair.a.park(&mine) }?.0 == "n1")
+        #expect(try pair.b.retrieve(RNote.self, identifier: "n1")?.text == "start +B")
+    }
+
+    @Test func aCopyFromARolledBackTransactionStaysStale() async throws {
+        let pair = try Pair()
+        try await pair.a.park(NoteModel(id: "n1", text: "start"))
+        let mine = try #require(try await pair.a.retrieve(NoteModel.self, identifier: "n1"))
+        try pair.a.beginTransaction()
+        mine.text += " +A"
+        try await pair.a.park(mine)
+        try pair.a.rollbackTransaction()
+        let theirs = try #require(try await pair.b.retrieve(NoteModel.self, identifier: "n1"))
+        theirs.text += " +B"
+        try await pair.b.park(theirs)
+        await #expect(throws: GarageError.self) { try await pair.a.park(mine) }
+        #expect(try await pair.b.retrieve(NoteModel.self, identifier: "n1")?.text == "start +B")
+        // A copy whose change was saved parks on.
+        let fresh = try #require(try await pair.a.retrieve(NoteModel.self, identifier: "n1"))
+        pair.a.isAutosaveEnabled = false
+        fresh.text += " +A"
+        try await pair.a.park(fresh)
+        try await pair.a.save()
+        fresh.text += " +A again"
+        pair.a.isAutosaveEnabled = true
+        try await pair.a.park(fresh)
+        #expect(try await pair.b.retrieve(NoteModel.self, identifier: "n1")?.text == "start +B +A +A again")
+    }
+}

@@ -50,6 +50,13 @@ struct StoredRow: Sendable {
     /// The key the row's data was encrypted for, when it is not `key`: a row of a type renamed
     /// by changes not written yet (read through the overlay).
     var sealedFor: ObjectKey? = nil
+    /// For a row an unsaved change (or a transaction's) parks, read through the overlay: the
+    /// provisional revision copies get instead of `revision` (see ``ProvisionalRevisions``).
+    var provisional: Int64? = nil
+
+    /// The revision a copy of the object gets, and is checked against: the provisional one of
+    /// an unsaved change, or the row's.
+    var copyRevision: Int64 { provisional ?? revision }
 }
 
 /// What changes in a row when its object changes: what a watch of other connections'
@@ -115,6 +122,9 @@ struct RowPayload: Sendable {
     /// The data of the first of those parks, which the stored row's data is compared with;
     /// `nil` when nothing was folded.
     var firstData: String?
+    /// The provisional revision of a park recorded unsaved or in a transaction: what copies
+    /// of the object get until it is saved (see ``ProvisionalRevisions``).
+    var provisional: Int64?
 
     /// The row as it reads once this payload is written over `existing` (or into a new row).
     func applied(to existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow {
@@ -175,7 +185,7 @@ extension ObjectMetadata {
         identifier = row.key.identifier
         creationDate = row.creationDate
         modificationDate = row.modificationDate
-        revision = row.revision
+        revision = row.copyRevision
         syncStatus = row.syncStatus
         isEncrypted = row.isEncrypted
         isRoot = row.isRoot
