@@ -28,24 +28,25 @@ struct WriteTimeCheckTests {
 
     /// The stale error `body` throws (its identifier, parked and stored revisions), or a failure.
     static func stale(_ body: () throws -> Void) -> (String, Int64, Int64)? {
-        do {
-            try body()
-            Issue.record("expected GarageError.staleObject")
-        } catch GarageError.staleObject(_, let identifier, let parked, let stored) {
-            return (identifier, parked, stored)
-        } catch {
-            Issue.record("expected GarageError.staleObject, got \(error)")
-        }
-        return nil
+        stale(Result(catching: body))
     }
 
     static func stale(_ body: () async throws -> Void) async -> (String, Int64, Int64)? {
         do {
             try await body()
-            Issue.record("expected GarageError.staleObject")
-        } catch GarageError.staleObject(_, let identifier, let parked, let stored) {
-            return (identifier, parked, stored)
+            return stale(.success(()))
         } catch {
+            return stale(.failure(error))
+        }
+    }
+
+    private static func stale(_ outcome: Result<Void, any Error>) -> (String, Int64, Int64)? {
+        switch outcome {
+        case .success:
+            Issue.record("expected GarageError.staleObject")
+        case .failure(GarageError.staleObject(_, let identifier, let parked, let stored)):
+            return (identifier, parked, stored)
+        case .failure(let error):
             Issue.record("expected GarageError.staleObject, got \(error)")
         }
         return nil
