@@ -43,7 +43,7 @@ extension Garage {
     /// revision is not its row's refuses the park; the check and the write are one
     /// transaction. After the park, every ``Revisioned`` class instance written, root or
     /// child, has its row's new revision, so it can be edited and parked again; for a struct,
-    /// use ``park(_:children:)-3tsrp``, which takes it `inout`.
+    /// use ``park(_:children:)-9607u``, which takes it `inout`.
     ///
     /// - throws: ``GarageError/staleObject(typeName:identifier:parkedRevision:storedRevision:)``,
     ///   and the errors of ``park(_:)-7fg4m``. When it throws, nothing was written.
@@ -55,7 +55,7 @@ extension Garage {
         }
     }
 
-    /// Parks `object` choosing what happens to its children (see ``park(_:children:)-9r7p5``)
+    /// Parks `object` choosing what happens to its children (see ``park(_:children:)-553ys``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func park<T: Encodable>(_ object: T, children: ChildParking) async throws -> ParkReport {
@@ -65,7 +65,7 @@ extension Garage {
         }
     }
 
-    /// Parks `object` (see ``park(_:children:)-9r7p5``), then sets it to what the store now
+    /// Parks `object` (see ``park(_:children:)-553ys``), then sets it to what the store now
     /// holds, with the new revisions of its ``Revisioned`` parts: the way to edit and park a
     /// struct again and again.
     ///
@@ -80,9 +80,9 @@ extension Garage {
     /// The object is read back after the park, as ``retrieve(_:identifier:)-5uq1f`` would: a
     /// child left as stored (``ChildParking/keepStored``, ``ChildParking/onlyNew``) comes back
     /// as stored. A class instance is not replaced: its revision (and its children's) is set on
-    /// it, as ``park(_:children:)-9r7p5`` does.
+    /// it, as ``park(_:children:)-553ys`` does.
     ///
-    /// - throws: the errors of ``park(_:children:)-9r7p5``, and of the read back (then the park
+    /// - throws: the errors of ``park(_:children:)-553ys``, and of the read back (then the park
     ///   was written, and `object` is unchanged).
     @discardableResult
     public func park<T: Codable & SendableMetatype>(_ object: inout T, children: ChildParking = .refuseStale) throws -> ParkReport {
@@ -95,7 +95,7 @@ extension Garage {
         return report
     }
 
-    /// Parks `object` and sets it to what the store now holds (see ``park(_:children:)-3tsrp``)
+    /// Parks `object` and sets it to what the store now holds (see ``park(_:children:)-9607u``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func park<T: Codable & SendableMetatype>(
@@ -135,7 +135,7 @@ extension Garage {
     }
 
     /// Parks every object of `objects` in one transaction (see ``parkAll(_:)-9t5p5``), choosing
-    /// what happens to the objects they reference (see ``park(_:children:)-9r7p5``).
+    /// what happens to the objects they reference (see ``park(_:children:)-553ys``).
     ///
     /// ```swift
     /// try garage.parkAll(notebooks, children: .keepStored)
@@ -156,7 +156,7 @@ extension Garage {
     }
 
     /// Parks every object of `objects` choosing what happens to their children (see
-    /// ``parkAll(_:children:)-5718v``) without blocking the calling thread.
+    /// ``parkAll(_:children:)-9ulpr``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) async throws -> ParkReport {
         try await sealingWithCurrentKey {

@@ -39,7 +39,7 @@
 /// park.
 public protocol Revisioned {
     /// The revision of the object's row when it was retrieved (or last parked through
-    /// ``Garage/park(_:children:)-9r7p5``); 0 when it was not retrieved from this store.
+    /// ``Garage/park(_:children:)-553ys``); 0 when it was not retrieved from this store.
     var revision: Int64 { get set }
 }
 
@@ -53,7 +53,7 @@ extension Revisioned {
 }
 
 /// What parking an object does with the objects it references (its children), which are
-/// parked as rows of their own: see ``Garage/park(_:children:)-9r7p5``.
+/// parked as rows of their own: see ``Garage/park(_:children:)-553ys``.
 ///
 /// ```swift
 /// try garage.park(notebook, children: .keepStored)   // a note changed since stays as stored
