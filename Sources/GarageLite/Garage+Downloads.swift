@@ -95,12 +95,13 @@ extension Garage {
     /// that is not parked is skipped.
     ///
     /// Local objects that reference a deleted object keep reading: an array, set or
-    /// dictionary leaves it out, and an optional property reads `nil` (a property that is not
-    /// optional can't do without it, and fails to read until the referrer is downloaded or
-    /// parked again). They are not changed, so they stay `.synced` (a local edit of theirs
-    /// stays an edit to upload); parked again, they are stored without the reference. The
-    /// store keeps a tombstone of the deleted object, which nothing uploads, while a referrer
-    /// names it.
+    /// dictionary leaves it out, an optional property reads `nil`, and a property that is not
+    /// optional (which can't do without it) reads its last version, until the referrer's own
+    /// download replaces it. They are not changed, so they stay `.synced` (a local edit of
+    /// theirs stays an edit to upload); parked again, they are stored without the reference
+    /// (parking back a `Revisioned` last version is refused as stale). The store keeps a
+    /// tombstone of the deleted object, with its last version, which nothing uploads, while a
+    /// referrer names it.
     ///
     /// A download never ends a sync job's claim: an object a job holds that is deleted here
     /// (`.takeDownloaded`) becomes a deletion to upload once that job completes, and a

@@ -537,9 +537,10 @@ extension Garage.Configuration {
         if let delegate = dataEncryptionDelegate {
             decoder.decryptNested = { try delegate.decrypt($0) }
         }
-        decoder.isDeletedOnServer = { key in
-            guard let tombstone = try view.statements.rowOrTombstone(key, for: .metadata) else { return false }
-            return tombstone.isDeleted && tombstone.syncStatus == .synced
+        decoder.deletedOnServer = { key in
+            guard let tombstone = try view.statements.rowOrTombstone(key, for: .content), tombstone.isDeleted,
+                  tombstone.syncStatus == .synced, !tombstone.data.isEmpty else { return nil }
+            return try encryption.open(tombstone)
         }
         return decoder
     }

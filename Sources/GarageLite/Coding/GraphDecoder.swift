@@ -20,10 +20,15 @@ final class GraphDecoder {
     /// What a fresh-stack thread must see of the calling thread (see ``ThreadStack``).
     let context: ThreadContext
     private(set) var decoded: [ObjectKey: Any] = [:]
-    /// Whether the object of a key was deleted on the server (its row is a `.synced`
-    /// tombstone): a reference to it in an array, set or dictionary is left out (see
-    /// ``ReferenceCollection``). `nil`: no reference is left out.
-    var isDeletedOnServer: ((ObjectKey) throws -> Bool)?
+    /// The last version of an object the server deleted (its row is a `.synced` tombstone), or
+    /// `nil`: a reference to it in an array, set or dictionary is left out (see
+    /// ``ReferenceCollection``), an optional one is `nil`, and a required one reads this
+    /// version, so that the referrer still reads until its own download comes. `nil`: every
+    /// missing row is missing.
+    var deletedOnServer: ((ObjectKey) throws -> DecodableRow?)?
+    /// The coding-path depths of the elements of the reference collections being decoded: a
+    /// reference there to an object the server deleted is left out, not read.
+    private var referenceElementDepths: [Int] = []
     /// The rows being decoded, outermost first: a reference back to one of them is a cycle.
     private var inProgress: [ObjectKey] = []
     /// Set while decoding continues on fresh stacks (see `GraphDecoder+Stack.swift`).
@@ -149,6 +154,9 @@ final class GraphDecoder {
         }
         guard let row = try lookUpRow(key) else {
             if lenient { return nil }
+            if referenceElementDepths.last != codingPath.depth, let deleted = try deletedOnServer?(key) {
+                return try decode(T.self, from: deleted)
+            }
             throw DecodingError.dataCorrupted(.init(
                 codingPath: codingPath.keys,
                 debugDescription: "Missing Identifiable reference: no object of type \(key.typeName) with "
@@ -303,6 +311,8 @@ final class GraphDecoder {
             }
             return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self))
         }
+        referenceElementDepths.append(codingPath.depth + 1)
+        defer { referenceElementDepths.removeLast() }
         do {
             return try decode(value)
         } catch let error as DecodingError where Self.isMissingReference(error) {

@@ -69,8 +69,8 @@ extension GraphDecoder {
         let typeName = try registry.storedClass(of: T.self)?.name ?? Identity.typeName(T.self)
         let key = ObjectKey(typeName: typeName, identifier: identifier)
         if decoded[key] != nil { return false }
-        guard let isDeletedOnServer, try lookUpRow(key) == nil else { return false }
-        return try isDeletedOnServer(key)
+        guard let deletedOnServer, try lookUpRow(key) == nil else { return false }
+        return try deletedOnServer(key) != nil
     }
 
     /// Whether `error` is the decoder's own "Missing Identifiable reference".

@@ -66,6 +66,30 @@ struct DownloadedDeletionTests {
         #expect(try await garage.check().problems.isEmpty)
     }
 
+    struct DDCard: Codable, Identifiable, Syncable, Sendable {
+        var id: String
+        var cover: RNote                      // required: can't do without it
+        var syncStatus: SyncStatus = .notSynced
+    }
+
+    /// A property that is not optional reads the last version the server had, so that the
+    /// object still retrieves until its own download comes; parking it back over the deletion
+    /// is refused as stale (a `Revisioned` child).
+    @Test func aRequiredReferenceReadsTheLastVersion() async throws {
+        let garage = try Garage.inMemory()
+        try await garage.parkDownloaded([DDCard(id: "c1", cover: RNote(id: "n1", text: "Milk"))])
+        try await garage.deleteDownloaded(RNote.self, identifiers: ["n1"])
+        #expect(try await garage.retrieve(RNote.self, identifier: "n1") == nil)
+        let card = try #require(try await garage.retrieve(DDCard.self, identifier: "c1"))
+        #expect(card.cover.text == "Milk")
+        #expect(try await garage.retrieveAll(DDCard.self).count == 1)
+        #expect(try await garage.check().problems.isEmpty)
+        await #expect(throws: GarageError.self) { try await garage.park(card) }
+        // The card's own download replaces it.
+        try await garage.parkDownloaded([DDCard(id: "c1", cover: RNote(id: "n2", text: "Oat milk"))])
+        #expect(try await garage.retrieve(DDCard.self, identifier: "c1")?.cover.id == "n2")
+    }
+
     @Test func setsDictionariesAndOptionalsDropTheDeletedReferenceToo() throws {
         let garage = try Garage.inMemory()
         let shelf = DDShelf(id: "s", byName: ["milk": RNote(id: "n1", text: "Milk"), "eggs": RNote(id: "n2", text: "Eggs")],

@@ -188,9 +188,10 @@ protocol RowWriteStatements: RowStatements {
     @discardableResult func insertRecord(_ key: ObjectKey, _ row: StoredRow) throws -> Bool
     /// Deletes the row, a tombstone too, leaving nothing; returns whether there was one.
     @discardableResult func purge(_ key: ObjectKey) throws -> Bool
-    /// Turns the unclaimed row into a tombstone that is `.synced`: the server deleted the
-    /// object, so nothing is to upload, but the referrers that still name it read without it
-    /// (see `ReferenceCollection`). Returns whether there was an unclaimed row.
+    /// Turns the unclaimed row into a tombstone that is `.synced`, keeping its content: the
+    /// server deleted the object, so nothing is to upload, but the referrers that still name it
+    /// read without it (see `ReferenceCollection`), or, where a property that is not optional
+    /// holds it, with its last version. Returns whether there was an unclaimed live row.
     @discardableResult func markDeletedOnServer(_ key: ObjectKey, now: Date) throws -> Bool
     /// Sets the row's status; returns whether it changed (the row exists, with another status).
     @discardableResult func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool

@@ -311,9 +311,9 @@ extension SQLiteConnection {
 
     private static let markDeletedOnServerSQL = """
         UPDATE garage_object
-        SET isDeleted = 1, syncStatus = \(SyncStatus.synced.rawValue), data = '', refs = '[]', isRoot = 0,
-            isEncrypted = 0, revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL, isRemote = 1
-        WHERE type = ? AND identifier = ? AND claim IS NULL
+        SET isDeleted = 1, syncStatus = \(SyncStatus.synced.rawValue), refs = '[]', isRoot = 0,
+            revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL, isRemote = 1
+        WHERE type = ? AND identifier = ? AND claim IS NULL AND isDeleted = 0
         """
 
     /// Turns the rows it selects (objects a copy of which may be on the server) into
