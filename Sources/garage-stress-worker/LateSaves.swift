@@ -70,15 +70,24 @@ private func saveFollowingTheAdvice(_ garage: Garage, pending: [String: [String]
             }
             try garage.discardUnsavedChanges(of: StressNote.self, identifier: identifier)
             if deleting.contains(identifier) {
-                if let note = try garage.retrieve(StressNote.self, identifier: identifier) { try garage.delete(note) }
+                while let note = try garage.retrieve(StressNote.self, identifier: identifier) {
+                    do {
+                        try garage.delete(note)
+                        break
+                    } catch GarageError.staleObject {
+                        continue // changed since the retrieve: delete the version stored now
+                    } catch GarageError.failedToRetrieveObject {
+                        break // deleted meanwhile (by the server)
+                    }
+                }
                 continue
             }
-            for token in pending[identifier] ?? [] where !(try append(token, to: identifier, in: garage)) {
-                guard identifier == "\(who)-own" else {
+            for token in pending[identifier] ?? [] {
+                if identifier == "\(who)-own" {
+                    try appendOrCreate(token, to: identifier, in: garage)
+                } else if !(try append(token, to: identifier, in: garage)) {
                     errors.report("\(who): \(identifier) is gone")
-                    continue
                 }
-                try garage.park(StressNote(id: identifier, tokens: [token]))
             }
         }
     }
@@ -94,6 +103,19 @@ private func append(_ token: String, to id: String, in garage: Garage) throws ->
         do {
             try garage.park(&note)
             return true
+        } catch GarageError.staleObject {
+            continue
+        }
+    }
+}
+
+/// Appends `token` to note `id`, creating the note when there is none; a creation refused
+/// because another process created it meanwhile appends to that one.
+private func appendOrCreate(_ token: String, to id: String, in garage: Garage) throws {
+    while !(try append(token, to: id, in: garage)) {
+        do {
+            try garage.park(StressNote(id: id, tokens: [token]))
+            return
         } catch GarageError.staleObject {
             continue
         }
@@ -126,15 +148,15 @@ func runLateEditor(storePath: String, name: String, seed: String, rounds: Int, c
             let id = "n-\(Int.random(in: 0..<count, using: &random))"
             if Int.random(in: 0..<5, using: &random) == 0, pending[own] == nil, !deleting.contains(own) {
                 // Its own note, which it deletes and creates again, and the server deletes too.
-                if let note = try garage.retrieve(StressNote.self, identifier: own) {
-                    if Int.random(in: 0..<3, using: &random) == 0 {
+                if let note = try garage.retrieve(StressNote.self, identifier: own), Int.random(in: 0..<3, using: &random) == 0 {
+                    do {
                         try garage.delete(note)
                         deleting.insert(own)
-                    } else if try append(token, to: own, in: garage) {
-                        pending[own, default: []].append(token)
+                    } catch GarageError.staleObject, GarageError.failedToRetrieveObject {
+                        // Changed or deleted since the retrieve: not deleted this round.
                     }
                 } else {
-                    try garage.park(StressNote(id: own, tokens: [token]))
+                    try appendOrCreate(token, to: own, in: garage)
                     pending[own, default: []].append(token)
                 }
                 continue
