@@ -219,6 +219,8 @@ extension Garage {
     /// another garage or process).
     @discardableResult
     public func rekey(to key: StoreKey) throws -> Int {
+        // Before the switch: unsaved changes sealed with the old key could never be saved after it.
+        try checkNoPendingChanges("rotate the key")
         let current = try refreshed(try requireKeyring("rotate the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
         try checkNotDecrypting(current)
         if let new = try rotation(of: current, to: key) {
@@ -237,6 +239,7 @@ extension Garage {
     /// blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func rekey(to key: StoreKey) async throws -> Int {
+        try checkNoPendingChanges("rotate the key")
         let current = try refreshed(try requireKeyring("rotate the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
         try checkNotDecrypting(current)
         if let new = try rotation(of: current, to: key) {

@@ -217,3 +217,37 @@ struct OwnKeyChangeTests {
         #expect(try garage.check().isOK)
     }
 }
+
+/// A rotation asked for while changes are unsaved is refused before it switches the key:
+/// those changes, sealed with the old key, could never be saved after it (issue 24).
+@Suite("A rotation with unsaved changes")
+struct RotationWithUnsavedChangesTests {
+    @Test func isRefusedBeforeTheKeySwitches() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("locked.garage")
+        let old = StoreKey.passphrase("old", rounds: StoreKey.minimumRounds)
+        let new = StoreKey.passphrase("new", rounds: StoreKey.minimumRounds)
+        let garage = try Garage(path: path, encryptionKey: old)
+        try garage.park(RNote(id: "n1", text: "Milk"))
+        garage.isAutosaveEnabled = false
+        try garage.park(RNote(id: "n2", text: "Eggs"))
+        #expect(throws: GarageError.self) { try garage.rekey(to: new) }
+        // Nothing switched: the unsaved change saves, and the old key still opens the store.
+        try garage.save()
+        #expect(try Garage(path: path, encryptionKey: old).retrieve(RNote.self, identifier: "n2")?.text == "Eggs")
+        try garage.rekey(to: new)
+        #expect(try Garage(path: path, encryptionKey: new).retrieve(RNote.self, identifier: "n2")?.text == "Eggs")
+    }
+
+    @Test func isRefusedBeforeTheKeySwitchesAsync() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("locked.garage")
+        let old = StoreKey.passphrase("old", rounds: StoreKey.minimumRounds)
+        let garage = try Garage(path: path, encryptionKey: old)
+        garage.isAutosaveEnabled = false
+        try await garage.park(RNote(id: "n2", text: "Eggs"))
+        await #expect(throws: GarageError.self) { try await garage.rekey(to: .passphrase("new", rounds: StoreKey.minimumRounds)) }
+        try await garage.save()
+        #expect(try await Garage(path: path, encryptionKey: old).retrieve(RNote.self, identifier: "n2")?.text == "Eggs")
+    }
+}
