@@ -35,7 +35,10 @@ public struct DeleteRule: Sendable, CustomStringConvertible {
     /// Deletes the object's row only, leaving the references to it in its referrers, as
     /// GarageStorage does: a referrer then reads its reference as `nil` where it is optional,
     /// and fails to read (`DecodingError.dataCorrupted`, "Missing Identifiable reference")
-    /// where it is not, until it is parked again without it. ``Garage/check(maximumProblems:)-1n0z3``
+    /// where it is not, until it is parked again without it. When the object may be on the
+    /// server, its tombstone remembers the deletion, and the referrer reads as if the reference
+    /// had been removed (an array, set or dictionary leaves it out, a required property reads
+    /// the version deleted; see <doc:ReferenceRule>). ``Garage/check(maximumProblems:)-1n0z3``
     /// lists such references.
     public static let rowOnly = DeleteRule(kind: .rowOnly)
 

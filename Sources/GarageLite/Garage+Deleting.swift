@@ -177,13 +177,14 @@ extension Garage {
                 var check: WriteCheck?
                 if let revision {
                     // A stale copy is refused as a stale park is: the delete would undo a newer version.
-                    let stored = try? view.row(key, for: .metadata)?.revision
+                    let row = try? view.row(key, for: .metadata)
+                    let stored = row?.copyRevision
                     if let stored, stored != revision {
                         throw GarageError.staleObject(typeName: key.typeName, identifier: key.identifier,
                                                       parkedRevision: revision, storedRevision: stored)
                     }
                     let committed = view.pending?.touches(key) == true
-                        ? try? view.statements.row(key, for: .metadata)?.revision : stored
+                        ? try? view.statements.row(key, for: .metadata)?.revision : row?.revision
                     check = WriteCheck(revision: committed, parkedRevision: revision)
                 }
                 let references = try view.references(toType: key.typeName, identifier: key.identifier)

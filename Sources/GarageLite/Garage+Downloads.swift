@@ -101,7 +101,7 @@ extension Garage {
     /// theirs stays an edit to upload); parked again, they are stored without the reference
     /// (parking back a `Revisioned` last version is refused as stale). The store keeps a
     /// tombstone of the deleted object, with its last version, which nothing uploads, while a
-    /// referrer names it.
+    /// referrer names it (see <doc:ReferenceRule>).
     ///
     /// A download never ends a sync job's claim: an object a job holds that is deleted here
     /// (`.takeDownloaded`) becomes a deletion to upload once that job completes, and a

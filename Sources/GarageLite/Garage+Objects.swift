@@ -537,9 +537,11 @@ extension Garage.Configuration {
         if let delegate = dataEncryptionDelegate {
             decoder.decryptNested = { try delegate.decrypt($0) }
         }
-        decoder.deletedOnServer = { key in
+        decoder.rememberedDeletion = { key in
+            // A deletion the store remembers (a tombstone: the object may be on the server), with
+            // the version it deleted.
             guard let tombstone = try view.statements.rowOrTombstone(key, for: .content), tombstone.isDeleted,
-                  tombstone.syncStatus == .synced, !tombstone.data.isEmpty else { return nil }
+                  !tombstone.data.isEmpty else { return nil }
             return try encryption.open(tombstone)
         }
         return decoder

@@ -20,14 +20,14 @@ final class GraphDecoder {
     /// What a fresh-stack thread must see of the calling thread (see ``ThreadStack``).
     let context: ThreadContext
     private(set) var decoded: [ObjectKey: Any] = [:]
-    /// The last version of an object the server deleted (its row is a `.synced` tombstone), or
-    /// `nil`: a reference to it in an array, set or dictionary is left out (see
-    /// ``ReferenceCollection``), an optional one is `nil`, and a required one reads this
-    /// version, so that the referrer still reads until its own download comes. `nil`: every
+    /// The version a deleted object had, when the store remembers the deletion (its row is a
+    /// tombstone: the object may be on the server), or `nil`: a reference to it in an array,
+    /// set or dictionary is left out (see ``ReferenceCollection``), an optional one is `nil`,
+    /// and a required one reads this version, so that the referrer still reads. `nil`: every
     /// missing row is missing.
-    var deletedOnServer: ((ObjectKey) throws -> DecodableRow?)?
+    var rememberedDeletion: ((ObjectKey) throws -> DecodableRow?)?
     /// The coding-path depths of the elements of the reference collections being decoded: a
-    /// reference there to an object the server deleted is left out, not read.
+    /// reference there to a remembered deletion is left out, not read.
     private var referenceElementDepths: [Int] = []
     /// The rows being decoded, outermost first: a reference back to one of them is a cycle.
     private var inProgress: [ObjectKey] = []
@@ -154,7 +154,7 @@ final class GraphDecoder {
         }
         guard let row = try lookUpRow(key) else {
             if lenient { return nil }
-            if referenceElementDepths.last != codingPath.depth, let deleted = try deletedOnServer?(key) {
+            if referenceElementDepths.last != codingPath.depth, let deleted = try rememberedDeletion?(key) {
                 return try decode(T.self, from: deleted)
             }
             throw DecodingError.dataCorrupted(.init(

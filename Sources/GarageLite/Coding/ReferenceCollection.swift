@@ -2,16 +2,16 @@ import Foundation
 
 /// An array, set or dictionary whose elements are references to rows of their own
 /// (`Identifiable` values that are not ``InlineIdentifiable``): decoded, it leaves out a
-/// reference to an object the server deleted (its row is a `.synced` tombstone), as
-/// ``DeleteRule/nullify(in:)`` would have removed it.
+/// reference to an object whose deletion the store remembers (its row is a tombstone, kept
+/// while the object may be on the server, and after the server has the deletion while a
+/// referrer names it), as ``DeleteRule/nullify(in:)`` would have removed it.
 ///
 /// This is what keeps a parent readable after a deletion downloaded from the server
-/// (``Garage/deleteDownloaded(_:identifiers:onConflict:)-3x5xn``), which leaves a tombstone
-/// while a referrer names the object. The stored parent is not changed; parked again, it is
-/// stored without the reference. A reference to a row that is simply missing (never parked, a
-/// type not migrated yet) still fails to decode: leaving it out, then parking the parent,
-/// would lose it. So does one to an object deleted here with ``DeleteRule/rowOnly``, as in
-/// GarageStorage.
+/// (``Garage/deleteDownloaded(_:identifiers:onConflict:)-3x5xn``) or made with
+/// ``DeleteRule/rowOnly``. The stored parent is not changed; parked again, it is stored without
+/// the reference. A reference to a row that is simply missing (never parked, a type not
+/// migrated yet, an object that was never on the server deleted with `.rowOnly`) still fails
+/// to decode: leaving it out, then parking the parent, would lose it.
 protocol ReferenceCollection {
     /// Whether the elements are references (worked out once per type, in ``TypeInfo``).
     static var elementsAreReferences: Bool { get }
@@ -55,8 +55,8 @@ extension ValueKind {
 }
 
 extension GraphDecoder {
-    /// Whether `value`, where a `T` is expected, is a reference stub to an object the server
-    /// deleted.
+    /// Whether `value`, where a `T` is expected, is a reference stub to an object whose
+    /// deletion the store remembers.
     func isMissingReference<T>(_ type: T.Type, _ value: JSONValue) throws -> Bool {
         let identifier: String
         if case .string(let string) = value {
@@ -69,8 +69,8 @@ extension GraphDecoder {
         let typeName = try registry.storedClass(of: T.self)?.name ?? Identity.typeName(T.self)
         let key = ObjectKey(typeName: typeName, identifier: identifier)
         if decoded[key] != nil { return false }
-        guard let deletedOnServer, try lookUpRow(key) == nil else { return false }
-        return try deletedOnServer(key) != nil
+        guard let rememberedDeletion, try lookUpRow(key) == nil else { return false }
+        return try rememberedDeletion(key) != nil
     }
 
     /// Whether `error` is the decoder's own "Missing Identifiable reference".

@@ -156,6 +156,9 @@ extension ChangeSet {
             let checks = checksByKey[key] ?? []
             guard let stored = try committed.revisionOrDamage(key) else { continue } // damaged: repaired
             guard checks.contains(where: { $0.revision != stored }) else { continue }
+            // Only rewrites the store made are checked, over a park of the app's that no check
+            // guards (not `Revisioned`): the app's write wins, as it would have alone.
+            if onlyRewrites[key] != true, checks.allSatisfy(\.rebuilds) { continue }
             let combined = checks.dropFirst().reduce(checks[0]) { $0.followed(by: $1) }
             guard onlyRewrites[key] == true, let rebuild = combined.rebuild else {
                 throw GarageError.staleObject(typeName: key.typeName, identifier: key.identifier,
@@ -170,7 +173,7 @@ extension ChangeSet {
             for (key, deletion) in segment.deletions where key.identifier.isEmpty || isDeletedAtEnd(key) {
                 let identifier = key.identifier.isEmpty ? nil : key.identifier
                 let appeared = try statements.references(toType: key.typeName, identifier: identifier).filter {
-                    $0.from != $0.to && !result.touches($0.from)
+                    $0.from != $0.to && !result.rewritesContent(of: $0.from)
                         && (identifier != nil || $0.from.typeName != key.typeName)
                 }
                 if !appeared.isEmpty { result.merge(try deletion.applyRule(appeared, committed)) }
@@ -181,6 +184,17 @@ extension ChangeSet {
 }
 
 extension ChangeSet {
+    /// Whether these changes leave the row `key` with content of their own (a park, a
+    /// deletion): its references are then theirs, which the rule saw when it was recorded. A
+    /// status change, or a move of its type, leaves the content it has.
+    fileprivate func rewritesContent(of key: ObjectKey) -> Bool {
+        for segment in segments.reversed() {
+            if let change = segment.rows[key], !change.isStatusChange { return true }
+            if case .deleteAll(let type)? = segment.bulk, type == nil || type == key.typeName { return true }
+        }
+        return false
+    }
+
     /// Whether the last of these changes to touch the row `key` deletes it: a deletion the
     /// object was parked again after is no deletion any more, and its rule has nothing to do.
     fileprivate func isDeletedAtEnd(_ key: ObjectKey) -> Bool {

@@ -11,6 +11,14 @@ enum RowChange: Sendable {
     case setSyncStatus(SyncStatus)
 }
 
+extension RowChange {
+    /// Whether the change sets the sync status only, leaving the content as it is.
+    var isStatusChange: Bool {
+        if case .setSyncStatus = self { return true }
+        return false
+    }
+}
+
 /// A change to many rows at once, waiting to be written.
 enum BulkChange: Sendable {
     /// Delete every row of the type, or every row when the type is `nil`.
@@ -70,6 +78,9 @@ struct ChangeSet: Sendable {
         case (let existing?, let new?):
             segments[last].checks[key] = existing.followed(by: new)
         case (nil, let new?):
+            // A rewrite the store made over the app's own park that no check guards (an object
+            // that is not `Revisioned`): the app's write wins, as it would have alone.
+            if new.rebuilds, let existing = segments[last].rows[key], !existing.isStatusChange { break }
             segments[last].checks[key] = new
         case (let existing?, nil):
             // A change no check guards (a park of an object that is not `Revisioned`) after a

@@ -74,16 +74,29 @@ extension ChangeSet {
         }
     }
 
-    /// The provisional revisions of these changes' parks, with their rows: what a save settles.
+    /// The provisional revisions these changes leave their rows at, with the rows: what a save
+    /// settles. Only a row's last change counts: a provisional revision a later change of the
+    /// row replaced (a park in a later segment, or after a bulk change) is never settled, so a
+    /// copy that holds it stays stale.
     var provisionals: [(key: ObjectKey, provisional: Int64)] {
         var result: [(key: ObjectKey, provisional: Int64)] = []
-        for segment in segments {
-            for (key, change) in segment.rows {
+        var seen = Set<ObjectKey>()
+        for segment in segments.reversed() {
+            for (key, change) in segment.rows where seen.insert(key).inserted {
                 switch change {
                 case .park(let payload), .replace(let payload):
                     if let provisional = payload.provisional { result.append((key, provisional)) }
-                case .delete, .setSyncStatus:
+                case .delete:
                     break
+                case .setSyncStatus:
+                    // A status change keeps the content, and the revision, of the park before it.
+                    seen.remove(key)
+                }
+            }
+            if let bulk = segment.bulk {
+                // A bulk change (a deletion or a move of a whole type) replaces the parks before it.
+                for key in seen.union(segments.flatMap { $0.rows.keys }) where bulk.affects(type: key.typeName) {
+                    seen.insert(key)
                 }
             }
         }

@@ -110,7 +110,14 @@ extension Store {
                         failure = (error, retryAt)
                     }
                     if row.isDeleted, status == .synced {
-                        try statements.purge(key)       // the server has the deletion
+                        // The server has the deletion. While a referrer names the object, its
+                        // tombstone stays, `.synced` (as a deletion downloaded from the server
+                        // does), so that the referrer reads without it.
+                        if try statements.isReferenced(key) {
+                            try statements.endClaim(key, status: .synced, completed: true, failure: nil)
+                        } else {
+                            try statements.purge(key)
+                        }
                         report.deletionsUploaded.append(identifier)
                         continue
                     }

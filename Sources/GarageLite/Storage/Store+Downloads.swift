@@ -141,7 +141,8 @@ extension Store {
                     }
                     // Objects that still name it read without it: the store remembers the
                     // deletion (a tombstone nothing uploads) while a referrer names it.
-                    if try !statements.references(toType: key.typeName, identifier: key.identifier)
+                    // The referrers as this garage sees them: its unsaved changes may add one.
+                    if try !StoreView(statements, pending: pending).references(toType: key.typeName, identifier: key.identifier)
                         .filter({ $0.from != key }).isEmpty {
                         try statements.markDeletedOnServer(key, now: now)
                     } else {

@@ -132,6 +132,8 @@ protocol RowStatements {
     /// The references to the live objects of `type` (to the one `identifier` names, or to
     /// every one) held by live rows, as (referenced, referrer) pairs in that order: read from
     /// an index of references, without reading the referrers.
+    /// Whether another row's references name `key`, live or not (a tombstone's referrers).
+    func isReferenced(_ key: ObjectKey) throws -> Bool
     func references(toType type: String, identifier: String?) throws -> [(to: ObjectKey, from: ObjectKey)]
 
     /// What is wrong with the store, up to `limit` problems, and whether there were more:

@@ -143,8 +143,10 @@ extension SQLiteConnection {
     /// Up to `limit` references (all when `nil`) to rows that do not exist, in the order of
     /// the referencing rows. Rows whose reference list is unusable, or a guess (an imported
     /// object's), are skipped.
-    /// A reference to an object the server deleted (a `.synced` tombstone, see
-    /// `markDeletedOnServer`) is not dangling: the referrer reads without it.
+    /// A reference to an object whose deletion the server has (a `.synced` tombstone, kept while
+    /// a referrer names it) is not dangling: the referrer reads as if it had been removed, and
+    /// nothing is left to do. One to a local deletion not uploaded yet is listed: the referrer
+    /// reads, but should be parked without it.
     func danglingReferences(limit: Int?) throws -> [(from: ObjectKey, to: ObjectKey)] {
         let rows = try Row.fetchAll(db, sql: """
             SELECT source.type, source.identifier,

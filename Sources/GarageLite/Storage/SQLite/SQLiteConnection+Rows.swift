@@ -147,6 +147,13 @@ extension SQLiteConnection {
         }
     }
 
+    func isReferenced(_ key: ObjectKey) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: """
+            SELECT EXISTS (SELECT 1 FROM garage_reference WHERE toType = ?1 AND toIdentifier = ?2
+                AND NOT (fromType = ?1 AND fromIdentifier = ?2))
+            """), arguments: [key.typeName, key.identifier]) ?? false
+    }
+
     /// Only references to live objects: a reference that dangles already (GarageStorage's
     /// delete) is no referrer of anything.
     static let referencesToTypeSQL = """
