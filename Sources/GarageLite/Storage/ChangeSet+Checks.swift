@@ -164,17 +164,20 @@ extension ChangeSet {
                 throw GarageError.staleObject(typeName: key.typeName, identifier: key.identifier,
                                               parkedRevision: checks[0].parkedRevision, storedRevision: stored ?? 0)
             }
+            // A status the app set after the rewrite stays set over the rewrite made again.
+            let status = result.lastStatusChange(of: key)
             result.forget(key)
             if let row = try committed.row(key), let payload = try rebuild.build(row, committed, now) {
                 result.record(.park(payload), for: key)
             }
+            if let status { result.record(.setSyncStatus(status), for: key) }
         }
         for segment in segments {
             for (key, deletion) in segment.deletions where key.identifier.isEmpty || isDeletedAtEnd(key) {
                 let identifier = key.identifier.isEmpty ? nil : key.identifier
                 let appeared = try statements.references(toType: key.typeName, identifier: identifier).filter {
                     $0.from != $0.to && !result.rewritesContent(of: $0.from)
-                        && (identifier != nil || $0.from.typeName != key.typeName)
+                        && (identifier != nil || ($0.from.typeName != key.typeName && result.isDeletedAtEnd($0.to)))
                 }
                 if !appeared.isEmpty { result.merge(try deletion.applyRule(appeared, committed)) }
             }
@@ -193,6 +196,17 @@ extension ChangeSet {
             if case .deleteAll(let type)? = segment.bulk, type == nil || type == key.typeName { return true }
         }
         return false
+    }
+
+    /// The status the last status change of the row `key` sets, if a status change is its
+    /// last change.
+    fileprivate func lastStatusChange(of key: ObjectKey) -> SyncStatus? {
+        for segment in segments.reversed() {
+            guard let change = segment.rows[key] else { continue }
+            if case .setSyncStatus(let status) = change { return status }
+            return nil
+        }
+        return nil
     }
 
     /// Whether the last of these changes to touch the row `key` deletes it: a deletion the

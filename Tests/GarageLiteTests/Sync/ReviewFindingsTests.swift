@@ -235,3 +235,20 @@ struct ReviewFindingsTests {
         #expect(try garage.check().problems.isEmpty)
     }
 }
+
+extension ReviewFindingsTests {
+    /// `deleteAll(_:rule: .deny)` followed by a park of one of the type's objects: the object
+    /// exists at the end, so a referrer another writer added to it doesn't refuse the save.
+    @Test func aDeleteAllThenAParkIsNoDeletionOfWhatWasParked() throws {
+        let pair = try Pair()
+        try pair.a.park(RNote(id: "n1", text: "Milk"))
+        pair.a.isAutosaveEnabled = false
+        try pair.a.deleteAll(RNote.self, rule: .deny)
+        try pair.a.park(RNote(id: "n1", text: "Milk, again"))
+        var n1 = try #require(try pair.b.retrieve(RNote.self, identifier: "n1"))
+        n1.text = "Milk"
+        try pair.b.park(RNotebook(id: "nb1", title: "Shopping", notes: [n1]), children: .onlyNew)
+        try pair.a.save()
+        #expect(try pair.b.retrieve(RNotebook.self, identifier: "nb1")?.notes.map(\.text) == ["Milk, again"])
+    }
+}
