@@ -49,9 +49,11 @@ extension Garage {
     @discardableResult
     public nonisolated(nonsending) func encryptUnencryptedObjects() async throws -> Int {
         var text: String??
+        if keyring != nil { text = try await run(store.readingMetadata(Keyring.recordName)) }
+        // Counted only where the sync variant counts (an encrypted store), so that both throw
+        // the same error on a store being decrypted, read-only or busy.
         var unencrypted = 0
-        if keyring != nil {
-            text = try await run(store.readingMetadata(Keyring.recordName))
+        if let text, let installed = keyring, try refreshed(installed, storeText: text).record.state == .encrypted {
             unencrypted = try await run(store.countingRows(encrypted: false))
         }
         let keyring = try keyringToFinishEncrypting(storeText: text, unencryptedRows: { unencrypted })

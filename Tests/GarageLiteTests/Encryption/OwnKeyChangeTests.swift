@@ -186,6 +186,29 @@ struct OwnKeyChangeTests {
         try finishStoppedDecryption(path: path)
     }
 
+    /// On a store whose decryption stopped part-way, opened read-only, encrypting the
+    /// unencrypted objects throws the same error sync and `async` (issue 25: the `async` form
+    /// counted first, as a write, and threw `readOnlyStore`).
+    @Test func encryptingADecryptingStoreThrowsTheSameBothWays() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite")
+        let garage = try Garage(path: path, encryptionKey: Self.passphrase("pw"))
+        let id = { (index: Int) in "n" + String(1_000 + index).dropFirst() }
+        try await garage.parkAll((0..<600).map { SKNote(id: id($0), text: "text \($0)") })
+        try injectFailure(path, atIdentifier: "n550")
+        await #expect(throws: GarageError.self) { try await garage.decryptAllObjects() }
+        let readOnly = try Garage.readOnly(path: path, encryptionKey: Self.passphrase("pw"))
+        let syncError = try onAnotherThread { Result { try readOnly.encryptUnencryptedObjects() } }
+        var asyncError: (any Error)?
+        do { try await readOnly.encryptUnencryptedObjects() } catch { asyncError = error }
+        guard case .failure(let error) = syncError, case .invalidEncryptionKey? = error as? GarageError else {
+            Issue.record("sync threw \(syncError)")
+            return
+        }
+        #expect((asyncError as? GarageError)?.description == (error as? GarageError)?.description)
+        try finishStoppedDecryption(path: path)
+    }
+
     /// What a decryption stopped part-way leaves: the key reading everything, and the call
     /// repeated finishing it.
     private func finishStoppedDecryption(path: String) throws {
