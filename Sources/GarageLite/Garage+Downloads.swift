@@ -167,11 +167,10 @@ extension Garage.Configuration {
     /// deleted it (the version its tombstone kept, when it still decodes).
     func conflictSide<T: Decodable & SendableMetatype>(_ type: T.Type, _ key: ObjectKey, in view: StoreView) throws -> ConflictSide<T> {
         if let row = try view.row(key) { return .edited(try decode(T.self, row, with: decoder(view))) }
-        guard var tombstone = try view.statements.rowOrTombstone(key, for: .content), !tombstone.data.isEmpty else {
+        guard let tombstone = try view.statements.rowOrTombstone(key, for: .content), !tombstone.data.isEmpty else {
             return .deleted(nil)
         }
-        tombstone.revision -= 1 // the version deleted had the revision before the tombstone's
-        return .deleted(try? decode(T.self, tombstone, with: decoder(view)))
+        return .deleted(try? decode(T.self, tombstone.deletedVersion, with: decoder(view)))
     }
 
     /// ``conflictSide(_:_:in:)`` for a type known to be decodable only at run time, as `T`.

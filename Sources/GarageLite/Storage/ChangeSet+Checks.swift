@@ -105,25 +105,20 @@ extension ChangeSet {
         // The revisions as the store will read once these changes are written.
         var after = view.pending ?? ChangeSet()
         after.merge(changes)
-        var written = StoreView(view.statements, pending: after)
-        if !view.isWriting {
-            // Recorded unsaved (or in a transaction), a park that moves a row's revision gives
-            // copies a provisional one; one that doesn't keeps the revision copies have.
-            for key in revised {
-                let before = try view.row(key, for: .metadata)
-                if try written.row(key, for: .metadata)?.revision != before?.revision {
-                    changes.setProvisional(ProvisionalRevisions.make(), for: key)
-                } else if let provisional = before?.provisional {
-                    changes.setProvisional(provisional, for: key)
-                }
-            }
-            after = view.pending ?? ChangeSet()
-            after.merge(changes)
-            written = StoreView(view.statements, pending: after)
-        }
+        let written = StoreView(view.statements, pending: after)
         var revisions: [ObjectKey: Int64] = [:]
         for key in revised {
-            revisions[key] = try written.row(key, for: .metadata)?.copyRevision
+            let revision = try written.row(key, for: .metadata)?.revision
+            guard !view.isWriting else {
+                revisions[key] = revision
+                continue
+            }
+            // Recorded unsaved (or in a transaction), a park that moves a row's revision gives
+            // copies a provisional one; one that doesn't keeps the revision copies have.
+            let before = try view.row(key, for: .metadata)
+            let provisional = revision != before?.revision ? ProvisionalRevisions.make() : before?.provisional
+            if let provisional { changes.setProvisional(provisional, for: key) }
+            revisions[key] = provisional ?? revision
         }
         return GuardedChanges(changes: changes, revisions: revisions, keptChildren: differing)
     }

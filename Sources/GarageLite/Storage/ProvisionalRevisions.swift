@@ -80,25 +80,23 @@ extension ChangeSet {
     /// copy that holds it stays stale.
     var provisionals: [(key: ObjectKey, provisional: Int64)] {
         var result: [(key: ObjectKey, provisional: Int64)] = []
-        var seen = Set<ObjectKey>()
+        var decided = Set<ObjectKey>()
+        // The bulk changes after the segment being read: each replaces the parks of its types.
+        var laterBulks: [BulkChange] = []
         for segment in segments.reversed() {
-            for (key, change) in segment.rows where seen.insert(key).inserted {
+            for (key, change) in segment.rows
+            where !decided.contains(key) && !laterBulks.contains(where: { $0.affects(type: key.typeName) }) {
                 switch change {
                 case .park(let payload), .replace(let payload):
+                    decided.insert(key)
                     if let provisional = payload.provisional { result.append((key, provisional)) }
                 case .delete:
-                    break
+                    decided.insert(key)
                 case .setSyncStatus:
-                    // A status change keeps the content, and the revision, of the park before it.
-                    seen.remove(key)
+                    break // it keeps the content, and the revision, of the park before it
                 }
             }
-            if let bulk = segment.bulk {
-                // A bulk change (a deletion or a move of a whole type) replaces the parks before it.
-                for key in seen.union(segments.flatMap { $0.rows.keys }) where bulk.affects(type: key.typeName) {
-                    seen.insert(key)
-                }
-            }
+            if let bulk = segment.bulk { laterBulks.append(bulk) }
         }
         return result
     }

@@ -39,11 +39,8 @@ extension Store {
                             var row = try read.get()
                             if row.isDeleted {
                                 deleted.append(row)
-                                // The version deleted, when the tombstone kept it and it decodes, with
-                                // the revision it had.
-                                var deletedRow = row
-                                deletedRow.revision -= 1
-                                let object = row.data.isEmpty ? nil : try? decode(deletedRow)
+                                // The version deleted, when the tombstone kept it and it decodes.
+                                let object = row.data.isEmpty ? nil : try? decode(row.deletedVersion)
                                 deletedVersions.append(DeletedVersion(identifier: row.key.identifier,
                                                                       revision: row.revision - 1, object: object))
                             } else {

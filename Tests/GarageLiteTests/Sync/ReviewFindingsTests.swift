@@ -6,18 +6,8 @@ import Testing
 /// deletions found losing an edit or leaving an object unreadable (each failed before its fix).
 @Suite("Review findings (issue 24)")
 struct ReviewFindingsTests {
-    struct Pair {
-        let directory: TemporaryDirectory
-        let a: Garage
-        let b: Garage
-
-        init() throws {
-            directory = try TemporaryDirectory()
-            let path = directory.path("store.garage")
-            a = try Garage(path: path)
-            b = try Garage(path: path)
-        }
-    }
+    /// Two garages on one file: A, the app's screen (autosave off), and B, another writer.
+    typealias Pair = GaragePair
 
     /// A notebook that is not `Revisioned`: last writer wins.
     struct RFPlainBook: Codable, Identifiable, Sendable {

@@ -9,18 +9,7 @@ import Testing
 @Suite("Changes are checked where they are written")
 struct WriteTimeCheckTests {
     /// Two garages on one file: A, the app's screen (autosave off), and B, another writer.
-    struct Pair {
-        let directory: TemporaryDirectory
-        let a: Garage
-        let b: Garage
-
-        init() throws {
-            directory = try TemporaryDirectory()
-            let path = directory.path("store.garage")
-            a = try Garage(path: path)
-            b = try Garage(path: path)
-        }
-    }
+    typealias Pair = GaragePair
 
     static func notebook() -> RNotebook {
         RNotebook(id: "nb1", title: "Shopping", notes: [RNote(id: "n1", text: "Milk"), RNote(id: "n2", text: "Eggs")])

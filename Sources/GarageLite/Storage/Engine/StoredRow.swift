@@ -57,6 +57,14 @@ struct StoredRow: Sendable {
     /// The revision a copy of the object gets, and is checked against: the provisional one of
     /// an unsaved change, or the row's.
     var copyRevision: Int64 { provisional ?? revision }
+
+    /// A tombstone as the version it deleted: its content, at the revision it had before the
+    /// deletion (a tombstone's is one more).
+    var deletedVersion: StoredRow {
+        var row = self
+        row.revision -= 1
+        return row
+    }
 }
 
 /// What changes in a row when its object changes: what a watch of other connections'
