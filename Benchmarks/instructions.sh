@@ -8,6 +8,7 @@
 #   Benchmarks/instructions.sh parkAll       # per object of a parkAll of 20k flat objects
 #   Benchmarks/instructions.sh encryptedParkAll   # the same, encrypted (GarageLite: a store key)
 #   Benchmarks/instructions.sh encryptedRetrieve  # per retrieve by identifier, encrypted
+#   Benchmarks/instructions.sh claim         # per row of claim/complete batches of 100 (10k rows)
 #
 # For GarageLite and the floor, it runs the --quick workload under callgrind, counting only the
 # instructions executed inside the contender's method (--toggle-collect: its thread only, so
@@ -26,7 +27,8 @@ case "${1:-}" in
     parkAll)     method='7parkAllyySay';      filter='parkAll 20k flat objects, one call$'; operations=20000 ;;
     encryptedParkAll) method='7parkAllyySay'; filter='parkAll 20k flat objects, one call, encrypted'; operations=20000 ;;
     encryptedRetrieve) method='8retrieve2id'; filter='random order, encrypted'; operations=20000 ;;
-    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll|encryptedParkAll|encryptedRetrieve" >&2; exit 2 ;;
+    claim)       method='16claimAndComplete5limit'; filter='claim/complete batches of 100 until'; operations=10000 ;;
+    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll|encryptedParkAll|encryptedRetrieve|claim" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "$0")/.."

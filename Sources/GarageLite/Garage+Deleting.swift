@@ -146,24 +146,28 @@ extension Garage {
     /// Deletes `target` under `rule`; returns how many objects it deleted. Sealed again when
     /// this garage's own rekey changed the key meanwhile (the rule's rewrites are sealed).
     private func delete(_ target: DeletionTarget, rule: DeleteRule) throws -> Int {
-        try sealingWithCurrentKey {
-            let (operation, prepare) = deleting(target, rule: rule)
-            return try record(operation, preparing: prepare)
-        }
+        try run(deleting(target, rule: rule))
     }
 
     /// Deletes `target` under `rule` (see the synchronous variant) without blocking the calling thread.
     private nonisolated(nonsending) func delete(_ target: DeletionTarget, rule: DeleteRule) async throws -> Int {
-        try await sealingWithCurrentKey {
-            let (operation, prepare) = deleting(target, rule: rule)
-            return try await record(operation, preparing: prepare)
-        }
+        try await run(deleting(target, rule: rule))
+    }
+
+    private func deleting(_ target: DeletionTarget, rule: DeleteRule) -> StoreCall<Int> {
+        sealingWithCurrentKey { self.recording(self.deletion(target, rule: rule)) }
+    }
+
+    /// Deletes the object of type `T` parked under `identifier` with the garage's
+    /// ``deleteRule``; returns whether there was one (see ``delete(_:identifier:)-22cz2``).
+    func deleting<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) -> StoreCall<Bool> {
+        .starting { deleting(try key(T.self, identifier: identifier), rule: deleteRule).map { $0 > 0 } }
     }
 
     /// The work of one delete: its name, and what prepares its changes on the store as the
     /// call sees it (inside the write transaction when it writes to the store): the rule's
     /// changes to the referrers, then the deletion. Its result is how many objects it deletes.
-    private func deleting(
+    private func deletion(
         _ target: DeletionTarget, rule: DeleteRule
     ) -> (String, @Sendable (StoreView) throws -> (ChangeSet, Int)) {
         let configuration = configuration()

@@ -27,7 +27,7 @@ extension Garage {
     public func parkDownloaded<T: Codable & SendableMetatype>(
         _ objects: [T], onConflict: ConflictResolution<T> = .keepLocal
     ) throws -> DownloadReport {
-        try sealingWithCurrentKey { try run(parkingDownloaded(objects, onConflict: onConflict)) }
+        try run(sealingWithCurrentKey { StoreCall(try self.parkingDownloaded(objects, onConflict: onConflict)) })
     }
 
     /// Parks objects that came from the server (see ``parkDownloaded(_:onConflict:)-5otc``)
@@ -36,7 +36,7 @@ extension Garage {
     public nonisolated(nonsending) func parkDownloaded<T: Codable & SendableMetatype>(
         _ objects: [T], onConflict: ConflictResolution<T> = .keepLocal
     ) async throws -> DownloadReport {
-        try await sealingWithCurrentKey { try await run(parkingDownloaded(objects, onConflict: onConflict)) }
+        try await run(sealingWithCurrentKey { StoreCall(try self.parkingDownloaded(objects, onConflict: onConflict)) })
     }
 
     private func parkingDownloaded<T: Codable & SendableMetatype>(

@@ -33,62 +33,55 @@ extension Garage {
     ///   delegate's errors (the batch then writes nothing).
     @discardableResult
     public func encryptUnencryptedObjects() throws -> Int {
-        let keyring = try keyringToFinishEncrypting(storeText: try keyring.map { _ in try run(store.readingMetadata(Keyring.recordName)) },
-                                                    unencryptedRows: { try self.run(self.store.countingRows(encrypted: false)) })
-        if let keyring, keyring.record.state == .encrypted { return 0 }
-        let count = try rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
-        if let keyring, let done = try finishedEncrypting(keyring) {
-            try install(done, after: try run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
-                        replacing: keyring, sameWork: { $0.record.state == .encrypted })
-        }
-        return count
+        try run(encryptingUnencrypted())
     }
 
     /// Encrypts every object stored unencrypted (see ``encryptUnencryptedObjects()-6b6nq``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func encryptUnencryptedObjects() async throws -> Int {
-        var text: String??
-        if keyring != nil { text = try await run(store.readingMetadata(Keyring.recordName)) }
-        // Counted only where the sync variant counts (an encrypted store), so that both throw
-        // the same error on a store being decrypted, read-only or busy.
-        var unencrypted = 0
-        if let text, let installed = keyring, try refreshed(installed, storeText: text).record.state == .encrypted {
-            unencrypted = try await run(store.countingRows(encrypted: false))
-        }
-        let keyring = try keyringToFinishEncrypting(storeText: text, unencryptedRows: { unencrypted })
-        if let keyring, keyring.record.state == .encrypted { return 0 }
-        let count = try await rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting()))
-        if let keyring, let done = try finishedEncrypting(keyring) {
-            try install(done, after: try await run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
-                        replacing: keyring, sameWork: { $0.record.state == .encrypted })
-        }
-        return count
+        try await run(encryptingUnencrypted())
     }
 
-    /// The garage's keyring when it has one (the store's record being `storeText`), to mark
-    /// the store encrypted once its rows are (nothing to do when it is already, and no row is
-    /// stored unencrypted); `nil` without one.
-    ///
-    /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the store, opened with its
-    ///   key, was already encrypted and holds unencrypted rows: GarageLite wrote none (its
-    ///   triggers refuse them), so they were put there by someone else, and are not adopted;
-    ///   when it is being decrypted.
-    private func keyringToFinishEncrypting(storeText: String??, unencryptedRows: () throws -> Int) throws -> Keyring? {
-        guard let installed = keyring, let storeText else { return nil }
-        let current = try refreshed(installed, storeText: storeText)
-        if current.record.state == .decrypting {
-            throw GarageError.invalidEncryptionKey(
-                reason: "the store is being decrypted (decryptAllObjects() was interrupted): call decryptAllObjects() again, "
-                    + "then open it with a key to encrypt it")
+    /// Encrypts the unencrypted rows, then marks a store with a key encrypted.
+    private func encryptingUnencrypted() -> StoreCall<Int> {
+        guard let installed = keyring else { return encrypting(finishing: nil) }
+        return StoreCall(store.readingMetadata(Keyring.recordName)) { text in
+            let current = try self.refreshed(installed, storeText: text)
+            switch current.record.state {
+            case .encrypting:
+                return self.encrypting(finishing: current)
+            case .encrypted:
+                // Counted only here, so that a store being decrypted, read-only or busy gets
+                // the errors below rather than the count's.
+                return StoreCall(self.store.countingRows(encrypted: false)) { unencrypted in
+                    guard unencrypted == 0 else {
+                        throw GarageError.invalidEncryptionKey(
+                            reason: "the store was encrypted when it was opened with its key, so GarageLite wrote none of its "
+                                + "unencrypted rows: they were put in the file by someone else; delete them instead")
+                    }
+                    return .done(0)
+                }
+            case .decrypting:
+                throw GarageError.invalidEncryptionKey(
+                    reason: "the store is being decrypted (decryptAllObjects() was interrupted): call decryptAllObjects() again, "
+                        + "then open it with a key to encrypt it")
+            }
         }
-        if current.record.state == .encrypted, try unencryptedRows() == 0 { return current }
-        guard current.record.state == .encrypting else {
-            throw GarageError.invalidEncryptionKey(
-                reason: "the store was encrypted when it was opened with its key, so GarageLite wrote none of its "
-                    + "unencrypted rows: they were put in the file by someone else; delete them instead")
+    }
+
+    /// Encrypts the unencrypted rows; then, when `keyring` (the store's, `.encrypting`) is
+    /// given, marks the store encrypted. Returns how many rows it encrypted.
+    private func encrypting(finishing keyring: Keyring?) -> StoreCall<Int> {
+        .starting {
+            rewriting(encrypted: false, Self.encrypting(try encryptionForRewriting())).then { count in
+                guard let keyring, let done = try self.finishedEncrypting(keyring) else { return .done(count) }
+                return StoreCall(self.store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)) {
+                    try self.install(done, after: $0, replacing: keyring, sameWork: { $0.record.state == .encrypted })
+                    return .done(count)
+                }
+            }
         }
-        return current
     }
 
     /// `keyring` in the state `.encrypted`, or `nil` when it is not `.encrypting`.
@@ -117,26 +110,28 @@ extension Garage {
     ///   doesn't decrypt (delete it, or park it again, then call again).
     @discardableResult
     public func reencryptObjects() throws -> Int {
-        let count = try rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
-        if let keyring, keyring.dataKeys.count > 1 {
-            let done = try keyring.droppingPreviousKeys()
-            try install(done, after: try run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
-                        replacing: keyring, sameWork: { $0.dataKeys.count == 1 })
-        }
-        return count
+        try run(reencrypting())
     }
 
     /// Re-encrypts every encrypted object with the current key (see ``reencryptObjects()-bhgs``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func reencryptObjects() async throws -> Int {
-        let count = try await rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting()))
-        if let keyring, keyring.dataKeys.count > 1 {
-            let done = try keyring.droppingPreviousKeys()
-            try install(done, after: try await run(store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)),
-                        replacing: keyring, sameWork: { $0.dataKeys.count == 1 })
+        try await run(reencrypting())
+    }
+
+    /// Re-encrypts the encrypted rows, then drops the keyring's previous data keys.
+    func reencrypting() -> StoreCall<Int> {
+        .starting {
+            rewriting(encrypted: true, Self.reencrypting(try encryptionForRewriting())).then { count in
+                guard let keyring = self.keyring, keyring.dataKeys.count > 1 else { return .done(count) }
+                let done = try keyring.droppingPreviousKeys()
+                return StoreCall(self.store.replacingKeyRecord(previous: keyring.text, with: done.text, resetsCount: false, guard: .keep)) {
+                    try self.install(done, after: $0, replacing: keyring, sameWork: { $0.dataKeys.count == 1 })
+                    return .done(count)
+                }
+            }
         }
-        return count
     }
 
     /// Decrypts every encrypted object, with the ``dataEncryptionDelegate``, and stores it
@@ -157,45 +152,49 @@ extension Garage {
     ///   when the storage failed (a full disk, an I/O error) part-way: call it again to finish.
     @discardableResult
     public func decryptAllObjects() throws -> Int {
-        let encryption = try startDecrypting()
-        defer { state.write { $0.isDecryptingStore = $0.keyring?.record.state == .decrypting } }
-        if let keyring, let (current, decrypting) = try decrypting(keyring, storeText: try run(store.readingMetadata(Keyring.recordName))) {
-            try install(decrypting, after: try run(store.replacingKeyRecord(
-                previous: current.text, with: decrypting.text, resetsCount: false, guard: current.retiringGuard)))
-        }
-        do {
-            let count = try rewriting(encrypted: true, Self.decrypting(encryption))
-            try finishDecrypting(encryption, remaining: try run(store.countingRows(encrypted: true)))
-            if let keyring {
-                try install(nil, after: try run(store.replacingKeyRecord(
-                    previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
-            }
-            return count
-        } catch {
-            throw unfinishedKeyChange(error, operation: "decryptAllObjects()", opensWith: decryptingStoreKey)
-        }
+        try run(decryptingAll())
     }
 
     /// Decrypts every encrypted object and turns encryption off (see
     /// ``decryptAllObjects()-7ed1d``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func decryptAllObjects() async throws -> Int {
-        let encryption = try startDecrypting()
-        defer { state.write { $0.isDecryptingStore = $0.keyring?.record.state == .decrypting } }
-        if let keyring, let (current, decrypting) = try decrypting(keyring, storeText: try await run(store.readingMetadata(Keyring.recordName))) {
-            try install(decrypting, after: try await run(store.replacingKeyRecord(
-                previous: current.text, with: decrypting.text, resetsCount: false, guard: current.retiringGuard)))
+        try await run(decryptingAll())
+    }
+
+    /// Marks the store being decrypted, decrypts its rows, then forgets its key.
+    private func decryptingAll() -> StoreCall<Int> {
+        .starting {
+            let encryption = try startDecrypting()
+            return markingDecrypting().then { _ in
+                self.rewriting(encrypted: true, Self.decrypting(encryption)).then { count in
+                    StoreCall(self.store.countingRows(encrypted: true)) { remaining in
+                        try self.finishDecrypting(encryption, remaining: remaining)
+                        // The keyring installed by markingDecrypting().
+                        guard let keyring = self.keyring else { return .done(count) }
+                        return StoreCall(self.store.replacingKeyRecord(
+                            previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)) {
+                            try self.install(nil, after: $0)
+                            return .done(count)
+                        }
+                    }
+                }.catching { error in
+                    throw self.unfinishedKeyChange(error, operation: "decryptAllObjects()", opensWith: self.decryptingStoreKey)
+                }
+            }.always { self.state.write { $0.isDecryptingStore = $0.keyring?.record.state == .decrypting } }
         }
-        do {
-            let count = try await rewriting(encrypted: true, Self.decrypting(encryption))
-            try finishDecrypting(encryption, remaining: try await run(store.countingRows(encrypted: true)))
-            if let keyring {
-                try install(nil, after: try await run(store.replacingKeyRecord(
-                    previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)))
+    }
+
+    /// Marks a store with a key `.decrypting` (unless it is already), and installs that keyring.
+    private func markingDecrypting() -> StoreCall<Void> {
+        guard let keyring else { return .done(()) }
+        return StoreCall(store.readingMetadata(Keyring.recordName)) { text in
+            guard let (current, decrypting) = try self.decrypting(keyring, storeText: text) else { return .done(()) }
+            return StoreCall(self.store.replacingKeyRecord(
+                previous: current.text, with: decrypting.text, resetsCount: false, guard: current.retiringGuard)) {
+                try self.install(decrypting, after: $0)
+                return .done(())
             }
-            return count
-        } catch {
-            throw unfinishedKeyChange(error, operation: "decryptAllObjects()", opensWith: decryptingStoreKey)
         }
     }
 
@@ -274,27 +273,13 @@ extension Garage {
         return String(decoding: json, as: UTF8.self)
     }
 
-    /// Rewrites every row stored `encrypted` (or not) with `rewrite`, batch after batch.
-    private func rewriting(encrypted: Bool, _ rewrite: @escaping Rewrite) throws -> Int {
-        var total = 0
-        var after: ObjectKey?
-        repeat {
-            let batch = try run(store.rewritingData(encrypted: encrypted, after: after, limit: Self.encryptionBatchSize, rewrite))
-            total += batch.count
-            after = batch.next
-        } while after != nil
-        return total
-    }
-
-    private nonisolated(nonsending) func rewriting(encrypted: Bool, _ rewrite: @escaping Rewrite) async throws -> Int {
-        var total = 0
-        var after: ObjectKey?
-        repeat {
-            let batch = try await run(store.rewritingData(encrypted: encrypted, after: after, limit: Self.encryptionBatchSize, rewrite))
-            total += batch.count
-            after = batch.next
-        } while after != nil
-        return total
+    /// Rewrites every row stored `encrypted` (or not) with `rewrite`, batch after batch, from
+    /// the row after `after`; returns how many it rewrote, and `total`.
+    private func rewriting(encrypted: Bool, _ rewrite: @escaping Rewrite, after: ObjectKey? = nil, total: Int = 0) -> StoreCall<Int> {
+        StoreCall(store.rewritingData(encrypted: encrypted, after: after, limit: Self.encryptionBatchSize, rewrite)) { batch in
+            guard let next = batch.next else { return .done(total + batch.count) }
+            return self.rewriting(encrypted: encrypted, rewrite, after: next, total: total + batch.count)
+        }
     }
 
     /// The encryption the rewrites use.

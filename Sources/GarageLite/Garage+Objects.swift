@@ -49,20 +49,14 @@ extension Garage {
     ///   and the errors of ``park(_:)-7fg4m``. When it throws, nothing was written.
     @discardableResult
     public func park<T: Encodable>(_ object: T, children: ChildParking) throws -> ParkReport {
-        try sealingWithCurrentKey {
-            let parking = try parking([object], children: children)
-            return try parking.finish(record(parking.operation, preparing: parking.guarding))
-        }
+        try run(parking([object], children: children))
     }
 
     /// Parks `object` choosing what happens to its children (see ``park(_:children:)-553ys``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func park<T: Encodable>(_ object: T, children: ChildParking) async throws -> ParkReport {
-        try await sealingWithCurrentKey {
-            let parking = try parking([object], children: children)
-            return try parking.finish(await record(parking.operation, preparing: parking.guarding))
-        }
+        try await run(parking([object], children: children))
     }
 
     /// Parks `object` (see ``park(_:children:)-553ys``), then sets it to what the store now
@@ -86,12 +80,8 @@ extension Garage {
     ///   was written, and `object` is unchanged).
     @discardableResult
     public func park<T: Codable & SendableMetatype>(_ object: inout T, children: ChildParking = .refuseStale) throws -> ParkReport {
-        let (report, root) = try sealingWithCurrentKey {
-            let parking = try parking([object], children: children)
-            return (try parking.finish(record(parking.operation, preparing: parking.guarding)), parking.roots.first)
-        }
-        guard !(T.self is AnyClass), let key = root else { return report }
-        if let stored = try run(retrieving(T.self, key: key)) { object = stored }
+        let (report, stored) = try run(parkingAndReading(object, children: children))
+        if let stored { object = stored }
         return report
     }
 
@@ -101,13 +91,18 @@ extension Garage {
     public nonisolated(nonsending) func park<T: Codable & SendableMetatype>(
         _ object: inout T, children: ChildParking = .refuseStale
     ) async throws -> ParkReport {
-        let (report, root) = try await sealingWithCurrentKey {
-            let parking = try parking([object], children: children)
-            return (try parking.finish(await record(parking.operation, preparing: parking.guarding)), parking.roots.first)
-        }
-        guard !(T.self is AnyClass), let key = root else { return report }
-        if let stored = try await run(retrieving(T.self, key: key)) { object = stored }
+        let (report, stored) = try await run(parkingAndReading(object, children: children))
+        if let stored { object = stored }
         return report
+    }
+
+    /// Parks `object`, then reads it back when it is a struct (a class instance got its new
+    /// revisions from the park): what `park(&object)` sets it to, or `nil` to leave it.
+    private func parkingAndReading<T: Codable & SendableMetatype>(_ object: T, children: ChildParking) -> StoreCall<(ParkReport, T?)> {
+        parking(children: children, [object]).then { report, roots in
+            guard !(T.self is AnyClass), let key = roots.first else { return .done((report, nil)) }
+            return StoreCall(self.retrieving(T.self, key: key)) { .done((report, $0)) }
+        }
     }
 
     /// Parks every object of `objects` (see ``park(_:)-7fg4m``), all in one transaction: if one
@@ -146,25 +141,25 @@ extension Garage {
     /// ``Revisioned`` class instance written has its row's new revision.
     @discardableResult
     public func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) throws -> ParkReport {
-        try sealingWithCurrentKey {
-            if let stream = try streaming(objects, children: children) {
-                return stream.finish(try store.writeStreaming(stream.operation, next: stream.next))
-            }
-            let parking = try parking(objects, children: children)
-            return try parking.finish(record(parking.operation, preparing: parking.guarding))
-        }
+        try run(parkingAll(objects, children: children))
     }
 
     /// Parks every object of `objects` choosing what happens to their children (see
     /// ``parkAll(_:children:)-9ulpr``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) async throws -> ParkReport {
-        try await sealingWithCurrentKey {
-            if let stream = try streaming(objects, children: children) {
-                return stream.finish(try await store.writeStreaming(stream.operation, next: stream.next))
+        try await run(parkingAll(objects, children: children))
+    }
+
+    /// Parks `objects`: streamed to the writer when there are many and the call writes
+    /// straight to the store (see ``streaming(_:children:)``), recorded as one set of changes
+    /// otherwise.
+    private func parkingAll<T: Encodable>(_ objects: [T], children: ChildParking) -> StoreCall<ParkReport> {
+        sealingWithCurrentKey {
+            guard let stream = try self.streaming(objects, children: children) else {
+                return self.parking(objects, children: children)
             }
-            let parking = try parking(objects, children: children)
-            return try parking.finish(await record(parking.operation, preparing: parking.guarding))
+            return self.store.writingStreaming(stream.operation, next: stream.next).map(stream.finish)
         }
     }
 
@@ -185,22 +180,14 @@ extension Garage {
     ///   ``park(_:)-7fg4m``.
     @discardableResult
     public func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) throws -> String {
-        try sealingWithCurrentKey {
-            let parking = try parking(value, identifier: identifier)
-            parking.finish(try record(parking.operation, preparing: parking.guarding))
-            return parking.roots[0].identifier
-        }
+        try run(parking(value, identifier: identifier))
     }
 
     /// Parks `value` under `identifier` (see ``park(_:identifier:)-8mlg``) without blocking
     /// the calling thread.
     @discardableResult
     public nonisolated(nonsending) func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) async throws -> String {
-        try await sealingWithCurrentKey {
-            let parking = try parking(value, identifier: identifier)
-            parking.finish(try await record(parking.operation, preparing: parking.guarding))
-            return parking.roots[0].identifier
-        }
+        try await run(parking(value, identifier: identifier))
     }
 
     /// From this many objects, `parkAll` writes rows while it encodes the next ones.
@@ -234,19 +221,40 @@ extension Garage {
         }
     }
 
-    /// Encodes (and encrypts) `objects` with every object they reference into the changes
-    /// that park them, each row guarded by its revision and `children`.
-    private func parking<T: Encodable>(_ objects: [T], children: ChildParking) throws -> Parking {
-        try parking(children: children) { graph in try objects.map { try graph.encodeRoot($0) } }
+    /// Parks `objects`: encodes (and encrypts) them with every object they reference into the
+    /// changes that park them, each row guarded by its revision and `children`, and records
+    /// them.
+    private func parking<T: Encodable>(_ objects: [T], children: ChildParking) -> StoreCall<ParkReport> {
+        parking(children: children, objects).map { report, _ in report }
     }
 
-    private func parking<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) throws -> Parking {
-        let identifier = try Identity.string(fromID: identifier)
-        return try parking(children: .refuseStale) { graph in [try graph.encodeRoot(value, identifier: identifier)] }
+    /// Parks `objects` (see ``parking(_:children:)``); returns the report, and the keys of
+    /// `objects`' rows.
+    private func parking<T: Encodable>(children: ChildParking, _ objects: [T]) -> StoreCall<(ParkReport, [ObjectKey])> {
+        parking(children: children) { graph in try objects.map { try graph.encodeRoot($0) } }
+    }
+
+    /// Parks the record `value` under `identifier`; returns the identifier, as stored.
+    func parking<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) -> StoreCall<String> {
+        parking(children: .refuseStale) { graph in
+            [try graph.encodeRoot(value, identifier: try Identity.string(fromID: identifier))]
+        }.map { _, roots in roots[0].identifier }
+    }
+
+    /// Parks the rows `encode` encodes (its roots, and the objects they reference), sealed
+    /// with the current key (see ``sealingWithCurrentKey(_:)``); returns the report and the keys
+    /// of the roots.
+    private func parking(
+        children: ChildParking, _ encode: @escaping (GraphEncoder) throws -> [ObjectKey]
+    ) -> StoreCall<(ParkReport, [ObjectKey])> {
+        sealingWithCurrentKey {
+            let parking = try self.encoding(children: children, encode)
+            return self.recording(parking.operation, preparing: parking.guarding).map { (parking.finish($0), parking.roots) }
+        }
     }
 
     /// The changes of the rows `encode` encodes (its roots, and the objects they reference).
-    private func parking(children: ChildParking, _ encode: (GraphEncoder) throws -> [ObjectKey]) throws -> Parking {
+    private func encoding(children: ChildParking, _ encode: (GraphEncoder) throws -> [ObjectKey]) throws -> Parking {
         let configuration = configuration()
         let graph = configuration.encoder()
         let roots = try encode(graph)
@@ -369,7 +377,7 @@ extension Garage {
     /// integer (a GarageStorage `hashValue`): that mistake is an error. A row under such an
     /// identifier (imported from GarageStorage, or parked with `park(_:identifier:)`) is found
     /// as any other.
-    private func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
+    func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
         let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier))
         let refusesMiss = identifier is any FixedWidthInteger && Identity.isContentIdentified(T.self)
         return retrieving(T.self, key: key, refusingMiss: refusesMiss)

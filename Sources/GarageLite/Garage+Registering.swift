@@ -62,7 +62,7 @@ extension Garage {
     @discardableResult
     public func register<T: Codable & SendableMetatype>(_ type: T.Type, formerTypeNames: [String]) throws -> Int {
         let (operation, prepare) = try renaming(T.self, formerTypeNames)
-        guard store.isReadOnly else { return try record(operation, preparing: prepare) }
+        guard store.isReadOnly else { return try run(recording(operation, preparing: prepare)) }
         return readingThrough(try run(reading(operation, prepare)))
     }
 
@@ -73,7 +73,7 @@ extension Garage {
         _ type: T.Type, formerTypeNames: [String]
     ) async throws -> Int {
         let (operation, prepare) = try renaming(T.self, formerTypeNames)
-        guard store.isReadOnly else { return try await record(operation, preparing: prepare) }
+        guard store.isReadOnly else { return try await run(recording(operation, preparing: prepare)) }
         return readingThrough(try await run(reading(operation, prepare)))
     }
 

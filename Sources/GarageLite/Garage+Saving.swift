@@ -110,17 +110,8 @@ extension Garage {
     /// - throws: The error `body` threw, or the error of the commit.
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         let buffer = TransactionBuffer()
-        let result: Result
-        do {
-            result = try GarageScope.$current.withValue(GarageScope(garage: self, transaction: buffer)) {
-                try body()
-            }
-        } catch {
-            _ = buffer.close()
-            throw error
-        }
-        try record("commit a transaction", buffer.close()) { _ in }
-        return result
+        let outcome = Swift.Result { try GarageScope.$current.withValue(scope(for: buffer), operation: body) }
+        return try run(committing(buffer, after: outcome))
     }
 
     /// Runs `body` and commits every change it made together (see ``transaction(_:)-4nq2j``), in
@@ -136,17 +127,25 @@ extension Garage {
         _ body: nonisolated(nonsending) () async throws -> Result
     ) async throws -> Result {
         let buffer = TransactionBuffer()
-        let result: Result
-        do {
-            result = try await GarageScope.$current.withValue(GarageScope(garage: self, transaction: buffer)) {
-                try await body()
-            }
-        } catch {
-            _ = buffer.close()
-            throw error
+        let outcome: Swift.Result<Result, any Error>
+        do { outcome = .success(try await GarageScope.$current.withValue(scope(for: buffer), operation: body)) } catch { outcome = .failure(error) }
+        return try await run(committing(buffer, after: outcome))
+    }
+
+    /// The scope of a `transaction { }` that records into `buffer`.
+    private func scope(for buffer: TransactionBuffer) -> GarageScope {
+        GarageScope(garage: self, transaction: buffer)
+    }
+
+    /// Ends the transaction whose changes `buffer` holds, after its body returned `outcome`:
+    /// records the changes where they belong and returns the body's result, or forgets them
+    /// and throws the body's error.
+    private func committing<Result>(_ buffer: TransactionBuffer, after outcome: Swift.Result<Result, any Error>) -> StoreCall<Result> {
+        let changes = buffer.close()
+        return .starting {
+            let result = try outcome.get()
+            return recording("commit a transaction", changes) { _ in }.map { result }
         }
-        try await record("commit a transaction", buffer.close()) { _ in }
-        return result
     }
 
     // MARK: - Explicit transactions
@@ -194,26 +193,23 @@ extension Garage {
     ///   errors of the write, which leave the transaction active with its changes, to commit
     ///   again or roll back.
     public func commitTransaction() throws {
-        let buffer = try endingTransaction("commit a transaction")
-        let changes = buffer.close()
-        do {
-            try record("commit a transaction", changes) { _ in }
-        } catch {
-            reopenTransaction(with: changes)
-            throw error
-        }
+        try run(committingTransaction())
     }
 
     /// Commits the transaction begun with ``beginTransaction()`` (see
     /// ``commitTransaction()-15z92``) without blocking the calling thread.
     public nonisolated(nonsending) func commitTransaction() async throws {
-        let buffer = try endingTransaction("commit a transaction")
-        let changes = buffer.close()
-        do {
-            try await record("commit a transaction", changes) { _ in }
-        } catch {
-            reopenTransaction(with: changes)
-            throw error
+        try await run(committingTransaction())
+    }
+
+    /// Commits the explicit transaction; a failed commit leaves it active again.
+    private func committingTransaction() -> StoreCall<Void> {
+        .starting {
+            let changes = try endingTransaction("commit a transaction").close()
+            return recording("commit a transaction", changes) { _ in }.catching { error in
+                self.reopenTransaction(with: changes)
+                throw error
+            }
         }
     }
 
@@ -262,52 +258,61 @@ extension Garage {
         try await store.run(work)
     }
 
+    /// Makes `call` on this thread.
+    func run<T>(_ call: StoreCall<T>) throws -> T {
+        try store.run(call)
+    }
+
+    /// Makes `call` without blocking the calling thread.
+    nonisolated(nonsending) func run<T>(_ call: StoreCall<T>) async throws -> T {
+        try await store.run(call)
+    }
+
+    /// Records `changes` where they belong (see ``recording(_:_:check:)``), on this thread.
+    func record<T: Sendable>(
+        _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
+    ) throws -> T {
+        try run(recording(operation, changes, check: check))
+    }
+
+    /// Records `changes` where they belong (see ``recording(_:_:check:)``), without blocking
+    /// the calling thread.
+    nonisolated(nonsending) func record<T: Sendable>(
+        _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
+    ) async throws -> T {
+        try await run(recording(operation, changes, check: check))
+    }
+
     /// Records `changes` where they belong: in the innermost transaction this call runs in,
     /// in the unsaved changes when autosave is off, or in the store, with the unsaved changes,
     /// in one transaction.
     ///
     /// `check` runs first, on the store as this call sees it (inside the write transaction
     /// when there is one); it throws to refuse the changes, and its result is returned.
-    func record<T: Sendable>(
+    func recording<T: Sendable>(
         _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
-    ) throws -> T {
-        try record(operation) { view in (changes, try check(view)) }
+    ) -> StoreCall<T> {
+        recording(operation) { view in (changes, try check(view)) }
+    }
+
+    /// Records the changes `prepare` returns where they belong, for the operation of `work`
+    /// (see ``recording(_:preparing:skipping:)``).
+    func recording<T: Sendable>(_ work: (operation: String, prepare: @Sendable (StoreView) throws -> (ChangeSet, T))) -> StoreCall<T> {
+        recording(work.operation, preparing: work.prepare)
     }
 
     /// Records the changes `prepare` returns where they belong (see
-    /// ``record(_:_:check:)``): `prepare` runs on the store as this call sees it, and decides
+    /// ``recording(_:_:check:)``): `prepare` runs on the store as this call sees it, and decides
     /// which changes to record, or throws to refuse them all.
-    func record<T: Sendable>(
-        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
-    ) throws -> T {
-        var closed: TransactionBuffer?
-        while true {
-            let route = writeRoute(skipping: closed)
-            let (changes, result) = try run(route.work(operation, prepare, in: self))
-            if route.keep(changes, in: store) { return result }
-            closed = route.transaction // it ended meanwhile
-        }
-    }
-
-    /// Records `changes` where they belong (see the synchronous variant), without blocking
-    /// the calling thread.
-    nonisolated(nonsending) func record<T: Sendable>(
-        _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
-    ) async throws -> T {
-        try await record(operation) { view in (changes, try check(view)) }
-    }
-
-    /// Records the changes `prepare` returns where they belong (see the synchronous
-    /// variant), without blocking the calling thread.
-    nonisolated(nonsending) func record<T: Sendable>(
-        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
-    ) async throws -> T {
-        var closed: TransactionBuffer?
-        while true {
-            let route = writeRoute(skipping: closed)
-            let (changes, result) = try await run(route.work(operation, prepare, in: self))
-            if route.keep(changes, in: store) { return result }
-            closed = route.transaction // it ended meanwhile
+    func recording<T: Sendable>(
+        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T),
+        skipping closed: TransactionBuffer? = nil
+    ) -> StoreCall<T> {
+        let route = writeRoute(skipping: closed)
+        return StoreCall(route.work(operation, prepare, in: self)) { changes, result in
+            if route.keep(changes, in: self.store) { return .done(result) }
+            // The transaction ended meanwhile: record where the changes now belong.
+            return self.recording(operation, preparing: prepare, skipping: route.transaction)
         }
     }
 

@@ -168,21 +168,28 @@ extension Garage {
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when the garage was not opened with
     ///   a key, or the key can't be used.
     public func changeEncryptionKey(to key: StoreKey) throws {
-        let current = try refreshed(try requireKeyring("change the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
-        try checkNotDecrypting(current)
-        let new = try current.locked(with: key, path: storeDescription)
-        try install(new, after: try run(store.replacingKeyRecord(
-            previous: current.text, with: new.text, resetsCount: false, guard: .keep)))
+        try run(changingEncryptionKey(to: key))
     }
 
     /// Locks the store with `key` instead of its current key (see
     /// ``changeEncryptionKey(to:)-702ag``) without blocking the calling thread.
     public nonisolated(nonsending) func changeEncryptionKey(to key: StoreKey) async throws {
-        let current = try refreshed(try requireKeyring("change the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
-        try checkNotDecrypting(current)
-        let new = try current.locked(with: key, path: storeDescription)
-        try install(new, after: try await run(store.replacingKeyRecord(
-            previous: current.text, with: new.text, resetsCount: false, guard: .keep)))
+        try await run(changingEncryptionKey(to: key))
+    }
+
+    private func changingEncryptionKey(to key: StoreKey) -> StoreCall<Void> {
+        .starting {
+            let installed = try requireKeyring("change the key")
+            return StoreCall(store.readingMetadata(Keyring.recordName)) { text in
+                let current = try self.refreshed(installed, storeText: text)
+                try self.checkNotDecrypting(current)
+                let new = try current.locked(with: key, path: self.storeDescription)
+                return StoreCall(self.store.replacingKeyRecord(previous: current.text, with: new.text, resetsCount: false, guard: .keep)) {
+                    try self.install(new, after: $0)
+                    return .done(())
+                }
+            }
+        }
     }
 
     // MARK: - Rotating the data key
@@ -219,38 +226,40 @@ extension Garage {
     /// another garage or process).
     @discardableResult
     public func rekey(to key: StoreKey) throws -> Int {
-        // Before the switch: unsaved changes sealed with the old key could never be saved after it.
-        try checkNoPendingChanges("rotate the key")
-        let current = try refreshed(try requireKeyring("rotate the key"), storeText: try run(store.readingMetadata(Keyring.recordName)))
-        try checkNotDecrypting(current)
-        if let new = try rotation(of: current, to: key) {
-            try install(new, after: try run(store.replacingKeyRecord(
-                previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey,
-                whenReplaced: try installing(new))))
-        }
-        do {
-            return try reencryptObjects()
-        } catch {
-            throw unfinishedKeyChange(error, operation: "rekey(to:)", opensWith: Self.rekeyedStoreKey)
-        }
+        try run(rekeying(to: key))
     }
 
     /// Rotates the data key and locks the store with `key` (see ``rekey(to:)-7738p``) without
     /// blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func rekey(to key: StoreKey) async throws -> Int {
-        try checkNoPendingChanges("rotate the key")
-        let current = try refreshed(try requireKeyring("rotate the key"), storeText: try await run(store.readingMetadata(Keyring.recordName)))
-        try checkNotDecrypting(current)
-        if let new = try rotation(of: current, to: key) {
-            try install(new, after: try await run(store.replacingKeyRecord(
-                previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey,
-                whenReplaced: try installing(new))))
-        }
-        do {
-            return try await reencryptObjects()
-        } catch {
-            throw unfinishedKeyChange(error, operation: "rekey(to:)", opensWith: Self.rekeyedStoreKey)
+        try await run(rekeying(to: key))
+    }
+
+    /// Switches the store to a new data key locked with `key` (unless it is switched already,
+    /// the rotation being unfinished), then re-encrypts its rows.
+    private func rekeying(to key: StoreKey) -> StoreCall<Int> {
+        .starting {
+            // Before the switch: unsaved changes sealed with the old key could never be saved after it.
+            try checkNoPendingChanges("rotate the key")
+            let installed = try requireKeyring("rotate the key")
+            return StoreCall(store.readingMetadata(Keyring.recordName)) { text in
+                let current = try self.refreshed(installed, storeText: text)
+                try self.checkNotDecrypting(current)
+                // Made once the new key is installed: it encrypts with the garage's key then.
+                let reencrypting = {
+                    self.reencrypting().catching { error in
+                        throw self.unfinishedKeyChange(error, operation: "rekey(to:)", opensWith: Self.rekeyedStoreKey)
+                    }
+                }
+                guard let new = try self.rotation(of: current, to: key) else { return reencrypting() }
+                return StoreCall(self.store.replacingKeyRecord(
+                    previous: current.text, with: new.text, resetsCount: true, guard: new.guardForCurrentKey,
+                    whenReplaced: try self.installing(new))) {
+                    try self.install(new, after: $0)
+                    return reencrypting()
+                }
+            }
         }
     }
 
@@ -318,36 +327,18 @@ extension Garage {
         state.read { SealingEncryption(delegate: $0.dataEncryptionDelegate, isDecryptingStore: $0.isDecryptingStore) }
     }
 
-    /// Runs `body`, a call that seals rows then writes them, again when the store refused its
+    /// Makes the call `make` makes, one that seals rows then writes them, again when the store refused its
     /// rows for their data key (``GarageError/staleEncryptionKey(path:reason:)``) and this
     /// garage's own encryption changed since `body` began: its `rekey(to:)` or
     /// `decryptAllObjects()` on another thread switched the store's key between the sealing and
     /// the write. The garage installs its new key in the write that switches the store (see
-    /// ``installing(_:)``), so the call sealed again has it, and is written. A refusal with
+    /// ``installing(_:)``), so the call made again has it, and is written. A refusal with
     /// the garage's encryption unchanged is another garage's or process's rotation: thrown.
-    func sealingWithCurrentKey<T>(_ body: () throws -> T) throws -> T {
-        while true {
-            let sealedWith = sealingEncryption
-            do {
-                return try body()
-            } catch GarageError.staleEncryptionKey where sealingEncryption.differs(from: sealedWith) {
-                continue
-            }
-        }
-    }
-
-    /// Runs `body` again when its rows were sealed with a key this garage replaced meanwhile
-    /// (see the synchronous variant), without blocking the calling thread.
-    nonisolated(nonsending) func sealingWithCurrentKey<T>(
-        _ body: nonisolated(nonsending) () async throws -> T
-    ) async throws -> T {
-        while true {
-            let sealedWith = sealingEncryption
-            do {
-                return try await body()
-            } catch GarageError.staleEncryptionKey where sealingEncryption.differs(from: sealedWith) {
-                continue
-            }
+    func sealingWithCurrentKey<T>(_ make: @escaping () throws -> StoreCall<T>) -> StoreCall<T> {
+        let sealedWith = sealingEncryption
+        return StoreCall.starting(make).catching { error in
+            guard case GarageError.staleEncryptionKey = error, self.sealingEncryption.differs(from: sealedWith) else { throw error }
+            return self.sealingWithCurrentKey(make)
         }
     }
 

@@ -23,10 +23,7 @@ extension Garage {
         _ type: T.Type, batchSize: Int = 1000, _ body: (T) throws -> Void
     ) throws {
         var page = Page<T>(batchSize: batchSize)
-        while let work = try page.next(in: self) {
-            page.advance(try run(work))
-            for object in page.objects { try body(object) }
-        }
+        while let work = try page.next(in: self) { try page.advance(try run(work)).forEach(body) }
     }
 
     /// Calls `body` with every object of type `T` (see ``forEach(_:batchSize:_:)-7dzoi``),
@@ -46,8 +43,7 @@ extension Garage {
     ) async throws {
         var page = Page<T>(batchSize: batchSize)
         while let work = try page.next(in: self) {
-            page.advance(try await run(work))
-            for object in page.objects { try await body(object) }
+            for object in page.advance(try await run(work)) { try await body(object) }
         }
     }
 }
@@ -56,7 +52,6 @@ extension Garage {
 /// and the work that reads the next one.
 private struct Page<T: Decodable & SendableMetatype> {
     let batchSize: Int
-    var objects: [T] = []
     private var lastIdentifier: String?
     private var offset = 0
     private var isLast = false
@@ -79,10 +74,11 @@ private struct Page<T: Decodable & SendableMetatype> {
         }
     }
 
-    mutating func advance(_ batch: (objects: [T], last: String?, isLast: Bool)) {
-        objects = batch.objects
+    /// Moves past the batch just read; returns its objects.
+    mutating func advance(_ batch: (objects: [T], last: String?, isLast: Bool)) -> [T] {
         offset += batch.objects.count
         lastIdentifier = batch.last
         isLast = batch.isLast || batch.last == nil
+        return batch.objects
     }
 }

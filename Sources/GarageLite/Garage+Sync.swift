@@ -216,7 +216,7 @@ extension Garage {
         return try Self.required(await run(readingMetadata(key)), key)
     }
 
-    private func readingMetadata(_ key: ObjectKey) -> StoreWork<ObjectMetadata?> {
+    func readingMetadata(_ key: ObjectKey) -> StoreWork<ObjectMetadata?> {
         reading("read the metadata of \(key)") { view in
             try view.row(key, for: .metadata).map(ObjectMetadata.init)
         }

@@ -19,42 +19,30 @@ extension Garage {
     ///   can't be read as `V` (never the default instead); the errors of
     ///   ``retrieve(_:identifier:)-5uq1f`` (a failed decryption, a busy store).
     public func value<N, V>(for key: SettingsKey<N, V>) throws -> V {
-        try storedValue(key.setting) ?? key.defaultValue
+        try run(storedValue(key.setting)) ?? key.defaultValue
     }
 
     /// The value of `key` (see ``value(for:)-2fq5g``), without blocking the calling thread.
     public nonisolated(nonsending) func value<N, V>(for key: SettingsKey<N, V>) async throws -> V {
-        try await storedValue(key.setting) ?? key.defaultValue
+        try await run(storedValue(key.setting)) ?? key.defaultValue
     }
 
     /// The value stored for `setting`, `nil` when none is (a stored `nil` is `.some(nil)`).
-    func storedValue<V>(_ setting: SettingCoding<V>) throws -> V? {
-        try retrieveSetting(setting.storedType, setting, as: V.self).map(setting.value(of:))
+    func storedValue<V>(_ setting: SettingCoding<V>) -> StoreCall<V?> {
+        storedValue(setting.storedType, setting)
     }
 
-    /// The value stored for `setting` (see the synchronous variant), without blocking the
-    /// calling thread.
-    nonisolated(nonsending) func storedValue<V>(_ setting: SettingCoding<V>) async throws -> V? {
-        try await retrieveSetting(setting.storedType, setting, as: V.self).map(setting.value(of:))
+    /// The value stored for `setting`, its row read as `S`.
+    private func storedValue<S: StoredSettingValue, V>(_ type: S.Type, _ setting: SettingCoding<V>) -> StoreCall<V?> {
+        readingSetting(S.self, setting.id, as: Identity.displayName(V.self)).map { try $0.map(setting.value(of:)) }
     }
 
-    /// The row of the setting `setting.id`, read as `S`; a row whose JSON is not an `S` is
-    /// reported as not a `V`, naming the key.
-    private func retrieveSetting<S: StoredSettingValue, V>(_ type: S.Type, _ setting: SettingCoding<V>, as value: V.Type) throws -> S? {
-        do {
-            return try retrieve(S.self, identifier: setting.id)
-        } catch let error as DecodingError {
-            throw SettingsError.mismatch(setting.id, V.self, error)
-        }
-    }
-
-    private nonisolated(nonsending) func retrieveSetting<S: StoredSettingValue, V>(
-        _ type: S.Type, _ setting: SettingCoding<V>, as value: V.Type
-    ) async throws -> S? {
-        do {
-            return try await retrieve(S.self, identifier: setting.id)
-        } catch let error as DecodingError {
-            throw SettingsError.mismatch(setting.id, V.self, error)
+    /// The row of the setting `id`, read as `S`; a row whose JSON is not an `S` is reported as
+    /// not a `valueType`, naming the key.
+    func readingSetting<S: Decodable & SendableMetatype>(_ type: S.Type, _ id: String, as valueType: String) -> StoreCall<S?> {
+        StoreCall.starting { StoreCall(try retrieving(S.self, identifier: id)) }.catching { error in
+            guard let error = error as? DecodingError else { throw error }
+            throw SettingsError.mismatch(id, valueType, error)
         }
     }
 
@@ -77,67 +65,40 @@ extension Garage {
     /// - throws: The error of a `willSet` hook, or of the key's transformer; the errors of
     ///   ``park(_:identifier:)-8mlg``. When it throws, nothing was written.
     public func set<N, V>(_ value: V, for key: SettingsKey<N, V>) throws {
-        try set(value, key.setting)
+        try run(setting(value, key.setting))
     }
 
     /// Stores `value` as the value of `key` (see ``set(_:for:)-5ws8a``) without blocking the
     /// calling thread. The hooks run on the calling task.
     public nonisolated(nonsending) func set<N, V>(_ value: V, for key: SettingsKey<N, V>) async throws {
-        try await set(value, key.setting)
+        try await run(setting(value, key.setting))
     }
 
-    func set<V>(_ value: V, _ setting: SettingCoding<V>) throws {
-        let change = SettingsChange(keyID: setting.id, kind: .set)
-        try setting.willChange(change, in: self)
-        try parkSetting(setting.row(for: value), identifier: setting.id)
-        setting.didChange(change, in: self)
-    }
-
-    nonisolated(nonsending) func set<V>(_ value: V, _ setting: SettingCoding<V>) async throws {
-        let change = SettingsChange(keyID: setting.id, kind: .set)
-        try setting.willChange(change, in: self)
-        try await parkSetting(setting.row(for: value), identifier: setting.id)
-        setting.didChange(change, in: self)
-    }
-
-    /// Parks a setting's row (a ``StoredSetting``, or a ``FirstStoredSetting``) under its key's id.
-    func parkSetting<S: Encodable>(_ row: S, identifier: String) throws {
-        try park(row, identifier: identifier)
-    }
-
-    nonisolated(nonsending) func parkSetting<S: Encodable>(_ row: S, identifier: String) async throws {
-        try await park(row, identifier: identifier)
+    /// Stores `value` for `setting`, between its hooks.
+    func setting<V>(_ value: V, _ setting: SettingCoding<V>) -> StoreCall<Void> {
+        .starting {
+            let change = SettingsChange(keyID: setting.id, kind: .set)
+            try setting.willChange(change, in: self)
+            return parking(try setting.row(for: value), identifier: setting.id).map { _ in setting.didChange(change, in: self) }
+        }
     }
 
     /// Stores `value` for `setting` unless a value is stored (by this garage, another, or
     /// another process: the check and the write are one transaction); returns the value
     /// stored then. Hooks run as for a set, `didSet` only when `value` was written.
-    func setFirst<V>(_ value: V, _ setting: SettingCoding<V>) throws -> V {
-        let change = SettingsChange(keyID: setting.id, kind: .set)
-        try setting.willChange(change, in: self)
-        let row = try setting.row(for: value)
-        do {
-            try parkSetting(row.first, identifier: setting.id)
-        } catch let error as GarageError {
-            guard case .staleObject = error else { throw error }
-            return try storedValue(setting) ?? setting.value(of: row)
+    func settingFirst<V>(_ value: V, _ setting: SettingCoding<V>) -> StoreCall<V> {
+        .starting {
+            let change = SettingsChange(keyID: setting.id, kind: .set)
+            try setting.willChange(change, in: self)
+            let row = try setting.row(for: value)
+            return parking(row.first, identifier: setting.id).map { _ in
+                setting.didChange(change, in: self)
+                return try setting.value(of: row)
+            }.catching { error in
+                guard case GarageError.staleObject = error else { throw error }
+                return self.storedValue(setting).map { try $0 ?? setting.value(of: row) }
+            }
         }
-        setting.didChange(change, in: self)
-        return try setting.value(of: row)
-    }
-
-    nonisolated(nonsending) func setFirst<V>(_ value: V, _ setting: SettingCoding<V>) async throws -> V {
-        let change = SettingsChange(keyID: setting.id, kind: .set)
-        try setting.willChange(change, in: self)
-        let row = try setting.row(for: value)
-        do {
-            try await parkSetting(row.first, identifier: setting.id)
-        } catch let error as GarageError {
-            guard case .staleObject = error else { throw error }
-            return try await storedValue(setting) ?? setting.value(of: row)
-        }
-        setting.didChange(change, in: self)
-        return try setting.value(of: row)
     }
 
     // MARK: - Updating
@@ -162,22 +123,7 @@ extension Garage {
     ///   read as `V`. When it throws, nothing was written.
     @discardableResult
     public func updateValue<N, V>(for key: SettingsKey<N, V>, _ update: (V) throws -> V) throws -> V {
-        let setting = key.setting
-        let change = SettingsChange(keyID: setting.id, kind: .set)
-        try setting.willChange(change, in: self)
-        var attempt = 0
-        while true {
-            attempt += 1
-            let (current, revision) = try revisionedValue(setting.revisionedType, setting)
-            let value = try update(current ?? key.defaultValue)
-            do {
-                try parkSetting(setting.revisionedRow(for: value, revision: revision), identifier: setting.id)
-            } catch GarageError.staleObject where attempt < Self.settingsUpdateAttempts {
-                continue // written meanwhile: read it again
-            }
-            setting.didChange(change, in: self)
-            return setting.transform?(value) ?? value
-        }
+        try withoutActuallyEscaping(update) { try run(updatingValue(for: key, $0)) }
     }
 
     /// Sets the value of `key` to what `update` makes of it, atomically (see
@@ -186,21 +132,36 @@ extension Garage {
     public nonisolated(nonsending) func updateValue<N, V>(
         for key: SettingsKey<N, V>, _ update: (V) throws -> V
     ) async throws -> V {
+        nonisolated(nonsending) func updating(_ update: @escaping (V) throws -> V) async throws -> V {
+            try await run(updatingValue(for: key, update))
+        }
+        return try await withoutActuallyEscaping(update, do: updating)
+    }
+
+    /// Reads the value of `key`, stores what `update` makes of it unless the key was written
+    /// meanwhile, and tries again then, up to ``settingsUpdateAttempts`` times; the hooks run once.
+    private func updatingValue<N, V>(for key: SettingsKey<N, V>, _ update: @escaping (V) throws -> V) -> StoreCall<V> {
         let setting = key.setting
-        let change = SettingsChange(keyID: setting.id, kind: .set)
-        try setting.willChange(change, in: self)
-        var attempt = 0
-        while true {
-            attempt += 1
-            let (current, revision) = try await revisionedValue(setting.revisionedType, setting)
-            let value = try update(current ?? key.defaultValue)
-            do {
-                try await parkSetting(setting.revisionedRow(for: value, revision: revision), identifier: setting.id)
-            } catch GarageError.staleObject where attempt < Self.settingsUpdateAttempts {
-                continue // written meanwhile: read it again
+        return .starting {
+            let change = SettingsChange(keyID: setting.id, kind: .set)
+            try setting.willChange(change, in: self)
+            return updatingValue(for: key, update, attempt: 1).map { value in
+                setting.didChange(change, in: self)
+                return setting.transform?(value) ?? value
             }
-            setting.didChange(change, in: self)
-            return setting.transform?(value) ?? value
+        }
+    }
+
+    /// One attempt of ``updatingValue(for:_:)``; returns the value it stored.
+    private func updatingValue<N, V>(for key: SettingsKey<N, V>, _ update: @escaping (V) throws -> V, attempt: Int) -> StoreCall<V> {
+        let setting = key.setting
+        return revisionedValue(setting.revisionedType, setting).then { current, revision in
+            let value = try update(current ?? key.defaultValue)
+            return self.parking(try setting.revisionedRow(for: value, revision: revision), identifier: setting.id).map { _ in value }
+                .catching { error in
+                    guard case GarageError.staleObject = error, attempt < Self.settingsUpdateAttempts else { throw error }
+                    return self.updatingValue(for: key, update, attempt: attempt + 1) // written meanwhile: read it again
+                }
         }
     }
 
@@ -212,28 +173,11 @@ extension Garage {
     /// read in one snapshot.
     private func revisionedValue<R: RevisionedSettingValue, V>(
         _ type: R.Type, _ setting: SettingCoding<V>
-    ) throws -> (value: V?, revision: Int64) {
-        let row: R?
-        do {
-            row = try retrieve(R.self, identifier: setting.id)
-        } catch let error as DecodingError {
-            throw SettingsError.mismatch(setting.id, V.self, error)
-        }
-        guard let row else { return (nil, 0) }
-        return (try setting.value(ofRevisioned: row), row.revision)
-    }
-
-    private nonisolated(nonsending) func revisionedValue<R: RevisionedSettingValue, V>(
-        _ type: R.Type, _ setting: SettingCoding<V>
-    ) async throws -> (value: V?, revision: Int64) {
-        let row: R?
-        do {
-            row = try await retrieve(R.self, identifier: setting.id)
-        } catch let error as DecodingError {
-            throw SettingsError.mismatch(setting.id, V.self, error)
-        }
-        guard let row else { return (nil, 0) }
-        return (try setting.value(ofRevisioned: row), row.revision)
+    ) -> StoreCall<(value: V?, revision: Int64)> {
+        readingSetting(R.self, setting.id, as: Identity.displayName(V.self)).map { row in
+                guard let row else { return (nil, 0) }
+                return (try setting.value(ofRevisioned: row), row.revision)
+            }
     }
 
     // MARK: - Removing
@@ -254,49 +198,34 @@ extension Garage {
     ///   ``delete(_:identifier:)-22cz2``. When it throws, nothing was removed.
     @discardableResult
     public func removeValue<N, V>(for key: SettingsKey<N, V>) throws -> Bool {
-        try removeValue(key.setting)
+        try run(removingValue(key.setting))
     }
 
     /// Removes the value stored for `key` (see ``removeValue(for:)-4i61z``) without blocking
     /// the calling thread.
     @discardableResult
     public nonisolated(nonsending) func removeValue<N, V>(for key: SettingsKey<N, V>) async throws -> Bool {
-        try await removeValue(key.setting)
+        try await run(removingValue(key.setting))
     }
 
-    func removeValue<V>(_ setting: SettingCoding<V>) throws -> Bool {
-        let change = SettingsChange(keyID: setting.id, kind: .removal)
-        try setting.willChange(change, in: self)
-        let removed = try deleteSetting(setting.storedType, identifier: setting.id)
-        if removed { setting.didChange(change, in: self) }
-        return removed
-    }
-
-    nonisolated(nonsending) func removeValue<V>(_ setting: SettingCoding<V>) async throws -> Bool {
-        let change = SettingsChange(keyID: setting.id, kind: .removal)
-        try setting.willChange(change, in: self)
-        let removed = try await deleteSetting(setting.storedType, identifier: setting.id)
-        if removed { setting.didChange(change, in: self) }
-        return removed
-    }
-
-    /// Deletes the setting's row, whatever the type of its value.
-    func deleteSetting<S: StoredSettingValue>(_ type: S.Type, identifier: String) throws -> Bool {
-        try delete(S.self, identifier: identifier)
-    }
-
-    nonisolated(nonsending) func deleteSetting<S: StoredSettingValue>(_ type: S.Type, identifier: String) async throws -> Bool {
-        try await delete(S.self, identifier: identifier)
+    /// Removes the value of `setting`, between its hooks; returns whether one was stored.
+    func removingValue<V>(_ setting: SettingCoding<V>) -> StoreCall<Bool> {
+        .starting {
+            let change = SettingsChange(keyID: setting.id, kind: .removal)
+            try setting.willChange(change, in: self)
+            return deleting(setting.storedType, identifier: setting.id).map { removed in
+                if removed { setting.didChange(change, in: self) }
+                return removed
+            }
+        }
     }
 
     /// Whether a value is stored under the setting id `identifier`, whatever its type (it is
     /// not read).
-    func hasSetting<S: StoredSettingValue>(_ type: S.Type, identifier: String) throws -> Bool {
-        try metadata(S.self, identifier: identifier) != nil
-    }
-
-    nonisolated(nonsending) func hasSetting<S: StoredSettingValue>(_ type: S.Type, identifier: String) async throws -> Bool {
-        try await metadata(S.self, identifier: identifier) != nil
+    func hasSetting<S: StoredSettingValue>(_ type: S.Type, identifier: String) -> StoreCall<Bool> {
+        .starting {
+            StoreCall(readingMetadata(ObjectKey(typeName: try storedTypeName(S.self), identifier: identifier))).map { $0 != nil }
+        }
     }
 
     // MARK: - Observing

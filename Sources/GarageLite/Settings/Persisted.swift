@@ -182,17 +182,22 @@ public struct Persister<Value: Sendable>: Sendable {
     /// - throws: The errors of ``Garage/value(for:)-2fq5g``, and with
     ///   ``DefaultPersistence/persistWhenNil`` those of ``Garage/set(_:for:)-5ws8a``.
     public func retrieve() throws -> Value {
-        if let stored = try garage.storedValue(setting) { return stored }
-        guard defaultPersistence == .persistWhenNil else { return defaultValue }
-        return try garage.setFirst(defaultValue, setting)
+        try garage.run(retrieving)
     }
 
     /// The value stored, or the default (see ``retrieve()-7575``), without blocking the
     /// calling thread.
     public nonisolated(nonsending) func retrieve() async throws -> Value {
-        if let stored = try await garage.storedValue(setting) { return stored }
-        guard defaultPersistence == .persistWhenNil else { return defaultValue }
-        return try await garage.setFirst(defaultValue, setting)
+        try await garage.run(retrieving)
+    }
+
+    /// Reads the value stored, or the default (stored first with ``DefaultPersistence/persistWhenNil``).
+    private var retrieving: StoreCall<Value> {
+        garage.storedValue(setting).then { stored in
+            if let stored { return .done(stored) }
+            guard self.defaultPersistence == .persistWhenNil else { return .done(self.defaultValue) }
+            return self.garage.settingFirst(self.defaultValue, self.setting)
+        }
     }
 
     /// The value, or the default when it can't be read: the getter of ``Persisted``.
@@ -206,25 +211,25 @@ public struct Persister<Value: Sendable>: Sendable {
 
     /// Stores `value` (see ``Garage/set(_:for:)-5ws8a``).
     public func persist(_ value: Value) throws {
-        try garage.set(value, setting)
+        try garage.run(garage.setting(value, setting))
     }
 
     /// Stores `value` (see ``persist(_:)-5sd8g``) without blocking the calling thread.
     public nonisolated(nonsending) func persist(_ value: Value) async throws {
-        try await garage.set(value, setting)
+        try await garage.run(garage.setting(value, setting))
     }
 
     /// Removes the stored value, so that the setting reads its default (see
     /// ``Garage/removeValue(for:)-4i61z``); returns whether one was stored.
     @discardableResult
     public func remove() throws -> Bool {
-        try garage.removeValue(setting)
+        try garage.run(garage.removingValue(setting))
     }
 
     /// Removes the stored value (see ``remove()-9k5ps``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func remove() async throws -> Bool {
-        try await garage.removeValue(setting)
+        try await garage.run(garage.removingValue(setting))
     }
 
     /// The updates of the setting after each commit that changed it, in this garage, another,

@@ -99,68 +99,42 @@ extension Garage {
     ///   nothing moved.
     @discardableResult
     public func migrate(_ migrations: [SettingsMigration]) throws -> [SettingsMigration.Outcome] {
-        try transaction {
-            var outcomes: [SettingsMigration.Outcome] = []
-            for migration in migrations {
-                if let outcome = try run(migration, from: migration.oldType, to: migration.newType) { outcomes.append(outcome) }
-            }
-            return outcomes
-        }
+        try transaction { try run(migrating(migrations[...])) }
     }
 
     /// Runs `migrations` (see ``migrate(_:)-n30c``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func migrate(_ migrations: [SettingsMigration]) async throws -> [SettingsMigration.Outcome] {
-        try await transaction {
-            var outcomes: [SettingsMigration.Outcome] = []
-            for migration in migrations {
-                if let outcome = try await run(migration, from: migration.oldType, to: migration.newType) { outcomes.append(outcome) }
+        try await transaction { try await run(migrating(migrations[...])) }
+    }
+
+    /// Runs `migrations` one after the other; returns the outcomes of those that found a value
+    /// to move, after `outcomes`.
+    private func migrating(
+        _ migrations: ArraySlice<SettingsMigration>, outcomes: [SettingsMigration.Outcome] = []
+    ) -> StoreCall<[SettingsMigration.Outcome]> {
+        guard let migration = migrations.first else { return .done(outcomes) }
+        return migrating(migration, from: migration.oldType, to: migration.newType).then { outcome in
+            self.migrating(migrations.dropFirst(), outcomes: outcomes + (outcome.map { [$0] } ?? []))
+        }
+    }
+
+    private func migrating<Old: StoredSettingValue, New: StoredSettingValue>(
+        _ migration: SettingsMigration, from: Old.Type, to: New.Type
+    ) -> StoreCall<SettingsMigration.Outcome?> {
+        guard migration.oldID != migration.newID else { return .failed(SettingsError.migrationOntoItself(key: migration.newID)) }
+        return readingSetting(Old.self, migration.oldID, as: migration.oldValueType).then { old in
+            guard let old else { return .done(nil) }
+            return self.hasSetting(New.self, identifier: migration.newID).then { hasNew in
+                // The new key's value, set since by a version that knew it, wins.
+                let moving: StoreCall<SettingsMigration.Outcome> = hasNew
+                    ? .done(.discarded(from: migration.oldID, to: migration.newID))
+                    : self.parking(try migration.convert(old), identifier: migration.newID)
+                        .map { _ in .moved(from: migration.oldID, to: migration.newID) }
+                return moving.then { outcome in
+                    self.deleting(Old.self, identifier: migration.oldID).map { _ in outcome }
+                }
             }
-            return outcomes
         }
-    }
-
-    private func run<Old: StoredSettingValue, New: StoredSettingValue>(
-        _ migration: SettingsMigration, from: Old.Type, to: New.Type
-    ) throws -> SettingsMigration.Outcome? {
-        guard migration.oldID != migration.newID else { throw SettingsError.migrationOntoItself(key: migration.newID) }
-        let old: Old?
-        do {
-            old = try retrieve(Old.self, identifier: migration.oldID)
-        } catch let error as DecodingError {
-            throw SettingsError.mismatch(migration.oldID, migration.oldValueType, error)
-        }
-        guard let old else { return nil }
-        let outcome: SettingsMigration.Outcome
-        if try hasSetting(New.self, identifier: migration.newID) {
-            outcome = .discarded(from: migration.oldID, to: migration.newID)
-        } else {
-            try parkSetting(migration.convert(old), identifier: migration.newID)
-            outcome = .moved(from: migration.oldID, to: migration.newID)
-        }
-        _ = try deleteSetting(Old.self, identifier: migration.oldID)
-        return outcome
-    }
-
-    private nonisolated(nonsending) func run<Old: StoredSettingValue, New: StoredSettingValue>(
-        _ migration: SettingsMigration, from: Old.Type, to: New.Type
-    ) async throws -> SettingsMigration.Outcome? {
-        guard migration.oldID != migration.newID else { throw SettingsError.migrationOntoItself(key: migration.newID) }
-        let old: Old?
-        do {
-            old = try await retrieve(Old.self, identifier: migration.oldID)
-        } catch let error as DecodingError {
-            throw SettingsError.mismatch(migration.oldID, migration.oldValueType, error)
-        }
-        guard let old else { return nil }
-        let outcome: SettingsMigration.Outcome
-        if try await hasSetting(New.self, identifier: migration.newID) {
-            outcome = .discarded(from: migration.oldID, to: migration.newID)
-        } else {
-            try await parkSetting(migration.convert(old), identifier: migration.newID)
-            outcome = .moved(from: migration.oldID, to: migration.newID)
-        }
-        _ = try await deleteSetting(Old.self, identifier: migration.oldID)
-        return outcome
     }
 }

@@ -22,7 +22,7 @@ extension Store {
             let claimID = UUID().uuidString
             let date = Date()
             let limit = max(0, limit)
-            let claim = try statements.transaction {
+            let claim = try Store.transaction(statements) {
                 let decode = decoding(StoreView(statements, pending: nil))
                 var objects: [T] = []
                 var claimed: [StoredRow] = []
@@ -82,7 +82,7 @@ extension Store {
         StoreWork(operation: "\(operation) a claim of \(ticket.typeName)", access: .write { [listener] statements in
             let isObserved = listener.isListening
             var changed: [(ObjectKey, SyncStatus)] = []
-            let report = try statements.transaction {
+            let report = try Store.transaction(statements) {
                 var report = ClaimReport()
                 for (identifier, revision) in zip(ticket.identifiers, ticket.revisions) {
                     let key = ObjectKey(typeName: ticket.typeName, identifier: identifier)
@@ -152,7 +152,7 @@ extension Store {
     /// Forgets the failed attempts of the rows of `type` (those `identifiers` name, or all).
     func retryingHeld(_ type: String, identifiers: [String]?) -> StoreWork<Int> {
         StoreWork(operation: "retry the held objects of \(type)", access: .write { statements in
-            try statements.transaction { try statements.forgetAttempts(ofType: type, identifiers: identifiers) }
+            try Store.transaction(statements) { try statements.forgetAttempts(ofType: type, identifiers: identifiers) }
         })
     }
 
@@ -160,7 +160,7 @@ extension Store {
     /// many rows were released.
     func releasingClaims(takenBefore cutoff: Date) -> StoreWork<Int> {
         StoreWork(operation: "release stale claims", access: .write { [listener] statements in
-            let released = try statements.transaction { try statements.releaseClaims(takenBefore: cutoff) }
+            let released = try Store.transaction(statements) { try statements.releaseClaims(takenBefore: cutoff) }
             if listener.isListening { listener.committed(.statusChanges(released.map { ($0, .notSynced) })) }
             return released.count
         })

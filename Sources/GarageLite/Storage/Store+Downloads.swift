@@ -28,7 +28,7 @@ extension Store {
         let operation = "park \(rows.count) downloaded objects"
         return StoreWork(operation: operation, access: .write { [listener] statements in
             var written: ChangeSet? = listener.isListening ? ChangeSet() : nil
-            let report = try statements.transaction {
+            let report = try Store.transaction(statements) {
                 let local = StoreView(statements, pending: nil)
                 // The store as the download would make it: built for the first merge only.
                 var downloaded: StoreView?
@@ -100,7 +100,7 @@ extension Store {
     ) -> StoreWork<DownloadReport> {
         StoreWork(operation: "delete \(keys.count) objects deleted on the server", access: .write { [listener] statements in
             var written: ChangeSet? = listener.isListening ? ChangeSet() : nil
-            let report = try statements.transaction {
+            let report = try Store.transaction(statements) {
                 var report = DownloadReport()
                 let now = Date()
                 for key in keys {

@@ -16,7 +16,7 @@ extension Store {
             // The data replaced must not stay in the pages' free space, nor in the log.
             let erased = try statements.setErasesFreedContent(true)
             defer { _ = try? statements.setErasesFreedContent(erased) }
-            let (count, next) = try statements.transaction {
+            let (count, next) = try Store.transaction(statements) {
                 let rows = try statements.rows(encrypted: encrypted, after: key, limit: limit)
                 var count = 0
                 for row in rows {

@@ -9,7 +9,7 @@ extension Store {
     func importing(_ source: GarageStorageImport) -> StoreWork<GarageStorageImport.Outcome> {
         let rows = source.rows
         return StoreWork(operation: "import \(rows.count) objects from a GarageStorage store", access: .write { [self] statements in
-            let outcome = try statements.transaction {
+            let outcome = try Store.transaction(statements) {
                 let name = GarageStorageImportRecord.metadataName(source: source.sourceIdentity)
                 let stored = try statements.metadata(name)
                 var record = try stored.map { text in

@@ -80,7 +80,7 @@ extension Store {
         return StoreWork(operation: "collect garbage", access: .write { [self] statements in
             // Taken on the writer, where saves run too: no save can write these changes meanwhile.
             let pending = pendingChanges(adding: transactions)
-            let unreachable = try statements.transaction {
+            let unreachable = try Store.transaction(statements) {
                 let unreachable = try Self.unreachableRows(statements, heldBy: pending)
                 for key in unreachable { try statements.purge(key) }
                 return unreachable

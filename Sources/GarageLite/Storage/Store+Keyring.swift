@@ -50,7 +50,7 @@ extension Store {
                             guard guardChange: EncryptionGuardChange,
                             whenReplaced: (@Sendable () -> Void)? = nil) -> StoreWork<KeyRecordWrite> {
         StoreWork(operation: "write the store's key record", access: .write { statements in
-            let write = try statements.transaction {
+            let write = try Store.transaction(statements) {
                 guard try statements.replaceMetadata(Keyring.recordName, previous: previous, with: record) else {
                     return KeyRecordWrite(replaced: false, storeRecord: try statements.metadata(Keyring.recordName))
                 }

@@ -31,7 +31,7 @@ extension Store {
     /// tombstone too); returns the keys written. Observers hear of the live ones.
     func importingRecords(_ rows: [StoredRow]) -> StoreWork<Set<ObjectKey>> {
         StoreWork(operation: "import \(rows.count) records", access: .write { [self] statements in
-            let written = try statements.transaction {
+            let written = try Store.transaction(statements) {
                 var written = Set<ObjectKey>()
                 for row in rows where try statements.insertRecord(row.key, row) {
                     written.insert(row.key)

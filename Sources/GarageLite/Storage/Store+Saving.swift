@@ -31,7 +31,7 @@ extension Store {
                 return (state.changes, state.epoch)
             }
             let isObserved = listener.isListening
-            let (result, written, settled) = try statements.transaction {
+            let (result, written, settled) = try Store.transaction(statements) {
                 let (changes, result) = try prepare(StoreView(statements, pending: saved.isEmpty ? nil : saved, isWriting: true))
                 var combined = changes
                 if !saved.isEmpty {
@@ -62,38 +62,44 @@ extension Store {
 
     // MARK: - Streaming writes
 
-    /// Writes the batches `next` produces on this thread in one immediate transaction on the
-    /// writer, while it produces the next ones; returns the revisions of the ``Revisioned``
-    /// rows written and the children left as stored. Each row's ``RevisionGuard`` is checked before it is written: a refusal
-    /// rolls back the whole transaction.
-    @discardableResult
-    func writeStreaming(_ operation: String, next: () throws -> RowStream.Batch?) throws -> RowStream.Written {
-        let stream = try startStreaming(operation)
-        do {
-            try Self.$isFeedingWriter.withValue(true) {
-                while let batch = try next() { try stream.send(batch) }
-            }
-        } catch {
-            throw stream.fail(error, engine: engine, operation: operation)
-        }
-        return try commitStreaming(stream.finish(), operation: operation)
+    /// Writes the batches `next` produces on the calling thread in one immediate transaction
+    /// on the writer, while it produces the next ones; returns the revisions of the
+    /// ``Revisioned`` rows written and the children left as stored. Each row's
+    /// ``RevisionGuard`` is checked before it is written: a refusal rolls back the whole
+    /// transaction, and so does an error of `next`, or the cancellation of an `async` call.
+    func writingStreaming(_ operation: String, next: @escaping () throws -> RowStream.Batch?) -> StoreCall<RowStream.Written> {
+        .starting { feeding(try startStreaming(operation), operation, next: next) }
     }
 
-    /// Writes the batches `next` produces (see the synchronous variant), waiting for the writer
-    /// without blocking the calling thread.
-    @discardableResult
-    nonisolated(nonsending) func writeStreaming(
-        _ operation: String, next: () throws -> RowStream.Batch?
-    ) async throws -> RowStream.Written {
-        let stream = try startStreaming(operation)
+    /// Hands the writer the next batch, and the following ones; then waits for the outcome.
+    private func feeding(
+        _ stream: RowStream, _ operation: String, next: @escaping () throws -> RowStream.Batch?
+    ) -> StoreCall<RowStream.Written> {
+        let engine = engine
+        let batch: RowStream.Batch?
         do {
-            try await Self.$isFeedingWriter.withValue(true) {
-                while let batch = try next() { try await stream.send(batch) }
-            }
+            batch = try Self.$isFeedingWriter.withValue(true, operation: next)
         } catch {
-            throw stream.fail(error, engine: engine, operation: operation)
+            return .failed(stream.fail(error, engine: engine, operation: operation))
         }
-        return try commitStreaming(await stream.finish(), operation: operation)
+        guard let batch else {
+            return StoreCall(run: { stream.finish() }, runAsync: { await stream.finish() }) { outcome in
+                .done(try outcome.mapError { engine.garageError($0, operation: operation) }.get())
+            }
+        }
+        return StoreCall(
+            run: {
+                do { try stream.send(batch) } catch { throw stream.fail(error, engine: engine, operation: operation) }
+            },
+            runAsync: {
+                do {
+                    try Task.checkCancellation()
+                    try await stream.send(batch)
+                } catch {
+                    throw stream.fail(error, engine: engine, operation: operation)
+                }
+            },
+            then: { self.feeding(stream, operation, next: next) })
     }
 
     /// Starts the writer's side: one transaction that writes each batch as it comes.
@@ -108,7 +114,7 @@ extension Store {
                 var written: ChangeSet? = isObserved ? ChangeSet() : nil
                 var outcome = RowStream.Written()
                 try Store.$isAccessing.withValue(true) {
-                    try statements.transaction {
+                    try Store.transaction(statements) {
                         let now = Date()
                         // Guarded rows this stream wrote: one parked again (an object that is
                         // also a root) is this call's own, not stale.
@@ -146,10 +152,4 @@ extension Store {
         return stream
     }
 
-    private func commitStreaming(_ outcome: Result<RowStream.Written, any Error>, operation: String) throws -> RowStream.Written {
-        switch outcome {
-        case .success(let written): return written
-        case .failure(let error): throw engine.garageError(error, operation: operation)
-        }
-    }
 }

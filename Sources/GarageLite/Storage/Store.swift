@@ -103,28 +103,66 @@ final class Store: Sendable {
     }
 
     /// Runs `work` on the database's threads, without blocking the calling thread.
+    ///
+    /// A cancelled task's write does not start, and a write whose task is cancelled before it
+    /// commits rolls back (see ``transaction(_:_:)``): both throw `CancellationError`, so a
+    /// call of many writes (a ``StoreCall``) stops between two of them. A read runs: it leaves
+    /// nothing half-done, and an observation still yields the commits it was told of.
     func run<T>(_ work: StoreWork<T>) async throws -> sending T {
         try Self.checkNotReentrant(work)
+        if case .write = work.access { try Task.checkCancellation() }
         let engine = engine
-        return try await withCheckedThrowingContinuation { continuation in
-            /// Runs the body on the database's thread, then resumes the caller.
-            @Sendable func resume(_ body: () throws -> T) {
-                do {
-                    // The result is made by the body on this thread, and nothing else the body
-                    // made outlives it (its decoder and view end with it): the caller gets the
-                    // only reference, so it is handed over as a disconnected value.
-                    nonisolated(unsafe) let result = try Self.accessing(body)
-                    continuation.resume(returning: result)
-                } catch {
-                    continuation.resume(throwing: engine.garageError(error, operation: work.operation))
+        let cancellation = Cancellation()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                /// Runs the body on the database's thread, then resumes the caller.
+                @Sendable func resume(_ body: () throws -> T) {
+                    do {
+                        // The result is made by the body on this thread, and nothing else the body
+                        // made outlives it (its decoder and view end with it): the caller gets the
+                        // only reference, so it is handed over as a disconnected value.
+                        nonisolated(unsafe) let result = try Self.$cancellation.withValue(cancellation) {
+                            try Self.accessing(body)
+                        }
+                        continuation.resume(returning: result)
+                    } catch {
+                        continuation.resume(throwing: engine.garageError(error, operation: work.operation))
+                    }
+                }
+                switch work.access {
+                case .read(let body):
+                    engine.startRead(work.operation) { connection in resume { try body(connection.get()) } }
+                case .write(let body):
+                    engine.startWrite(work.operation) { connection in resume { try body(connection.get()) } }
                 }
             }
-            switch work.access {
-            case .read(let body):
-                engine.startRead(work.operation) { connection in resume { try body(connection.get()) } }
-            case .write(let body):
-                engine.startWrite(work.operation) { connection in resume { try body(connection.get()) } }
-            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+    }
+
+    // MARK: - Transactions and cancellation
+
+    /// Whether the task that runs the current work was cancelled: set by the `async` runner
+    /// around its work's body, on the database's thread; `nil` for a synchronous call.
+    @TaskLocal static var cancellation: Cancellation?
+
+    /// A flag the `async` runner sets when its task is cancelled.
+    final class Cancellation: Sendable {
+        private let flag = Protected(false)
+        var isCancelled: Bool { flag.read { $0 } }
+        func cancel() { flag.write { $0 = true } }
+    }
+
+    /// Runs `body` in one write transaction of `statements`: every write of the store is one.
+    /// The transaction commits when `body` returns, unless the `async` call it runs for was
+    /// cancelled meanwhile: then it rolls back and throws `CancellationError`, so that a
+    /// cancelled call never commits.
+    static func transaction<T>(_ statements: any RowWriteStatements, _ body: () throws -> T) throws -> T {
+        try statements.transaction {
+            let result = try body()
+            if cancellation?.isCancelled == true { throw CancellationError() }
+            return result
         }
     }
 

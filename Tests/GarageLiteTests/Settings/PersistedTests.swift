@@ -125,15 +125,15 @@ struct PersistedTests {
         // Stored meanwhile by someone else: the guarded write refuses, and the stored value is read.
         try await garage.set("theirs", for: key)
         #expect(try Self.setFirst("mine", persister, in: garage) == "theirs")
-        #expect(try await garage.setFirst("mine", persister.setting) == "theirs")
+        #expect(try await garage.run(garage.settingFirst("mine", persister.setting)) == "theirs")
         #expect(try await garage.value(for: key) == "theirs")
         try await garage.removeValue(for: key)
-        #expect(try await garage.setFirst("mine", persister.setting) == "mine")
+        #expect(try await garage.run(garage.settingFirst("mine", persister.setting)) == "mine")
         #expect(try await persister.retrieve() == "mine")
     }
 
     private static func setFirst(_ value: String, _ persister: Persister<String>, in garage: Garage) throws -> String {
-        try garage.setFirst(value, persister.setting)
+        try garage.run(garage.settingFirst(value, persister.setting))
     }
 
     @Test func theProjectedValuesAsyncVariants() async throws {
