@@ -24,7 +24,8 @@ extension Store {
                     }
                 } ?? GarageStorageImportRecord()
                 var outcome = GarageStorageImport.Outcome()
-                for (key, row) in rows {
+                for (index, (key, row)) in rows.enumerated() {
+                    if index % Store.cancellationBatch == 0 { try Store.checkNotCancelled() }
                     if record.keys.contains(key) {
                         outcome.importedBefore.insert(key)
                     } else if try statements.insertImported(key, row) {

@@ -33,8 +33,9 @@ extension Store {
         StoreWork(operation: "import \(rows.count) records", access: .write { [self] statements in
             let written = try Store.transaction(statements) {
                 var written = Set<ObjectKey>()
-                for row in rows where try statements.insertRecord(row.key, row) {
-                    written.insert(row.key)
+                for (index, row) in rows.enumerated() {
+                    if index % Store.cancellationBatch == 0 { try Store.checkNotCancelled() }
+                    if try statements.insertRecord(row.key, row) { written.insert(row.key) }
                 }
                 return written
             }

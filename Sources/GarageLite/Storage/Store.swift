@@ -161,10 +161,20 @@ final class Store: Sendable {
     static func transaction<T>(_ statements: any RowWriteStatements, _ body: () throws -> T) throws -> T {
         try statements.transaction {
             let result = try body()
-            if cancellation?.isCancelled == true { throw CancellationError() }
+            try checkNotCancelled()
             return result
         }
     }
+
+    /// Throws `CancellationError` when the `async` call the current work runs for was
+    /// cancelled. Long work inside one transaction (an import) calls it between batches, so
+    /// that it stops early: its transaction rolls back.
+    static func checkNotCancelled() throws {
+        if cancellation?.isCancelled == true { throw CancellationError() }
+    }
+
+    /// How many rows long work writes between two checks of ``checkNotCancelled()``.
+    static let cancellationBatch = 256
 
     // MARK: - Reentrancy
 
