@@ -1,0 +1,45 @@
+// Park a graph of objects, retrieve it, and park a value under an identifier of your choice.
+
+// snippet.quickstart
+import GarageLite
+
+struct Address: Codable, Hashable {
+    var street: String
+    var city: String
+}
+
+final class Person: Mappable, Syncable {
+    var id: String { name }
+    var name: String
+    var address: Address?          // not Identifiable: stored inline
+    var brother: Person?           // Identifiable: its own row, referenced by identifier
+    var siblings: [Person] = []
+    var syncStatus: SyncStatus = .notSynced
+    init(name: String) { self.name = name }
+}
+
+let garage = try Garage(named: "People")        // <app support>/People.sqlite
+
+let sam = Person(name: "Sam")
+sam.brother = Person(name: "Max")
+try garage.park(sam)                             // Sam and Max, in one transaction
+
+let retrieved = try garage.retrieve(Person.self, identifier: "Sam")
+print(retrieved?.brother?.name ?? "-")           // Max
+// snippet.end
+
+// snippet.records
+try garage.park(Preferences(theme: .dark), identifier: "preferences")
+let preferences = try garage.retrieve(Preferences.self, identifier: "preferences")
+try garage.delete(Preferences.self, identifier: "preferences")      // true: there was one
+// snippet.end
+
+// snippet.hide
+/// A value with no identity of its own.
+struct Preferences: Codable {
+    enum Theme: String, Codable { case light, dark }
+    var theme: Theme
+}
+
+print(preferences?.theme.rawValue ?? "-")       // dark
+try garage.forEach(Person.self) { person in print(person.name) }
