@@ -10,7 +10,7 @@ import Testing
 /// that user code (an `encode(to:)`, the encryption delegate) cancels at a chosen object.
 @Suite("Cancellation of async operations")
 struct CancellationTests {
-    struct Item: Codable, Identifiable, Sendable, Equatable {
+    struct Piece: Codable, Identifiable, Sendable, Equatable {
         var id: String
         var value: Int
     }
@@ -48,33 +48,33 @@ struct CancellationTests {
         let path = directory.path("cancel.garage")
         let encrypted = operation == .rekey || operation == .changeEncryptionKey
         let garage = try Garage(path: path, encryptionKey: encrypted ? Self.passphrase : nil)
-        try await garage.parkAll((0..<20).map { Item(id: "i\($0)", value: $0) })
+        try await garage.parkAll((0..<20).map { Piece(id: "i\($0)", value: $0) })
         try await garage.set(5, for: Self.volume)
-        let claimed = try await garage.claim(Item.self, limit: 3)
+        let claimed = try await garage.claim(Piece.self, limit: 3)
         let before = try Self.snapshot(garage)
 
         let outcome = await Self.inCancelledTask { () async throws -> Void in
             switch operation {
-            case .park: try await garage.park(Item(id: "new", value: 1))
-            case .parkAll: try await garage.parkAll((0..<5).map { Item(id: "n\($0)", value: $0) })
-            case .delete: _ = try await garage.delete(Item.self, identifier: "i10")
-            case .deleteAll: _ = try await garage.deleteAll(Item.self)
+            case .park: try await garage.park(Piece(id: "new", value: 1))
+            case .parkAll: try await garage.parkAll((0..<5).map { Piece(id: "n\($0)", value: $0) })
+            case .delete: _ = try await garage.delete(Piece.self, identifier: "i10")
+            case .deleteAll: _ = try await garage.deleteAll(Piece.self)
             case .transaction:
                 try await garage.transaction {
-                    try await garage.park(Item(id: "t", value: 1))
-                    _ = try await garage.delete(Item.self, identifier: "i11")
+                    try await garage.park(Piece(id: "t", value: 1))
+                    _ = try await garage.delete(Piece.self, identifier: "i11")
                 }
-            case .claim: _ = try await garage.claim(Item.self, limit: 5)
+            case .claim: _ = try await garage.claim(Piece.self, limit: 5)
             case .complete: _ = try await garage.complete(claimed)
             case .collectGarbage: _ = try await garage.collectGarbage(dryRun: false)
             case .importRecords:
-                var record = try await #require(try garage.records(ofType: try garage.storedTypeName(Item.self), limit: 1).first)
+                var record = try await #require(try garage.records(ofType: try garage.storedTypeName(Piece.self), limit: 1).first)
                 record.identifier = "imported"
                 _ = try await garage.importRecords([record])
             case .setSetting: try await garage.set(9, for: Self.volume)
             case .updateSetting: _ = try await garage.updateValue(for: Self.volume) { $0 + 1 }
             case .deleteAllObjects: _ = try await garage.deleteAllObjects()
-            case .migrateAll: _ = try await garage.migrateAll(fromOldClassName: try garage.storedTypeName(Item.self), toTypeName: "Moved")
+            case .migrateAll: _ = try await garage.migrateAll(fromOldClassName: try garage.storedTypeName(Piece.self), toTypeName: "Moved")
             case .rekey: _ = try await garage.rekey(to: .passphrase("new", rounds: 210_000))
             case .changeEncryptionKey: try await garage.changeEncryptionKey(to: .passphrase("new", rounds: 210_000))
             }
@@ -83,7 +83,7 @@ struct CancellationTests {
         #expect(try Self.snapshot(garage) == before)
         if encrypted {
             // Still locked with its key, which still opens it.
-            await #expect(try Garage(path: path, encryptionKey: Self.passphrase).count(Item.self) == 20)
+            await #expect(try Garage(path: path, encryptionKey: Self.passphrase).count(Piece.self) == 20)
         }
     }
 
@@ -140,14 +140,14 @@ struct CancellationTests {
         let garage = try Garage(path: directory.path("encrypt.garage"))
         // Reads the rows as stored: without a delegate, a record holds the ciphertext.
         let inspector = try Garage(path: directory.path("encrypt.garage"))
-        try await garage.parkAll((0..<1_200).map { Item(id: String(format: "i%04d", $0), value: $0) })
+        try await garage.parkAll((0..<1_200).map { Piece(id: String(format: "i%04d", $0), value: $0) })
         let delegate = CancellingDelegate(cancelAt: 700)
         garage.dataEncryptionDelegate = delegate
         let outcome = await Self.run(delegate) { try await garage.encryptUnencryptedObjects() }
         #expect(throws: CancellationError.self) { try outcome.get() }
         let records = try await inspector.records(limit: 2_000)
         #expect(records.filter(\.isEncrypted).count == Garage.encryptionBatchSize)
-        await #expect(try garage.retrieveAll(Item.self).count == 1_200)
+        await #expect(try garage.retrieveAll(Piece.self).count == 1_200)
         #expect(try await garage.encryptUnencryptedObjects() == 1_200 - Garage.encryptionBatchSize)
         await #expect(try inspector.records(limit: 2_000).allSatisfy(\.isEncrypted))
     }
@@ -160,11 +160,11 @@ struct CancellationTests {
         let inspector = try Garage(path: directory.path("decrypt.garage"))
         let delegate = CancellingDelegate(cancelAt: 1_200 + 700)  // after the 1,200 parks' encryptions
         garage.dataEncryptionDelegate = delegate
-        try await garage.parkAll((0..<1_200).map { Item(id: String(format: "i%04d", $0), value: $0) })
+        try await garage.parkAll((0..<1_200).map { Piece(id: String(format: "i%04d", $0), value: $0) })
         let outcome = await Self.run(delegate) { try await garage.decryptAllObjects() }
         #expect(throws: CancellationError.self) { try outcome.get() }
         await #expect(try inspector.records(limit: 2_000).filter { !$0.isEncrypted }.count == Garage.encryptionBatchSize)
-        await #expect(try garage.retrieveAll(Item.self).count == 1_200)
+        await #expect(try garage.retrieveAll(Piece.self).count == 1_200)
         #expect(try await garage.decryptAllObjects() == 1_200 - Garage.encryptionBatchSize)
         #expect(garage.dataEncryptionDelegate == nil)
         await #expect(try inspector.records(limit: 2_000).allSatisfy { !$0.isEncrypted })
