@@ -32,7 +32,7 @@ final class ChangeObservers: CommitListener {
         subscribers.write {
             $0[id] = Subscriber(typeName: typeName, identifier: identifier, continuation: continuation)
         }
-        if store.engine.isShared {
+        if store.isShared {
             let watch = watch.write { watch in
                 if watch == nil { watch = CommitWatch(store: store, observers: self) }
                 return watch

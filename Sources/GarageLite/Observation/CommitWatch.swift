@@ -98,9 +98,7 @@ final class CommitWatch: Sendable {
             watch.isNew = true
             // Inside a database access (a decoder that subscribes), the next look takes the
             // stamps instead, and tells nothing it finds in them.
-            if !Store.isAccessing, let stamps = try? store.engine.read("observe \(typeName)", { statements in
-                try statements.stamps(ofType: typeName, identifiers: identifier.map { [$0] })
-            }) {
+            if !Store.isAccessing, let stamps = try? store.stamps(ofType: typeName, identifiers: identifier.map { [$0] }) {
                 // A stamp held already is older: kept, so that a change it has not told is told.
                 for (identifier, stamp) in stamps where !before.observes(identifier) {
                     watch.stamps[identifier] = stamp
@@ -162,21 +160,17 @@ final class CommitWatch: Sendable {
     // MARK: - Looking
 
     private static func look(store: Store, state: Protected<State>, observers: ChangeObservers) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            store.engine.startWatch { connection in
-                defer { continuation.resume() }
-                // A failed look changes nothing: the next one compares with the same stamps.
-                guard let statements = try? connection.get(),
-                      let found = try? look(statements, state: state) else { return }
-                if !found.isEmpty { observers.committedElsewhere(found) }
-            }
+        await store.lookingAtCommits { statements in
+            // A failed look changes nothing: the next one compares with the same stamps.
+            let found = try look(statements, state: state)
+            if !found.isEmpty { observers.committedElsewhere(found) }
         }
     }
 
     /// Compares the observed objects with their stamps when another connection committed,
     /// and re-reads those this garage changed; returns the changes made elsewhere. Runs on the
     /// writer, between the garage's writes (and their ``committedHere(_:)``).
-    private static func look(_ statements: any RowWriteStatements, state: Protected<State>) throws -> [String: [GarageChange]] {
+    private static func look(_ statements: Store.CommitLook, state: Protected<State>) throws -> [String: [GarageChange]] {
         let counter = try statements.othersCommitCounter()
         let (types, changedHere, lastCounter, isStopped) = state.read {
             ($0.types, $0.changedHere, $0.counter, $0.isStopped)
