@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -37,18 +36,14 @@ struct GarageObjectsTests {
         sam.brother = Person(name: "Max")
         sam.siblings = [Person(name: "Max"), Person(name: "Ada")]
         try garage.park(sam)
-        let row = try #require(try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Person", identifier: "Sam"))
-        })
+        let row = try #require(try garage.store.storedRow(ObjectKey(typeName: "Person", identifier: "Sam")))
         #expect(row.data.contains(#""brother":"Max""#))
         #expect(row.data.contains(#""siblings":["Max","Ada"]"#))
         #expect(row.isRoot)
         #expect(try ReferenceList.decode(row.references) == [
             ObjectKey(typeName: "Person", identifier: "Max"), ObjectKey(typeName: "Person", identifier: "Ada"),
         ])
-        let max = try #require(try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Person", identifier: "Max"))
-        })
+        let max = try #require(try garage.store.storedRow(ObjectKey(typeName: "Person", identifier: "Max")))
         #expect(!max.isRoot)
     }
 
@@ -205,9 +200,7 @@ struct GarageObjectsTests {
         try garage.park(shelf)
         #expect(try garage.count(Author.self) == 6)
 
-        let row = try #require(try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Shelf", identifier: "main"))
-        })
+        let row = try #require(try garage.store.storedRow(ObjectKey(typeName: "Shelf", identifier: "main")))
         // Every author is a stub: no author's name is inlined in the shelf's JSON.
         #expect(!row.data.contains("Author "))
         #expect(row.data.contains(#""rows":[["\#(authors[4].id.uuidString)"]"#))
@@ -281,9 +274,7 @@ struct GarageObjectsTests {
         sam.brother = max
         sam.siblings = [max, max]
         try garage.park(sam)
-        let revision = try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Person", identifier: "Max"))?.revision
-        }
+        let revision = try garage.store.storedRow(ObjectKey(typeName: "Person", identifier: "Max"))?.revision
         #expect(revision == 1)
     }
 
@@ -292,7 +283,7 @@ struct GarageObjectsTests {
         try garage.park(Counter(id: 1, value: 1))
         try garage.park(Counter(id: 1, value: 1))
         func revision() throws -> Int64? {
-            try garage.store.read("test") { db in try Store.row(db, ObjectKey(typeName: "Counter", identifier: "1"))?.revision }
+            try garage.store.storedRow(ObjectKey(typeName: "Counter", identifier: "1"))?.revision
         }
         #expect(try revision() == 1)
         try garage.park(Counter(id: 1, value: 2))
@@ -352,16 +343,14 @@ struct GarageObjectsTests {
         try garage.migrateAll(fromOldClassName: "Book", to: Volume.self)
         let volume = try #require(try garage.retrieve(Volume.self, identifier: 1))
         #expect(volume.author.name == "Calvino")
-        let refs = try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Volume", identifier: "1"))?.references
-        }
+        let refs = try garage.store.storedRow(ObjectKey(typeName: "Volume", identifier: "1"))?.references
         #expect(refs == ReferenceList.encode([ObjectKey(typeName: "Author", identifier: author.id.uuidString)]))
     }
 
     @Test func typeNameIsTheSwiftTypeName() throws {
         let garage = try Garage.inMemory()
         try garage.park(Generic(id: "g", value: 3))
-        let types = try garage.store.read("test") { db in try Store.types(db) }
+        let types = try garage.store.storedTypes()
         #expect(types == ["Generic<Int>"])
         #expect(try garage.retrieve(Generic<Int>.self, identifier: "g")?.value == 3)
         #expect(try garage.retrieve(Generic<String>.self, identifier: "g") == nil)
@@ -382,7 +371,7 @@ extension GarageObjectsTests {
         try garage.park(first)
         try garage.park(second)
         #expect(try garage.count(Labelled.self) == 1)
-        let row = try #require(try garage.store.read("test") { db in try Store.rows(db, type: "Labelled").first })
+        let row = try #require(try garage.store.storedRows(ofType: "Labelled").first)
         // Stored sorted, so the JSON (and the identifier) is the same in every process.
         #expect(row.data.contains(#""labels":["word0","word1","word10","word100","word101""#))
         #expect(try garage.retrieveAll(Labelled.self).first == first)
@@ -415,7 +404,7 @@ extension GarageObjectsTests {
         }
         try garage.park(node)
         #expect(try garage.count(Link.self) == 5_000)
-        let row = try #require(try garage.store.read("test") { db in try Store.row(db, ObjectKey(typeName: "Link", identifier: "4999")) })
+        let row = try #require(try garage.store.storedRow(ObjectKey(typeName: "Link", identifier: "4999")))
         #expect(row.data == #"{"id":4999,"next":"4998"}"#)
     }
 
@@ -444,17 +433,6 @@ extension GarageObjectsTests {
         } catch let DecodingError.keyNotFound(_, context) {
             #expect(context.debugDescription.hasPrefix("Labelled(7): "))
         }
-    }
-
-    @Test func theTableIsKeyedByTypeAndIdentifier() throws {
-        let garage = try Garage.inMemory()
-        let keyColumns = try garage.store.read("test") { db in
-            try Row.fetchAll(db, sql: "PRAGMA table_info(garage_object)")
-                .filter { ($0["pk"] as Int) > 0 }
-                .sorted { ($0["pk"] as Int) < ($1["pk"] as Int) }
-                .map { $0["name"] as String }
-        }
-        #expect(keyColumns == ["type", "identifier"])
     }
 
     @Test func callingTheGarageFromInitFromThrowsInsteadOfCrashing() throws {

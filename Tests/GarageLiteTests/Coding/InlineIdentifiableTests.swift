@@ -11,7 +11,7 @@ struct InlineIdentifiableTests {
 
     /// Every row of the store, by key.
     private func keys(_ garage: Garage) throws -> [ObjectKey] {
-        try garage.store.read("inline tests") { db in try Store.allRows(db) }.map(\.key).sorted()
+        try garage.store.allStoredRows().map(\.key).sorted()
     }
 
     // MARK: The notes app of the issue
@@ -177,7 +177,7 @@ struct InlineIdentifiableTests {
         try garage.parkAll([t, u])
 
         #expect(try garage.count(ChecklistItem.self) == 0)
-        let rows = try garage.store.read("inline tests") { db in try Store.allRows(db) }
+        let rows = try garage.store.allStoredRows()
         #expect(rows.count == 2)
         #expect(rows.allSatisfy { $0.isEncrypted })
         #expect(rows.allSatisfy { !$0.data.contains("Milk") && !$0.data.contains("Eggs") })

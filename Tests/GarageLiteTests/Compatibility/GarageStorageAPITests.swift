@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 @testable import GarageLite
 import Testing
 
@@ -63,18 +62,6 @@ struct GarageStorageAPITests {
         }
     }
 
-    /// A row without data (GarageStorage's `gs_data` nil) is `storageDataIsNil`, naming the object.
-    @Test func aRowWithoutDataIsStorageDataIsNil() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("garage.sqlite")
-        let garage = try Garage(path: path)
-        try garage.park(Counter(id: 1, value: 1))
-        try DatabaseQueue(path: path).write { db in try db.execute(sql: "UPDATE garage_object SET data = ''") }
-        #expect(throws: GarageError.storageDataIsNil("Counter(1)")) { try garage.retrieve(Counter.self, identifier: 1) }
-        #expect(throws: GarageError.storageDataIsNil("Counter(1)")) { try garage.retrieveAll(Counter.self) }
-        #expect(try garage.retrieveAllLossy(Counter.self).failures.map { $0.error as? GarageError } == [.storageDataIsNil("Counter(1)")])
-    }
-
     // MARK: - Hashable objects looked up by hashValue
 
     struct GSTag: Codable, Hashable, Sendable {
@@ -101,12 +88,8 @@ struct GarageStorageAPITests {
     @Test func aRowStoredUnderAHashValueIsFound() throws {
         let directory = try TemporaryDirectory()
         let garage = try Garage(path: directory.path("garage.sqlite"))
-        try DatabaseQueue(path: directory.path("garage.sqlite")).write { db in
-            try db.execute(sql: """
-                INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate, isRoot)
-                VALUES ('GSTag', '-4242', '{"name":"old"}', 0, 0, 1)
-                """)
-        }
+        // Written as an import from another program writes it: the record API.
+        try garage.importRecords([ObjectRecord(key: ObjectKey(typeName: "GSTag", identifier: "-4242"), json: #"{"name":"old"}"#)])
         #expect(try garage.retrieve(GSTag.self, identifier: -4242)?.name == "old")
         #expect(try garage.retrieveAll(GSTag.self).map(\.name) == ["old"])
     }
@@ -129,12 +112,8 @@ struct GarageStorageAPITests {
         let directory = try TemporaryDirectory()
         let garage = try Garage(path: directory.path("garage.sqlite"))
         let oldName = Identity.className(LegacyCounter.self)
-        try await DatabaseQueue(path: directory.path("garage.sqlite")).write { db in
-            try db.execute(sql: """
-                INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate, isRoot)
-                VALUES (?, '1', '{"id":1,"value":5}', 0, 0, 1)
-                """, arguments: [oldName])
-        }
+        // A row of the old name, written as an import from another program writes it: the record API.
+        try await garage.importRecords([ObjectRecord(key: ObjectKey(typeName: oldName, identifier: "1"), json: #"{"id":1,"value":5}"#)])
         #expect(try await garage.migrateAll(from: LegacyCounter.self, to: Counter.self) == 1)
         #expect(try await garage.retrieve(Counter.self, identifier: 1)?.value == 5)
         #expect(try await garage.migrateAll(from: LegacyCounter.self, to: Counter.self) == 0)

@@ -77,9 +77,7 @@ struct EncryptionTests {
         let garage = try Garage.inMemory()
         garage.dataEncryptionDelegate = TestEncryptor()   // no other reference
         try garage.park(Counter(id: 1, value: 1))
-        let row = try #require(try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Counter", identifier: "1"))
-        })
+        let row = try #require(try garage.store.storedRow(ObjectKey(typeName: "Counter", identifier: "1")))
         #expect(row.isEncrypted)
         #expect(!row.data.contains("value"))
     }

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 @testable import GarageLite
 import Testing
 
@@ -157,25 +156,6 @@ struct DeleteRuleTests {
         #expect(try widget.retrieve(DNotebook.self, identifier: "b1")?.notes.count == 2)
     }
 
-    /// The lookup is a range of the index's primary key, and the check that the referenced
-    /// object exists a search of the object table's key: no scan, no sort.
-    @Test func theLookupIsARangeOfAnIndex() throws {
-        let garage = try Garage.inMemory()
-        try garage.park(Self.notebook())
-        let plans = try garage.store.read("test") { db in
-            try [(SQLiteConnection.referencesToObjectSQL, ["DNote", "n1"] as StatementArguments),
-                 (SQLiteConnection.referencesToTypeSQL, ["DNote"] as StatementArguments)].map { sql, arguments in
-                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments)
-                    .map { $0["detail"] as String }.joined(separator: "; ")
-            }
-        }
-        for plan in plans {
-            #expect(plan.contains("SEARCH garage_reference USING PRIMARY KEY"), "\(plan)")
-            #expect(plan.contains("SEARCH garage_object USING INDEX sqlite_autoindex_garage_object_1"), "\(plan)")
-            #expect(!plan.contains("SCAN") && !plan.contains("TEMP B-TREE"), "\(plan)")
-        }
-    }
-
     // MARK: - deny (the default)
 
     @Test func deletingAReferencedObjectIsRefusedNamingItsReferrers() throws {
@@ -284,9 +264,10 @@ struct DeleteRuleTests {
         try garage.park(Self.notebook())
         try garage.park(DCover(id: "c1", note: Self.milk))
         try garage.park(DBookmark(label: "x", note: Self.eggs))
-        let stored = try garage.store.read("test") { db in
-            try String.fetchAll(db, sql: "SELECT type || identifier || data || revision FROM garage_object ORDER BY 1")
+        func rows() throws -> [String] {
+            try garage.store.allStoredRows().map { "\($0.key.typeName)\($0.key.identifier)\($0.data)\($0.revision)" }.sorted()
         }
+        let stored = try rows()
 
         // A referrer type not given.
         var error = Self.error(GarageError.self) { try garage.delete(Self.milk, rule: .nullify(in: DNotebook.self)) }
@@ -313,9 +294,7 @@ struct DeleteRuleTests {
         #expect(referrer.typeName == "DBookmark")
         #expect(reason.contains("identified by its content"))
 
-        let after = try garage.store.read("test") { db in
-            try String.fetchAll(db, sql: "SELECT type || identifier || data || revision FROM garage_object ORDER BY 1")
-        }
+        let after = try rows()
         #expect(after == stored)
     }
 
@@ -396,9 +375,7 @@ struct DeleteRuleTests {
         try garage.park(Self.notebook())
         try garage.delete(Self.milk, rule: .nullify(in: DNotebook.self))
         #expect(try garage.retrieve(DNotebook.self, identifier: "b1")?.notes.map(\.id) == ["n2"])
-        let encrypted = try garage.store.read("test") { db in
-            try Bool.fetchOne(db, sql: "SELECT isEncrypted FROM garage_object WHERE type = 'DNotebook'")
-        }
+        let encrypted = try garage.store.storedRow(ObjectKey(typeName: "DNotebook", identifier: "b1"))?.isEncrypted
         #expect(encrypted == true)
     }
 

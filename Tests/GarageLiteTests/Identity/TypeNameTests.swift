@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -200,13 +199,9 @@ struct TypeNameTests {
         #expect(try garage.retrieve(Journal.Entry.self, identifier: "1")?.text == "paid")
         #expect(try garage.count(Ledger.Entry.self) == 2)
         #expect(try garage.identifiers(of: Journal.Entry.self) == ["1"])
-        let stored = try garage.store.read("test") { db in
-            try String.fetchAll(db, sql: "SELECT type || '(' || identifier || ')' FROM garage_object ORDER BY 1")
-        }
+        let stored = try garage.records(limit: Int(Int32.max)).map { "\($0.typeName)(\($0.identifier))" }.sorted()
         #expect(stored == ["Entry(1)", "Folio(b)", "Ledger.Entry(1)", "Ledger.Entry(2)"])
-        let folioRow = try #require(try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Folio", identifier: "b"))
-        })
+        let folioRow = try #require(try garage.store.storedRow(ObjectKey(typeName: "Folio", identifier: "b")))
         #expect(try ReferenceList.decode(folioRow.references) == [
             ObjectKey(typeName: "Ledger.Entry", identifier: "1"), ObjectKey(typeName: "Entry", identifier: "1"),
         ])
@@ -253,15 +248,13 @@ struct TypeNameTests {
         #expect(try garage.identifiers(of: BillingAfterRenaming.Item.self) == ["1", "2", "3"])
         #expect(try garage.retrieve(BillingAfterRenaming.Invoice.self, identifier: "inv") == BillingAfterRenaming.Invoice(
             id: "inv", items: [.init(id: "1", amount: 10), .init(id: "2", amount: 20)], extra: .init(id: "3", amount: 5)))
-        let invoice = try #require(try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Invoice", identifier: "inv"))
-        })
+        let invoice = try #require(try garage.store.storedRow(ObjectKey(typeName: "Invoice", identifier: "inv")))
         #expect(try ReferenceList.decode(invoice.references).map(\.typeName) == ["Billing.Item", "Billing.Item", "Billing.Item"])
-        #expect(try garage.store.read("test") { db in try Store.types(db) }.sorted() == ["Billing.Item", "Invoice"])
+        #expect(try garage.store.storedTypes().sorted() == ["Billing.Item", "Invoice"])
         #expect(try garage.check().problems.isEmpty)
         // Parking again stores the new name only.
         try garage.park(BillingAfterRenaming.Item(id: "4", amount: 40))
-        #expect(try garage.store.read("test") { db in try Store.types(db) }.sorted() == ["Billing.Item", "Invoice"])
+        #expect(try garage.store.storedTypes().sorted() == ["Billing.Item", "Invoice"])
     }
 
     /// A newcomer did as the collision error says, after the other type had parked under the

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 @testable import GarageLite
 import Testing
 
@@ -180,11 +179,9 @@ struct RecordAPITests {
 
     /// Rows in the table, tombstones included, and the stored data of each, read past the API.
     static func storedData(_ garage: Garage) throws -> [String: String] {
-        try garage.store.read("test") { db in
-            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT type, identifier, data FROM garage_object").map {
-                ("\(($0["type"] as String?) ?? "")/\(($0["identifier"] as String?) ?? "")", ($0["data"] as String?) ?? "")
-            })
-        }
+        Dictionary(uniqueKeysWithValues: try garage.store.allStoredRows().map {
+            ("\($0.key.typeName)/\($0.key.identifier)", $0.data)
+        })
     }
 
     /// Records as another garage holds them once imported: without claims, `.syncing` read `.notSynced`.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -9,19 +8,17 @@ import Testing
 struct IntegrityTests {
     // MARK: - Roots
 
-    /// The committed `isRoot` of every row, read by another connection: `["Type(id)": isRoot]`.
+    /// The committed `isRoot` of every row, read by another garage on the file: `["Type(id)": isRoot]`.
     private func committedRoots(_ path: String) throws -> [String: Bool] {
-        try DatabaseQueue(path: path).read { db in
-            var roots: [String: Bool] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT type, identifier, isRoot FROM garage_object") {
-                roots["\(row[0] as String)(\(row[1] as String))"] = row[2] as Bool
-            }
-            return roots
+        var roots: [String: Bool] = [:]
+        for record in try Garage(path: path).records(limit: Int(Int32.max)) {
+            roots["\(record.typeName)(\(record.identifier))"] = record.isRoot
         }
+        return roots
     }
 
-    private func author(_ name: String) -> Author { Author(id: UUID(), name: name) }
-    private func key(_ author: Author) -> String { "Author(\(author.id.uuidString))" }
+    func author(_ name: String) -> Author { Author(id: UUID(), name: name) }
+    func key(_ author: Author) -> String { "Author(\(author.id.uuidString))" }
 
     @Test func parkAndParkAllMarkOnlyDirectlyParkedObjectsAsRoots() throws {
         let directory = try TemporaryDirectory()
@@ -123,29 +120,6 @@ struct IntegrityTests {
         #expect(try Garage.inMemory().check().isOK)
     }
 
-    @Test func invalidJSONIsReportedWithItsTypeAndIdentifier() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("json.sqlite")
-        let garage = try Garage(path: path)
-        let writer = author("w")
-        try garage.park(Book(id: 1, title: "One", author: writer))
-        try garage.park(Book(id: 2, title: "Two", author: writer))
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: #"UPDATE garage_object SET data = '{"id":1,"title":' WHERE type = 'Book' AND identifier = '1'"#)
-        }
-        let report = try garage.check()
-        guard case let .invalidJSON(type, identifier, reason)? = report.problems.first, report.problems.count == 1 else {
-            Issue.record("expected one invalid JSON problem, got \(report)")
-            return
-        }
-        #expect(type == "Book" && identifier == "1")
-        #expect(reason.hasPrefix("it is not valid JSON: ") && reason.contains("at byte"))
-        #expect(report.description.contains("Book(1)") && report.description.contains("Park the object again"))
-        // The report predicts what a retrieve does, and the other objects are untouched.
-        #expect(throws: GarageError.self) { try garage.retrieve(Book.self, identifier: 1) }
-        #expect(try garage.retrieve(Book.self, identifier: 2)?.author.name == "w")
-    }
-
     @Test func encryptedRowsAreNotReportedAsInvalidJSON() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("encrypted.sqlite")
@@ -154,9 +128,7 @@ struct IntegrityTests {
         let orphan = author("orphan")
         try garage.park(Book(id: 1, title: "secret", author: orphan))
         try garage.park(Book(id: 1, title: "secret", author: author("kept")))
-        let encrypted = try DatabaseQueue(path: path).read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object WHERE isEncrypted = 1 AND NOT json_valid(data)")
-        }
+        let encrypted = try garage.store.allStoredRows().filter { $0.isEncrypted && (try? JSONReader.parse($0.data)) == nil }.count
         #expect(encrypted == 3)
         // Checked and collected without the key: the reference lists are not encrypted.
         let withoutKey = try Garage(path: path)
@@ -181,139 +153,6 @@ struct IntegrityTests {
         #expect(report.problems[0].description.contains("Park Author(\(id)) again"))
         try garage.park(writer)
         #expect(try garage.check().isOK)
-    }
-
-    @Test func aReferenceWhoseIdentifierIsParkedUnderAnotherTypeHasTheWrongType() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("renamed.sqlite")
-        let garage = try Garage(path: path)
-        let writer = author("w")
-        try garage.park(Book(id: 1, title: "", author: writer))
-        try garage.park(Counter(id: 1, value: 0))     // "1" exists as Counter and Book: not an issue
-        // Rows moved to another type name without migrateAll, which would fix the references.
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "UPDATE garage_object SET type = 'Writer' WHERE type = 'Author'")
-        }
-        let report = try garage.check()
-        #expect(report.problems == [
-            .wrongTypeReference(fromType: "Book", fromIdentifier: "1", toType: "Author",
-                                toIdentifier: writer.id.uuidString, foundTypes: ["Writer"]),
-        ])
-        #expect(report.description.contains(#"migrateAll(fromOldClassName: "Author", to: Writer.self)"#))
-        #expect(report.description.contains(#"migrateAll(fromOldClassName: "Writer", to: Author.self)"#))
-        // Either repair makes the store sound: moving the rows back...
-        try garage.transaction {
-            try garage.migrateAll(fromOldClassName: "Writer", to: Author.self)
-            #expect(try garage.check().isOK == false)      // the check reads the committed store
-        }
-        #expect(try garage.check().isOK)
-        #expect(try garage.retrieve(Book.self, identifier: 1)?.author.name == "w")
-        // ...or, for an app whose type is now Writer, rewriting the references.
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "UPDATE garage_object SET type = 'Writer' WHERE type = 'Author'")
-        }
-        #expect(try garage.migrateAll(fromOldClassName: "Author", to: Writer.self) == 0)
-        #expect(try garage.check().isOK)
-    }
-
-    @Test func anObjectAStaleReferenceMayMeanIsNotCollected() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("stale.sqlite")
-        let garage = try Garage(path: path)
-        let (meant, orphan) = (author("meant"), author("orphan"))
-        try garage.park(Book(id: 1, title: "", author: meant))
-        try garage.park(Book(id: 2, title: "", author: orphan))
-        try garage.park(Book(id: 2, title: "", author: meant))
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "UPDATE garage_object SET type = 'Writer' WHERE type = 'Author'")
-        }
-        // Book(1)'s reference says Author; the rows are Writers now. The one it names stays.
-        let report = try garage.collectGarbage(dryRun: false)
-        #expect(report.objects == [ObjectKey(typeName: "Writer", identifier: orphan.id.uuidString)])
-        #expect(try garage.metadata(Writer.self, identifier: meant.id) != nil)
-    }
-
-    @Test func rowsOfTypesTheAppDoesNotHaveAreChecked() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("foreign.sqlite")
-        let garage = try Garage(path: path)
-        try garage.park(Counter(id: 1, value: 1))
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: """
-                INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate, isRoot, refs) VALUES
-                    ('Ghost', 'g', '{}', 0, 0, 1, '[["Phantom","p"],["Counter","1"]]'),
-                    ('Ghost', 'h', '{}', 0, 0, 1, '[["Phantom"]]'),
-                    ('Ghost', 'i', '[1,', 0, 0, 1, 'nope')
-                """)
-        }
-        let report = try garage.check()
-        #expect(report.problems.count == 4)
-        #expect(report.problems[0] == .invalidReferenceList(
-            typeName: "Ghost", identifier: "h", reason: #"an element is not a ["Type", "identifier"] pair of strings"#))
-        #expect(report.problems[1] == .invalidReferenceList(typeName: "Ghost", identifier: "i", reason: "it is not valid JSON"))
-        if case let .invalidJSON(type, identifier, _) = report.problems[2] {
-            #expect(type == "Ghost" && identifier == "i")
-        } else {
-            Issue.record("expected invalid JSON, got \(report.problems[2])")
-        }
-        #expect(report.problems[3] == .danglingReference(fromType: "Ghost", fromIdentifier: "g", toType: "Phantom", toIdentifier: "p"))
-    }
-
-    @Test func theListOfProblemsIsCapped() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("capped.sqlite")
-        let garage = try Garage(path: path)
-        let writer = author("w")
-        try garage.parkAll((0..<5).map { Book(id: $0, title: "", author: writer) })
-        try garage.park(Loan(id: "l", book: Book(id: 9, title: "", author: writer), guarantor: nil))
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "UPDATE garage_object SET data = 'x' WHERE type = 'Book' AND identifier < '5'")
-            try db.execute(sql: "DELETE FROM garage_object WHERE type = 'Book' AND identifier = '9'")
-        }
-        let all = try garage.check()
-        #expect(all.problems.count == 6 && !all.isTruncated)
-        #expect(all.problems.last == .danglingReference(fromType: "Loan", fromIdentifier: "l", toType: "Book", toIdentifier: "9"))
-        let three = try garage.check(maximumProblems: 3)
-        #expect(three.problems == Array(all.problems.prefix(3)) && three.isTruncated)
-        // Full after the JSON check, with a dangling reference still to come.
-        let five = try garage.check(maximumProblems: 5)
-        #expect(five.problems == Array(all.problems.prefix(5)) && five.isTruncated)
-        #expect(five.description.hasPrefix("The store has more problems than listed; the first 5 problems:"))
-        #expect(try garage.check(maximumProblems: 6) == all)
-        #expect(try garage.check(maximumProblems: 0).problems.count == 1)
-    }
-
-    /// A store file whose table's root page (an interior page of its b-tree, given 3,000 rows)
-    /// is overwritten with bytes that are no page at all, once everything is in the main file.
-    private func damagedStore(in directory: TemporaryDirectory) throws -> String {
-        let path = directory.path("damaged.sqlite")
-        do {
-            let garage = try Garage(path: path)
-            try garage.parkAll((0..<3_000).map { Counter(id: $0, value: $0) })
-            #expect(try garage.check().isOK)
-        }
-        try overwriteObjectTableRootPage(of: path)
-        return path
-    }
-
-    @Test func aDamagedFileGivesAnSQLiteProblemNotACrash() throws {
-        let directory = try TemporaryDirectory()
-        let garage = try Garage(path: try damagedStore(in: directory))
-        let report = try garage.check()
-        // Either SQLite's check lists the damage, or it fails on it; the rows can't be read.
-        #expect(report.problems.first.map { if case .sqlite = $0 { true } else { false } } == true)
-        #expect(report.problems.contains(.sqlite(
-            "the check of reference lists failed: database disk image is malformed (SQLite error 11)")))
-        #expect(report.description.contains("SQLite reports damage"))
-        // Garbage collection can't read the rows: a clear error, and nothing written.
-        #expect(throws: GarageError.self) { try garage.collectGarbage(dryRun: false) }
-    }
-
-    @Test func aDamagedFileIsReportedAsynchronouslyToo() async throws {
-        let directory = try TemporaryDirectory()
-        let garage = try Garage(path: try damagedStore(in: directory))
-        let report = try await garage.check()
-        #expect(report.problems.contains { if case .sqlite = $0 { true } else { false } })
     }
 
     // MARK: - collectGarbage()
@@ -356,8 +195,9 @@ struct IntegrityTests {
                 ObjectKey(typeName: "Friend", identifier: "f1"), ObjectKey(typeName: "Friend", identifier: "f2")].sorted()
     }
 
-    private func rowCount(_ path: String) throws -> Int {
-        try DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM garage_object") ?? 0 }
+    /// The committed rows, tombstones too.
+    func rowCount(_ garage: Garage) throws -> Int {
+        try garage.store.allStoredRows().count
     }
 
     @Test func aDryRunListsExactlyTheUnreachableObjectsAndDeletesNothing() throws {
@@ -365,13 +205,13 @@ struct IntegrityTests {
         let path = directory.path("dry.sqlite")
         let garage = try Garage(path: path)
         let unreachable = try parkGraphsThenOrphanSome(in: garage)
-        let before = try rowCount(path)
+        let before = try rowCount(garage)
         let report = try garage.collectGarbage()
         #expect(report == GarbageReport(isDryRun: true, objects: unreachable))
         #expect(report.count == 6)
         #expect(report.description.hasPrefix("Dry run: 6 unreachable objects would be deleted: Author("))
         #expect(report.description.hasSuffix("Run collectGarbage(dryRun: false) to delete them."))
-        #expect(try rowCount(path) == before)
+        #expect(try rowCount(garage) == before)
         #expect(try garage.collectGarbage(dryRun: true) == report)
     }
 
@@ -380,11 +220,11 @@ struct IntegrityTests {
         let path = directory.path("collect.sqlite")
         let garage = try Garage(path: path)
         let unreachable = try parkGraphsThenOrphanSome(in: garage)
-        let before = try rowCount(path)
+        let before = try rowCount(garage)
         let report = try garage.collectGarbage(dryRun: false)
         #expect(report == GarbageReport(isDryRun: false, objects: unreachable))
         #expect(report.description.hasPrefix("Deleted 6 unreachable objects: "))
-        #expect(try rowCount(path) == before - 6)
+        #expect(try rowCount(garage) == before - 6)
         #expect(try garage.metadata(Friend.self, identifier: "f1") == nil)
         #expect(try garage.metadata(Branch.self, identifier: "g") == nil)
         // Everything reachable is whole.
@@ -446,27 +286,6 @@ struct IntegrityTests {
         #expect(try garage.collectGarbage().objects == [ObjectKey(typeName: "Author", identifier: referenced.id.uuidString)])
     }
 
-    @Test func theRealRunTakesTheWriteLockFirstAndTheDryRunTakesNone() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("locked.sqlite")
-        let garage = try Garage(path: path, busyTimeout: 0.05)
-        let orphan = author("orphan")
-        try garage.park(Book(id: 1, title: "", author: orphan))
-        try garage.park(Book(id: 1, title: "", author: author("kept")))
-        try garage.collectGarbage(dryRun: false)
-        // Nothing left to delete: only a transaction that takes the lock up front can wait for it.
-        let other = try DatabaseQueue(path: path)
-        try other.writeWithoutTransaction { db in
-            try db.execute(sql: "BEGIN IMMEDIATE")
-            defer { try? db.execute(sql: "ROLLBACK") }
-            #expect(throws: GarageError.storeBusy(operation: "collect garbage", path: path)) {
-                try garage.collectGarbage(dryRun: false)
-            }
-            #expect(try garage.collectGarbage().objects.isEmpty)
-            #expect(try garage.check().isOK)
-        }
-    }
-
     @Test func aClaimedObjectIsCollectedAndTheClaimReportsItDeleted() throws {
         let garage = try Garage.inMemory()
         let (orphan, kept) = (author("orphan"), author("kept"))
@@ -478,27 +297,6 @@ struct IntegrityTests {
         let report = try garage.complete(claim)
         #expect(report.deleted == [orphan.id.uuidString])
         #expect(report.synced == [kept.id.uuidString])
-    }
-
-    @Test func anUnusableReferenceListStopsTheCollection() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("refs.sqlite")
-        let garage = try Garage(path: path)
-        let orphan = author("orphan")
-        try garage.park(Book(id: 1, title: "", author: orphan))
-        try garage.park(Book(id: 1, title: "", author: author("kept")))
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "UPDATE garage_object SET refs = '[[\"Author\"' WHERE type = 'Book'")
-        }
-        let expected = GarageError.corruptData(
-            typeName: "Book", identifier: "1",
-            reason: "its list of references is unusable (it is not valid JSON), so garbage can't be collected until it is repaired")
-        #expect(throws: expected) { try garage.collectGarbage() }
-        #expect(throws: expected) { try garage.collectGarbage(dryRun: false) }
-        #expect(try rowCount(path) == 3)
-        #expect(try garage.check().problems == [
-            .invalidReferenceList(typeName: "Book", identifier: "1", reason: "it is not valid JSON"),
-        ])
     }
 
     @Test func asyncVariantsAndObserversSeeTheDeletions() async throws {
@@ -517,17 +315,8 @@ struct IntegrityTests {
         #expect(try await garage.check().isOK)
     }
 
-    @Test func theWalkFollowsReferencesThroughThePrimaryKey() throws {
-        let garage = try Garage.inMemory()
-        let plan = try garage.store.read("plan") { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Store.unreachableRowsSQL, arguments: ["[]"])
-                .map { $0["detail"] as String }
-        }
-        #expect(plan.contains { $0.contains("SEARCH referenced USING INDEX sqlite_autoindex_garage_object_1 (type=? AND identifier=?)") },
-                "\(plan)")
-    }
 }
 
 /// `Author`, after a rename: only its name matters here.
-private struct Writer: Codable {}
+struct Writer: Codable {}
 

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -125,9 +124,7 @@ final class STCounter: Sendable {
 
 /// The stored row of the setting `id`: its JSON (or ciphertext) and whether it is encrypted.
 func stStoredSetting(_ garage: Garage, _ id: String) throws -> StoredRow? {
-    try garage.store.read("test") { db in
-        try Store.row(db, ObjectKey(typeName: "GarageLite.Setting", identifier: id))
-    }
+    try garage.store.storedRow(ObjectKey(typeName: "GarageLite.Setting", identifier: id))
 }
 
 /// Reads `updates` on a task of its own, handing each update to the test as it comes, so that

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -39,15 +38,4 @@ struct StreamingTests {
         #expect(ids.sorted() == [0, 1, 2, 4, 5, 6, 7, 8, 9, 10])
     }
 
-    @Test func pagesAreRangesOfThePrimaryKey() throws {
-        let garage = try Garage.inMemory()
-        let plan = try garage.store.read("plan") { db in
-            try Row.fetchAll(db, sql: """
-                EXPLAIN QUERY PLAN SELECT * FROM garage_object WHERE type = 'T' AND identifier > 'x'
-                ORDER BY identifier LIMIT 10
-                """).map { $0["detail"] as String }.joined(separator: "; ")
-        }
-        #expect(plan.contains("(type=? AND identifier>?)"))
-        #expect(!plan.contains("TEMP B-TREE"))
-    }
 }

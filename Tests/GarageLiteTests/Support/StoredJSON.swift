@@ -7,7 +7,7 @@ import Testing
 /// The JSON text stored in the row of type `T` with `identifier`.
 func codingStoredJSON<T>(_ garage: Garage, _ type: T.Type, _ identifier: String) throws -> String {
     let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: identifier)
-    let row = try garage.store.read("coding tests") { db in try Store.row(db, key) }
+    let row = try garage.store.storedRow(key)
     let stored = try #require(row, "no row \(key)")
     #expect(!stored.isEncrypted)
     return stored.data

@@ -1,11 +1,10 @@
 import Foundation
-import GRDB
 import Testing
 @testable import GarageLite
 
 @Suite("Sync jobs: claims")
 struct ClaimsTests {
-    private func notes(_ garage: Garage, count: Int) throws -> [Memo] {
+    func notes(_ garage: Garage, count: Int) throws -> [Memo] {
         let memos = (0..<count).map { Memo(id: "m\($0)", text: "memo \($0)") }
         for memo in memos {
             try garage.park(memo)   // one by one: modification dates in this order
@@ -111,32 +110,6 @@ struct ClaimsTests {
         #expect(try reopened.complete(claim).synced == ["m0", "m1"])
     }
 
-    @Test func jobQueriesUseTheIndex() throws {
-        let garage = try Garage.inMemory()
-        _ = try notes(garage, count: 3)
-        try garage.park(Note(text: "n", tags: [], syncStatus: .synced))
-        try garage.setSyncStatus(.synced, for: Memo(id: "m1", text: ""))
-        let counts = try garage.syncStatusCounts()
-        #expect(counts == ["Memo": [.notSynced: 2, .synced: 1], "Note": [.synced: 1]])
-        #expect(try garage.syncStatusCounts([.notSynced]) == ["Memo": [.notSynced: 2]])
-        #expect(try garage.identifiers(of: Memo.self, withStatus: .notSynced) == ["m0", "m2"])
-        let plans = try garage.store.read("plan") { db in
-            try ["SELECT COUNT(*) FROM garage_object WHERE syncStatus = 1 AND type = 'Memo'",
-                 "SELECT type, COUNT(*) FROM garage_object WHERE syncStatus = 1 GROUP BY type",
-                 "SELECT identifier FROM garage_object WHERE syncStatus = 1 AND type = 'M' ORDER BY modificationDate",
-                 "SELECT * FROM garage_object WHERE claim IS NOT NULL AND claimedAt < 5"].map { sql in
-                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; ")
-            }
-        }
-        #expect(plans[0].contains("USING COVERING INDEX garage_object_sync (syncStatus=? AND type=?)"))
-        #expect(plans[1].contains("USING COVERING INDEX garage_object_sync (syncStatus=?)"))
-        #expect(plans[2].contains("garage_object_sync (syncStatus=? AND type=?)") && !plans[2].contains("TEMP B-TREE"))
-        #expect(plans[3].contains("garage_object_claim"))
-        for plan in plans {
-            #expect(!plan.hasPrefix("SCAN garage_object"), "\(plan)")
-        }
-    }
-
     @Test func metadataReportsDatesRevisionAndStatus() throws {
         let garage = try Garage.inMemory()
         let memo = Memo(id: "m", text: "one")
@@ -170,45 +143,4 @@ struct ClaimsTests {
         #expect(try await garage.count(Memo.self, withStatus: .notSynced) == 2)
     }
 
-    @Test func aBusyStoreSaysWhichOperationGaveUp() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("busy.sqlite")
-        let garage = try Garage(path: path, busyTimeout: 0.2)
-        // Another connection holds the write lock.
-        let other = try DatabaseQueue(path: path)
-        try other.writeWithoutTransaction { db in
-            try db.execute(sql: "BEGIN IMMEDIATE")
-            #expect(throws: GarageError.storeBusy(operation: "park Memo(m)", path: path)) {
-                try garage.park(Memo(id: "m", text: ""))
-            }
-            #expect(throws: GarageError.storeBusy(operation: "claim Memo", path: path)) {
-                try garage.claim(Memo.self, limit: 1)
-            }
-            // Readers don't wait for the writer.
-            #expect(try garage.count(Memo.self) == 0)
-            try db.execute(sql: "ROLLBACK")
-        }
-        try garage.park(Memo(id: "m", text: ""))
-        #expect(try garage.count(Memo.self) == 1)
-    }
-
-    @Test func aWriterWaitsForAnotherUnderOrdinaryContention() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("wait.sqlite")
-        let garage = try Garage(path: path)
-        let other = try DatabaseQueue(path: path)
-        let locked = DispatchSemaphore(value: 0)
-        let holder = Thread {
-            try? other.writeWithoutTransaction { db in
-                try db.execute(sql: "BEGIN IMMEDIATE")
-                locked.signal()
-                usleep(200_000)       // a long transaction elsewhere
-                try db.execute(sql: "COMMIT")
-            }
-        }
-        holder.start()
-        locked.wait()
-        try garage.park(Memo(id: "m", text: "waited"))   // waits for the lock, then writes
-        #expect(try garage.retrieve(Memo.self, identifier: "m")?.text == "waited")
-    }
 }

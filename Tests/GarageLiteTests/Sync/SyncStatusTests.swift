@@ -36,9 +36,7 @@ struct SyncStatusTests {
         try garage.park(book)
         book.syncStatus = .synced
         try garage.park(book)
-        let row = try #require(try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Book", identifier: "1"))
-        })
+        let row = try #require(try garage.store.storedRow(ObjectKey(typeName: "Book", identifier: "1")))
         // Only the status changed: same content, same revision, status in the row.
         #expect(row.revision == 1)
         #expect(row.syncStatus == .synced)
@@ -47,9 +45,7 @@ struct SyncStatusTests {
     @Test func nonSyncableObjectsAreUndeterminedAndKeepAStatusSetOnThem() throws {
         let garage = try Garage.inMemory()
         try garage.park(Counter(id: 1, value: 1))
-        let status = try garage.store.read("test") { db in
-            try Store.row(db, ObjectKey(typeName: "Counter", identifier: "1"))?.syncStatus
-        }
+        let status = try garage.store.storedRow(ObjectKey(typeName: "Counter", identifier: "1"))?.syncStatus
         #expect(status == .undetermined)
     }
 

@@ -460,7 +460,7 @@ struct SyncStressTests {
             #expect(localCopies[id] == serverCopies[id], "\(id): the store has \(localCopies[id].map { "\($0)" } ?? "nothing"), the server \(serverCopies[id].map { "\($0)" } ?? "nothing")")
         }
         #expect(local.filter { $0.syncStatus != .synced }.map(\.id) == [], "every object is synced")
-        let rows = try garage.store.read("the rows left") { db in try Store.allRows(db) }
+        let rows = try garage.store.allStoredRows()
         #expect(rows.filter(\.isDeleted).map(\.key.identifier) == [], "no tombstone is left: every deletion reached the server")
         #expect(rows.filter { $0.claim != nil }.map(\.key.identifier) == [], "no claim is left")
         #expect(try server.count(SyncStressServerChange.self) == 0, "every server change was downloaded")

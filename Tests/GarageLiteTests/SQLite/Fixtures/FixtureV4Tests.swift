@@ -1,6 +1,5 @@
 import Foundation
 import GarageFixtureModels
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -15,14 +14,12 @@ struct FixtureV4Tests {
                                      "garage_encryption_count_insert", "garage_encryption_count_update"]
 
     private static func header(_ path: String) throws -> (version: Int?, integrity: [String], triggers: [String], meta: [String]) {
-        let queue = try DatabaseQueue(path: path)
-        defer { try? queue.close() }
-        return try queue.read { db in
-            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
-             try String.fetchAll(db, sql: "PRAGMA integrity_check"),
-             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"),
-             try String.fetchAll(db, sql: "SELECT name FROM garage_meta ORDER BY name"))
-        }
+        let file = try SQLiteFile(path)
+        defer { try? file.close() }
+        return (try file.int("PRAGMA user_version"),
+                try file.integrityCheck(),
+                try file.strings("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"),
+                try file.strings("SELECT name FROM garage_meta ORDER BY name"))
     }
 
     @Test(arguments: names + ["locked"])

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 @testable import GarageLite
 import Testing
 
@@ -56,13 +55,12 @@ struct GarageStorageShapeTests {
         let path = directory.path("garage.sqlite")
         let garage = try Garage(path: path)
         garage.dataEncryptionDelegate = encryptor
-        try DatabaseQueue(path: path).write { db in
-            for (type, identifier, data) in rows {
-                try db.execute(sql: """
-                    INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate, isRoot)
-                    VALUES (?, ?, ?, 0, 0, 1)
-                    """, arguments: [type, identifier, data])
-            }
+        let file = try SQLiteFile(path)
+        for (type, identifier, data) in rows {
+            try file.execute("""
+                INSERT INTO garage_object (type, identifier, data, creationDate, modificationDate, isRoot)
+                VALUES (?, ?, ?, 0, 0, 1)
+                """, [type, identifier, data])
         }
         return garage
     }
@@ -85,7 +83,7 @@ struct GarageStorageShapeTests {
         #expect(person.address == GSAddress(street: "1 Main", city: "Boston"))
         // Parked again, it is stored in GarageLite's shapes, and reads the same.
         try garage.park(person)
-        let stored = try #require(try garage.store.read("test") { db in try Store.row(db, ObjectKey(typeName: "GSPerson", identifier: "Sam")) })
+        let stored = try #require(try garage.store.storedRow(ObjectKey(typeName: "GSPerson", identifier: "Sam")))
         #expect(!stored.data.contains("gs_") && !stored.data.contains("kGSAnonymous"))
         #expect(try garage.retrieve(GSPerson.self, identifier: "Sam")?.address?.city == "Boston")
     }

@@ -1,6 +1,5 @@
 import Foundation
 import GarageFixtureModels
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -12,12 +11,10 @@ struct FixtureV3Tests {
 
     /// The index of references of the store at `path`, as `to|from` lines in order.
     static func index(_ path: String) throws -> [String] {
-        try DatabaseQueue(path: path).read { db in
-            try String.fetchAll(db, sql: """
-                SELECT toType || '(' || toIdentifier || ')|' || fromType || '(' || fromIdentifier || ')'
-                FROM garage_reference ORDER BY 1
-                """)
-        }
+        try SQLiteFile(path).strings("""
+            SELECT toType || '(' || toIdentifier || ')|' || fromType || '(' || fromIdentifier || ')'
+            FROM garage_reference ORDER BY 1
+            """)
     }
 
     /// The content (`FixtureV2Tests.content`) of the file `name` of format `version` opened by
@@ -34,28 +31,25 @@ struct FixtureV3Tests {
 
     /// The index the rows' reference lists call for, computed from the lists themselves.
     static func expectedIndex(_ path: String) throws -> [String] {
-        try DatabaseQueue(path: path).read { db in
-            try String.fetchAll(db, sql: """
-                SELECT DISTINCT json_extract(reference.value, '$[0]') || '(' || json_extract(reference.value, '$[1]')
-                    || ')|' || row.type || '(' || row.identifier || ')'
-                FROM garage_object AS row, json_each(row.refs) AS reference
-                WHERE row.isDeleted = 0 ORDER BY 1
-                """)
-        }
+        try SQLiteFile(path).strings("""
+            SELECT DISTINCT json_extract(reference.value, '$[0]') || '(' || json_extract(reference.value, '$[1]')
+                || ')|' || row.type || '(' || row.identifier || ')'
+            FROM garage_object AS row, json_each(row.refs) AS reference
+            WHERE row.isDeleted = 0 ORDER BY 1
+            """)
     }
 
     @Test(arguments: names)
     func eachFileIsAWholeVersion3Store(name: String) throws {
         let fixture = try FixtureFile("\(name).garage", version: 3)
-        let queue = try DatabaseQueue(path: fixture.path)
-        let (userVersion, integrity, triggers, columns, guessed) = try queue.read { db in
-            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
-             try String.fetchAll(db, sql: "PRAGMA integrity_check"),
-             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"),
-             try db.columns(in: "garage_object").map(\.name),
-             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object WHERE referencesKnown = 0"))
-        }
-        try queue.close()
+        let file = try SQLiteFile(fixture.path)
+        let (userVersion, integrity, triggers, columns, guessed) = (
+            try file.int("PRAGMA user_version"),
+            try file.integrityCheck(),
+            try file.strings("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"),
+            try file.columns(in: "garage_object"),
+            try file.int("SELECT COUNT(*) FROM garage_object WHERE referencesKnown = 0"))
+        try file.close()
         #expect(userVersion == 3)
         #expect(columns.last == "referencesKnown")
         #expect(guessed == 0)
@@ -88,7 +82,7 @@ struct FixtureV3Tests {
         #expect(reports[0] == reports[1].replacingOccurrences(of: new.path, with: old.path))
         #expect(try Self.migratedContent(old.path, from: version, name: name) == FixtureV2Tests.content(new.path))
         #expect(try Self.index(old.path) == Self.index(new.path))
-        #expect(try DatabaseQueue(path: old.path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == Schema.formatVersion)
+        #expect(try SQLiteFile(old.path).int("PRAGMA user_version") == Schema.formatVersion)
         old.expectOriginalUnchanged()
         new.expectOriginalUnchanged()
     }

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import GarageFixtureModels
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -41,9 +40,9 @@ struct FixtureTests {
         var stored: [String] = []
         for name in ["plain", "graph", "sync", "hashable", "encrypted", "empty"] {
             let fixture = try FixtureFile("\(name).garage")
-            let queue = try DatabaseQueue(path: fixture.path)
-            stored += try queue.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT type FROM garage_object") }
-            try queue.close()
+            let file = try SQLiteFile(fixture.path)
+            stored += try file.strings("SELECT DISTINCT type FROM garage_object")
+            try file.close()
             fixture.expectOriginalUnchanged()
         }
         #expect(models.sorted() == stored.sorted())
@@ -53,15 +52,14 @@ struct FixtureTests {
     @Test(arguments: ["plain", "graph", "sync", "hashable", "encrypted", "empty"])
     func eachFileIsAWholeVersion1Store(name: String) throws {
         let fixture = try FixtureFile("\(name).garage")
-        let queue = try DatabaseQueue(path: fixture.path)
-        let (userVersion, applicationID, journalMode, integrity, schema) = try queue.read { db in
-            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
-             try Int32.fetchOne(db, sql: "PRAGMA application_id"),
-             try String.fetchOne(db, sql: "PRAGMA journal_mode"),
-             try String.fetchAll(db, sql: "PRAGMA integrity_check"),
-             try String.fetchAll(db, sql: "SELECT type || ' ' || name FROM sqlite_master ORDER BY name"))
-        }
-        try queue.close()
+        let file = try SQLiteFile(fixture.path)
+        let (userVersion, applicationID, journalMode, integrity, schema) = (
+            try file.int("PRAGMA user_version"),
+            try file.int("PRAGMA application_id").map(Int32.init),
+            try file.string("PRAGMA journal_mode"),
+            try file.integrityCheck(),
+            try file.strings("SELECT type || ' ' || name FROM sqlite_master ORDER BY name"))
+        try file.close()
         #expect(userVersion == 1)
         #expect(applicationID == Schema.applicationID)
         #expect(journalMode == "wal")
@@ -262,13 +260,11 @@ struct FixtureTests {
         try expectRow(garage, V1.Port.self, Self.nassauID, isRoot: false)
 
         // The outgoing references, readable with SQLite's json_each without the Swift types.
-        let references = try DatabaseQueue(path: fixture.path).read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT json_extract(value, '$[0]') AS type, json_extract(value, '$[1]') AS identifier
-                FROM garage_object, json_each(garage_object.refs)
-                WHERE garage_object.type = 'Ship' AND garage_object.identifier = 'Revenge'
-                """).map { "\($0["type"] as String)(\($0["identifier"] as String))" }
-        }
+        let references = try SQLiteFile(fixture.path).strings("""
+            SELECT json_extract(value, '$[0]') || '(' || json_extract(value, '$[1]') || ')'
+            FROM garage_object, json_each(garage_object.refs)
+            WHERE garage_object.type = 'Ship' AND garage_object.identifier = 'Revenge'
+            """)
         #expect(Set(references) == [
             "Sailor(s-anne)", "Sailor(s-jack)", "Sailor(s-mary)", "Sailor(s-will)", "Port(\(Self.nassauID.uuidString))",
         ])

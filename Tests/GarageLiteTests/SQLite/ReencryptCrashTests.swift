@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 @testable import GarageLite
 import GarageStressModels
 import Testing
@@ -107,16 +106,12 @@ struct ReencryptCrashTests {
     private func waitForObjects(movedTo prefix: String, atLeast progress: Int, in path: String,
                                 while process: WorkerProcess) throws -> Int {
         guard progress > 0 else { return 0 }
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(30)
         var moved = 0
         while moved < progress, !process.wait(timeout: 0) {
             do {
-                moved = try DatabaseQueue(path: path, configuration: configuration).read { db in
-                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object WHERE data LIKE ?", arguments: [prefix + "%"]) ?? 0
-                }
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                moved = try SQLiteFile(path, busyTimeout: 30, readOnly: true)
+                    .int("SELECT COUNT(*) FROM garage_object WHERE data LIKE ?", [prefix + "%"]) ?? 0
+            } catch where SQLiteFile.isBusy(error) {
                 continue // the worker holds the file (its compaction): look again
             }
         }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 import GarageLite
 
@@ -173,19 +172,16 @@ struct CrashSafetyTests {
                 break
             }
             lingering = nil
-            var configuration = Configuration()
-            configuration.readonly = true
-            let queue = try DatabaseQueue(path: storePath, configuration: configuration)
-            let integrity = try queue.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+            let file = try SQLiteFile(storePath, readOnly: true)
+            let integrity = try file.integrityCheck()
             #expect(integrity == ["ok"], "\(context): integrity_check")
 
             // The rows of this worker, and of the workers before it.
-            let (rows, total) = try queue.read { db in
-                (try Row.fetchAll(db, sql: """
-                    SELECT type, identifier FROM garage_object WHERE identifier > ? AND identifier < ?
-                    """, arguments: [runSeed + ".", runSeed + "/"]).map { ($0[0] as String, $0[1] as String) },
-                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object") ?? 0)
-            }
+            // (Nothing writes meanwhile: the worker is gone, and the garages here are idle.)
+            let rows = try file.rows("""
+                SELECT type, identifier FROM garage_object WHERE identifier > ? AND identifier < ?
+                """, [runSeed + ".", runSeed + "/"]).map { ($0[0] ?? "", $0[1] ?? "") }
+            let total = try file.int("SELECT COUNT(*) FROM garage_object") ?? 0
             if !isFresh {
                 #expect(total - rows.count == sharedRows, "\(context): rows of earlier workers are missing or new")
                 sharedRows = total
@@ -216,10 +212,7 @@ struct CrashSafetyTests {
 
         // At the end, the whole shared store: every batch complete, every logged one there.
         let garage = try Garage(path: sharedPath)
-        let queue = try DatabaseQueue(path: sharedPath)
-        let rows = try queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT type, identifier FROM garage_object").map { ($0[0] as String, $0[1] as String) }
-        }
+        let rows = try SQLiteFile(sharedPath).rows("SELECT type, identifier FROM garage_object").map { ($0[0] ?? "", $0[1] ?? "") }
         #expect(rows.count == sharedRows, "seed \(seed): the shared store at the end")
         let (present, problems) = try Self.verifyBatches(rows: rows, in: garage, context: "seed \(seed), at the end")
         #expect(problems == [])
@@ -254,13 +247,9 @@ struct CrashSafetyTests {
         try garage.parkAll(batch("t.0", size: 2) + batch("t.1", size: 1) + batch("t.2", size: 2)
                            + batch("t.3", size: 2) + batch("t.4", size: 3))
         try garage.park(batch("t.3", size: 2, generation: 2)[0])
-        let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
-            try db.execute(sql: "DELETE FROM garage_object WHERE identifier IN ('t.0.1.c2', 't.1.0.c0.g', 't.2.1')")
-        }
-        let rows = try queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT type, identifier FROM garage_object").map { ($0[0] as String, $0[1] as String) }
-        }
+        let file = try SQLiteFile(path)
+        try file.execute("DELETE FROM garage_object WHERE identifier IN ('t.0.1.c2', 't.1.0.c0.g', 't.2.1')")
+        let rows = try file.rows("SELECT type, identifier FROM garage_object").map { ($0[0] ?? "", $0[1] ?? "") }
 
         // A missing child, a missing grandchild, a missing parent (its children left behind),
         // and a batch of two generations.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -16,12 +15,10 @@ struct StoreFileTests {
         let reopened = try Garage(url: URL(fileURLWithPath: path))
         #expect(try reopened.retrieve(Counter.self, identifier: 1)?.value == 1)
         // The file records its format and is in WAL mode.
-        let queue = try DatabaseQueue(path: path)
-        let (version, applicationID, journalMode) = try queue.read { db in
-            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
-             try Int32.fetchOne(db, sql: "PRAGMA application_id"),
-             try String.fetchOne(db, sql: "PRAGMA journal_mode"))
-        }
+        let file = try SQLiteFile(path)
+        let (version, applicationID, journalMode) = (try file.int("PRAGMA user_version"),
+                                                     try file.int("PRAGMA application_id").map(Int32.init),
+                                                     try file.string("PRAGMA journal_mode"))
         #expect(version == Schema.formatVersion)
         #expect(applicationID == Schema.applicationID)
         #expect(journalMode == "wal")
@@ -31,12 +28,10 @@ struct StoreFileTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("garage.sqlite")
         _ = try Garage(path: path)
-        let plan = try DatabaseQueue(path: path).read { db in
-            try Row.fetchAll(db, sql: """
-                EXPLAIN QUERY PLAN SELECT * FROM garage_object WHERE type = 'T' AND syncStatus = 1
-                ORDER BY modificationDate
-                """).map { $0["detail"] as String }
-        }
+        let plan = try SQLiteFile(path).queryPlan("""
+            SELECT * FROM garage_object WHERE type = 'T' AND syncStatus = 1
+            ORDER BY modificationDate
+            """)
         #expect(plan.contains { $0.contains("USING INDEX garage_object_sync (syncStatus=? AND type=?)") })
         #expect(!plan.contains { $0.contains("TEMP B-TREE") })
     }
@@ -65,12 +60,7 @@ struct StoreFileTests {
     @Test func anotherSQLiteDatabaseIsRefusedUntouched() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("other.sqlite")
-        do {
-            let queue = try DatabaseQueue(path: path)
-            try queue.write { db in
-                try db.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)")
-            }
-        }
+        try SQLiteFile(path).execute("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(throws: GarageError.notAGarageStore(
             path: path, reason: "it is an SQLite database of another application")) {
@@ -87,11 +77,9 @@ struct StoreFileTests {
             try garage.park(Counter(id: 1, value: 1))
         }
         do {
-            let queue = try DatabaseQueue(path: path)
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA user_version = \(Schema.formatVersion + 1)")
-                try db.checkpoint(.truncate)
-            }
+            let file = try SQLiteFile(path)
+            try file.executeWithoutTransaction("PRAGMA user_version = \(Schema.formatVersion + 1)")
+            try file.checkpoint()
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(throws: GarageError.newerFormatVersion(path: path, version: Schema.formatVersion + 1,

@@ -1,6 +1,5 @@
 @testable import GarageLite
 import Foundation
-import GRDB
 import Testing
 
 /// One strict reader for every row: a column of the wrong type is `corruptData` naming the
@@ -17,10 +16,8 @@ struct StrictRowReaderTests {
 
     static func damage(_ path: String, _ column: String, _ literal: String, identifier: String) throws {
         // The SQL is a constant of the test: a column name and an SQL literal.
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "UPDATE garage_object SET \(column) = \(literal) WHERE type = 'Book' AND identifier = ?",
-                           arguments: [identifier])
-        }
+        try SQLiteFile(path).execute("UPDATE garage_object SET \(column) = \(literal) WHERE type = 'Book' AND identifier = ?",
+                                     [identifier])
     }
 
     /// A row whose creation date holds text was claimed (read as 0), then `complete` and

@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import GarageFixtureModels
 import GarageLite
-import GRDB
 import Testing
 
 // The types the tool's tests park; the tool itself knows only their names.
@@ -96,12 +95,9 @@ struct GarageToolTests {
 
     /// Deletes the row of `type(identifier)` behind the library's back.
     func deleteRow(_ path: String, type: String, identifier: String) throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        try DatabaseQueue(path: path, configuration: configuration).write { db in
-            try db.execute(sql: "DELETE FROM garage_object WHERE type = ? AND identifier = ?", arguments: [type, identifier])
-            #expect(db.changesCount == 1)
-        }
+        let changes = try SQLiteFile(path, busyTimeout: 10)
+            .execute("DELETE FROM garage_object WHERE type = ? AND identifier = ?", [type, identifier])
+        #expect(changes == 1)
     }
 
     func fileBytes(_ path: String) throws -> Data {
@@ -627,9 +623,7 @@ struct GarageToolTests {
         #expect((try jsonObject(shown)["object"] as? [String: Any])?["name"] as? String == "Alpha", "\(shown)")
         #expect(try garage("check", path, environment: ["GARAGE_KEY": first]).exitCode == 0)
         // The rows hold no plaintext.
-        let rows = try DatabaseQueue(path: path).read { db in
-            try String.fetchAll(db, sql: "SELECT CAST(data AS TEXT) FROM garage_object")
-        }
+        let rows = try SQLiteFile(path).strings("SELECT CAST(data AS TEXT) FROM garage_object")
         #expect(rows.count == 6)
         #expect(!rows.contains { $0.contains("Alpha") || $0.contains("first child") }, "\(rows)")
 
@@ -725,9 +719,7 @@ struct GarageToolTests {
 
         // An SQLite database of another application.
         let other = directory.path("other.sqlite")
-        try DatabaseQueue(path: other).write { db in
-            try db.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)")
-        }
+        try SQLiteFile(other).execute("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
         let otherBytes = try fileBytes(other)
         let stats = try garage("stats", other)
         #expect(stats.exitCode == 4, "\(stats)")
@@ -741,11 +733,10 @@ struct GarageToolTests {
     @Test func aStoreOfANewerFormatExits5Untouched() throws {
         let directory = try TemporaryDirectory()
         let path = try makeStore(in: directory)
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        try DatabaseQueue(path: path, configuration: configuration).writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA user_version = \(Garage.formatVersion + 1)")
-            try db.checkpoint(.truncate)
+        do {
+            let file = try SQLiteFile(path, busyTimeout: 10)
+            try file.executeWithoutTransaction("PRAGMA user_version = \(Garage.formatVersion + 1)")
+            try file.checkpoint()
         }
         let before = try fileBytes(path)
         for arguments in [["stats", path], ["list", path], ["show", path, "GTItem", "a"], ["check", path], ["export", path],

@@ -1,6 +1,5 @@
 import Foundation
 import GarageFixtureModels
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -12,26 +11,21 @@ struct FixtureV5Tests {
 
     /// The store's version, its integrity, and the SQL of its indexes by name.
     private static func header(_ path: String) throws -> (version: Int?, integrity: [String], indexes: [String: String]) {
-        let queue = try DatabaseQueue(path: path)
-        defer { try? queue.close() }
-        return try queue.read { db in
-            let indexes = try Row.fetchAll(db, sql: """
-                SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'garage_object' AND sql IS NOT NULL
-                """)
-            return (try Int.fetchOne(db, sql: "PRAGMA user_version"),
-                    try String.fetchAll(db, sql: "PRAGMA integrity_check"),
-                    Dictionary(uniqueKeysWithValues: indexes.map { ($0[0] as String, $0[1] as String) }))
-        }
+        let file = try SQLiteFile(path)
+        defer { try? file.close() }
+        let indexes = try file.rows("""
+            SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'garage_object' AND sql IS NOT NULL
+            """)
+        return (try file.int("PRAGMA user_version"),
+                try file.integrityCheck(),
+                Dictionary(uniqueKeysWithValues: try indexes.map { (try #require($0[0]), try #require($0[1])) }))
     }
 
     /// The query plan of `sql`, as SQLite's EXPLAIN QUERY PLAN details.
-    private static func plan(_ path: String, _ sql: String, _ arguments: StatementArguments) throws -> String {
-        let queue = try DatabaseQueue(path: path)
-        defer { try? queue.close() }
-        return try queue.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
-                .joined(separator: "; ")
-        }
+    private static func plan(_ path: String, _ sql: String, _ arguments: SQLiteFile.Arguments) throws -> String {
+        let file = try SQLiteFile(path)
+        defer { try? file.close() }
+        return try file.queryPlan(sql, arguments).joined(separator: "; ")
     }
 
     @Test(arguments: names + ["locked"])
@@ -71,7 +65,7 @@ struct FixtureV5Tests {
         _ = try Garage(path: fixture.path)   // moves a version 4 file to version 5
         for sql in ["SELECT COUNT(*) FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0",
                     SQLiteConnection.countOfTypeSQL] {
-            let arguments: StatementArguments = sql.contains("syncStatus = ?") ? [1, "Parcel"] : ["Parcel"]
+            let arguments: SQLiteFile.Arguments = sql.contains("syncStatus = ?") ? [1, "Parcel"] : ["Parcel"]
             let plan = try Self.plan(fixture.path, sql, arguments)
             #expect(plan.contains("COVERING INDEX garage_object_sync"), "\(sql): \(plan)")
         }

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import GarageFixtureModels
-import GRDB
 import Testing
 @testable import GarageLite
 
@@ -16,13 +15,10 @@ struct FixtureV2Tests {
     @Test(arguments: names)
     func eachFileIsAWholeVersion2Store(name: String) throws {
         let fixture = try FixtureFile("\(name).garage", version: 2)
-        let queue = try DatabaseQueue(path: fixture.path)
-        let (userVersion, integrity, columns) = try queue.read { db in
-            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
-             try String.fetchAll(db, sql: "PRAGMA integrity_check"),
-             try db.columns(in: "garage_object").map(\.name))
-        }
-        try queue.close()
+        let file = try SQLiteFile(fixture.path)
+        let (userVersion, integrity, columns) = (try file.int("PRAGMA user_version"), try file.integrityCheck(),
+                                                 try file.columns(in: "garage_object"))
+        try file.close()
         #expect(userVersion == 2)
         #expect(integrity == ["ok"])
         #expect(columns.suffix(5) == ["isDeleted", "isRemote", "attempts", "retryAt", "lastError"])
@@ -33,15 +29,14 @@ struct FixtureV2Tests {
     /// (dates, claim identifiers, ciphertexts, the order of a dictionary's members), nor
     /// whether a row may be on the server (see ``aMigratedStoreKnowsWhatMayBeOnTheServer()``).
     static func content(_ path: String) throws -> [String] {
-        let rows = try DatabaseQueue(path: path).read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT type || '|' || identifier, data, isEncrypted,
-                    syncStatus || '|' || revision || '|' || isRoot || '|' || refs || '|' || (claim IS NOT NULL)
-                FROM garage_object WHERE isDeleted = 0 ORDER BY type, identifier
-                """)
-        }
+        let rows = try SQLiteFile(path).rows("""
+            SELECT type || '|' || identifier, data, isEncrypted,
+                syncStatus || '|' || revision || '|' || isRoot || '|' || refs || '|' || (claim IS NOT NULL)
+            FROM garage_object WHERE isDeleted = 0 ORDER BY type, identifier
+            """)
         return try rows.map { row in
-            let key: String = row[0], data: String = row[1], isEncrypted: Bool = row[2], rest: String = row[3]
+            let key = try #require(row[0]), data = try #require(row[1]), rest = try #require(row[3])
+            let isEncrypted = try #require(row[2]) != "0"
             guard !isEncrypted else { return "\(key)|encrypted|\(rest)" }
             let object = try JSONSerialization.jsonObject(with: Data(data.utf8), options: [.fragmentsAllowed])
             let sorted = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
@@ -66,7 +61,7 @@ struct FixtureV2Tests {
             migrated[index] = String(migrated[index].dropLast("|2|1|1|[]|0".count)) + "|1|1|1|[]|0"
         }
         #expect(migrated == written)
-        #expect(try DatabaseQueue(path: old.path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == Schema.formatVersion)
+        #expect(try SQLiteFile(old.path).int("PRAGMA user_version") == Schema.formatVersion)
         old.expectOriginalUnchanged()
         new.expectOriginalUnchanged()
     }
@@ -74,9 +69,7 @@ struct FixtureV2Tests {
     @Test func aMigratedStoreKnowsWhatMayBeOnTheServer() throws {
         let fixture = try FixtureFile("sync.garage", version: 1)
         let garage = try Garage(path: fixture.path)
-        let remote = try DatabaseQueue(path: fixture.path).read { db in
-            try String.fetchAll(db, sql: "SELECT identifier FROM garage_object WHERE isRemote ORDER BY identifier")
-        }
+        let remote = try SQLiteFile(fixture.path).strings("SELECT identifier FROM garage_object WHERE isRemote ORDER BY identifier")
         // Every row with a sync status: a version 1 row can't say whether it was ever uploaded.
         #expect(remote == ["7", "m-claimed", "m-waiting", "p-edited", "p-notSynced", "p-set", "p-synced", "p-syncing"])
         // A parcel that may be on the server leaves a tombstone; one that has no status goes.
@@ -98,9 +91,7 @@ struct FixtureV2Tests {
         #expect(claim.deletions == ["p-deleted"])
         #expect(claim.identifiers.sorted() == ["p-edited", "p-notSynced", "p-syncing"])
         try garage.complete(claim)
-        let rows = try DatabaseQueue(path: fixture.path).read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object WHERE identifier = 'p-deleted'")
-        }
+        let rows = try SQLiteFile(fixture.path).int("SELECT COUNT(*) FROM garage_object WHERE identifier = 'p-deleted'")
         #expect(rows == 0)
         fixture.expectOriginalUnchanged()
     }
@@ -110,9 +101,7 @@ struct FixtureV2Tests {
         let garage = try Garage(path: fixture.path)
         garage.dataEncryptionDelegate = TestEncryptor(key: SymmetricKey(data: V1.encryptionKey))
         let secrets = try garage.retrieveAll(V1.Secret.self)
-        let plaintext = try DatabaseQueue(path: fixture.path).read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM garage_object WHERE type = 'Secret' AND isEncrypted = 0")
-        }
+        let plaintext = try SQLiteFile(fixture.path).int("SELECT COUNT(*) FROM garage_object WHERE type = 'Secret' AND isEncrypted = 0")
         #expect(secrets.count == 3)
         #expect(plaintext == 1)
         fixture.expectOriginalUnchanged()

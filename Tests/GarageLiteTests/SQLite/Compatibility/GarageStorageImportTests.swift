@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import GarageFixtureModels
-import GRDB
 @testable import GarageLite
 import Testing
 
@@ -257,13 +256,11 @@ struct GarageStorageImportTests {
     /// A GarageStorage store with GarageStorage's table only (no Core Data metadata), holding
     /// what the SQL `rows` insert.
     static func writeSmallStore(at path: String, rows: String) throws {
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: """
-                CREATE TABLE ZGSCOREDATAOBJECT (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZGS_TYPE VARCHAR,
-                    ZGS_IDENTIFIER VARCHAR, ZGS_DATA VARCHAR, ZGS_SYNCSTATUS INTEGER, ZGS_CREATIONDATE TIMESTAMP,
-                    ZGS_MODIFIEDDATE TIMESTAMP, ZGS_VERSION INTEGER);
-                """ + rows)
-        }
+        try SQLiteFile(path).execute("""
+            CREATE TABLE ZGSCOREDATAOBJECT (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZGS_TYPE VARCHAR,
+                ZGS_IDENTIFIER VARCHAR, ZGS_DATA VARCHAR, ZGS_SYNCSTATUS INTEGER, ZGS_CREATIONDATE TIMESTAMP,
+                ZGS_MODIFIEDDATE TIMESTAMP, ZGS_VERSION INTEGER);
+            """ + rows)
     }
 
     struct GSMemo: Codable, Identifiable, Syncable {
@@ -277,15 +274,13 @@ struct GarageStorageImportTests {
     @Test func aGuessedReferrerThatIsNotOneIsLeftAlone() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("small.garagestorage")
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: """
-                CREATE TABLE ZGSCOREDATAOBJECT (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZGS_TYPE VARCHAR,
-                    ZGS_IDENTIFIER VARCHAR, ZGS_DATA VARCHAR, ZGS_SYNCSTATUS INTEGER, ZGS_CREATIONDATE TIMESTAMP,
-                    ZGS_MODIFIEDDATE TIMESTAMP, ZGS_VERSION INTEGER);
-                INSERT INTO ZGSCOREDATAOBJECT VALUES (1, 1, 1, 'Relative', 'Nick', '{"name":"Nick","age":34}', 3, 0, 0, NULL);
-                INSERT INTO ZGSCOREDATAOBJECT VALUES (2, 1, 1, 'GSMemo', 'm1', '{"id":"m1","title":"Nick"}', 3, 0, 0, NULL);
-                """)
-        }
+        try SQLiteFile(path).execute("""
+            CREATE TABLE ZGSCOREDATAOBJECT (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZGS_TYPE VARCHAR,
+                ZGS_IDENTIFIER VARCHAR, ZGS_DATA VARCHAR, ZGS_SYNCSTATUS INTEGER, ZGS_CREATIONDATE TIMESTAMP,
+                ZGS_MODIFIEDDATE TIMESTAMP, ZGS_VERSION INTEGER);
+            INSERT INTO ZGSCOREDATAOBJECT VALUES (1, 1, 1, 'Relative', 'Nick', '{"name":"Nick","age":34}', 3, 0, 0, NULL);
+            INSERT INTO ZGSCOREDATAOBJECT VALUES (2, 1, 1, 'GSMemo', 'm1', '{"id":"m1","title":"Nick"}', 3, 0, 0, NULL);
+            """)
         let garage = try Garage.inMemory()
         #expect(try garage.importGarageStorageStore(at: URL(fileURLWithPath: path)).importedCount == 2)
         #expect(try garage.referrers(of: Relative.self, identifier: "Nick") == [ObjectKey(typeName: "GSMemo", identifier: "m1")])
@@ -326,9 +321,7 @@ struct GarageStorageImportTests {
         let lite = directory.path("lite.sqlite")
         try Garage(path: lite).park(Counter(id: 1, value: 1))
         let other = directory.path("other.sqlite")
-        try DatabaseQueue(path: other).write { db in
-            try db.execute(sql: "CREATE TABLE ZGSCOREDATAOBJECT (Z_PK INTEGER PRIMARY KEY, ZGS_TYPE VARCHAR)")
-        }
+        try SQLiteFile(other).execute("CREATE TABLE ZGSCOREDATAOBJECT (Z_PK INTEGER PRIMARY KEY, ZGS_TYPE VARCHAR)")
         for (path, reason) in [(text, "can't be read as an SQLite database"), (lite, "has no table ZGSCOREDATAOBJECT"),
                                (other, "lacks the columns ZGS_IDENTIFIER, ZGS_DATA"),
                                (directory.path("missing.sqlite"), "there is no file there")] {

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// The tests are split by what they test (issue 25): the behaviour suite, the library's promises,
+/// imports no GRDB and names none of the SQLite store's tables, indexes or triggers, so that it can
+/// run against any engine given to it; what depends on SQLite (the format and golden files, file
+/// damage, crash safety, query plans, SQL written below the library) is in `SQLite/`.
+@Suite("Test suite layout")
+struct TestSuiteLayoutTests {
+    /// `Tests/GarageLiteTests`, found from this file's path.
+    static let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+
+    /// The folder of the SQLite-specific tests, below `tests`.
+    static let sqliteFolder = "SQLite/"
+
+    /// Files of the behaviour suite that may still reach SQLite, for now.
+    static let exceptions: Set<String> = [
+        "SyncAsyncParityTests.swift",   // issue 25: being rewritten
+    ]
+
+    /// The names of the store's SQL tables, indexes and triggers, as the schema declares them
+    /// (the object table, the store's facts, the index of references, …).
+    static func storeNames() throws -> Set<String> {
+        let schema = tests.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/GarageLite/Storage/SQLite/Schema.swift")
+        let text = try String(contentsOf: schema, encoding: .utf8)
+        return Set(text.matches(of: try Regex(#"\bgarage_[a-z_]+\b"#)).map { String(text[$0.range]) })
+    }
+
+    /// Every Swift file of the tests, by its path below `tests`.
+    static func files() throws -> [(path: String, text: String)] {
+        let enumerator = try #require(FileManager.default.enumerator(atPath: tests.path))
+        return try enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.sorted().map {
+            ($0, try String(contentsOf: tests.appendingPathComponent($0), encoding: .utf8))
+        }
+    }
+
+    /// What in `text` belongs to the SQLite tests: an import of GRDB, a name of the store's schema.
+    /// One finding per line, with its number.
+    static func findings(in text: String, names: Set<String>) throws -> [(line: Int, what: String)] {
+        let importGRDB = try Regex(#"^\s*(@testable\s+)?import\s+(struct\s+|class\s+|enum\s+|func\s+)?GRDB\b"#)
+        let name = try Regex(#"\bgarage_[a-z_]+\b"#)
+        var findings: [(line: Int, what: String)] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if line.contains(importGRDB) {
+                findings.append((index + 1, "imports GRDB"))
+            } else if let found = line.matches(of: name).map({ String(line[$0.range]) }).first(where: names.contains) {
+                findings.append((index + 1, "names \(found)"))
+            }
+        }
+        return findings
+    }
+
+    @Test func theBehaviourSuiteImportsNoGRDBAndNamesNoTable() throws {
+        let names = try Self.storeNames()
+        // (Spelled in two parts, so that this file names no table either.)
+        #expect(["object", "meta", "reference", "object_sync"].allSatisfy { names.contains("garage_" + $0) })
+        let files = try Self.files()
+        #expect(files.count > 80)
+        #expect(files.contains { $0.path.hasPrefix(Self.sqliteFolder) })
+        for (path, text) in files where !path.hasPrefix(Self.sqliteFolder) && !Self.exceptions.contains(path) {
+            for finding in try Self.findings(in: text, names: names) {
+                Issue.record("\(path):\(finding.line) \(finding.what): it belongs in \(Self.sqliteFolder) (issue 25)",
+                             sourceLocation: SourceLocation(fileID: "GarageLiteTests/\(path)",
+                                                            filePath: Self.tests.appendingPathComponent(path).path,
+                                                            line: finding.line, column: 1))
+            }
+        }
+    }
+
+    /// The check finds what it looks for, and nothing else.
+    @Test func theCheckFindsAnImportAndATableName() throws {
+        // Built from parts, so that this file holds neither.
+        let (module, table) = ("GRDB", "garage_" + "alpha")
+        let names: Set<String> = [table, "garage_" + "beta"]
+        let text = [
+            "import Foundation",
+            "import \(module)",
+            "@testable import \(module)",
+            "// \"import \(module)\" in a comment, or the text of a string, is no import.",
+            "let sql = \"SELECT * FROM \(table) WHERE x = 1\"",
+            "let unknown = \"" + "garage_" + "gamma\"",
+        ].joined(separator: "\n")
+        let findings = try Self.findings(in: text, names: names)
+        #expect(findings.map(\.line) == [2, 3, 5])
+        #expect(findings.map(\.what) == ["imports GRDB", "imports GRDB", "names \(table)"])
+    }
+
+    /// The exceptions name files that exist.
+    @Test func theExceptionsExist() {
+        for path in Self.exceptions {
+            #expect(FileManager.default.fileExists(atPath: Self.tests.appendingPathComponent(path).path), "\(path)")
+        }
+    }
+}
