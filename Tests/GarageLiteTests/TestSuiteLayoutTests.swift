@@ -13,10 +13,8 @@ struct TestSuiteLayoutTests {
     /// The folder of the SQLite-specific tests, below `tests`.
     static let sqliteFolder = "SQLite/"
 
-    /// Files of the behaviour suite that may still reach SQLite, for now.
-    static let exceptions: Set<String> = [
-        "SyncAsyncParityTests.swift",   // issue 25: being rewritten
-    ]
+    /// Files of the behaviour suite that may still reach SQLite, for now: none.
+    static let exceptions: Set<String> = []
 
     /// The names of the store's SQL tables, indexes and triggers, as the schema declares them
     /// (the object table, the store's facts, the index of references, …).

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLite
 import Testing
 
 /// Overwrites the root page of the object table of the store at `path` (an interior page of its
@@ -16,5 +17,16 @@ func overwriteObjectTableRootPage(of path: String) throws {
     try #require(pageSize > 0 && rootPage > 1 && UInt64(rootPage * pageSize) <= fileSize)
     try file.seek(toOffset: UInt64((rootPage - 1) * pageSize))
     try file.write(contentsOf: Data(repeating: 0xFF, count: pageSize))
+    try file.close()
+}
+
+/// Damages two rows of the store at `path` as the parity tests' damaged store has them: the row
+/// `invalidJSON` holds JSON cut short, and `textDate` a creation date that is text.
+func damageForParity(_ path: String, invalidJSON: ObjectKey, textDate: ObjectKey) throws {
+    let file = try SQLiteFile(path)
+    _ = try file.execute("UPDATE garage_object SET data = '{\"id\": 2, ' WHERE type = ? AND identifier = ?",
+                         [invalidJSON.typeName, invalidJSON.identifier])
+    _ = try file.execute("UPDATE garage_object SET creationDate = 'yesterday' WHERE type = ? AND identifier = ?",
+                         [textDate.typeName, textDate.identifier])
     try file.close()
 }
