@@ -38,6 +38,64 @@ struct ArchitectureTests {
         }
     }
 
+    /// ARCHITECTURE.md: no source file over 500 lines; split it where it holds two topics.
+    @Test func noSourceFileIsLongerThan500Lines() throws {
+        for (path, text) in try Self.files() {
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+            #expect(lines <= 500, "\(path) has \(lines) lines")
+        }
+    }
+
+    /// ARCHITECTURE.md: one body per public operation. No synchronous function has an `async`
+    /// twin (same name and argument labels, in the library) whose body is the same but for
+    /// `await` over 4 lines or more: such an operation is described once (a `StoreCall`, a
+    /// `StoreWork`) and run by the two runners.
+    @Test func noOperationIsWrittenTwice() throws {
+        struct Body { var isAsync: Bool; var lines: [String]; var path: String }
+        let declaration = try Regex(#"\bfunc\s+(\w+)\s*(?:<[^>{]*>)?\s*\("#)
+        var bodies: [String: [Body]] = [:]
+        for (path, text) in try Self.files() {
+            let characters = Array(text)
+            for match in text.matches(of: declaration) {
+                // The argument labels, to the matching parenthesis.
+                var index = text.distance(from: text.startIndex, to: match.range.upperBound)
+                var depth = 1
+                let parametersStart = index
+                while index < characters.count, depth > 0 {
+                    if characters[index] == "(" { depth += 1 } else if characters[index] == ")" { depth -= 1 }
+                    index += 1
+                }
+                let parameters = String(characters[parametersStart..<max(parametersStart, index - 1)])
+                let labels = parameters.split(separator: ",").compactMap { $0.split(separator: ":").first }
+                    .map { $0.split(separator: " ").filter { !$0.hasPrefix("@") }.first.map(String.init) ?? "" }
+                guard let open = characters[index...].firstIndex(of: "{") else { continue }
+                let signature = String(characters[index..<open])
+                // A requirement without a body: the brace found is another declaration's.
+                if signature.contains("func ") || signature.contains("}") || signature.contains("var ") { continue }
+                var end = open + 1
+                depth = 1
+                while end < characters.count, depth > 0 {
+                    if characters[end] == "{" { depth += 1 } else if characters[end] == "}" { depth -= 1 }
+                    end += 1
+                }
+                let body = String(characters[(open + 1)..<max(open + 1, end - 1)])
+                let lines = body.split(separator: "\n").map { line in
+                    line.replacing(/\/\/.*/, with: "").replacing(/\bawait\s+/, with: "")
+                        .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                }.filter { !$0.isEmpty }
+                let name = "\(text[match.output[1].range!])(\(labels.joined(separator: ":")))"
+                bodies[name, default: []].append(Body(isAsync: signature.contains("async"), lines: lines, path: path))
+            }
+        }
+        for (name, found) in bodies {
+            for sync in found where !sync.isAsync {
+                for twin in found where twin.isAsync && twin.lines == sync.lines && sync.lines.count >= 4 {
+                    Issue.record("\(name) is written twice (\(sync.path), \(twin.path)): describe it once, run it by the two runners")
+                }
+            }
+        }
+    }
+
     @Test func noFolderUsesAFolderThatUsesIt() throws {
         let files = try Self.files()
         let declaration = try Regex(#"(?m)^(?:public |package |private |fileprivate |final |indirect )*(?:struct|class|enum|protocol|typealias)\s+(\w+)"#)

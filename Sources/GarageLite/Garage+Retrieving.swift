@@ -1,0 +1,191 @@
+import Foundation
+
+// Reading objects: by identifier, all of a type, by status; and counting them.
+extension Garage {
+    // MARK: - Retrieving
+
+    /// Retrieves the object of type `T` parked under `identifier`, with every object it
+    /// references; `nil` when there is none.
+    ///
+    /// ```swift
+    /// let person = try garage.retrieve(Person.self, identifier: "123-45-6789")
+    /// let order = try garage.retrieve(Order.self, identifier: 42)          // an Int ID
+    /// ```
+    ///
+    /// All rows come from one snapshot of the store, so a concurrent writer can't tear the
+    /// graph. A reference to a missing row decodes as `nil` where it is optional, and throws
+    /// `DecodingError.dataCorrupted` ("Missing Identifiable reference ...") otherwise, but
+    /// for an object the server deleted (see <doc:ReferenceRule>), which an array, set or
+    /// dictionary leaves out.
+    ///
+    /// - parameter type: The type of the object, which names its rows.
+    /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
+    /// - throws: ``GarageError/unsupportedIDConformance(_:)`` for another identifier type;
+    ///   `DecodingError`; ``GarageError/referenceCycle(typeName:identifier:cycle:)``;
+    ///   ``GarageError/missingEncryptionDelegate(typeName:identifier:)``;
+    ///   ``GarageError/decryptionFailed(typeName:identifier:reason:)`` when the delegate fails.
+    public func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> T? {
+        try run(retrieving(T.self, identifier: identifier))
+    }
+
+    /// Retrieves an object (see ``retrieve(_:identifier:)-5uq1f``) without blocking the calling thread.
+    public nonisolated(nonsending) func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) async throws -> T? {
+        try await run(retrieving(T.self, identifier: identifier))
+    }
+
+    /// An object without references is one statement; one with references is read again,
+    /// with them, in one snapshot.
+    /// A miss is `nil`, unless `T` is identified by its content and the identifier is an
+    /// integer (a GarageStorage `hashValue`): that mistake is an error. A row under such an
+    /// identifier (imported from GarageStorage, or parked with `park(_:identifier:)`) is found
+    /// as any other.
+    func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
+        let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier))
+        let refusesMiss = identifier is any FixedWidthInteger && Identity.isContentIdentified(T.self)
+        return retrieving(T.self, key: key, refusingMiss: refusesMiss)
+    }
+
+    func retrieving<T: Decodable & SendableMetatype>(_ type: T.Type, key: ObjectKey, refusingMiss refusesMiss: Bool = false) -> StoreWork<T?> {
+        let configuration = configuration()
+        return reading("retrieve \(key)", snapshot: false) { view in
+            guard let row = try view.row(key) else {
+                if refusesMiss {
+                    throw GarageError.contentIdentifierExpected(typeName: key.typeName, identifier: key.identifier)
+                }
+                return nil
+            }
+            if view.pending == nil, row.references == ReferenceList.empty {
+                return try configuration.decoder(view).decodeAlone(T.self, from: configuration.encryption.open(row))
+            }
+            return try view.snapshot { view in
+                let decoder = configuration.decoder(view)
+                return try view.row(key).map { try configuration.decode(T.self, $0, with: decoder) }
+            }
+        }
+    }
+
+    /// Retrieves every object of type `T`, in identifier order.
+    ///
+    /// ```swift
+    /// let people = try garage.retrieveAll(Person.self)
+    /// ```
+    ///
+    /// It throws the error of the first object that can't be retrieved, which names its type
+    /// and identifier; ``retrieveAllLossy(_:)-4v2ti`` returns the others beside the failures.
+    public func retrieveAll<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> [T] {
+        try run(retrievingAll(T.self))
+    }
+
+    /// Retrieves every object of type `T` (see ``retrieveAll(_:)-3r0hm``) without blocking the calling thread.
+    public nonisolated(nonsending) func retrieveAll<T: Decodable & SendableMetatype>(_ type: T.Type) async throws -> [T] {
+        try await run(retrievingAll(T.self))
+    }
+
+    private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> StoreWork<[T]> {
+        let typeName = try storedTypeName(T.self, listing: "retrieve all")
+        let configuration = configuration()
+        return reading("retrieve all \(typeName)") { view in
+            let decoder = configuration.decoder(view)
+            // Each row is decoded as it is read, and let go: the rows and the objects are not
+            // all held at once.
+            var objects: [T] = []
+            objects.reserveCapacity(try view.count(ofType: typeName))
+            try view.forEachRow(ofType: typeName) { row in
+                objects.append(try configuration.decode(T.self, row.get(), with: decoder))
+            }
+            return objects
+        }
+    }
+
+    /// Retrieves every object of type `T` that can be retrieved, and says which can't and why,
+    /// where ``retrieveAll(_:)-3r0hm`` throws at the first object that can't.
+    ///
+    /// ```swift
+    /// let result = try garage.retrieveAllLossy(Person.self)
+    /// let people = result.objects                   // every person that could be decoded
+    /// for failure in result.failures {              // the others: type, identifier, error
+    ///     print(failure)
+    /// }
+    /// ```
+    ///
+    /// An object fails when its row can't be decoded: JSON that no longer matches its Swift
+    /// type, or is corrupt, a missing required reference, a failed decryption. Errors of the
+    /// store itself (SQLite, a busy or damaged file) still throw.
+    public func retrieveAllLossy<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> LossyRetrieval<T> {
+        try run(retrievingEach(T.self))
+    }
+
+    /// Retrieves every object of type `T` that can be retrieved (see ``retrieveAllLossy(_:)-4v2ti``)
+    /// without blocking the calling thread.
+    public nonisolated(nonsending) func retrieveAllLossy<T: Decodable & SendableMetatype>(_ type: T.Type) async throws -> LossyRetrieval<T> {
+        try await run(retrievingEach(T.self))
+    }
+
+    private func retrievingEach<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> StoreWork<LossyRetrieval<T>> {
+        let typeName = try storedTypeName(T.self, listing: "retrieve all")
+        let configuration = configuration()
+        return reading("retrieve all \(typeName)") { [store] view in
+            let decoder = configuration.decoder(view)
+            var result = LossyRetrieval<T>()
+            try view.forEachRow(ofType: typeName) { read in
+                do {
+                    result.objects.append(try configuration.decode(T.self, read.get(), with: decoder))
+                } catch where store.isRowFailure(error) {
+                    result.failures.append(RetrievalFailure(
+                        typeName: read.key.typeName, identifier: read.key.identifier, error: error))
+                }
+            }
+            return result
+        }
+    }
+
+    // MARK: - Counting
+
+    /// The number of objects of type `T`.
+    public func count<T>(_ type: T.Type) throws -> Int {
+        try run(counting(T.self))
+    }
+
+    /// The number of objects of type `T`, without blocking the calling thread.
+    public nonisolated(nonsending) func count<T>(_ type: T.Type) async throws -> Int {
+        try await run(counting(T.self))
+    }
+
+    /// The number of objects of every type.
+    ///
+    /// ```swift
+    /// let total = try garage.count()
+    /// ```
+    public func count() throws -> Int {
+        try run(countingAll)
+    }
+
+    /// The number of objects of every type, without blocking the calling thread.
+    public nonisolated(nonsending) func count() async throws -> Int {
+        try await run(countingAll)
+    }
+
+    private var countingAll: StoreWork<Int> {
+        reading("count every object") { view in try view.count() }
+    }
+
+    private func counting<T>(_ type: T.Type) throws -> StoreWork<Int> {
+        let typeName = try storedTypeName(T.self, listing: "count")
+        return reading("count \(typeName)") { view in try view.count(ofType: typeName) }
+    }
+
+    /// The identifiers of every object of type `T`, in order.
+    public func identifiers<T>(of type: T.Type) throws -> [String] {
+        try run(listingIdentifiers(T.self))
+    }
+
+    /// The identifiers of every object of type `T`, in order, without blocking the calling thread.
+    public nonisolated(nonsending) func identifiers<T>(of type: T.Type) async throws -> [String] {
+        try await run(listingIdentifiers(T.self))
+    }
+
+    private func listingIdentifiers<T>(_ type: T.Type) throws -> StoreWork<[String]> {
+        let typeName = try storedTypeName(T.self, listing: "list the identifiers of")
+        return reading("list identifiers of \(typeName)") { view in try view.identifiers(ofType: typeName) }
+    }
+}
