@@ -188,6 +188,9 @@ protocol RowWriteStatements: RowStatements {
     /// Inserts `row` as it is (every column but the claim), unless there is a row `key`
     /// already, a tombstone too, which it leaves as it is; returns whether it inserted.
     @discardableResult func insertRecord(_ key: ObjectKey, _ row: StoredRow) throws -> Bool
+    /// Stores `row` as it is, every column (a tombstone, a claim, failed attempts too),
+    /// replacing the row with its key: what the rules' writes (``RowRules``) store.
+    func putRow(_ row: StoredRow) throws
     /// Deletes the row, a tombstone too, leaving nothing; returns whether there was one.
     @discardableResult func purge(_ key: ObjectKey) throws -> Bool
     /// Turns the unclaimed row into a tombstone that is `.synced`, keeping its content: the

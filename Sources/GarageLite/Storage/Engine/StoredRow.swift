@@ -134,55 +134,17 @@ struct RowPayload: Sendable {
     /// of the object get until it is saved (see ``ProvisionalRevisions``).
     var provisional: Int64?
 
-    /// The row as it reads once this payload is written over `existing` (or into a new row).
+    /// The row as it reads once this payload is written over `existing` (or into a new row):
+    /// ``RowRules/parked(_:over:key:now:)``.
     func applied(to existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow {
-        let changed = existing?.data != data || foldedRevisions > 0
-        let firstChanged = existing?.data != (firstData ?? data)
-        return StoredRow(
-            key: key,
-            data: data,
-            isEncrypted: isEncrypted,
-            syncStatus: isDownloaded ? syncStatus ?? .synced
-                : Self.status(parking: syncStatus, over: existing, contentChanged: changed, keepsSyncing: keepsSyncing),
-            creationDate: existing?.creationDate ?? now,
-            modificationDate: changed ? now : (existing?.modificationDate ?? now),
-            revision: (existing.map { $0.revision + (firstChanged ? 1 : 0) } ?? 1) + foldedRevisions,
-            isRoot: isRoot || (existing?.isRoot ?? false),
-            references: references,
-            claim: existing?.claim,
-            claimedAt: existing?.claimedAt,
-            // A new edit is a new chance: the store forgets the attempts when the data changes.
-            attempts: changed ? 0 : existing?.attempts ?? 0,
-            lastError: existing?.lastError,
-            retryAt: changed ? nil : existing?.retryAt)
-    }
-}
-
-extension RowPayload {
-    /// The status a row gets when an object with status `parked` (`nil`: not `Syncable`) is
-    /// parked over `existing`. The engine's park statement says the same in its own language
-    /// (`SQLiteConnection.park`); `SyncStatusTests` holds both to it.
-    ///
-    /// - An object that says `.syncing` over a row no claim holds (it was retrieved during a
-    ///   claim, and parked after it ended) is `.notSynced`: no job would ever end that status.
-    ///   With `keepsSyncing` (GarageStorage's rule, for its apps' own jobs, which set `.syncing`
-    ///   themselves), it is `.syncing`.
-    /// - An object that says `.synced` over a row whose content it changes (it was retrieved
-    ///   as `.synced`, edited and parked, once or more) is `.notSynced`: its edit must be
-    ///   uploaded. Changes from the server are parked with `parkDownloaded`, which stores
-    ///   `.synced`. Over a row whose content it leaves as it is, `.synced` is stored: an app
-    ///   marks an object synced after uploading it.
-    static func status(parking parked: SyncStatus?, over existing: StoredRow?, contentChanged: Bool,
-                       keepsSyncing: Bool = false) -> SyncStatus {
-        guard let parked else { return existing?.syncStatus ?? .undetermined }
-        switch parked {
-        case .syncing where existing?.claim == nil && !keepsSyncing:
-            return .notSynced
-        case .synced where contentChanged && existing != nil:
-            return .notSynced
-        default:
-            return parked
-        }
+        if let row = RowRules.parked(self, over: existing, key: key, now: now) { return row }
+        // The park leaves the row as it is (`parked` makes a row whenever there is none), as
+        // this payload's data: sealed for `key`, at the row's revision.
+        var row = existing ?? StoredRow(key: key, data: data, isEncrypted: isEncrypted, syncStatus: .undetermined,
+                                        creationDate: now, modificationDate: now, revision: 1, isRoot: isRoot, references: references)
+        row.sealedFor = nil
+        row.provisional = nil
+        return row
     }
 }
 

@@ -59,7 +59,7 @@ extension SQLiteConnection {
         """
     private static let rowsWithStatusSQL = """
         SELECT \(columns) FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0
-        ORDER BY modificationDate
+        ORDER BY modificationDate, identifier
         """
 
     // MARK: - Counting
@@ -101,7 +101,7 @@ extension SQLiteConnection {
     func identifiers(ofType type: String, status: SyncStatus) throws -> [String] {
         try strings("""
             SELECT identifier FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0
-            ORDER BY modificationDate
+            ORDER BY modificationDate, identifier
             """,
                     [status.rawValue, type])
     }
@@ -235,7 +235,7 @@ extension SQLiteConnection {
             retryAt = CASE WHEN \(contentChanges) THEN NULL ELSE retryAt END,
             revision = revision + (data IS NOT coalesce(?11, excluded.data)) + ?10,
             modificationDate = CASE WHEN \(contentChanges) THEN ?6 ELSE modificationDate END
-        WHERE \(contentChanges) OR syncStatus IS NOT \(parkedStatus)
+        WHERE \(contentChanges) OR syncStatus IS NOT \(parkedStatus) OR isDeleted <> 0
             OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs OR referencesKnown = 0
         """
 

@@ -1,0 +1,215 @@
+import Foundation
+
+/// The rules of the object table, written once: what each write makes of a row (statuses,
+/// revisions, dates, tombstones, claims, failed attempts and their backoff), and which rows a
+/// claim may take.
+///
+/// Every engine obeys them. An engine that stores and reads rows gets every write from them
+/// (the default implementations in ``RowWriteStatements``, `…ByRule`, which read the row, apply
+/// the rule and write the row back). An engine may keep a faster path in its own language
+/// (SQLite's one-statement upsert, `SQLiteConnection+Rows.swift`): `RowRulesTests` drives random
+/// sequences of writes through the rules and through the fast path, and requires the same rows.
+/// A change of a rule is made here, and the fast path follows until that test passes.
+enum RowRules {
+    // MARK: - Parking
+
+    /// The row once `payload` is parked over `existing` (a tombstone too, which the park brings
+    /// back), or `nil` when the park leaves the row as it is (it writes nothing).
+    ///
+    /// - The content changes when the data differs, or when parks folded into the payload
+    ///   changed it (``RowPayload/foldedRevisions``): then the revision counts each change, the
+    ///   modification date is `now`, and the failed attempts are forgotten (a new edit is a new
+    ///   chance).
+    /// - The status: see ``status(parking:over:contentChanged:)``.
+    /// - A row once parked as a root stays one; once `.synced`, a copy may be on the server
+    ///   (``StoredRow/isRemote``), so that deleting it leaves a tombstone.
+    static func parked(_ payload: RowPayload, over existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow? {
+        guard let existing else {
+            let status = status(parking: payload, over: nil, contentChanged: true)
+            return StoredRow(
+                key: key, data: payload.data, isEncrypted: payload.isEncrypted, syncStatus: status,
+                creationDate: now, modificationDate: now, revision: 1 + payload.foldedRevisions,
+                isRoot: payload.isRoot, references: payload.references,
+                isRemote: (payload.syncStatus ?? .undetermined) == .synced)
+        }
+        let changed = existing.data != payload.data || payload.foldedRevisions > 0
+        let status = status(parking: payload, over: existing, contentChanged: changed)
+        guard changed || status != existing.syncStatus || existing.isDeleted || (payload.isRoot && !existing.isRoot)
+            || existing.references != payload.references else { return nil }
+        var row = existing
+        row.data = payload.data
+        row.isEncrypted = payload.isEncrypted
+        row.references = payload.references
+        row.isRoot = existing.isRoot || payload.isRoot
+        row.syncStatus = status
+        row.isRemote = existing.isRemote || status == .synced
+        row.isDeleted = false
+        row.revision += (existing.data != (payload.firstData ?? payload.data) ? 1 : 0) + payload.foldedRevisions
+        if changed {
+            row.attempts = 0
+            row.retryAt = nil
+            row.modificationDate = now
+        }
+        row.sealedFor = nil
+        row.provisional = nil
+        return row
+    }
+
+    /// The status a row gets when `payload` is parked over `existing`.
+    ///
+    /// - A download (``RowPayload/isDownloaded``) is stored with its own status.
+    /// - Over a tombstone, the object comes back as an edit to upload: `.notSynced`.
+    /// - An object that is not `Syncable` (no status) keeps the row's (`.undetermined` for a
+    ///   new row).
+    /// - An object that says `.syncing` over a row no claim holds (it was retrieved during a
+    ///   claim, and parked after it ended) is `.notSynced`: no job would ever end that status.
+    ///   With ``RowPayload/keepsSyncing`` (GarageStorage's rule, for its apps' own jobs, which
+    ///   set `.syncing` themselves), it is `.syncing`.
+    /// - An object that says `.synced` over a row whose content it changes (it was retrieved
+    ///   as `.synced`, edited and parked, once or more) is `.notSynced`: its edit must be
+    ///   uploaded. Changes from the server are parked with `parkDownloaded`, which stores
+    ///   `.synced`. Over a row whose content it leaves as it is, `.synced` is stored: an app
+    ///   marks an object synced after uploading it.
+    static func status(parking payload: RowPayload, over existing: StoredRow?, contentChanged: Bool) -> SyncStatus {
+        if payload.isDownloaded { return payload.syncStatus ?? .synced }
+        if existing?.isDeleted == true { return .notSynced }
+        guard let parked = payload.syncStatus else { return existing?.syncStatus ?? .undetermined }
+        switch parked {
+        case .syncing where existing?.claim == nil && !payload.keepsSyncing:
+            return .notSynced
+        case .synced where contentChanged && existing != nil:
+            return .notSynced
+        default:
+            return parked
+        }
+    }
+
+    // MARK: - Deleting
+
+    /// What deleting the object does to its row: a tombstone when a copy may be on the server
+    /// (`.notSynced` and a new revision, for a sync job to upload the deletion; the content
+    /// stays, the references go, the claim stays), `.remove` otherwise; `nil` when there is no
+    /// object (no row, or a tombstone).
+    static func deleted(_ existing: StoredRow?, now: Date) -> Deletion? {
+        guard let existing, !existing.isDeleted else { return nil }
+        guard existing.isRemote else { return .remove }
+        return .tombstone(tombstone(existing, status: .notSynced, now: now))
+    }
+
+    /// The row once the server deleted its object (a downloaded deletion): a `.synced`
+    /// tombstone that keeps the content, so that referrers read without it; `nil` unless the
+    /// row is live and unclaimed.
+    static func deletedOnServer(_ existing: StoredRow?, now: Date) -> StoredRow? {
+        guard let existing, !existing.isDeleted, existing.claim == nil else { return nil }
+        var row = tombstone(existing, status: .synced, now: now)
+        row.isRemote = true
+        return row
+    }
+
+    private static func tombstone(_ existing: StoredRow, status: SyncStatus, now: Date) -> StoredRow {
+        var row = existing
+        row.isDeleted = true
+        row.syncStatus = status
+        row.references = "[]"
+        row.isRoot = false
+        row.revision += 1
+        row.modificationDate = now
+        row.attempts = 0
+        row.retryAt = nil
+        return row
+    }
+
+    /// What a deletion does to a row: leaves a tombstone, or removes it.
+    enum Deletion {
+        case tombstone(StoredRow)
+        case remove
+    }
+
+    // MARK: - Statuses
+
+    /// The row with `status` set by the app; `nil` when it is a tombstone, or has it already.
+    static func settingStatus(_ status: SyncStatus, of existing: StoredRow?) -> StoredRow? {
+        guard var row = existing, !row.isDeleted, row.syncStatus != status else { return nil }
+        row.syncStatus = status
+        row.isRemote = row.isRemote || status == .synced
+        return row
+    }
+
+    // MARK: - Claims
+
+    /// Whether a claim of `status` rows, at `now`, takes `row` (of the claim's type): unclaimed,
+    /// not held back until after `now`, with fewer than `maximumAttempts` failed uploads, and
+    /// not a deletion the server made (a `.synced` tombstone: nothing to upload). Claims take
+    /// them in ``claimOrder(_:_:)``.
+    static func isClaimable(_ row: StoredRow, status: SyncStatus, now: Date, maximumAttempts: Int) -> Bool {
+        row.syncStatus == status && row.claim == nil && (row.retryAt.map { $0 <= now } ?? true)
+            && row.attempts < maximumAttempts && !(row.isDeleted && row.syncStatus == .synced)
+    }
+
+    /// Whether a claim takes `first` before `second`: the oldest modification first; of rows
+    /// modified at the same instant, live objects before deletions, then in identifier order
+    /// (bytewise). An engine orders its claims so (SQLite: by its index of statuses).
+    static func claimOrder(_ first: StoredRow, _ second: StoredRow) -> Bool {
+        if first.modificationDate != second.modificationDate { return first.modificationDate < second.modificationDate }
+        if first.isDeleted != second.isDeleted { return !first.isDeleted }
+        return Array(first.key.identifier.utf8).lexicographicallyPrecedes(second.key.identifier.utf8)
+    }
+
+    /// Whether `row` is held back from claims: `maximumAttempts` failed uploads or more, and
+    /// no claim.
+    static func isHeld(_ row: StoredRow, maximumAttempts: Int) -> Bool {
+        row.attempts >= maximumAttempts && row.claim == nil
+    }
+
+    /// The row taken by `claim` at `date`: `.syncing`, and from now on possibly on the server.
+    static func claimed(_ existing: StoredRow, claim: String, at date: Date) -> StoredRow {
+        var row = existing
+        row.syncStatus = .syncing
+        row.claim = claim
+        row.claimedAt = date
+        row.isRemote = true
+        return row
+    }
+
+    /// The row once its claim ends with `status` (`nil`: left as it is). A completed upload
+    /// forgets the failed attempts; a failed one counts one more, with its error, and holds the
+    /// row back until its `retryAt`.
+    static func endingClaim(_ existing: StoredRow, status: SyncStatus?, completed: Bool,
+                            failure: (error: String?, retryAt: Date)?) -> StoredRow {
+        var row = existing
+        row.syncStatus = status ?? existing.syncStatus
+        row.claim = nil
+        row.claimedAt = nil
+        if completed {
+            row.attempts = 0
+            row.retryAt = nil
+            row.lastError = nil
+        } else if let failure {
+            row.attempts += 1
+            row.retryAt = failure.retryAt
+            row.lastError = failure.error
+        }
+        return row
+    }
+
+    /// The row once a claim taken before `cutoff` is released (its job is presumed dead):
+    /// `.syncing` goes back to `.notSynced`; `nil` when no such claim holds it.
+    static func releasingStaleClaim(_ existing: StoredRow, takenBefore cutoff: Date) -> StoredRow? {
+        guard existing.claim != nil, let claimedAt = existing.claimedAt, claimedAt < cutoff else { return nil }
+        var row = existing
+        if row.syncStatus == .syncing { row.syncStatus = .notSynced }
+        row.claim = nil
+        row.claimedAt = nil
+        return row
+    }
+
+    /// The row with its failed attempts forgotten, so that claims take it again; `nil` when it
+    /// has none.
+    static func forgettingAttempts(_ existing: StoredRow) -> StoredRow? {
+        guard existing.attempts > 0 || existing.retryAt != nil else { return nil }
+        var row = existing
+        row.attempts = 0
+        row.retryAt = nil
+        return row
+    }
+}

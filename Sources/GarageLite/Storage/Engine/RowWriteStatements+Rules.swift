@@ -1,0 +1,151 @@
+import Foundation
+
+// The writes of ``RowWriteStatements`` done by the rules (``RowRules``): read the row, apply the
+// rule, store the row. They are the default implementations of those requirements, so that an
+// engine that stores and reads rows gets every write right; an engine with a faster path of its
+// own (SQLite) is held to these by `RowRulesTests`, which calls both.
+extension RowWriteStatements {
+    /// The row `key` with every column, a tombstone too.
+    private func fullRow(_ key: ObjectKey) throws -> StoredRow? {
+        try record(key)?.get()
+    }
+
+    /// ``park(_:_:now:)`` by ``RowRules/parked(_:over:key:now:)``.
+    func parkByRule(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool {
+        guard let row = RowRules.parked(payload, over: try fullRow(key), key: key, now: now) else { return false }
+        try putRow(row)
+        return true
+    }
+
+    /// ``delete(_:now:)`` by ``RowRules/deleted(_:now:)``.
+    func deleteByRule(_ key: ObjectKey, now: Date) throws -> Bool {
+        switch RowRules.deleted(try fullRow(key), now: now) {
+        case nil: return false
+        case .remove?: return try purge(key)
+        case .tombstone(let row)?:
+            try putRow(row)
+            return true
+        }
+    }
+
+    /// ``markDeletedOnServer(_:now:)`` by ``RowRules/deletedOnServer(_:now:)``.
+    func markDeletedOnServerByRule(_ key: ObjectKey, now: Date) throws -> Bool {
+        guard let row = RowRules.deletedOnServer(try fullRow(key), now: now) else { return false }
+        try putRow(row)
+        return true
+    }
+
+    /// ``setSyncStatus(_:of:)`` by ``RowRules/settingStatus(_:of:)``.
+    func setSyncStatusByRule(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
+        guard let row = RowRules.settingStatus(status, of: try fullRow(key)) else { return false }
+        try putRow(row)
+        return true
+    }
+
+    /// ``markClaimed(_:claim:at:)`` by ``RowRules/claimed(_:claim:at:)``.
+    func markClaimedByRule(_ key: ObjectKey, claim: String, at date: Date) throws {
+        guard let existing = try fullRow(key) else { return }
+        try putRow(RowRules.claimed(existing, claim: claim, at: date))
+    }
+
+    /// ``endClaim(_:status:completed:failure:)`` by ``RowRules/endingClaim(_:status:completed:failure:)``.
+    func endClaimByRule(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?) throws {
+        guard let existing = try fullRow(key) else { return }
+        try putRow(RowRules.endingClaim(existing, status: status, completed: completed, failure: failure))
+    }
+
+    /// Every row of `type` (of every type when `nil`), tombstones too, with every column, in key order.
+    func everyRow(ofType type: String?) throws -> [StoredRow] {
+        var rows: [StoredRow] = []
+        var after: ObjectKey?
+        while true {
+            let page = try records(ofType: type, after: after, limit: 500).map { try $0.get() }
+            guard let last = page.last else { return rows }
+            rows += page
+            after = last.key
+        }
+    }
+
+    /// ``claimableRows(ofType:status:limit:skipping:now:maximumAttempts:)`` by
+    /// ``RowRules/isClaimable(_:status:now:maximumAttempts:)``, in ``RowRules/claimOrder(_:_:)``.
+    func claimableRowsByRule(ofType type: String, status: SyncStatus, limit: Int, skipping: Int,
+                             now: Date, maximumAttempts: Int) throws -> [StoredRow] {
+        let claimable = try everyRow(ofType: type)
+            .filter { RowRules.isClaimable($0, status: status, now: now, maximumAttempts: maximumAttempts) }
+            .sorted(by: RowRules.claimOrder)
+        return Array(claimable.dropFirst(skipping).prefix(limit))
+    }
+
+    /// ``releaseClaims(takenBefore:)`` by ``RowRules/releasingStaleClaim(_:takenBefore:)``.
+    func releaseClaimsByRule(takenBefore cutoff: Date) throws -> [ObjectKey] {
+        try everyRow(ofType: nil).compactMap { row in
+            guard let released = RowRules.releasingStaleClaim(row, takenBefore: cutoff) else { return nil }
+            try putRow(released)
+            return row.key
+        }
+    }
+
+    /// ``forgetAttempts(ofType:identifiers:)`` by ``RowRules/forgettingAttempts(_:)``.
+    func forgetAttemptsByRule(ofType type: String, identifiers: [String]?) throws -> Int {
+        let names = identifiers.map(Set.init)
+        return try everyRow(ofType: type).reduce(0) { count, row in
+            guard names?.contains(row.key.identifier) ?? true, let forgotten = RowRules.forgettingAttempts(row) else { return count }
+            try putRow(forgotten)
+            return count + 1
+        }
+    }
+
+    /// ``deleteAll(ofType:now:)`` for one type, by ``RowRules/deleted(_:now:)``.
+    func deleteAllByRule(ofType type: String, now: Date) throws -> Int {
+        try everyRow(ofType: type).reduce(0) { count, row in
+            switch RowRules.deleted(row, now: now) {
+            case nil: return count
+            case .remove?: try purge(row.key)
+            case .tombstone(let tombstone)?: try putRow(tombstone)
+            }
+            return count + 1
+        }
+    }
+}
+
+// The rules as the default writes: an engine that implements none of these gets them right.
+extension RowWriteStatements {
+    @discardableResult func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool {
+        try parkByRule(key, payload, now: now)
+    }
+
+    @discardableResult func delete(_ key: ObjectKey, now: Date) throws -> Bool {
+        try deleteByRule(key, now: now)
+    }
+
+    @discardableResult func markDeletedOnServer(_ key: ObjectKey, now: Date) throws -> Bool {
+        try markDeletedOnServerByRule(key, now: now)
+    }
+
+    @discardableResult func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
+        try setSyncStatusByRule(status, of: key)
+    }
+
+    func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {
+        try markClaimedByRule(key, claim: claim, at: date)
+    }
+
+    func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?) throws {
+        try endClaimByRule(key, status: status, completed: completed, failure: failure)
+    }
+
+    func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {
+        try releaseClaimsByRule(takenBefore: cutoff)
+    }
+
+    func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int {
+        try forgetAttemptsByRule(ofType: type, identifiers: identifiers)
+    }
+
+    func deleteAll(ofType type: String?, now: Date) throws -> Int {
+        guard let type else {
+            return try everyRow(ofType: nil).reduce(0) { count, row in try purge(row.key) ? count + 1 : count }
+        }
+        return try deleteAllByRule(ofType: type, now: now)
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+@testable import GarageLite
+
+/// Issue 25: the rules of the object table are written once, in Swift (`RowRules`); SQLite's
+/// statements are a faster path that must write the same rows. Random sequences of writes
+/// (parks of every kind, deletions, downloaded deletions, statuses, claims taken, ended, failed
+/// and released, attempts forgotten, whole types deleted) run through SQLite's statements on one
+/// store and through the rules on another; after every step both stores hold the same rows,
+/// every write returns the same, and SQLite's claim query returns the rows the rule says, in
+/// the same order.
+///
+/// `GARAGE_RULES_SEQUENCES=5000 swift test --filter RowRulesTests` runs more sequences
+/// (default 150); `GARAGE_RULES_SEED` repeats a run.
+@Suite("The rules and SQLite's fast path write the same rows")
+struct RowRulesTests {
+    static let environment = ProcessInfo.processInfo.environment
+    static let sequences = environment["GARAGE_RULES_SEQUENCES"].flatMap { Int($0) } ?? 150
+    static let seed = environment["GARAGE_RULES_SEED"].flatMap { UInt64($0) } ?? 0x5275_6C65
+
+    /// A small deterministic generator (SplitMix64), so that a seed repeats a run.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let types = ["Note", "Tag"]
+    static let identifiers = ["a", "b", "c"]
+    static let datas = [#"{"v":1}"#, #"{"v":2}"#, #"{"v":3}"#]
+    static let referenceLists = ["[]", #"[["Tag","a"]]"#, #"[["Note","b"],["Tag","c"]]"#]
+    static let statuses: [SyncStatus?] = [nil, .undetermined, .notSynced, .syncing, .synced]
+
+    /// One write, made on both stores.
+    enum Write: CustomStringConvertible {
+        case park(ObjectKey, RowPayload)
+        case delete(ObjectKey)
+        case deletedOnServer(ObjectKey)
+        case setStatus(SyncStatus, ObjectKey)
+        case claim(ObjectKey, String)
+        case endClaim(ObjectKey, SyncStatus?, completed: Bool, failed: Bool)
+        case releaseClaims(before: Double)
+        case forgetAttempts(String, [String]?)
+        case deleteAll(String?)
+
+        var description: String {
+            switch self {
+            case .park(let key, let payload):
+                return "park \(key) \(payload.data) status \(payload.syncStatus.map { "\($0)" } ?? "nil") root \(payload.isRoot) "
+                    + "refs \(payload.references) downloaded \(payload.isDownloaded) keepsSyncing \(payload.keepsSyncing) "
+                    + "folded \(payload.foldedRevisions) first \(payload.firstData ?? "nil")"
+            case .delete(let key): return "delete \(key)"
+            case .deletedOnServer(let key): return "deletedOnServer \(key)"
+            case .setStatus(let status, let key): return "setStatus \(status) \(key)"
+            case .claim(let key, let claim): return "claim \(key) \(claim)"
+            case .endClaim(let key, let status, let completed, let failed):
+                return "endClaim \(key) \(status.map { "\($0)" } ?? "nil") completed \(completed) failed \(failed)"
+            case .releaseClaims(let before): return "releaseClaims before \(before)"
+            case .forgetAttempts(let type, let identifiers): return "forgetAttempts \(type) \(identifiers ?? ["all"])"
+            case .deleteAll(let type): return "deleteAll \(type ?? "every type")"
+            }
+        }
+    }
+
+    static func randomWrite(_ random: inout Generator, step: Int) -> Write {
+        let key = ObjectKey(typeName: types.randomElement(using: &random)!, identifier: identifiers.randomElement(using: &random)!)
+        switch Int.random(in: 0..<20, using: &random) {
+        case 0..<8:
+            var payload = RowPayload(
+                data: datas.randomElement(using: &random)!, isEncrypted: false,
+                syncStatus: statuses.randomElement(using: &random)!, references: referenceLists.randomElement(using: &random)!,
+                isRoot: Bool.random(using: &random))
+            if Int.random(in: 0..<5, using: &random) == 0 {
+                payload.isDownloaded = true
+                payload.syncStatus = .synced
+            }
+            payload.keepsSyncing = Int.random(in: 0..<4, using: &random) == 0
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                payload.foldedRevisions = Int64.random(in: 1...2, using: &random)
+                payload.firstData = datas.randomElement(using: &random)!
+            }
+            return .park(key, payload)
+        case 8, 9: return .delete(key)
+        case 10: return .deletedOnServer(key)
+        case 11: return .setStatus(statuses.compactMap { $0 }.randomElement(using: &random)!, key)
+        case 12, 13: return .claim(key, "claim \(step)")
+        case 14, 15:
+            return .endClaim(key, statuses.randomElement(using: &random)!, completed: Bool.random(using: &random),
+                             failed: Bool.random(using: &random))
+        case 16: return .releaseClaims(before: Double(step - Int.random(in: 0...5, using: &random)))
+        case 17:
+            return .forgetAttempts(key.typeName, Bool.random(using: &random) ? nil : [key.identifier])
+        default:
+            return .deleteAll(Int.random(in: 0..<4, using: &random) == 0 ? nil : key.typeName)
+        }
+    }
+
+    /// Makes `write` on `statements`, through the rules or SQLite's statements; returns what it returned.
+    static func make(_ write: Write, on statements: any RowWriteStatements, byRule: Bool, now: Date) throws -> String {
+        switch write {
+        case .park(let key, let payload):
+            return "\(byRule ? try statements.parkByRule(key, payload, now: now) : try statements.park(key, payload, now: now))"
+        case .delete(let key):
+            return "\(byRule ? try statements.deleteByRule(key, now: now) : try statements.delete(key, now: now))"
+        case .deletedOnServer(let key):
+            return "\(byRule ? try statements.markDeletedOnServerByRule(key, now: now) : try statements.markDeletedOnServer(key, now: now))"
+        case .setStatus(let status, let key):
+            return "\(byRule ? try statements.setSyncStatusByRule(status, of: key) : try statements.setSyncStatus(status, of: key))"
+        case .claim(let key, let claim):
+            if byRule { try statements.markClaimedByRule(key, claim: claim, at: now) } else { try statements.markClaimed(key, claim: claim, at: now) }
+            return ""
+        case .endClaim(let key, let status, let completed, let failed):
+            let failure = failed ? (error: "refused", retryAt: now.addingTimeInterval(2)) : nil
+            if byRule {
+                try statements.endClaimByRule(key, status: status, completed: completed, failure: failure)
+            } else {
+                try statements.endClaim(key, status: status, completed: completed, failure: failure)
+            }
+            return ""
+        case .releaseClaims(let before):
+            let cutoff = Date(timeIntervalSince1970: before)
+            let released = byRule ? try statements.releaseClaimsByRule(takenBefore: cutoff) : try statements.releaseClaims(takenBefore: cutoff)
+            return "\(released.map(\.description).sorted())"
+        case .forgetAttempts(let type, let identifiers):
+            return "\(byRule ? try statements.forgetAttemptsByRule(ofType: type, identifiers: identifiers) : try statements.forgetAttempts(ofType: type, identifiers: identifiers))"
+        case .deleteAll(let type?):
+            return "\(byRule ? try statements.deleteAllByRule(ofType: type, now: now) : try statements.deleteAll(ofType: type, now: now))"
+        case .deleteAll(nil):
+            if byRule {
+                return "\(try statements.everyRow(ofType: nil).filter { try statements.purge($0.key) }.count)"
+            }
+            return "\(try statements.deleteAll(ofType: nil, now: now))"
+        }
+    }
+
+    /// Every row, every column, as text.
+    static func rows(_ statements: any RowWriteStatements) throws -> [String] {
+        try statements.everyRow(ofType: nil).map { row in
+            "\(row.key) \(row.data) enc \(row.isEncrypted) \(row.syncStatus) created \(row.creationDate.timeIntervalSince1970) "
+                + "modified \(row.modificationDate.timeIntervalSince1970) r\(row.revision) root \(row.isRoot) refs \(row.references) "
+                + "claim \(row.claim ?? "-") at \(row.claimedAt?.timeIntervalSince1970 ?? -1) deleted \(row.isDeleted) "
+                + "attempts \(row.attempts) error \(row.lastError ?? "-") retry \(row.retryAt?.timeIntervalSince1970 ?? -1) "
+                + "remote \(row.isRemote)"
+        }
+    }
+
+    /// The identifiers a claim of `status` rows of `type` takes, at most 2 after skipping 1, and all.
+    static func claimable(_ statements: any RowWriteStatements, byRule: Bool, now: Date) throws -> [String] {
+        var found: [String] = []
+        for type in types {
+            for status in SyncStatus.allCases {
+                for (limit, skipping) in [(100, 0), (2, 1)] {
+                    let rows = byRule
+                        ? try statements.claimableRowsByRule(ofType: type, status: status, limit: limit, skipping: skipping,
+                                                             now: now, maximumAttempts: 2)
+                        : try statements.claimableRows(ofType: type, status: status, limit: limit, skipping: skipping,
+                                                       now: now, maximumAttempts: 2).map { try $0.get() }
+                    found.append("\(type) \(status) \(limit)/\(skipping): \(rows.map(\.key.identifier))")
+                }
+            }
+        }
+        return found
+    }
+
+    @Test func randomSequencesWriteTheSameRows() throws {
+        var random = Generator(state: Self.seed)
+        let fast = try Garage.inMemory()
+        let ruled = try Garage.inMemory()
+        for sequence in 0..<Self.sequences {
+            var history: [String] = []
+            try fast.store.engine.write("rules") { statements in _ = try statements.deleteAll(ofType: nil, now: Date()) }
+            try ruled.store.engine.write("rules") { statements in _ = try statements.deleteAll(ofType: nil, now: Date()) }
+            for step in 1...30 {
+                let write = Self.randomWrite(&random, step: step)
+                history.append(write.description)
+                // Whole seconds: equal modification dates order claims by key in both.
+                let now = Date(timeIntervalSince1970: Double(step / 2))
+                let fastResult = try fast.store.engine.write("rules") { statements in
+                    try statements.transaction { try Self.make(write, on: statements, byRule: false, now: now) }
+                }
+                let ruledResult = try ruled.store.engine.write("rules") { statements in
+                    try statements.transaction { try Self.make(write, on: statements, byRule: true, now: now) }
+                }
+                let context = Comment(rawValue: "sequence \(sequence) (seed \(Self.seed)):\n" + history.joined(separator: "\n"))
+                try #require(fastResult == ruledResult, context)
+                let fastRows = try fast.store.engine.write("rules") { try Self.rows($0) }
+                let ruledRows = try ruled.store.engine.write("rules") { try Self.rows($0) }
+                try #require(fastRows == ruledRows, context)
+                let fastClaims = try fast.store.engine.write("rules") { try Self.claimable($0, byRule: false, now: now) }
+                let ruledClaims = try ruled.store.engine.write("rules") { try Self.claimable($0, byRule: true, now: now) }
+                try #require(fastClaims == ruledClaims, context)
+            }
+        }
+    }
+}
