@@ -27,7 +27,12 @@ extension Garage {
     /// (`VACUUM`, which also drops what was deleted before, in free pages) and its write-ahead
     /// log emptied. That takes a while on a large store, and room for a copy of it. A reader of
     /// another process keeping an old snapshot keeps the log from being emptied: call again
-    /// when that is done.
+    /// when that is done. (That is SQLite's engine; on an engine that can't erase what it frees,
+    /// see ``GarageEngine``, the rows are rewritten all the same, and what they held before
+    /// stays wherever that engine leaves freed data.)
+    ///
+    /// An `async` call whose task is cancelled stops between two transactions, with
+    /// `CancellationError`: each object is as it was or rewritten, and the next call goes on.
     ///
     /// - throws: ``GarageError/invalidEncryptionKey(reason:)`` when no delegate is set; the
     ///   delegate's errors (the batch then writes nothing).

@@ -250,7 +250,7 @@ extension Garage {
     ) -> StoreCall<(ParkReport, [ObjectKey])> {
         sealingWithCurrentKey {
             let parking = try self.encoding(children: children, encode)
-            return self.recording(parking.operation, preparing: parking.guarding).map { (parking.finish($0), parking.roots) }
+            return self.recording(parking.operation, preparing: parking.guarding, skipping: nil) { (parking.finish($0), parking.roots) }
         }
     }
 

@@ -27,7 +27,8 @@ extension Garage {
     /// modification date and sync status with what the garage saw before: the commits made
     /// elsewhere between two looks arrive as one element, and a `deleteAll` or `migrateAll`
     /// arrives as one change per object instead of one for the type. A store in memory has no
-    /// other writers.
+    /// other writers. On an engine that can't tell other connections' commits (see
+    /// ``GarageEngine``), only this garage's own arrive.
     ///
     /// A type refused its stored name, because another type of the process has it
     /// (``GarageError/typeNameCollision(typeName:type:existingType:)``), has no changes: the

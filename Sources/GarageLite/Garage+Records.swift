@@ -8,7 +8,7 @@ extension Garage {
     /// The format version of the stores this version of GarageLite writes (``StoreStatistics/formatVersion``):
     /// a store of an older version is upgraded when a garage that can write it opens it, and
     /// one of a newer version is refused.
-    public static let formatVersion = Schema.formatVersion
+    public static let formatVersion = GarageEngine.sqliteFormatVersion
 
     /// The largest page ``records(ofType:after:limit:)-21lw8`` reads by default.
     public static let defaultRecordPageSize = 1_000

@@ -305,14 +305,23 @@ extension Garage {
     /// ``recording(_:_:check:)``): `prepare` runs on the store as this call sees it, and decides
     /// which changes to record, or throws to refuse them all.
     func recording<T: Sendable>(
-        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T),
-        skipping closed: TransactionBuffer? = nil
+        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
     ) -> StoreCall<T> {
+        recording(operation, preparing: prepare, skipping: nil) { $0 }
+    }
+
+    /// Records the changes `prepare` returns where they belong (see
+    /// ``recording(_:preparing:)``), skipping the transaction `closed` (it ended); returns
+    /// what `finish` makes of `prepare`'s result, on the calling thread.
+    func recording<T: Sendable, Result>(
+        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T),
+        skipping closed: TransactionBuffer?, finish: @escaping (T) throws -> Result
+    ) -> StoreCall<Result> {
         let route = writeRoute(skipping: closed)
         return StoreCall(route.work(operation, prepare, in: self)) { changes, result in
-            if route.keep(changes, in: self.store) { return .done(result) }
+            if route.keep(changes, in: self.store) { return .done(try finish(result)) }
             // The transaction ended meanwhile: record where the changes now belong.
-            return self.recording(operation, preparing: prepare, skipping: route.transaction)
+            return self.recording(operation, preparing: prepare, skipping: route.transaction, finish: finish)
         }
     }
 

@@ -336,6 +336,8 @@ extension Garage {
     /// the garage's encryption unchanged is another garage's or process's rotation: thrown.
     func sealingWithCurrentKey<T>(_ make: @escaping () throws -> StoreCall<T>) -> StoreCall<T> {
         let sealedWith = sealingEncryption
+        // Without encryption, rows are not sealed: there is no key for a rotation to replace.
+        if sealedWith.delegate == nil, !sealedWith.isDecryptingStore { return .starting(make) }
         return StoreCall.starting(make).catching { error in
             guard case GarageError.staleEncryptionKey = error, self.sealingEncryption.differs(from: sealedWith) else { throw error }
             return self.sealingWithCurrentKey(make)

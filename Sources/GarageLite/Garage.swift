@@ -143,7 +143,21 @@ public final class Garage: Sendable {
     /// - throws: See ``init(named:encryptionKey:)``.
     public convenience init(path: String, busyTimeout: TimeInterval = Garage.defaultBusyTimeout,
                             encryptionKey: StoreKey? = nil) throws {
-        self.init(engine: try SQLiteEngine.open(path: path, busyTimeout: busyTimeout))
+        try self.init(engine: .sqlite(path: path, busyTimeout: busyTimeout), encryptionKey: encryptionKey)
+    }
+
+    /// Opens a garage on `engine` (see ``GarageEngine``): SQLite by default, or an engine from
+    /// its own product.
+    ///
+    /// ```swift
+    /// let garage = try Garage(engine: .sqlite(path: path))
+    /// let scratch = try Garage(engine: .inMemory())
+    /// ```
+    ///
+    /// - parameter encryptionKey: The key the store is locked with, for an encrypted store.
+    /// - throws: See ``init(named:encryptionKey:)``.
+    public convenience init(engine: GarageEngine, encryptionKey: StoreKey? = nil) throws {
+        self.init(engine: engine.storage)
         try openKeyring(encryptionKey)
     }
 
@@ -152,11 +166,11 @@ public final class Garage: Sendable {
     public static let errorDomain = GarageError.errorDomain
 
     /// How long a write waits for the store by default: 10 seconds.
-    public static let defaultBusyTimeout: TimeInterval = 10
+    public static let defaultBusyTimeout = GarageEngine.defaultBusyTimeout
 
     /// Returns a new, empty garage held in memory, gone when the garage is released.
     public static func inMemory() throws -> Garage {
-        Garage(engine: try SQLiteEngine.inMemory())
+        try Garage(engine: .inMemory())
     }
 
     /// Opens the existing store file at `path` for reading only, as a store shipped inside an
@@ -178,9 +192,8 @@ public final class Garage: Sendable {
     /// - throws: ``GarageError/cannotOpenStore(path:reason:)`` when the file does not exist or
     ///   is not a store yet; see ``init(named:encryptionKey:)`` for the others.
     public static func readOnly(path: String, encryptionKey: StoreKey? = nil) throws -> Garage {
-        let garage = Garage(engine: try SQLiteEngine.openReadOnly(path: path, reason: "it was opened with Garage.readOnly(path:)"))
-        try garage.openKeyring(encryptionKey)
-        return garage
+        try Garage(engine: .sqliteReadOnly(path: path, reason: "it was opened with Garage.readOnly(path:)"),
+                   encryptionKey: encryptionKey)
     }
 
     /// The path of the store file, or `nil` for an in-memory garage.

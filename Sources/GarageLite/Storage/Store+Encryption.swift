@@ -13,9 +13,11 @@ extension Store {
         _ rewrite: @escaping @Sendable (String, ObjectKey) throws -> (data: String, isEncrypted: Bool)?
     ) -> StoreWork<(count: Int, next: ObjectKey?)> {
         StoreWork(operation: "rewrite the objects' data", access: .write { statements in
-            // The data replaced must not stay in the pages' free space, nor in the log.
-            let erased = try statements.setErasesFreedContent(true)
-            defer { _ = try? statements.setErasesFreedContent(erased) }
+            // The data replaced must not stay in the pages' free space, nor in the log (on an
+            // engine that can see to it: ErasesFreedContent).
+            let erasing = statements as? any ErasesFreedContent
+            let erased = try erasing?.setErasesFreedContent(true)
+            defer { if let erasing, let erased { _ = try? erasing.setErasesFreedContent(erased) } }
             let (count, next) = try Store.transaction(statements) {
                 let rows = try statements.rows(encrypted: encrypted, after: key, limit: limit)
                 var count = 0
@@ -31,7 +33,7 @@ extension Store {
                 // What was deleted before, in free pages, and the log's old pages. (A reader of
                 // another process keeping an old snapshot keeps the log from being emptied: the
                 // next call empties it.)
-                _ = try statements.compactAndTruncateLog()
+                _ = try erasing?.compactAndTruncateLog()
             }
             return (count, next)
         })

@@ -3,9 +3,9 @@ import Foundation
 // What the watch of other connections' commits reads (`Observation/CommitWatch.swift`): the
 // stamps of the observed objects, and whether another connection committed since the last look.
 extension Store {
-    /// Whether other connections (other garages, other processes) can change the store, so
-    /// that observers need a watch of their commits.
-    var isShared: Bool { engine.isShared }
+    /// Whether other connections (other garages, other processes) can change the store, and
+    /// the engine tells their commits (``WatchesOtherCommits``): observers then need a watch.
+    var isShared: Bool { (engine as? any WatchesOtherCommits)?.isShared ?? false }
 
     /// The stamps of the objects of `typeName` (of those `identifiers` names, or all), read now.
     func stamps(ofType typeName: String, identifiers: [String]?) throws -> [String: RowStamp] {
@@ -18,6 +18,7 @@ extension Store {
     /// one), on a read-only store too; returns once it ran. An error of the store is `look`'s to
     /// ignore: the watch looks again later.
     func lookingAtCommits(_ look: @escaping @Sendable (CommitLook) throws -> Void) async {
+        guard let engine = engine as? any WatchesOtherCommits else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             engine.startWatch { connection in
                 defer { continuation.resume() }
@@ -29,7 +30,7 @@ extension Store {
 
     /// What one look of the watch reads.
     struct CommitLook {
-        fileprivate let statements: any RowWriteStatements
+        fileprivate let statements: any CountsOtherCommits
 
         /// A number that changes when another connection commits, and never for this garage's
         /// own commits.

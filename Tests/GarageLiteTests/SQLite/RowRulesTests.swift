@@ -149,7 +149,9 @@ struct RowRulesTests {
         }
     }
 
-    /// The identifiers a claim of `status` rows of `type` takes, at most 2 after skipping 1, and all.
+    /// What a claim of `status` rows of `type` takes (all of them; at most 2 after skipping 1):
+    /// the modification dates in order, and the identifiers of each group of rows modified at
+    /// the same instant, whose order is the engine's (see `RowRules.claimOrder`).
     static func claimable(_ statements: any RowWriteStatements, byRule: Bool, now: Date) throws -> [String] {
         var found: [String] = []
         for type in types {
@@ -160,7 +162,13 @@ struct RowRulesTests {
                                                              now: now, maximumAttempts: 2)
                         : try statements.claimableRows(ofType: type, status: status, limit: limit, skipping: skipping,
                                                        now: now, maximumAttempts: 2).map { try $0.get() }
-                    found.append("\(type) \(status) \(limit)/\(skipping): \(rows.map(\.key.identifier))")
+                    let dates = rows.map(\.modificationDate.timeIntervalSince1970)
+                    // The ties, as sets: complete only when nothing is skipped or left out.
+                    let groups = limit == 100
+                        ? Dictionary(grouping: rows, by: \.modificationDate).mapValues { $0.map(\.key.identifier).sorted() }
+                            .sorted { $0.key < $1.key }.map { "\($0.value)" }
+                        : []
+                    found.append("\(type) \(status) \(limit)/\(skipping): \(dates) \(groups)")
                 }
             }
         }

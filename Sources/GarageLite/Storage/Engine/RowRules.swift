@@ -146,12 +146,13 @@ enum RowRules {
             && row.attempts < maximumAttempts && !(row.isDeleted && row.syncStatus == .synced)
     }
 
-    /// Whether a claim takes `first` before `second`: the oldest modification first; of rows
-    /// modified at the same instant, live objects before deletions, then in identifier order
-    /// (bytewise). An engine orders its claims so (SQLite: by its index of statuses).
+    /// Whether a claim takes `first` before `second`: the oldest modification first. Rows
+    /// modified at the same instant (a `parkAll`'s) come in an order the engine chooses, the
+    /// one its index of statuses gives without sorting (SQLite: the order the rows were
+    /// inserted); this rule puts them in identifier order (bytewise), and `RowRulesTests`
+    /// compares the two as groups of ties.
     static func claimOrder(_ first: StoredRow, _ second: StoredRow) -> Bool {
         if first.modificationDate != second.modificationDate { return first.modificationDate < second.modificationDate }
-        if first.isDeleted != second.isDeleted { return !first.isDeleted }
         return Array(first.key.identifier.utf8).lexicographicallyPrecedes(second.key.identifier.utf8)
     }
 

@@ -27,16 +27,6 @@ protocol StorageEngine: Sendable {
     /// Whether the store can only be read (every write throws).
     var isReadOnly: Bool { get }
 
-    /// Whether other connections (other garages, other processes) can change the store: a
-    /// store in a file; not one in memory.
-    var isShared: Bool { get }
-
-    /// Starts `body` with the writer's connection, alone, on another thread, and returns at
-    /// once, for reads only (``RowWriteStatements/othersCommitCounter()`` and reads): it runs
-    /// on a read-only store too. The watch of commits made elsewhere uses it, so that it runs
-    /// between this garage's writes, never during one.
-    func startWatch(_ body: @escaping @Sendable (Result<any RowWriteStatements, any Error>) -> Void)
-
     /// The garage's error for an error the database threw while performing `operation`;
     /// other errors unchanged.
     func garageError(_ error: any Error, operation: String) -> any Error
@@ -168,11 +158,6 @@ protocol RowWriteStatements: RowStatements {
     /// returns and rolled back when it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T
 
-    /// A number that changes when another connection (another garage, another process)
-    /// commits, and never for this connection's own commits: on the writer, it tells the
-    /// commits made elsewhere from the garage's own.
-    func othersCommitCounter() throws -> Int
-
     /// Inserts or updates the row: its revision and modification date change only when its
     /// data does; a row once parked as a root stays one. Returns whether the row changed (a
     /// park of what is stored already writes nothing).
@@ -231,13 +216,4 @@ protocol RowWriteStatements: RowStatements {
     /// not): the same content, re-encrypted or decrypted, so the row's revision, dates and
     /// status stay. Returns whether it replaced.
     @discardableResult func replaceData(of key: ObjectKey, previous: String, with data: String, isEncrypted: Bool) throws -> Bool
-    /// Whether this connection overwrites the content it frees (SQLite's `secure_delete`), so
-    /// that no replaced or deleted data lingers in the file's free space; returns the setting
-    /// it had, to restore.
-    @discardableResult func setErasesFreedContent(_ erases: Bool) throws -> Bool
-    /// Rewrites the store file without free space, then copies the write-ahead log into it
-    /// and empties the log, so that no deleted data, and no earlier version of a page, lingers
-    /// in the files (outside a transaction; it waits for readers). Returns whether the log
-    /// could be emptied (a reader of another connection keeping an old snapshot prevents it).
-    func compactAndTruncateLog() throws -> Bool
 }

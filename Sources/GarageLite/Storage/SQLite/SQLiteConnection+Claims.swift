@@ -16,13 +16,13 @@ extension SQLiteConnection {
         SELECT \(columns) FROM garage_object
         WHERE syncStatus = ? AND type = ? AND claim IS NULL AND (retryAt IS NULL OR retryAt <= ?) AND attempts < ?
             AND NOT (isDeleted <> 0 AND syncStatus = \(SyncStatus.synced.rawValue))
-        ORDER BY modificationDate, isDeleted, identifier LIMIT ? OFFSET ?
+        ORDER BY modificationDate LIMIT ? OFFSET ?
         """
 
     func heldRows(ofType type: String, maximumAttempts: Int) throws -> [(identifier: String, attempts: Int, lastError: String?)] {
         try Row.fetchAll(db.cachedStatement(sql: """
             SELECT identifier, attempts, lastError FROM garage_object
-            WHERE type = ? AND attempts >= ? AND claim IS NULL ORDER BY modificationDate, identifier
+            WHERE type = ? AND attempts >= ? AND claim IS NULL ORDER BY modificationDate
             """), arguments: [type, maximumAttempts]).map {
             (String.fromDatabaseValue($0[0]) ?? "?", Int.fromDatabaseValue($0[1]) ?? 0, String.fromDatabaseValue($0[2]))
         }

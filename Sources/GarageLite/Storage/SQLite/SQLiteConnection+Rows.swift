@@ -59,7 +59,7 @@ extension SQLiteConnection {
         """
     private static let rowsWithStatusSQL = """
         SELECT \(columns) FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0
-        ORDER BY modificationDate, identifier
+        ORDER BY modificationDate
         """
 
     // MARK: - Counting
@@ -101,7 +101,7 @@ extension SQLiteConnection {
     func identifiers(ofType type: String, status: SyncStatus) throws -> [String] {
         try strings("""
             SELECT identifier FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0
-            ORDER BY modificationDate, identifier
+            ORDER BY modificationDate
             """,
                     [status.rawValue, type])
     }

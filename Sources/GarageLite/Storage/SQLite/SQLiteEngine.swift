@@ -6,7 +6,7 @@ import GRDB
 /// File stores use a `DatabasePool` (WAL mode: readers never wait for the writer, and each
 /// read transaction is one snapshot), and read synchronously through ``ReaderConnections``,
 /// which cost less per read than the pool's readers. In-memory stores use a `DatabaseQueue`.
-final class SQLiteEngine: StorageEngine {
+final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
     let writer: any DatabaseWriter
     let path: String?
     /// The read-only connections of a file store's synchronous reads.
@@ -253,7 +253,7 @@ final class SQLiteEngine: StorageEngine {
 
     var isShared: Bool { path != nil }
 
-    func startWatch(_ body: @escaping @Sendable (Result<any RowWriteStatements, any Error>) -> Void) {
+    func startWatch(_ body: @escaping @Sendable (Result<any CountsOtherCommits, any Error>) -> Void) {
         writer.asyncWriteWithoutTransaction { db in
             body(.success(SQLiteConnection(db)))
         }

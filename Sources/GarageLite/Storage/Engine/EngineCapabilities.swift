@@ -1,0 +1,41 @@
+import Foundation
+
+// What only some engines can do. The store asks for each (`as?`) where it would use it, and
+// does without it otherwise; the public API says what a garage on an engine without it does.
+
+/// An engine whose store other connections (other garages, other processes) can change, and
+/// which tells their commits from the garage's own: observers (``Garage/changes(of:)``) hear of
+/// the commits made elsewhere. SQLite on a file has it; in memory, nothing else can commit.
+///
+/// Without it, a garage's observers hear of its own commits only.
+protocol WatchesOtherCommits: StorageEngine {
+    /// Whether other connections can change this store now (SQLite: a store in a file).
+    var isShared: Bool { get }
+
+    /// Starts `body` with a connection that reads, between this garage's writes (never during
+    /// one), on a read-only store too, and returns at once: the watch's look at other commits.
+    func startWatch(_ body: @escaping @Sendable (Result<any CountsOtherCommits, any Error>) -> Void)
+}
+
+/// Statements that tell other connections' commits from their own.
+protocol CountsOtherCommits: RowStatements {
+    /// A number that changes when another connection (another garage, another process)
+    /// commits, and never for this connection's own commits (SQLite: `PRAGMA data_version`).
+    func othersCommitCounter() throws -> Int
+}
+
+/// Statements that can leave no replaced or deleted data on the disk: a rekey, a decryption
+/// and an encryption use them, so that no earlier version of a row (its plaintext, or its
+/// ciphertext under a retired key) lingers in the store's free space or log.
+///
+/// Without it, the rows are rewritten all the same, and what they held before stays wherever
+/// the engine leaves freed data until it reuses the space (``Garage/rekey(to:)-7738p`` says so).
+protocol ErasesFreedContent: RowWriteStatements {
+    /// Whether this connection overwrites the content it frees (SQLite: `secure_delete`);
+    /// returns the setting it had, to restore.
+    @discardableResult func setErasesFreedContent(_ erases: Bool) throws -> Bool
+    /// Rewrites the store without free space, then empties its log, so that no deleted data,
+    /// and no earlier version of a page, lingers (outside a transaction). Returns whether the
+    /// log could be emptied (a reader keeping an old snapshot prevents it).
+    func compactAndTruncateLog() throws -> Bool
+}
