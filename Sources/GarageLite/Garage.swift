@@ -154,6 +154,7 @@ public final class Garage: Sendable {
     /// let scratch = try Garage(engine: .inMemory())
     /// ```
     ///
+    /// - parameter engine: The engine, opened on its store.
     /// - parameter encryptionKey: The key the store is locked with, for an encrypted store.
     /// - throws: See ``init(named:encryptionKey:)``.
     public convenience init(engine: GarageEngine, encryptionKey: StoreKey? = nil) throws {
