@@ -64,7 +64,8 @@ extension Garage {
         }
     }
 
-    /// Retrieves every object of type `T`, in identifier order.
+    /// Retrieves every object of type `T`, in identifier order: the order of the identifiers'
+    /// UTF-8 bytes, on every engine (`"B"` before `"a"`, `"a"` before `"é"`; `"10"` before `"9"`).
     ///
     /// ```swift
     /// let people = try garage.retrieveAll(Person.self)
@@ -174,7 +175,8 @@ extension Garage {
         return reading("count \(typeName)") { view in try view.count(ofType: typeName) }
     }
 
-    /// The identifiers of every object of type `T`, in order.
+    /// The identifiers of every object of type `T`, in the order of their UTF-8 bytes (see
+    /// `retrieveAll(_:)`).
     public func identifiers<T>(of type: T.Type) throws -> [String] {
         try run(listingIdentifiers(T.self))
     }
