@@ -32,7 +32,8 @@ extension Store {
                 while claimed.count + deleted.count < limit {
                     let reads = try statements.claimableRows(
                         ofType: type, status: status, limit: limit - claimed.count - deleted.count,
-                        skipping: failures.count, now: date, maximumAttempts: maximumAttempts)
+                        excluding: Set(failures.map { ObjectKey(typeName: type, identifier: $0.identifier) }),
+                        now: date, maximumAttempts: maximumAttempts)
                     if reads.isEmpty { break }
                     for read in reads {
                         do {

@@ -194,14 +194,6 @@ extension StoreView {
 }
 
 extension RowRead {
-    /// The key of the row, readable or not.
-    var key: ObjectKey {
-        switch self {
-        case .row(let row): return row.key
-        case .unreadable(let key, _): return key
-        }
-    }
-
     fileprivate var modificationDate: Date? {
         if case .row(let row) = self { return row.modificationDate }
         return nil

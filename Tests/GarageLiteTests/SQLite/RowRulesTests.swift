@@ -149,18 +149,18 @@ struct RowRulesTests {
         }
     }
 
-    /// What a claim of `status` rows of `type` takes (all of them; at most 2 after skipping 1):
+    /// What a claim of `status` rows of `type` takes (all of them; at most 2 but "a"):
     /// the modification dates in order, and the identifiers of each group of rows modified at
     /// the same instant, whose order is the engine's (see `RowRules.claimOrder`).
     static func claimable(_ statements: any RowWriteStatements, byRule: Bool, now: Date) throws -> [String] {
         var found: [String] = []
         for type in types {
             for status in SyncStatus.allCases {
-                for (limit, skipping) in [(100, 0), (2, 1)] {
+                for (limit, excluding) in [(100, Set<ObjectKey>()), (2, [ObjectKey(typeName: type, identifier: "a")])] {
                     let rows = byRule
-                        ? try statements.claimableRowsByRule(ofType: type, status: status, limit: limit, skipping: skipping,
+                        ? try statements.claimableRowsByRule(ofType: type, status: status, limit: limit, excluding: excluding,
                                                              now: now, maximumAttempts: 2)
-                        : try statements.claimableRows(ofType: type, status: status, limit: limit, skipping: skipping,
+                        : try statements.claimableRows(ofType: type, status: status, limit: limit, excluding: excluding,
                                                        now: now, maximumAttempts: 2).map { try $0.get() }
                     let dates = rows.map(\.modificationDate.timeIntervalSince1970)
                     // The ties, as sets: complete only when nothing is skipped or left out.
@@ -168,7 +168,7 @@ struct RowRulesTests {
                         ? Dictionary(grouping: rows, by: \.modificationDate).mapValues { $0.map(\.key.identifier).sorted() }
                             .sorted { $0.key < $1.key }.map { "\($0.value)" }
                         : []
-                    found.append("\(type) \(status) \(limit)/\(skipping): \(dates) \(groups)")
+                    found.append("\(type) \(status) \(limit)/\(excluding.count): \(dates) \(groups)")
                 }
             }
         }

@@ -66,14 +66,14 @@ extension RowWriteStatements {
         }
     }
 
-    /// ``claimableRows(ofType:status:limit:skipping:now:maximumAttempts:)`` by
+    /// ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)`` by
     /// ``RowRules/isClaimable(_:status:now:maximumAttempts:)``, in ``RowRules/claimOrder(_:_:)``.
-    func claimableRowsByRule(ofType type: String, status: SyncStatus, limit: Int, skipping: Int,
+    func claimableRowsByRule(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                              now: Date, maximumAttempts: Int) throws -> [StoredRow] {
         let claimable = try everyRow(ofType: type)
-            .filter { RowRules.isClaimable($0, status: status, now: now, maximumAttempts: maximumAttempts) }
+            .filter { !excluding.contains($0.key) && RowRules.isClaimable($0, status: status, now: now, maximumAttempts: maximumAttempts) }
             .sorted(by: RowRules.claimOrder)
-        return Array(claimable.dropFirst(skipping).prefix(limit))
+        return Array(claimable.prefix(limit))
     }
 
     /// ``releaseClaims(takenBefore:)`` by ``RowRules/releasingStaleClaim(_:takenBefore:)``.

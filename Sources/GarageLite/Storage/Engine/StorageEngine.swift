@@ -41,6 +41,14 @@ enum RowRead: Sendable {
     /// A column holds a value of the wrong type, or NULL where a value belongs.
     case unreadable(ObjectKey, GarageError)
 
+    /// The key of the row, readable or not.
+    var key: ObjectKey {
+        switch self {
+        case .row(let row): return row.key
+        case .unreadable(let key, _): return key
+        }
+    }
+
     /// The row, or the error that names it.
     func get() throws -> StoredRow {
         switch self {
@@ -81,10 +89,11 @@ protocol RowStatements {
     func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead]
     /// The rows of `type` with `status`, oldest modification first.
     func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead]
-    /// Up to `limit` unclaimed rows of `type` with `status`, tombstones included, oldest
-    /// modification first, after the first `skipping` of them, with every column; not those
-    /// held back until after `now`, nor those with `maximumAttempts` failed attempts or more.
-    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, skipping: Int,
+    /// Up to `limit` rows of `type` a claim of `status` rows takes at `now`
+    /// (``RowRules/isClaimable(_:status:now:maximumAttempts:)``), tombstones included, in
+    /// ``RowRules/claimOrder(_:_:)``, with every column, but those `excluding` names (rows a
+    /// claim could not read, left as they are).
+    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                        now: Date, maximumAttempts: Int) throws -> [RowRead]
     /// The rows of `type` with `maximumAttempts` failed upload attempts or more: their
     /// identifiers, attempts and last errors, oldest modification first.

@@ -3,12 +3,15 @@ import GRDB
 
 // The statements of sync jobs' claims.
 extension SQLiteConnection {
-    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, skipping: Int,
+    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                        now: Date, maximumAttempts: Int) throws -> [RowRead] {
-        try readRows(Self.claimableRowsSQL, [
+        // The rows excluded are among the first (a claim excludes those it read already): read
+        // as many more, and leave them out.
+        let reads = try readRows(Self.claimableRowsSQL, [
             .integer(status.rawValue), .text(type), .real(now.timeIntervalSince1970), .integer(maximumAttempts),
-            .integer(limit), .integer(skipping),
+            .integer(limit + excluding.count),
         ], purpose: .all)
+        return Array((excluding.isEmpty ? reads : reads.filter { !excluding.contains($0.key) }).prefix(limit))
     }
 
     /// A `.synced` tombstone is a deletion the server made (`markDeletedOnServer`): nothing to upload.
@@ -16,7 +19,7 @@ extension SQLiteConnection {
         SELECT \(columns) FROM garage_object
         WHERE syncStatus = ? AND type = ? AND claim IS NULL AND (retryAt IS NULL OR retryAt <= ?) AND attempts < ?
             AND NOT (isDeleted <> 0 AND syncStatus = \(SyncStatus.synced.rawValue))
-        ORDER BY modificationDate LIMIT ? OFFSET ?
+        ORDER BY modificationDate LIMIT ?
         """
 
     func heldRows(ofType type: String, maximumAttempts: Int) throws -> [(identifier: String, attempts: Int, lastError: String?)] {
