@@ -12,7 +12,7 @@ extension Garage {
     ///
     /// Everything else is GarageLite's either way: edited `.synced` objects become `.notSynced`,
     /// graphs are written in one transaction, `Revisioned` objects are checked, and so on (see
-    /// the README's "Differences from GarageStorage").
+    /// the article "Migrating from GarageStorage", its differences).
     public struct Compatibility: Sendable, Hashable, CustomStringConvertible {
         /// Whether an object parked saying `.syncing` is stored `.syncing` whether a sync job's
         /// claim holds its row or not, as GarageStorage stored it: an app's own job marks objects

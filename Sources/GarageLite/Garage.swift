@@ -130,7 +130,7 @@ public final class Garage: Sendable {
     ///   garage, or another process) to release the store before it throws
     ///   ``GarageError/storeBusy(operation:path:)``.
     /// With `encryptionKey`, the store is encrypted: every object is stored encrypted with
-    /// AES-256-GCM, bound to its row (see ``StoreKey``, and the README's "Encryption"). A new
+    /// AES-256-GCM, bound to its row (see ``StoreKey``, and <doc:Encryption>). A new
     /// store, or one that was not encrypted, is locked with that key (the objects it holds are
     /// encrypted before this returns); an encrypted one opens only with its key, checked before
     /// anything is read.

@@ -111,7 +111,7 @@ func content(_ notes: [String: Note]) -> [String: Note] {
 }
 
 // `--keep FOLDER` writes the two garage files there and keeps them, to look at them with the
-// `garage` tool (README); by default they go in a temporary folder, deleted at the end.
+// `garage` tool (the DocC article "The garage tool"); by default they go in a temporary folder, deleted at the end.
 let keptFolder = CommandLine.arguments.firstIndex(of: "--keep").flatMap { index in
     index + 1 < CommandLine.arguments.count ? URL(fileURLWithPath: CommandLine.arguments[index + 1]) : nil
 }

@@ -18,18 +18,6 @@ struct RowRulesTests {
     static let sequences = environment["GARAGE_RULES_SEQUENCES"].flatMap { Int($0) } ?? 150
     static let seed = environment["GARAGE_RULES_SEED"].flatMap { UInt64($0) } ?? 0x5275_6C65
 
-    /// A small deterministic generator (SplitMix64), so that a seed repeats a run.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let types = ["Note", "Tag"]
     static let identifiers = ["a", "b", "c"]
     static let datas = [#"{"v":1}"#, #"{"v":2}"#, #"{"v":3}"#]
@@ -67,7 +55,7 @@ struct RowRulesTests {
         }
     }
 
-    static func randomWrite(_ random: inout Generator, step: Int) -> Write {
+    static func randomWrite(_ random: inout SplitMix64, step: Int) -> Write {
         let key = ObjectKey(typeName: types.randomElement(using: &random)!, identifier: identifiers.randomElement(using: &random)!)
         switch Int.random(in: 0..<20, using: &random) {
         case 0..<8:
@@ -176,7 +164,7 @@ struct RowRulesTests {
     }
 
     @Test func randomSequencesWriteTheSameRows() throws {
-        var random = Generator(state: Self.seed)
+        var random = SplitMix64(state: Self.seed)
         let fast = try Garage.inMemory()
         let ruled = try Garage.inMemory()
         for sequence in 0..<Self.sequences {
