@@ -22,7 +22,7 @@ struct Keyring: Sendable {
     /// The most objects one data key encrypts: NIST SP 800-38D's bound for random 96-bit
     /// nonces (the synthetic nonces of ``AESGCMEncryptor`` are as random). The store's triggers
     /// count them and refuse beyond.
-    static let encryptionLimit: Int64 = 1 << 32
+    static let encryptionLimit = EncryptionGuard.encryptionLimit
 
     /// The first characters of every envelope ``AESGCMEncryptor`` writes with the data key
     /// `keyID`: the base64 of its version and key id, whose last character also holds 2 bits

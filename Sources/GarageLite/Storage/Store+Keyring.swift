@@ -59,10 +59,10 @@ extension Store {
                     if resetsCount { try statements.setEncryptionCount(0) }
                 case let .install(prefixes, keyID):
                     try statements.setEncryptionCount(0)
-                    try statements.setEncryptionGuard(current: (Keyring.encryptionLimit, prefixes), retired: [])
+                    try statements.setEncryptionGuard(EncryptionGuard(current: (Keyring.encryptionLimit, prefixes)))
                     try statements.setMetadata(Keyring.lastKeyIDName, String(keyID))
                 case let .retire(prefixes, keyID):
-                    try statements.setEncryptionGuard(current: nil, retired: prefixes)
+                    try statements.setEncryptionGuard(EncryptionGuard(current: nil, retired: prefixes))
                     try statements.setMetadata(Keyring.lastKeyIDName, String(keyID))
                 }
                 return KeyRecordWrite(replaced: true, storeRecord: record)

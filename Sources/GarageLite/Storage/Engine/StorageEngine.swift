@@ -157,11 +157,12 @@ protocol RowWriteStatements: RowStatements {
     func setMetadata(_ name: String, _ value: String) throws
     /// Sets the store's count of encryptions with its current key (see ``RowStatements/encryptionCount()``).
     func setEncryptionCount(_ count: Int64) throws
-    /// Installs the triggers of an encrypted store (`current`: the nonce budget and the
-    /// prefixes of the current key's envelopes), which refuse unencrypted rows and rows of
-    /// another key and count encryptions, or those of a decrypted one (`retired`: the prefixes
-    /// of the keys it had, refused), or none.
-    func setEncryptionGuard(current: (limit: Int64, envelopePrefixes: [String])?, retired: [String]) throws
+    /// Enforces `guard` (``EncryptionGuard``) from now on, on every write of a row by anyone,
+    /// replacing the guard there was, and counts the encryptions of its current key (see
+    /// ``RowStatements/encryptionCount()``); without a current key, forgets the count. A
+    /// refusal is reported as an error that ``StorageEngine/garageError(_:operation:)`` maps
+    /// with ``EncryptionGuard/Refusal/garageError(path:)``.
+    func setEncryptionGuard(_ guard: EncryptionGuard) throws
 
     /// Runs `body` in one transaction that takes the write lock at once, committed when it
     /// returns and rolled back when it throws.

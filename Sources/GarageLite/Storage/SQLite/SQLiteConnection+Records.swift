@@ -90,21 +90,29 @@ extension SQLiteConnection {
     }
 
     func putRow(_ row: StoredRow) throws {
+        // An update, else an insert, rather than an upsert: an upsert runs the insert triggers
+        // (the encryption guard's) for a row that exists, and the guard's rule
+        // (EncryptionGuard) tells an update from an insert.
+        let arguments: StatementArguments = [
+            row.key.typeName, row.key.identifier, row.data, row.isEncrypted, row.syncStatus.rawValue,
+            row.creationDate.timeIntervalSince1970, row.modificationDate.timeIntervalSince1970, row.revision,
+            row.isRoot, row.references, row.claim, row.claimedAt?.timeIntervalSince1970, row.isDeleted, row.isRemote,
+            row.attempts, row.lastError, row.retryAt?.timeIntervalSince1970,
+        ]
+        try db.cachedStatement(sql: """
+            UPDATE garage_object SET
+                data = ?3, isEncrypted = ?4, syncStatus = ?5, creationDate = ?6, modificationDate = ?7, revision = ?8,
+                isRoot = ?9, refs = ?10, claim = ?11, claimedAt = ?12, isDeleted = ?13, isRemote = ?14, attempts = ?15,
+                lastError = ?16, retryAt = ?17, referencesKnown = 1
+            WHERE type = ?1 AND identifier = ?2
+            """).execute(arguments: arguments)
+        if db.changesCount > 0 { return }
         try db.cachedStatement(sql: """
             INSERT INTO garage_object
                 (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
                  claim, claimedAt, isDeleted, isRemote, attempts, lastError, retryAt, referencesKnown)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, 1)
-            ON CONFLICT (type, identifier) DO UPDATE SET
-                data = ?3, isEncrypted = ?4, syncStatus = ?5, creationDate = ?6, modificationDate = ?7, revision = ?8,
-                isRoot = ?9, refs = ?10, claim = ?11, claimedAt = ?12, isDeleted = ?13, isRemote = ?14, attempts = ?15,
-                lastError = ?16, retryAt = ?17, referencesKnown = 1
-            """).execute(arguments: [
-                row.key.typeName, row.key.identifier, row.data, row.isEncrypted, row.syncStatus.rawValue,
-                row.creationDate.timeIntervalSince1970, row.modificationDate.timeIntervalSince1970, row.revision,
-                row.isRoot, row.references, row.claim, row.claimedAt?.timeIntervalSince1970, row.isDeleted, row.isRemote,
-                row.attempts, row.lastError, row.retryAt?.timeIntervalSince1970,
-            ])
+            """).execute(arguments: arguments)
     }
 
     func typeStatistics(maximumAttempts: Int) throws -> [TypeStatistics] {

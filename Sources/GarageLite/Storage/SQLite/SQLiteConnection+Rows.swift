@@ -449,13 +449,10 @@ extension SQLiteConnection {
         try db.execute(sql: "INSERT OR REPLACE INTO garage_meta (name, value) VALUES ('encryptions', ?)", arguments: [count])
     }
 
-    func setEncryptionGuard(current: (limit: Int64, envelopePrefixes: [String])?, retired: [String]) throws {
-        try db.execute(sql: Schema.dropEncryptionGuard)
-        if let current {
-            try db.execute(sql: Schema.encryptionGuard(limit: current.limit, envelopePrefixes: current.envelopePrefixes))
-        } else {
+    func setEncryptionGuard(_ guard: EncryptionGuard) throws {
+        try db.execute(sql: Schema.encryptionGuard(`guard`))
+        if `guard`.current == nil {
             try db.execute(sql: "DELETE FROM garage_meta WHERE name = 'encryptions'")
         }
-        if !retired.isEmpty { try db.execute(sql: Schema.retiredKeyGuard(envelopePrefixes: retired)) }
     }
 }

@@ -186,15 +186,9 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
                                              reason: readOnlyReason ?? Self.reason(error))
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return GarageError.damagedStore(path: path, operation: operation, reason: Self.reason(error))
-        case .SQLITE_CONSTRAINT where error.message == Schema.plaintextRefusal:
-            // A garage without the key (opened before another process encrypted the store).
-            return GarageError.encryptionKeyRequired(path: path)
-        case .SQLITE_CONSTRAINT where error.message == Schema.staleKeyRefusal:
-            return GarageError.staleEncryptionKey(
-                path: path, reason: "it encrypts with a data key the store no longer uses (another garage or process "
-                    + "rotated the key, or decrypted the store, after this garage opened it)")
-        case .SQLITE_CONSTRAINT where error.message == Schema.encryptionLimitRefusal:
-            return GarageError.encryptionLimitReached(path: path, encryptions: Keyring.encryptionLimit)
+        case .SQLITE_CONSTRAINT where error.message.flatMap(EncryptionGuard.Refusal.init(rawValue:)) != nil:
+            // The encryption guard's triggers (Schema.encryptionGuard(_:)).
+            return error.message.flatMap(EncryptionGuard.Refusal.init(rawValue:))!.garageError(path: path)
         default:
             return GarageError.storageFailure(operation: operation, reason: Self.reason(error))
         }

@@ -151,11 +151,23 @@ enum Schema {
             """)
     }
 
-    /// The messages of ``encryptionGuard(limit:envelopePrefixes:)``'s errors, which
-    /// `SQLiteEngine.garageError(_:operation:)` turns into `GarageError`s.
-    static let plaintextRefusal = "GarageLite: the store is encrypted"
-    static let encryptionLimitRefusal = "GarageLite: the key of the store reached its encryption limit"
-    static let staleKeyRefusal = "GarageLite: this write is not encrypted with the current key of the store"
+    /// The triggers that enforce `guard` (``EncryptionGuard``, the rule), replacing any there
+    /// were: ``encryptionGuard(limit:envelopePrefixes:)`` for the current key,
+    /// ``retiredKeyGuard(envelopePrefixes:)`` for retired ones. Their errors' messages are the
+    /// ``EncryptionGuard/Refusal``s' raw values, which `SQLiteEngine.garageError(_:operation:)`
+    /// reads back.
+    static func encryptionGuard(_ guard: EncryptionGuard) -> String {
+        var sql = dropEncryptionGuard
+        if let current = `guard`.current {
+            sql += "\n" + encryptionGuard(limit: current.limit, envelopePrefixes: current.envelopePrefixes)
+        }
+        if !`guard`.retired.isEmpty { sql += "\n" + retiredKeyGuard(envelopePrefixes: `guard`.retired) }
+        return sql
+    }
+
+    private static let plaintextRefusal = EncryptionGuard.Refusal.plaintext.rawValue
+    private static let encryptionLimitRefusal = EncryptionGuard.Refusal.limitReached.rawValue
+    private static let staleKeyRefusal = EncryptionGuard.Refusal.staleKey.rawValue
 
     /// The triggers of an encrypted store, whoever writes it (another garage, another process):
     /// a row can't be written unencrypted (a tombstone, without data, can), nor encrypted with
@@ -163,7 +175,7 @@ enum Schema {
     /// `envelopePrefixes`: a garage that missed a rotation would write what the rotation's end
     /// makes unreadable); each encrypted write of a row's data counts one encryption, refused
     /// once `limit` are counted (the nonces' budget).
-    static func encryptionGuard(limit: Int64, envelopePrefixes: [String]) -> String {
+    private static func encryptionGuard(limit: Int64, envelopePrefixes: [String]) -> String {
         let prefixes = envelopePrefixes.map { "'\($0)'" }.joined(separator: ", ")
         let length = envelopePrefixes.first?.count ?? 0
         let count = """
@@ -194,7 +206,7 @@ enum Schema {
     /// an object encrypted with one of the data keys it had (its envelope starts with one of
     /// `envelopePrefixes`) is refused, since the store forgets those keys (a garage opened
     /// before the decryption would write what no one can read). Other ciphers' rows pass.
-    static func retiredKeyGuard(envelopePrefixes: [String]) -> String {
+    private static func retiredKeyGuard(envelopePrefixes: [String]) -> String {
         let prefixes = envelopePrefixes.map { "'\($0)'" }.joined(separator: ", ")
         let length = envelopePrefixes.first?.count ?? 0
         let refuse = """
