@@ -41,7 +41,9 @@ extension Garage {
     ///
     /// Everything is read from one snapshot of the committed store: this garage's unsaved
     /// changes are not checked. SQLite's check reads the whole file, so the cost grows with the
-    /// store; run it at launch after a crash, in a maintenance task, or before a backup.
+    /// store; run it at launch after a crash, in a maintenance task, or before a backup. (On an
+    /// engine that can't check its own storage, see ``GarageEngine``, the report lists the
+    /// problems of the rows only.)
     ///
     /// - parameter maximumProblems: The number of problems to list at most (at least 1);
     ///   ``IntegrityReport/isTruncated`` tells whether there were more.

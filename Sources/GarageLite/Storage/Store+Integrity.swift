@@ -15,7 +15,7 @@ extension Store {
             var found: IntegrityReport?
             do {
                 return try statements.snapshot {
-                    var report = IntegrityReport(try statements.integrityProblems(limit: limit))
+                    var report = IntegrityReport(try Self.problems(statements, limit: limit))
                     found = report
                     if let open, !report.isTruncated, !report.problems.contains(where: \.isSQLite) {
                         try Self.checkDecryption(statements, open: open, into: &report, limit: limit)
@@ -27,6 +27,21 @@ extension Store {
                 return found
             }
         })
+    }
+
+    /// Up to `limit` problems: the storage's own (on an engine that checks it: ``ChecksItsFile``),
+    /// then the rows'.
+    private static func problems(
+        _ statements: any RowStatements, limit: Int
+    ) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool) {
+        var problems: [IntegrityReport.Problem] = []
+        if let checker = statements as? any ChecksItsFile {
+            let file = try checker.fileProblems(limit: limit)
+            if file.isTruncated { return file }
+            problems = file.problems
+        }
+        let rows = try statements.integrityProblems(limit: limit - problems.count)
+        return (problems + rows.problems, rows.isTruncated)
     }
 
     /// Adds to `report` the rows `open` can't open, up to `limit` problems in all.

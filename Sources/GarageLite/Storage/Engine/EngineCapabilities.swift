@@ -24,6 +24,15 @@ protocol CountsOtherCommits: RowStatements {
     func othersCommitCounter() throws -> Int
 }
 
+/// Statements that check the database's own storage (SQLite: `integrity_check` of its file):
+/// `Garage.check()` lists what they find first, as `IntegrityReport.Problem.sqlite`.
+///
+/// Without it, a check reports the problems of the rows only.
+protocol ChecksItsFile: RowStatements {
+    /// What is wrong with the storage, up to `limit` problems, and whether there were more.
+    func fileProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool)
+}
+
 /// Statements that can leave no replaced or deleted data on the disk: a rekey, a decryption
 /// and an encryption use them, so that no earlier version of a row (its plaintext, or its
 /// ciphertext under a retired key) lingers in the store's free space or log.

@@ -82,7 +82,10 @@ protocol RowStatements {
     func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead]
     /// Calls `body` with each row of `type`, in identifier order, as it is read: a row is let
     /// go once `body` returns, so that a listing need not hold every row at once. `body` may
-    /// read other rows meanwhile.
+    /// read other rows meanwhile, on the same statements (a decoder reads the rows a row
+    /// references): an engine whose connection can't run a query while it streams another
+    /// (one that queues its queries) reads the rows in pages (``rows(ofType:after:limit:for:)``)
+    /// and calls `body` between them, never holding a query open across `body`.
     func forEachRow(ofType type: String, for purpose: RowPurpose, _ body: (RowRead) throws -> Void) throws
     /// Up to `limit` rows of `type` whose identifier follows `identifier` (from the first when
     /// `nil`), in identifier order.
@@ -135,9 +138,9 @@ protocol RowStatements {
     func isReferenced(_ key: ObjectKey) throws -> Bool
     func references(toType type: String, identifier: String?) throws -> [(to: ObjectKey, from: ObjectKey)]
 
-    /// What is wrong with the store, up to `limit` problems, and whether there were more:
-    /// the database's own check of its file, then unusable reference lists, invalid JSON,
-    /// and references to rows that don't exist.
+    /// What is wrong with the rows, up to `limit` problems, and whether there were more:
+    /// unusable reference lists, invalid JSON, and references to rows that don't exist (the
+    /// check of the database's own file is a capability: ``ChecksItsFile``).
     func integrityProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool)
     /// The first row whose reference list is unusable, with the reason.
     func firstInvalidReferenceList() throws -> (key: ObjectKey, reason: String)?

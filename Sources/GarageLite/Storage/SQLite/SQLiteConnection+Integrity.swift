@@ -45,13 +45,23 @@ extension SQLiteConnection {
     /// When SQLite finds the file damaged, the checks of rows may fail too: each failure is
     /// reported as an SQLite problem rather than thrown, so that the caller gets the report.
     /// (SQLite may then fail to end the read transaction too: see ``Garage/check(maximumProblems:)-1n0z3``.)
+    func fileProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool) {
+        try running([("SQLite's integrity check", sqliteProblems)], limit: limit)
+    }
+
     func integrityProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool) {
-        let checks: [(name: String, run: (Int) throws -> [IntegrityReport.Problem])] = [
-            ("SQLite's integrity check", sqliteProblems),
+        try running([
             ("the check of reference lists", referenceListProblems),
             ("the check of JSON data", dataProblems),
             ("the check of references", missingReferenceProblems),
-        ]
+        ], limit: limit)
+    }
+
+    /// Runs `checks` in order, up to `limit` problems in all; a check that finds the file
+    /// damaged reports that.
+    private func running(
+        _ checks: [(name: String, run: (Int) throws -> [IntegrityReport.Problem])], limit: Int
+    ) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool) {
         var problems: [IntegrityReport.Problem] = []
         for check in checks {
             let room = max(0, limit - problems.count)

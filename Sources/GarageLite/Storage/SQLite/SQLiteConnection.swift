@@ -5,7 +5,7 @@ import GRDBSQLite
 /// One SQLite connection as the garage uses it: the statements of ``RowStatements`` and
 /// ``RowWriteStatements`` (here and in `SQLiteConnection+Rows.swift`, `+Claims.swift`,
 /// `+Integrity.swift`), and the one strict reader of the object table's rows.
-struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesFreedContent {
+struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesFreedContent, ChecksItsFile {
     let db: Database
     /// The statements this access has stepped, found again without hashing their SQL.
     private let statements = StatementsBySQL()
