@@ -24,9 +24,10 @@ public struct GarageEngine: Sendable {
     /// How long a write waits for another connection's by default: 10 seconds.
     public static let defaultBusyTimeout: TimeInterval = 10
 
-    /// An engine on `storage`, opened. (The products that bring an engine reach it once the
-    /// engine's protocols are `package`: see ARCHITECTURE.md, "Adding an engine".)
-    init(_ storage: any StorageEngine) {
+    /// An engine on `storage`, opened: how a product of this package that brings an engine
+    /// (its type implements ``StorageEngine``) makes its factory (see ARCHITECTURE.md,
+    /// "Adding an engine").
+    package init(_ storage: any StorageEngine) {
         self.storage = storage
     }
 }

@@ -6,24 +6,30 @@ import Foundation
 /// generated from this value by `Schema.encryptionGuard(_:)`), and reports a refusal as its
 /// ``Refusal``, which ``Refusal/garageError(path:)`` names. `EncryptionGuardTests` holds SQLite's
 /// triggers to ``check(writing:over:encryptions:)``.
-struct EncryptionGuard: Sendable, Equatable {
+package struct EncryptionGuard: Sendable, Equatable {
     /// The envelope prefixes of the current data key (``Keyring``'s), and how many encryptions
     /// it may make (the nonces' budget); `nil` for a store that is not encrypted now.
-    var current: (limit: Int64, envelopePrefixes: [String])?
+    package var current: (limit: Int64, envelopePrefixes: [String])?
     /// The envelope prefixes of the data keys a store being (or once) decrypted had: refused.
-    var retired: [String] = []
+    package var retired: [String] = []
 
-    static func == (lhs: EncryptionGuard, rhs: EncryptionGuard) -> Bool {
+    /// A guard of the `current` key, refusing the `retired` ones.
+    package init(current: (limit: Int64, envelopePrefixes: [String])?, retired: [String] = []) {
+        self.current = current
+        self.retired = retired
+    }
+
+    package static func == (lhs: EncryptionGuard, rhs: EncryptionGuard) -> Bool {
         lhs.current?.limit == rhs.current?.limit && lhs.current?.envelopePrefixes == rhs.current?.envelopePrefixes
             && lhs.retired == rhs.retired
     }
 
     /// How many encryptions one data key may make: 2³², the budget of random 96-bit nonces
     /// (``Keyring``'s keys).
-    static let encryptionLimit: Int64 = 1 << 32
+    package static let encryptionLimit: Int64 = 1 << 32
 
     /// Why a write was refused.
-    enum Refusal: String, Error, CaseIterable {
+    package enum Refusal: String, Error, CaseIterable {
         /// The store is encrypted, and the write is not: a garage without the key.
         case plaintext = "GarageLite: the store is encrypted"
         /// The write is encrypted with a data key the store no longer uses (or, decrypted, had).
@@ -32,7 +38,7 @@ struct EncryptionGuard: Sendable, Equatable {
         case limitReached = "GarageLite: the key of the store reached its encryption limit"
 
         /// The garage's error for this refusal, of the store at `path` (":memory:" for one in memory).
-        func garageError(path: String) -> GarageError {
+        package func garageError(path: String) -> GarageError {
             switch self {
             case .plaintext:
                 // A garage without the key (opened before another process encrypted the store).
@@ -62,7 +68,7 @@ struct EncryptionGuard: Sendable, Equatable {
     /// unencrypted park that leaves an unencrypted row's data as it is (its insert half runs the
     /// insert trigger); only a garage without the key makes one, and it is told to open the store
     /// with it.
-    func check(writing new: (data: String, isEncrypted: Bool), over old: (data: String, isEncrypted: Bool)?,
+    package func check(writing new: (data: String, isEncrypted: Bool), over old: (data: String, isEncrypted: Bool)?,
                encryptions: Int64) throws(Refusal) -> Bool {
         let changesData = old.map { $0.data != new.data } ?? true
         if let current {

@@ -8,7 +8,7 @@ import Foundation
 /// the commits made elsewhere. SQLite on a file has it; in memory, nothing else can commit.
 ///
 /// Without it, a garage's observers hear of its own commits only.
-protocol WatchesOtherCommits: StorageEngine {
+package protocol WatchesOtherCommits: StorageEngine {
     /// Whether other connections can change this store now (SQLite: a store in a file).
     var isShared: Bool { get }
 
@@ -18,7 +18,7 @@ protocol WatchesOtherCommits: StorageEngine {
 }
 
 /// Statements that tell other connections' commits from their own.
-protocol CountsOtherCommits: RowStatements {
+package protocol CountsOtherCommits: RowStatements {
     /// A number that changes when another connection (another garage, another process)
     /// commits, and never for this connection's own commits (SQLite: `PRAGMA data_version`).
     func othersCommitCounter() throws -> Int
@@ -28,7 +28,7 @@ protocol CountsOtherCommits: RowStatements {
 /// `Garage.check()` lists what they find first, as `IntegrityReport.Problem.sqlite`.
 ///
 /// Without it, a check reports the problems of the rows only.
-protocol ChecksItsFile: RowStatements {
+package protocol ChecksItsFile: RowStatements {
     /// What is wrong with the storage, up to `limit` problems, and whether there were more.
     func fileProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool)
 }
@@ -39,7 +39,7 @@ protocol ChecksItsFile: RowStatements {
 ///
 /// Without it, the rows are rewritten all the same, and what they held before stays wherever
 /// the engine leaves freed data until it reuses the space (``Garage/rekey(to:)-7738p`` says so).
-protocol ErasesFreedContent: RowWriteStatements {
+package protocol ErasesFreedContent: RowWriteStatements {
     /// Whether this connection overwrites the content it frees (SQLite: `secure_delete`);
     /// returns the setting it had, to restore.
     @discardableResult func setErasesFreedContent(_ erases: Bool) throws -> Bool

@@ -5,15 +5,15 @@ import Foundation
 ///
 /// The check runs on the store as the call sees it (committed rows and pending changes), in
 /// the transaction that writes, so nothing can change the row in between.
-struct RevisionGuard: Sendable {
+package struct RevisionGuard: Sendable {
     /// The object's revision when it is ``Revisioned``; `nil` otherwise.
-    var revision: Int64?
+    package var revision: Int64?
     /// Whether the object was parked itself, rather than only referenced.
-    var isRoot: Bool
-    var children: ChildParking
+    package var isRoot: Bool
+    package var children: ChildParking
 
     /// What to do with the row.
-    enum Decision {
+    package enum Decision {
         case write
         /// Leave the stored row as it is.
         case keep
@@ -21,14 +21,14 @@ struct RevisionGuard: Sendable {
 
     /// Whether the decision needs the stored row: a ``Revisioned`` object's, or a child's
     /// with ``ChildParking/onlyNew``.
-    var needsStoredRevision: Bool {
+    package var needsStoredRevision: Bool {
         revision != nil || (!isRoot && children == .onlyNew)
     }
 
     /// Decides whether `key` is written over the stored row, whose revision is `stored`
     /// (`nil`: no row); throws ``GarageError/staleObject(typeName:identifier:parkedRevision:storedRevision:)``
     /// to refuse the park.
-    func decide(_ key: ObjectKey, stored: Int64?) throws -> Decision {
+    package func decide(_ key: ObjectKey, stored: Int64?) throws -> Decision {
         func stale() -> GarageError {
             .staleObject(typeName: key.typeName, identifier: key.identifier,
                          parkedRevision: revision ?? 0, storedRevision: stored ?? 0)

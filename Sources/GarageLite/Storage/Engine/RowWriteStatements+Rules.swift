@@ -11,14 +11,14 @@ extension RowWriteStatements {
     }
 
     /// ``park(_:_:now:)`` by ``RowRules/parked(_:over:key:now:)``.
-    func parkByRule(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool {
+    package func parkByRule(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool {
         guard let row = RowRules.parked(payload, over: try fullRow(key), key: key, now: now) else { return false }
         try putRow(row)
         return true
     }
 
     /// ``delete(_:now:)`` by ``RowRules/deleted(_:now:)``.
-    func deleteByRule(_ key: ObjectKey, now: Date) throws -> Bool {
+    package func deleteByRule(_ key: ObjectKey, now: Date) throws -> Bool {
         switch RowRules.deleted(try fullRow(key), now: now) {
         case nil: return false
         case .remove?: return try purge(key)
@@ -29,33 +29,33 @@ extension RowWriteStatements {
     }
 
     /// ``markDeletedOnServer(_:now:)`` by ``RowRules/deletedOnServer(_:now:)``.
-    func markDeletedOnServerByRule(_ key: ObjectKey, now: Date) throws -> Bool {
+    package func markDeletedOnServerByRule(_ key: ObjectKey, now: Date) throws -> Bool {
         guard let row = RowRules.deletedOnServer(try fullRow(key), now: now) else { return false }
         try putRow(row)
         return true
     }
 
     /// ``setSyncStatus(_:of:)`` by ``RowRules/settingStatus(_:of:)``.
-    func setSyncStatusByRule(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
+    package func setSyncStatusByRule(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
         guard let row = RowRules.settingStatus(status, of: try fullRow(key)) else { return false }
         try putRow(row)
         return true
     }
 
     /// ``markClaimed(_:claim:at:)`` by ``RowRules/claimed(_:claim:at:)``.
-    func markClaimedByRule(_ key: ObjectKey, claim: String, at date: Date) throws {
+    package func markClaimedByRule(_ key: ObjectKey, claim: String, at date: Date) throws {
         guard let existing = try fullRow(key) else { return }
         try putRow(RowRules.claimed(existing, claim: claim, at: date))
     }
 
     /// ``endClaim(_:status:completed:failure:)`` by ``RowRules/endingClaim(_:status:completed:failure:)``.
-    func endClaimByRule(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?) throws {
+    package func endClaimByRule(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?) throws {
         guard let existing = try fullRow(key) else { return }
         try putRow(RowRules.endingClaim(existing, status: status, completed: completed, failure: failure))
     }
 
     /// Every row of `type` (of every type when `nil`), tombstones too, with every column, in key order.
-    func everyRow(ofType type: String?) throws -> [StoredRow] {
+    package func everyRow(ofType type: String?) throws -> [StoredRow] {
         var rows: [StoredRow] = []
         var after: ObjectKey?
         while true {
@@ -68,7 +68,7 @@ extension RowWriteStatements {
 
     /// ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)`` by
     /// ``RowRules/isClaimable(_:status:now:maximumAttempts:)``, in ``RowRules/claimOrder(_:_:)``.
-    func claimableRowsByRule(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
+    package func claimableRowsByRule(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                              now: Date, maximumAttempts: Int) throws -> [StoredRow] {
         let claimable = try everyRow(ofType: type)
             .filter { !excluding.contains($0.key) && RowRules.isClaimable($0, status: status, now: now, maximumAttempts: maximumAttempts) }
@@ -77,7 +77,7 @@ extension RowWriteStatements {
     }
 
     /// ``releaseClaims(takenBefore:)`` by ``RowRules/releasingStaleClaim(_:takenBefore:)``.
-    func releaseClaimsByRule(takenBefore cutoff: Date) throws -> [ObjectKey] {
+    package func releaseClaimsByRule(takenBefore cutoff: Date) throws -> [ObjectKey] {
         try everyRow(ofType: nil).compactMap { row in
             guard let released = RowRules.releasingStaleClaim(row, takenBefore: cutoff) else { return nil }
             try putRow(released)
@@ -86,7 +86,7 @@ extension RowWriteStatements {
     }
 
     /// ``forgetAttempts(ofType:identifiers:)`` by ``RowRules/forgettingAttempts(_:)``.
-    func forgetAttemptsByRule(ofType type: String, identifiers: [String]?) throws -> Int {
+    package func forgetAttemptsByRule(ofType type: String, identifiers: [String]?) throws -> Int {
         let names = identifiers.map(Set.init)
         return try everyRow(ofType: type).reduce(0) { count, row in
             guard names?.contains(row.key.identifier) ?? true, let forgotten = RowRules.forgettingAttempts(row) else { return count }
@@ -96,7 +96,7 @@ extension RowWriteStatements {
     }
 
     /// ``deleteAll(ofType:now:)`` for one type, by ``RowRules/deleted(_:now:)``.
-    func deleteAllByRule(ofType type: String, now: Date) throws -> Int {
+    package func deleteAllByRule(ofType type: String, now: Date) throws -> Int {
         try everyRow(ofType: type).reduce(0) { count, row in
             switch RowRules.deleted(row, now: now) {
             case nil: return count
@@ -110,39 +110,39 @@ extension RowWriteStatements {
 
 // The rules as the default writes: an engine that implements none of these gets them right.
 extension RowWriteStatements {
-    @discardableResult func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool {
+    @discardableResult package func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool {
         try parkByRule(key, payload, now: now)
     }
 
-    @discardableResult func delete(_ key: ObjectKey, now: Date) throws -> Bool {
+    @discardableResult package func delete(_ key: ObjectKey, now: Date) throws -> Bool {
         try deleteByRule(key, now: now)
     }
 
-    @discardableResult func markDeletedOnServer(_ key: ObjectKey, now: Date) throws -> Bool {
+    @discardableResult package func markDeletedOnServer(_ key: ObjectKey, now: Date) throws -> Bool {
         try markDeletedOnServerByRule(key, now: now)
     }
 
-    @discardableResult func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
+    @discardableResult package func setSyncStatus(_ status: SyncStatus, of key: ObjectKey) throws -> Bool {
         try setSyncStatusByRule(status, of: key)
     }
 
-    func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {
+    package func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {
         try markClaimedByRule(key, claim: claim, at: date)
     }
 
-    func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?) throws {
+    package func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?) throws {
         try endClaimByRule(key, status: status, completed: completed, failure: failure)
     }
 
-    func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {
+    package func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {
         try releaseClaimsByRule(takenBefore: cutoff)
     }
 
-    func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int {
+    package func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int {
         try forgetAttemptsByRule(ofType: type, identifiers: identifiers)
     }
 
-    func deleteAll(ofType type: String?, now: Date) throws -> Int {
+    package func deleteAll(ofType type: String?, now: Date) throws -> Int {
         guard let type else {
             return try everyRow(ofType: nil).reduce(0) { count, row in try purge(row.key) ? count + 1 : count }
         }

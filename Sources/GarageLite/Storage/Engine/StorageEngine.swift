@@ -8,7 +8,7 @@ import Foundation
 /// it adds what does not depend on the database (the pending changes a call sees, the
 /// reentrancy checks, sync and async runners). The names say what a statement does for the
 /// garage, not how a database spells it, so that another database can stand behind it.
-protocol StorageEngine: Sendable {
+package protocol StorageEngine: Sendable {
     /// The file (or address) of the store, for errors; `nil` for a store in memory.
     var path: String? { get }
 
@@ -36,13 +36,13 @@ protocol StorageEngine: Sendable {
 ///
 /// Reads that skip bad rows (lossy retrieves, claims) keep going past an unreadable row;
 /// the others throw its error.
-enum RowRead: Sendable {
+package enum RowRead: Sendable {
     case row(StoredRow)
     /// A column holds a value of the wrong type, or NULL where a value belongs.
     case unreadable(ObjectKey, GarageError)
 
     /// The key of the row, readable or not.
-    var key: ObjectKey {
+    package var key: ObjectKey {
         switch self {
         case .row(let row): return row.key
         case .unreadable(let key, _): return key
@@ -50,7 +50,7 @@ enum RowRead: Sendable {
     }
 
     /// The row, or the error that names it.
-    func get() throws -> StoredRow {
+    package func get() throws -> StoredRow {
         switch self {
         case .row(let row): return row
         case .unreadable(_, let error): throw error
@@ -63,7 +63,7 @@ enum RowRead: Sendable {
 /// Every row is read by one strict reader: a column of the wrong type, or NULL where a value
 /// belongs, is ``GarageError/corruptData(typeName:identifier:reason:)`` naming the object and
 /// the column.
-protocol RowStatements {
+package protocol RowStatements {
     /// The store fact `name` (`garage_meta`) as text, or `nil`.
     func metadata(_ name: String) throws -> String?
     /// How many encryptions the store counted with its current key (0 without a count).
@@ -152,7 +152,7 @@ protocol RowStatements {
 }
 
 /// The statements that change the object table, on the writer.
-protocol RowWriteStatements: RowStatements {
+package protocol RowWriteStatements: RowStatements {
     /// Replaces the store fact `name` (`garage_meta`), if its value is still `previous`
     /// (`nil`: if it has none), with `value` (`nil`: removes it). Returns whether it did.
     @discardableResult func replaceMetadata(_ name: String, previous: String?, with value: String?) throws -> Bool

@@ -2,7 +2,7 @@ import Foundation
 
 /// Which columns of a row a read needs: those are read strictly, the others are left at
 /// their defaults, so that damage in a column a read does not use does not fail it.
-enum RowPurpose: Sendable {
+package enum RowPurpose: Sendable {
     /// Decoding the object: data, encryption flag, sync status, revision (a ``Revisioned``
     /// object's), references (and the claim, which every purpose reads).
     case content
@@ -11,56 +11,81 @@ enum RowPurpose: Sendable {
     /// Every column: rows that are changed or claimed.
     case all
 
-    var needsContent: Bool { self != .metadata }
-    var needsMetadata: Bool { self != .content }
+    package var needsContent: Bool { self != .metadata }
+    package var needsMetadata: Bool { self != .content }
 }
 
 /// One row of the object table, as read from the store.
 ///
 /// A row read for one ``RowPurpose`` holds defaults in the columns it did not need: empty
 /// data, `.distantPast` dates, revision 0.
-struct StoredRow: Sendable {
-    var key: ObjectKey
+package struct StoredRow: Sendable {
+    package var key: ObjectKey
     /// The object's JSON, or the encryption delegate's output when `isEncrypted`.
-    var data: String
-    var isEncrypted: Bool
-    var syncStatus: SyncStatus
-    var creationDate: Date
-    var modificationDate: Date
+    package var data: String
+    package var isEncrypted: Bool
+    package var syncStatus: SyncStatus
+    package var creationDate: Date
+    package var modificationDate: Date
     /// Increases by one on every write that changes `data`.
-    var revision: Int64
+    package var revision: Int64
     /// Whether the object was ever parked directly, rather than only as a reference.
-    var isRoot: Bool
+    package var isRoot: Bool
     /// The rows this row references, as a JSON array of `[type, identifier]` pairs.
-    var references: String
+    package var references: String
     /// The sync job's claim holding the row, and when it was taken.
-    var claim: String? = nil
-    var claimedAt: Date? = nil
+    package var claim: String? = nil
+    package var claimedAt: Date? = nil
     /// Whether the row is a tombstone: its object was deleted, and a sync job must tell the
     /// server. Only claims and `rowOrTombstone` see tombstones.
-    var isDeleted = false
+    package var isDeleted = false
     /// The failed uploads since the row last changed or synced, the last one's error, and
     /// until when claims skip the row.
-    var attempts: Int64 = 0
-    var lastError: String? = nil
-    var retryAt: Date? = nil
+    package var attempts: Int64 = 0
+    package var lastError: String? = nil
+    package var retryAt: Date? = nil
     /// Whether a copy may be on the server, so that deleting the object leaves a tombstone.
     /// Read by the record API only (``RowStatements/records(ofType:after:limit:)``).
-    var isRemote = false
+    package var isRemote = false
     /// The key the row's data was encrypted for, when it is not `key`: a row of a type renamed
     /// by changes not written yet (read through the overlay).
-    var sealedFor: ObjectKey? = nil
+    package var sealedFor: ObjectKey? = nil
     /// For a row an unsaved change (or a transaction's) parks, read through the overlay: the
     /// provisional revision copies get instead of `revision` (see ``ProvisionalRevisions``).
-    var provisional: Int64? = nil
+    package var provisional: Int64? = nil
+
+    /// A row with these columns (an engine's reader makes them).
+    package init(key: ObjectKey, data: String, isEncrypted: Bool, syncStatus: SyncStatus, creationDate: Date,
+                 modificationDate: Date, revision: Int64, isRoot: Bool, references: String, claim: String? = nil,
+                 claimedAt: Date? = nil, isDeleted: Bool = false, attempts: Int64 = 0, lastError: String? = nil,
+                 retryAt: Date? = nil, isRemote: Bool = false, sealedFor: ObjectKey? = nil, provisional: Int64? = nil) {
+        self.key = key
+        self.data = data
+        self.isEncrypted = isEncrypted
+        self.syncStatus = syncStatus
+        self.creationDate = creationDate
+        self.modificationDate = modificationDate
+        self.revision = revision
+        self.isRoot = isRoot
+        self.references = references
+        self.claim = claim
+        self.claimedAt = claimedAt
+        self.isDeleted = isDeleted
+        self.attempts = attempts
+        self.lastError = lastError
+        self.retryAt = retryAt
+        self.isRemote = isRemote
+        self.sealedFor = sealedFor
+        self.provisional = provisional
+    }
 
     /// The revision a copy of the object gets, and is checked against: the provisional one of
     /// an unsaved change, or the row's.
-    var copyRevision: Int64 { provisional ?? revision }
+    package var copyRevision: Int64 { provisional ?? revision }
 
     /// A tombstone as the version it deleted: its content, at the revision it had before the
     /// deletion (a tombstone's is one more).
-    var deletedVersion: StoredRow {
+    package var deletedVersion: StoredRow {
         var row = self
         row.revision -= 1
         return row
@@ -72,71 +97,95 @@ struct StoredRow: Sendable {
 ///
 /// A write that changes the data raises the revision and sets the modification date; a sync
 /// job's changes set the status. A column that can't be read is `nil`.
-struct RowStamp: Sendable, Hashable {
-    var revision: Int64?
-    var modificationDate: Double?
-    var syncStatus: Int64?
+package struct RowStamp: Sendable, Hashable {
+    package var revision: Int64?
+    package var modificationDate: Double?
+    package var syncStatus: Int64?
+
+    /// A stamp of these columns.
+    package init(revision: Int64?, modificationDate: Double?, syncStatus: Int64?) {
+        self.revision = revision
+        self.modificationDate = modificationDate
+        self.syncStatus = syncStatus
+    }
 }
 
 /// One row of a GarageStorage store (`ZGSCOREDATAOBJECT`, read by `GarageStorageFile`), as stored: any column may be NULL, or of another type
 /// (then `nil`, and the reason in `problems`).
-struct GarageStorageRow: Sendable {
-    var primaryKey: Int64
-    var type: String?
-    var identifier: String?
-    var data: String?
-    var syncStatus: Int64?
+package struct GarageStorageRow: Sendable {
+    package var primaryKey: Int64
+    package var type: String?
+    package var identifier: String?
+    package var data: String?
+    package var syncStatus: Int64?
     /// Core Data timestamps: seconds since 2001-01-01 00:00:00 UTC.
-    var creationDate: Double?
-    var modificationDate: Double?
+    package var creationDate: Double?
+    package var modificationDate: Double?
     /// Columns that held a value of the wrong type.
-    var problems: [String] = []
+    package var problems: [String] = []
 }
 
 /// A row brought from another store (``Garage/importGarageStorageStore(at:)-290w2``), with its
 /// own dates and status, written only where there is no row yet.
-struct ImportedRow: Sendable {
-    var data: String
-    var isEncrypted: Bool
-    var syncStatus: SyncStatus
-    var creationDate: Date
-    var modificationDate: Date
+package struct ImportedRow: Sendable {
+    package var data: String
+    package var isEncrypted: Bool
+    package var syncStatus: SyncStatus
+    package var creationDate: Date
+    package var modificationDate: Date
     /// ``ReferenceList`` JSON.
-    var references: String
+    package var references: String
     /// Whether a copy may be on the server (a later delete then leaves a tombstone).
-    var isRemote: Bool
+    package var isRemote: Bool
 }
 
 /// What a park writes into a row.
-struct RowPayload: Sendable {
-    var data: String
-    var isEncrypted: Bool
+package struct RowPayload: Sendable {
+    package var data: String
+    package var isEncrypted: Bool
     /// The status of a `Syncable` object; `nil` keeps the row's status (`.undetermined` for a new row).
-    var syncStatus: SyncStatus?
-    var references: String
-    var isRoot: Bool
+    package var syncStatus: SyncStatus?
+    package var references: String
+    package var isRoot: Bool
     /// Whether the row came from the server (`parkDownloaded`): its status is stored as it is.
-    var isDownloaded = false
+    package var isDownloaded = false
     /// Whether an object that says `.syncing` is stored `.syncing`, whether a claim holds its
     /// row or not (``Garage/Compatibility/keepsParkedSyncingStatus``, GarageStorage's rule).
-    var keepsSyncing = false
+    package var keepsSyncing = false
     /// What a park checks against the row before writing it (``RevisionGuard``); `nil` for
     /// writes that are not checked (downloads, merges).
-    var revisionGuard: RevisionGuard?
+    package var revisionGuard: RevisionGuard?
     /// How many times the content changed between the parks of this row that pending changes
     /// folded into this payload (``ChangeSet``): written as one, the row's revision still counts
     /// each, as if each park had been written, so that a copy held from one of them is stale.
-    var foldedRevisions: Int64 = 0
+    package var foldedRevisions: Int64 = 0
     /// The data of the first of those parks, which the stored row's data is compared with;
     /// `nil` when nothing was folded.
-    var firstData: String?
+    package var firstData: String?
     /// The provisional revision of a park recorded unsaved or in a transaction: what copies
     /// of the object get until it is saved (see ``ProvisionalRevisions``).
-    var provisional: Int64?
+    package var provisional: Int64?
+
+    /// A payload of these columns.
+    package init(data: String, isEncrypted: Bool, syncStatus: SyncStatus?, references: String, isRoot: Bool,
+                 isDownloaded: Bool = false, keepsSyncing: Bool = false, revisionGuard: RevisionGuard? = nil,
+                 foldedRevisions: Int64 = 0, firstData: String? = nil, provisional: Int64? = nil) {
+        self.data = data
+        self.isEncrypted = isEncrypted
+        self.syncStatus = syncStatus
+        self.references = references
+        self.isRoot = isRoot
+        self.isDownloaded = isDownloaded
+        self.keepsSyncing = keepsSyncing
+        self.revisionGuard = revisionGuard
+        self.foldedRevisions = foldedRevisions
+        self.firstData = firstData
+        self.provisional = provisional
+    }
 
     /// The row as it reads once this payload is written over `existing` (or into a new row):
     /// ``RowRules/parked(_:over:key:now:)``.
-    func applied(to existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow {
+    package func applied(to existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow {
         if let row = RowRules.parked(self, over: existing, key: key, now: now) { return row }
         // The park leaves the row as it is (`parked` makes a row whenever there is none), as
         // this payload's data: sealed for `key`, at the row's revision.
@@ -150,7 +199,7 @@ struct RowPayload: Sendable {
 
 extension ObjectMetadata {
     /// What `row` says of its object besides its content.
-    init(_ row: StoredRow) {
+    package init(_ row: StoredRow) {
         typeName = row.key.typeName
         identifier = row.key.identifier
         creationDate = row.creationDate
@@ -168,6 +217,6 @@ extension ObjectMetadata {
 
 /// Re-encrypts the data of a row moved to another key (a renamed type), for a cipher that
 /// binds each ciphertext to its row: `(data, old key, new key)` to the data for the new key.
-struct RowResealer: Sendable {
-    let reseal: @Sendable (String, ObjectKey, ObjectKey) throws -> String
+package struct RowResealer: Sendable {
+    package let reseal: @Sendable (String, ObjectKey, ObjectKey) throws -> String
 }
