@@ -5,9 +5,10 @@ import Foundation
 // store's statistics, and renaming a type by name. The rows are read and written in
 // Storage/Store+Records.swift.
 extension Garage {
-    /// The format version of the stores this version of GarageLite writes (``StoreStatistics/formatVersion``):
-    /// a store of an older version is upgraded when a garage that can write it opens it, and
-    /// one of a newer version is refused.
+    /// The format version of the SQLite stores this version of GarageLite writes
+    /// (``StoreStatistics/formatVersion``): a store of an older version is upgraded when a
+    /// garage that can write it opens it, and one of a newer version is refused. (Each engine
+    /// has its own format and migrations; SQLite is the default engine.)
     public static let formatVersion = GarageEngine.sqliteFormatVersion
 
     /// The largest page ``records(ofType:after:limit:)-21lw8`` reads by default.

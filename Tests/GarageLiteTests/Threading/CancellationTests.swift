@@ -18,7 +18,7 @@ struct CancellationTests {
     /// The operations a cancelled task makes, each given a garage holding `seeded()`.
     enum Operation: String, CaseIterable, Sendable {
         case park, parkAll, delete, deleteAll, transaction, claim, complete, collectGarbage,
-             importRecords, setSetting, updateSetting, deleteAllObjects, migrateAll, rekey, changeEncryptionKey
+             importRecords, importGarageStorageStore, setSetting, updateSetting, deleteAllObjects, migrateAll, rekey, changeEncryptionKey
     }
 
     private static let passphrase = StoreKey.passphrase("cancel", rounds: 210_000)
@@ -71,6 +71,8 @@ struct CancellationTests {
                 var record = try await #require(try garage.records(ofType: try garage.storedTypeName(Piece.self), limit: 1).first)
                 record.identifier = "imported"
                 _ = try await garage.importRecords([record])
+            case .importGarageStorageStore:
+                _ = try await garage.importGarageStorageStore(at: SyncAsyncParityTests.garageStorageStore)
             case .setSetting: try await garage.set(9, for: Self.volume)
             case .updateSetting: _ = try await garage.updateValue(for: Self.volume) { $0 + 1 }
             case .deleteAllObjects: _ = try await garage.deleteAllObjects()
