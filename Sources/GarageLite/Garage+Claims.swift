@@ -214,6 +214,28 @@ extension Garage {
     ///
     /// A job whose claim was released this way finds the rows in ``ClaimReport/lost`` when it
     /// completes; they are uploaded again by the next claim.
+    /// Ends at once the claims of processes of this host that no longer run (a job killed, or
+    /// crashed, during its upload): their objects go back to `.notSynced`, for the next claim;
+    /// returns how many. A claim records the process that took it (its id, its start time, its
+    /// host), so that a claim of a live process, or of another host, is never ended this way;
+    /// those expire with ``releaseStaleClaims(olderThan:)-46uoc``. A garage that opens a store
+    /// file does this itself.
+    ///
+    /// ```swift
+    /// try garage.releaseStaleClaims()     // after the previous run of the job was killed
+    /// ```
+    @discardableResult
+    public func releaseStaleClaims() throws -> Int {
+        try run(store.releasingClaimsOfEndedProcesses())
+    }
+
+    /// Ends the claims of processes of this host that no longer run (see
+    /// ``releaseStaleClaims()-6epwf``) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func releaseStaleClaims() async throws -> Int {
+        try await run(store.releasingClaimsOfEndedProcesses())
+    }
+
     @discardableResult
     public func releaseStaleClaims(olderThan interval: TimeInterval) throws -> Int {
         try run(store.releasingClaims(takenBefore: Date().addingTimeInterval(-interval)))

@@ -160,6 +160,10 @@ public final class Garage: Sendable {
     public convenience init(engine: GarageEngine, encryptionKey: StoreKey? = nil) throws {
         self.init(engine: engine.storage)
         try openKeyring(encryptionKey)
+        // The claims of jobs that died with their process: released now rather than when they
+        // expire. One read finds none, almost always; a failure here (a busy store) leaves
+        // them to the next open, or to releaseStaleClaims().
+        if store.isShared, !store.isReadOnly { _ = try? run(store.releasingClaimsOfEndedProcesses()) }
     }
 
     /// The domain of the garage's errors bridged to `NSError`: ``GarageError/errorDomain``,

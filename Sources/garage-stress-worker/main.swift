@@ -200,6 +200,9 @@ if arguments.count == 5, arguments[2] == "rekey" {
 if arguments.count == 4, arguments[2] == "park-and-exit" {
     runParkAndExit(storePath: arguments[1], count: arguments[3])
 }
+if arguments.count == 4, arguments[2] == "claim-and-exit" {
+    runClaimAndExit(storePath: arguments[1], count: arguments[3])
+}
 if arguments.count == 4, arguments[2] == "setting" {
     // Sets `StressSettings.greeting` to the argument, or removes it for "-".
     do {
@@ -229,6 +232,7 @@ guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
     print("             garage-stress-worker <store-path> rekey <old-passphrase> <new-passphrase>")
     print("             garage-stress-worker <store-path> setting <value>|-")
     print("             garage-stress-worker <store-path> park-and-exit <count>")
+    print("             garage-stress-worker <store-path> claim-and-exit <count>")
     print("             garage-stress-worker <store-path> late-editor|late-downloader <name> <seed> <rounds>")
     print("             garage-stress-worker <store-path> note append|rename|file <id> <argument>")
     print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument>")

@@ -19,7 +19,7 @@ extension Store {
         isRowFailure: @escaping @Sendable (any Error) -> Bool
     ) -> StoreWork<Claim<T>> {
         StoreWork(operation: "claim \(type)", access: .write { [listener] statements in
-            let claimID = UUID().uuidString
+            let claimID = ClaimOwner.current.claimText()
             let date = Date()
             let limit = max(0, limit)
             let claim = try Store.transaction(statements) {
@@ -165,6 +165,39 @@ extension Store {
             if listener.isListening { listener.committed(.statusChanges(released.map { ($0, .notSynced) })) }
             return released.count
         })
+    }
+}
+
+extension Store {
+    /// Releases the claims of processes of this host that ended (``ClaimOwner/hasEnded``):
+    /// their rows go back to `.notSynced` at once, for the next claim. Reads first, and writes
+    /// only when there is such a claim, so that a garage that opens while another process
+    /// writes doesn't wait for it. Returns how many rows it released.
+    func releasingClaimsOfEndedProcesses() -> StoreCall<Int> {
+        let reading = StoreWork<[(key: ObjectKey, claim: String)]>(operation: "list the open claims", access: .read { statements in
+            var ended: [String: Bool] = [:]
+            return try statements.claimedRows().filter { _, claim in
+                if let known = ended[claim] { return known }
+                let hasEnded = ClaimOwner(claimText: claim)?.hasEnded ?? false
+                ended[claim] = hasEnded
+                return hasEnded
+            }
+        })
+        return StoreCall(reading) { [self] claimed in
+            guard !claimed.isEmpty else { return .done(0) }
+            return StoreCall(StoreWork(operation: "release the claims of ended processes", access: .write { [listener] statements in
+                let released = try Store.transaction(statements) {
+                    try claimed.compactMap { key, claim -> ObjectKey? in
+                        // Still that claim's: not completed, nor taken again, meanwhile.
+                        guard let row = try statements.rowOrTombstone(key, for: .metadata), row.claim == claim else { return nil }
+                        try statements.endClaim(key, status: row.syncStatus == .syncing ? .notSynced : nil, completed: false, failure: nil)
+                        return key
+                    }
+                }
+                if listener.isListening { listener.committed(.statusChanges(released.map { ($0, .notSynced) })) }
+                return released.count
+            }))
+        }
     }
 }
 

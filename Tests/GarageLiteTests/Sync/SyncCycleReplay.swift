@@ -42,6 +42,9 @@ struct SyncCycleReplay {
     private var recoveries: [(time: Double, interval: Double)] = []
     private var claims: [String: ClaimRecord] = [:]
     private var killed: Set<String> = []
+    /// When each killed job was killed: from then on its claims are a dead process's, which any
+    /// garage that opens the store releases (issue 26, claims know their owner).
+    private var killTimes: [String: Double] = [:]
     /// Per downloader, the editor events logged before its DLBEGIN: committed before the download.
     private var downloadSnapshot: [String: (line: Int, events: [String: EditorEvent])] = [:]
     /// The line being replayed, and the lines of each editor document's events.
@@ -131,6 +134,7 @@ struct SyncCycleReplay {
             count("job start")
         case "KILL":
             killed.insert(who)
+            killTimes[who] = time
             count("kill")
         case "RECOVERING":
             recoveries.append((time, Double(fields[0]) ?? 0))
@@ -204,8 +208,9 @@ struct SyncCycleReplay {
     }
 
     /// No object claimed by two live jobs: a row a claim holds is free again only once its
-    /// job logged ENDING (before ending it), or once a stale-claim recovery may have released
-    /// it: one logged before this BEGIN, with the claim older than its interval by then.
+    /// job logged ENDING (before ending it), once a stale-claim recovery may have released
+    /// it (one logged before this BEGIN, with the claim older than its interval by then), or
+    /// once its job was killed (a garage that opens the store releases a dead process's claims).
     private mutating func begin(who: String, time: Double, _ fields: [String], line: String) {
         let claimID = fields[0], date = Double(fields[1]) ?? 0
         let versions = Self.versions(fields[2])
@@ -219,8 +224,10 @@ struct SyncCycleReplay {
                 // The recovery's cutoff is its start minus its interval, and it committed
                 // before this claim, whose line is written after its commit.
                 let recovered = recoveries.contains { $0.time < time && holding.date < time - $0.interval }
+                let freedByKill = killTimes[holding.job].map { $0 < time } ?? false
+                if freedByKill && !recovered { count("claim freed by a kill") }
                 let purge = purgedWhileHeld[id].flatMap { $0.claim == holding.claim ? $0.line : nil }
-                check("no object claimed by two live jobs", recovered,
+                check("no object claimed by two live jobs", recovered || freedByKill,
                       "\(id) claimed by \(who) (claim \(claimID)) while \(holding.job)'s claim \(holding.claim) held it: \(line)"
                       + (purge.map { " (deleteDownloaded had purged its row under that claim, \($0))" } ?? ""))
             } else {

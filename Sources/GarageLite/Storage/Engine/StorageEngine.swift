@@ -98,6 +98,8 @@ package protocol RowStatements {
     /// claim could not read, left as they are).
     func claimableRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                        now: Date, maximumAttempts: Int) throws -> [RowRead]
+    /// The keys of the rows a claim holds, with the claim's text, in key order.
+    func claimedRows() throws -> [(key: ObjectKey, claim: String)]
     /// The rows of `type` with `maximumAttempts` failed upload attempts or more: their
     /// identifiers, attempts and last errors, oldest modification first.
     func heldRows(ofType type: String, maximumAttempts: Int) throws -> [(identifier: String, attempts: Int, lastError: String?)]

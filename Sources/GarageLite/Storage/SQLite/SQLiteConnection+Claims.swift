@@ -22,6 +22,14 @@ extension SQLiteConnection {
         ORDER BY modificationDate LIMIT ?
         """
 
+    func claimedRows() throws -> [(key: ObjectKey, claim: String)] {
+        // The partial index of claims holds these rows only.
+        try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT CAST(type AS TEXT), CAST(identifier AS TEXT), CAST(claim AS TEXT) FROM garage_object
+            WHERE claim IS NOT NULL AND claimedAt IS NOT NULL ORDER BY type, identifier
+            """)).map { row in (ObjectKey(typeName: row[0] ?? "?", identifier: row[1] ?? "?"), row[2] ?? "") }
+    }
+
     func heldRows(ofType type: String, maximumAttempts: Int) throws -> [(identifier: String, attempts: Int, lastError: String?)] {
         try Row.fetchAll(db.cachedStatement(sql: """
             SELECT identifier, attempts, lastError FROM garage_object
