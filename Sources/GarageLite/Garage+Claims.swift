@@ -202,22 +202,11 @@ extension Garage {
         try await run(store.retryingHeld(storedTypeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
     }
 
-    /// Ends every claim taken more than `interval` seconds ago, as if its job had released it:
-    /// rows still `.syncing` go back to `.notSynced`. Returns how many rows were released.
-    ///
-    /// Run it when a sync job starts, with an interval longer than any upload takes, to
-    /// recover the rows of a job that crashed:
-    ///
-    /// ```swift
-    /// try garage.releaseStaleClaims(olderThan: 15 * 60)
-    /// ```
-    ///
-    /// A job whose claim was released this way finds the rows in ``ClaimReport/lost`` when it
-    /// completes; they are uploaded again by the next claim.
     /// Ends at once the claims of processes of this host that no longer run (a job killed, or
     /// crashed, during its upload): their objects go back to `.notSynced`, for the next claim;
-    /// returns how many. A claim records the process that took it (its id, its start time, its
-    /// host), so that a claim of a live process, or of another host, is never ended this way;
+    /// returns how many. A claim records the process that took it (its id, its start time, and
+    /// where that id names it), so that a claim of a live process, or of another host, is never
+    /// ended this way;
     /// those expire with ``releaseStaleClaims(olderThan:)-46uoc``. A garage that opens a store
     /// file does this itself.
     ///
@@ -236,6 +225,19 @@ extension Garage {
         try await run(store.releasingClaimsOfEndedProcesses())
     }
 
+    /// Ends every claim taken more than `interval` seconds ago, as if its job had released it:
+    /// rows still `.syncing` go back to `.notSynced`. Returns how many rows were released.
+    ///
+    /// Run it when a sync job starts, with an interval longer than any upload takes, to
+    /// recover the rows of a job that crashed on another host (those of a process of this host
+    /// that ended are released at once: ``releaseStaleClaims()-6epwf``):
+    ///
+    /// ```swift
+    /// try garage.releaseStaleClaims(olderThan: 15 * 60)
+    /// ```
+    ///
+    /// A job whose claim was released this way finds the rows in ``ClaimReport/lost`` when it
+    /// completes; they are uploaded again by the next claim.
     @discardableResult
     public func releaseStaleClaims(olderThan interval: TimeInterval) throws -> Int {
         try run(store.releasingClaims(takenBefore: Date().addingTimeInterval(-interval)))

@@ -178,7 +178,8 @@ extension Garage {
                         // The keyring installed by markingDecrypting().
                         guard let keyring = self.keyring else { return .done(count) }
                         return StoreCall(self.store.replacingKeyRecord(
-                            previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard)) {
+                            previous: keyring.text, with: nil, resetsCount: false, guard: keyring.retiringGuard,
+                            isCancellable: false)) {
                             try self.install(nil, after: $0)
                             return .done(count)
                         }

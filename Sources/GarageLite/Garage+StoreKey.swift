@@ -363,7 +363,9 @@ extension Garage {
         case let .readOnlyStore(_, _, why)?:
             reason = "it can no longer be written (\(why))"
         default:
-            return error
+            // A cancelled async call stops between two batches: what was written stays.
+            guard error is CancellationError else { return error }
+            reason = "the task calling it was cancelled"
         }
         return GarageError.keyChangeUnfinished(path: storeDescription, operation: operation, opensWith: opensWith, reason: reason)
     }

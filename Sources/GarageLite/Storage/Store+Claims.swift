@@ -80,7 +80,7 @@ extension Store {
     /// the deletion.
     func endingClaim(_ ticket: ClaimTicket, _ operation: String,
                      end: @escaping @Sendable (_ identifier: String) -> ClaimEnd) -> StoreWork<ClaimReport> {
-        StoreWork(operation: "\(operation) a claim of \(ticket.typeName)", access: .write { [listener] statements in
+        StoreWork(operation: "\(operation) a claim of \(ticket.typeName)", access: .write({ [listener] statements in
             let isObserved = listener.isListening
             var changed: [(ObjectKey, SyncStatus)] = []
             let report = try Store.transaction(statements) {
@@ -136,7 +136,7 @@ extension Store {
             }
             if isObserved { listener.committed(.statusChanges(changed)) }
             return report
-        })
+        }), isCancellable: false)
     }
 
     /// The rows of `type` held back from claims after `maximumAttempts` failed uploads.

@@ -41,8 +41,8 @@ extension Store {
 
     /// How many rows (tombstones excepted) are stored encrypted, or unencrypted.
     func countingRows(encrypted: Bool) -> StoreWork<Int> {
-        StoreWork(operation: "count the objects stored \(encrypted ? "encrypted" : "unencrypted")", access: .write { statements in
+        StoreWork(operation: "count the objects stored \(encrypted ? "encrypted" : "unencrypted")", access: .write({ statements in
             try statements.countRows(encrypted: encrypted)
-        })
+        }), isCancellable: false)
     }
 }

@@ -21,7 +21,7 @@ extension Store {
     func readingMetadata(_ name: String) -> StoreWork<String?> {
         let read: @Sendable (any RowStatements) throws -> String? = { try $0.metadata(name) }
         return StoreWork(operation: "read the store's \(name) record",
-                         access: isReadOnly ? .read(read) : .write { try read($0) })
+                         access: isReadOnly ? .read(read) : .write { try read($0) }, isCancellable: false)
     }
 
     /// How many objects the store's current key encrypted.
@@ -48,8 +48,11 @@ extension Store {
     /// `Garage.sealingWithCurrentKey(_:)`).
     func replacingKeyRecord(previous: String?, with record: String?, resetsCount: Bool,
                             guard guardChange: EncryptionGuardChange,
-                            whenReplaced: (@Sendable () -> Void)? = nil) -> StoreWork<KeyRecordWrite> {
-        StoreWork(operation: "write the store's key record", access: .write { statements in
+                            whenReplaced: (@Sendable () -> Void)? = nil,
+                            isCancellable: Bool = true) -> StoreWork<KeyRecordWrite> {
+        // Not cancellable when it must follow another write (a decryption's last, once its rows
+        // are decrypted and the garage's delegate is gone).
+        StoreWork(operation: "write the store's key record", access: .write({ statements in
             let write = try Store.transaction(statements) {
                 guard try statements.replaceMetadata(Keyring.recordName, previous: previous, with: record) else {
                     return KeyRecordWrite(replaced: false, storeRecord: try statements.metadata(Keyring.recordName))
@@ -69,6 +72,6 @@ extension Store {
             }
             if write.replaced { whenReplaced?() }
             return write
-        })
+        }), isCancellable: isCancellable)
     }
 }

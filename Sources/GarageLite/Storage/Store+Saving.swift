@@ -83,7 +83,11 @@ extension Store {
             return .failed(stream.fail(error, engine: engine, operation: operation))
         }
         guard let batch else {
-            return StoreCall(run: { stream.finish() }, runAsync: { await stream.finish() }) { outcome in
+            return StoreCall(run: { stream.finish() }, runAsync: {
+                // Cancelled after the last batch: rolled back, as a write cancelled before it commits.
+                if Task.isCancelled { return .failure(stream.fail(CancellationError(), engine: engine, operation: operation)) }
+                return await stream.finish()
+            }) { outcome in
                 .done(try outcome.mapError { engine.garageError($0, operation: operation) }.get())
             }
         }

@@ -110,9 +110,9 @@ final class Store: Sendable {
     /// nothing half-done, and an observation still yields the commits it was told of.
     func run<T>(_ work: StoreWork<T>) async throws -> sending T {
         try Self.checkNotReentrant(work)
-        if case .write = work.access { try Task.checkCancellation() }
+        if case .write = work.access, work.isCancellable { try Task.checkCancellation() }
         let engine = engine
-        let cancellation = Cancellation()
+        let cancellation: Cancellation? = work.isCancellable ? Cancellation() : nil
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 /// Runs the body on the database's thread, then resumes the caller.
@@ -137,7 +137,7 @@ final class Store: Sendable {
                 }
             }
         } onCancel: {
-            cancellation.cancel()
+            cancellation?.cancel()
         }
     }
 
@@ -226,11 +226,17 @@ struct StoreWork<Result>: Sendable {
     /// error needs it: a retrieve by identifier costs about as much as building the words.
     var operation: String { describe() }
     let access: Access
+    /// Whether a cancelled `async` call stops before this write, or rolls it back: not for a
+    /// write that records what already happened outside the store (a claim's end: the server
+    /// has the upload), nor for one small write that must follow another (a key record), nor
+    /// for a read made with the writer.
+    let isCancellable: Bool
     private let describe: @Sendable () -> String
 
-    init(operation: @autoclosure @escaping @Sendable () -> String, access: Access) {
+    init(operation: @autoclosure @escaping @Sendable () -> String, access: Access, isCancellable: Bool = true) {
         self.describe = operation
         self.access = access
+        self.isCancellable = isCancellable
     }
 }
 

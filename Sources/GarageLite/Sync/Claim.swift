@@ -5,7 +5,8 @@ import Foundation
 ///
 /// See ``Garage/claim(_:limit:status:)-99u7d``.
 public struct Claim<Object> {
-    /// Identifies the claim in the store.
+    /// Identifies the claim in the store: an opaque text (a unique identifier, and the process
+    /// that took the claim), to compare, log or show, not to parse.
     public let id: String
     /// The type name of the claimed objects.
     public let typeName: String

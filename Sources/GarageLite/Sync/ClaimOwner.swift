@@ -6,7 +6,8 @@ import Darwin
 #endif
 
 /// The process that took a claim: its id with its start time (a process id is reused once its
-/// process ends; with its start time it names one process), and its host. Stored in the claim,
+/// process ends; with its start time it names one process), and where its id means that
+/// process (``host``). Stored in the claim,
 /// so that a garage tells a dead process's claim from a live one without waiting for it to
 /// expire (``Garage/releaseStaleClaims()-6epwf``).
 struct ClaimOwner: Sendable, Equatable {
@@ -14,11 +15,27 @@ struct ClaimOwner: Sendable, Equatable {
     /// When the process started, in the operating system's own unit (Linux: clock ticks since
     /// boot; Apple platforms: microseconds since 1970); 0 when it can't be read.
     var startTime: UInt64
+    /// Where the process id names this process: on Linux, the boot and the process-id namespace
+    /// (two containers that share a host name and a store file have their own process ids);
+    /// elsewhere, the host name. Empty when it can't be read: then no claim is ever taken for
+    /// a dead process's.
     var host: String
 
     /// This process.
-    static let current = ClaimOwner(processID: getpid(), startTime: startTime(of: getpid()) ?? 0,
-                                    host: ProcessInfo.processInfo.hostName)
+    static let current = ClaimOwner(processID: getpid(), startTime: startTime(of: getpid()) ?? 0, host: processIDSpace())
+
+    /// Where this process's id names it (see ``host``); empty when it can't be read.
+    private static func processIDSpace() -> String {
+        #if os(Linux)
+        guard let boot = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8),
+              let namespace = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/pid") else { return "" }
+        return boot.trimmingCharacters(in: .whitespacesAndNewlines) + "/" + namespace
+        #else
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count) == 0 else { return "" }
+        return String(cString: name)
+        #endif
+    }
 
     /// The text of a claim this owner takes: a new identifier, then the owner.
     func claimText() -> String {
@@ -43,7 +60,7 @@ struct ClaimOwner: Sendable, Equatable {
     /// has now, or has with another start time. `false` for another host's (it can't be seen
     /// from here), and whenever it can't be told.
     var hasEnded: Bool {
-        guard host == ClaimOwner.current.host, startTime != 0 else { return false }
+        guard !host.isEmpty, host == ClaimOwner.current.host, startTime != 0 else { return false }
         guard let now = Self.startTime(of: processID) else {
             // No such process (ESRCH): ended. Any other answer (EPERM: it runs, as another user).
             return kill(processID, 0) != 0 && errno == ESRCH

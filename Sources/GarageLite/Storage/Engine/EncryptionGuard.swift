@@ -56,13 +56,13 @@ package struct EncryptionGuard: Sendable, Equatable {
     /// Whether writing `new` over `old` (`nil`: a new row) is refused, with `encryptions`
     /// counted so far; returns whether the write counts one more encryption.
     ///
-    /// - A row without data (a tombstone's, emptied) passes.
+    /// - An unencrypted row without data (a tombstone's, emptied) passes.
     /// - Encrypted now: an unencrypted write of data is refused (`plaintext`), unless it leaves
     ///   an unencrypted row's data as it is; an encrypted write of new data must use the current
     ///   key (`staleKey`), is refused once `limit` encryptions are counted (`limitReached`), and
     ///   counts one.
-    /// - Retired keys: an encrypted write with one of them is refused (`staleKey`), its data new
-    ///   or not.
+    /// - Retired keys: an encrypted write of new data with one of them is refused (`staleKey`);
+    ///   a write that leaves such a row's data as it is (a status, a claim) passes.
     ///
     /// SQLite's park (one upsert) is stricter in one case, on the side of refusal: it refuses an
     /// unencrypted park that leaves an unencrypted row's data as it is (its insert half runs the
@@ -81,7 +81,7 @@ package struct EncryptionGuard: Sendable, Equatable {
                 return true
             }
         }
-        if new.isEncrypted, retired.contains(where: { new.data.hasPrefix($0) }) { throw .staleKey }
+        if new.isEncrypted, changesData, retired.contains(where: { new.data.hasPrefix($0) }) { throw .staleKey }
         return false
     }
 }

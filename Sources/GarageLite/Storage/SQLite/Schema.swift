@@ -215,7 +215,8 @@ enum Schema {
         return """
             CREATE TRIGGER garage_retired_key_insert AFTER INSERT ON garage_object WHEN new.isEncrypted <> 0
             \(refuse)
-            CREATE TRIGGER garage_retired_key_update AFTER UPDATE OF data ON garage_object WHEN new.isEncrypted <> 0
+            CREATE TRIGGER garage_retired_key_update AFTER UPDATE OF data ON garage_object
+            WHEN new.isEncrypted <> 0 AND new.data IS NOT old.data
             \(refuse)
             """
     }
