@@ -100,7 +100,7 @@ extension Garage {
     /// Parks `object`, then reads it back when it is a struct (a class instance got its new
     /// revisions from the park): what `park(&object)` sets it to, or `nil` to leave it.
     private func parkingAndReading<T: Codable & SendableMetatype>(_ object: T, children: ChildParking) -> StoreCall<(ParkReport, T?)> {
-        parking(children: children, [object]).then { report, roots in
+        parking(children: children) { graph in [try graph.encodeRoot(object)] }.then { report, roots in
             guard !(T.self is AnyClass), let key = roots.first else { return .done((report, nil)) }
             return StoreCall(self.retrieving(T.self, key: key)) { .done((report, $0)) }
         }
@@ -226,13 +226,7 @@ extension Garage {
     /// changes that park them, each row guarded by its revision and `children`, and records
     /// them.
     private func parking<T: Encodable>(_ objects: [T], children: ChildParking) -> StoreCall<ParkReport> {
-        parking(children: children, objects).map { report, _ in report }
-    }
-
-    /// Parks `objects` (see ``parking(_:children:)``); returns the report, and the keys of
-    /// `objects`' rows.
-    private func parking<T: Encodable>(children: ChildParking, _ objects: [T]) -> StoreCall<(ParkReport, [ObjectKey])> {
-        parking(children: children) { graph in try objects.map { try graph.encodeRoot($0) } }
+        parking(children: children) { graph in try objects.map { try graph.encodeRoot($0) } }.map { report, _ in report }
     }
 
     /// Parks the record `value` under `identifier`; returns the identifier, as stored.

@@ -155,5 +155,4 @@ extension Store {
         }
         return stream
     }
-
 }

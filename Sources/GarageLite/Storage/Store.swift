@@ -110,34 +110,42 @@ final class Store: Sendable {
     /// nothing half-done, and an observation still yields the commits it was told of.
     func run<T>(_ work: StoreWork<T>) async throws -> sending T {
         try Self.checkNotReentrant(work)
-        if case .write = work.access, work.isCancellable { try Task.checkCancellation() }
-        let engine = engine
-        let cancellation: Cancellation? = work.isCancellable ? Cancellation() : nil
+        // Only a cancellable write watches its task: a read runs as it is, at no cost.
+        guard case .write = work.access, work.isCancellable else { return try await starting(work, cancellation: nil) }
+        try Task.checkCancellation()
+        let cancellation = Cancellation()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                /// Runs the body on the database's thread, then resumes the caller.
-                @Sendable func resume(_ body: () throws -> T) {
-                    do {
-                        // The result is made by the body on this thread, and nothing else the body
-                        // made outlives it (its decoder and view end with it): the caller gets the
-                        // only reference, so it is handed over as a disconnected value.
-                        nonisolated(unsafe) let result = try Self.$cancellation.withValue(cancellation) {
-                            try Self.accessing(body)
-                        }
-                        continuation.resume(returning: result)
-                    } catch {
-                        continuation.resume(throwing: engine.garageError(error, operation: work.operation))
+            try await starting(work, cancellation: cancellation)
+        } onCancel: {
+            cancellation.cancel()
+        }
+    }
+
+    /// Starts `work` on the database's threads, with `cancellation` set for its body (see
+    /// ``transaction(_:_:)``), and waits for its result.
+    private func starting<T>(_ work: StoreWork<T>, cancellation: Cancellation?) async throws -> sending T {
+        let engine = engine
+        return try await withCheckedThrowingContinuation { continuation in
+            /// Runs the body on the database's thread, then resumes the caller.
+            @Sendable func resume(_ body: () throws -> T) {
+                do {
+                    // The result is made by the body on this thread, and nothing else the body
+                    // made outlives it (its decoder and view end with it): the caller gets the
+                    // only reference, so it is handed over as a disconnected value.
+                    nonisolated(unsafe) let result = try Self.$cancellation.withValue(cancellation) {
+                        try Self.accessing(body)
                     }
-                }
-                switch work.access {
-                case .read(let body):
-                    engine.startRead(work.operation) { connection in resume { try body(connection.get()) } }
-                case .write(let body):
-                    engine.startWrite(work.operation) { connection in resume { try body(connection.get()) } }
+                    continuation.resume(returning: result)
+                } catch {
+                    continuation.resume(throwing: engine.garageError(error, operation: work.operation))
                 }
             }
-        } onCancel: {
-            cancellation?.cancel()
+            switch work.access {
+            case .read(let body):
+                engine.startRead(work.operation) { connection in resume { try body(connection.get()) } }
+            case .write(let body):
+                engine.startWrite(work.operation) { connection in resume { try body(connection.get()) } }
+            }
         }
     }
 

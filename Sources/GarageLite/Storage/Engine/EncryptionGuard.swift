@@ -6,7 +6,7 @@ import Foundation
 /// generated from this value by `Schema.encryptionGuard(_:)`), and reports a refusal as its
 /// ``Refusal``, which ``Refusal/garageError(path:)`` names. `EncryptionGuardTests` holds SQLite's
 /// triggers to ``check(writing:over:encryptions:)``.
-package struct EncryptionGuard: Sendable, Equatable {
+package struct EncryptionGuard: Sendable {
     /// The envelope prefixes of the current data key (``Keyring``'s), and how many encryptions
     /// it may make (the nonces' budget); `nil` for a store that is not encrypted now.
     package var current: (limit: Int64, envelopePrefixes: [String])?
@@ -17,11 +17,6 @@ package struct EncryptionGuard: Sendable, Equatable {
     package init(current: (limit: Int64, envelopePrefixes: [String])?, retired: [String] = []) {
         self.current = current
         self.retired = retired
-    }
-
-    package static func == (lhs: EncryptionGuard, rhs: EncryptionGuard) -> Bool {
-        lhs.current?.limit == rhs.current?.limit && lhs.current?.envelopePrefixes == rhs.current?.envelopePrefixes
-            && lhs.retired == rhs.retired
     }
 
     /// How many encryptions one data key may make: 2³², the budget of random 96-bit nonces

@@ -14,7 +14,7 @@ enum RowRules {
     // MARK: - Parking
 
     /// The row once `payload` is parked over `existing` (a tombstone too, which the park brings
-    /// back), or `nil` when the park leaves the row as it is (it writes nothing).
+    /// back), and whether the park changes it (when it doesn't, it writes nothing).
     ///
     /// - The content changes when the data differs, or when parks folded into the payload
     ///   changed it (``RowPayload/foldedRevisions``): then the revision counts each change, the
@@ -23,20 +23,25 @@ enum RowRules {
     /// - The status: see ``status(parking:over:contentChanged:)``.
     /// - A row once parked as a root stays one; once `.synced`, a copy may be on the server
     ///   (``StoredRow/isRemote``), so that deleting it leaves a tombstone.
-    static func parked(_ payload: RowPayload, over existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow? {
+    static func parked(
+        _ payload: RowPayload, over existing: StoredRow?, key: ObjectKey, now: Date
+    ) -> (row: StoredRow, changes: Bool) {
         guard let existing else {
             let status = status(parking: payload, over: nil, contentChanged: true)
-            return StoredRow(
+            return (StoredRow(
                 key: key, data: payload.data, isEncrypted: payload.isEncrypted, syncStatus: status,
                 creationDate: now, modificationDate: now, revision: 1 + payload.foldedRevisions,
                 isRoot: payload.isRoot, references: payload.references,
-                isRemote: (payload.syncStatus ?? .undetermined) == .synced)
+                isRemote: (payload.syncStatus ?? .undetermined) == .synced), true)
         }
         let changed = existing.data != payload.data || payload.foldedRevisions > 0
         let status = status(parking: payload, over: existing, contentChanged: changed)
-        guard changed || status != existing.syncStatus || existing.isDeleted || (payload.isRoot && !existing.isRoot)
-            || existing.references != payload.references else { return nil }
+        // The row as this payload's: its data sealed for `key`, at the row's revision.
         var row = existing
+        row.sealedFor = nil
+        row.provisional = nil
+        guard changed || status != existing.syncStatus || existing.isDeleted || (payload.isRoot && !existing.isRoot)
+            || existing.references != payload.references else { return (row, false) }
         row.data = payload.data
         row.isEncrypted = payload.isEncrypted
         row.references = payload.references
@@ -50,9 +55,7 @@ enum RowRules {
             row.retryAt = nil
             row.modificationDate = now
         }
-        row.sealedFor = nil
-        row.provisional = nil
-        return row
+        return (row, true)
     }
 
     /// The status a row gets when `payload` is parked over `existing`.

@@ -12,9 +12,9 @@ extension RowWriteStatements {
 
     /// ``park(_:_:now:)`` by ``RowRules/parked(_:over:key:now:)``.
     package func parkByRule(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool {
-        guard let row = RowRules.parked(payload, over: try fullRow(key), key: key, now: now) else { return false }
-        try putRow(row)
-        return true
+        let parked = RowRules.parked(payload, over: try fullRow(key), key: key, now: now)
+        if parked.changes { try putRow(parked.row) }
+        return parked.changes
     }
 
     /// ``delete(_:now:)`` by ``RowRules/deleted(_:now:)``.

@@ -186,14 +186,7 @@ package struct RowPayload: Sendable {
     /// The row as it reads once this payload is written over `existing` (or into a new row):
     /// ``RowRules/parked(_:over:key:now:)``.
     package func applied(to existing: StoredRow?, key: ObjectKey, now: Date) -> StoredRow {
-        if let row = RowRules.parked(self, over: existing, key: key, now: now) { return row }
-        // The park leaves the row as it is (`parked` makes a row whenever there is none), as
-        // this payload's data: sealed for `key`, at the row's revision.
-        var row = existing ?? StoredRow(key: key, data: data, isEncrypted: isEncrypted, syncStatus: .undetermined,
-                                        creationDate: now, modificationDate: now, revision: 1, isRoot: isRoot, references: references)
-        row.sealedFor = nil
-        row.provisional = nil
-        return row
+        RowRules.parked(self, over: existing, key: key, now: now).row
     }
 }
 
