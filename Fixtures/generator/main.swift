@@ -22,8 +22,10 @@ import GRDB
 /// Version 2 added tombstones: `sync.garage` holds one. Version 3 added the index of
 /// references (`garage_reference`), which every file with references holds. Version 4 added
 /// the store's facts (`garage_meta`), which `locked.garage` uses for its key record. Version 5
-/// added `isDeleted` to the sync index, which every file holds.
-let formatVersion = 5
+/// added `isDeleted` to the sync index, which every file holds. Version 6 added the rows'
+/// bases (the last synced content of an object with local changes): `bases.garage` holds them,
+/// and `sync.garage`'s edited `.synced` parcel and tombstone have one.
+let formatVersion = 6
 
 struct GeneratorError: Error, CustomStringConvertible {
     var description: String
@@ -243,6 +245,33 @@ func writeLocked(_ garage: Garage) throws {
     try garage.park(FixtureV1.Tag(label: "urgent", color: "red"))
 }
 
+/// bases.garage (version 6): the base of each kind of local change. `p-edited`: downloaded,
+/// then edited (its base is the downloaded version). `p-during`: edited during its upload, which
+/// completed (its base is the version uploaded). `p-deleted`: downloaded, then deleted (its
+/// tombstone's base). `p-synced`: downloaded, no change (no base). `s-edited`: an encrypted
+/// secret downloaded, then edited (its base is encrypted too).
+func writeBases(_ garage: Garage) throws {
+    try garage.park(FixtureV1.Parcel(id: "p-during", contents: "Clock", weight: 3, courier: nil, syncStatus: .notSynced))
+    let claim = try garage.claim(FixtureV1.Parcel.self, limit: 10)
+    guard claim.identifiers == ["p-during"] else {
+        throw GeneratorError(description: "bases.garage: claimed \(claim.identifiers), expected p-during")
+    }
+    try garage.park(FixtureV1.Parcel(id: "p-during", contents: "Clock, wound", weight: 3, courier: nil, syncStatus: .notSynced))
+    try garage.complete(claim)
+    try garage.parkDownloaded([
+        FixtureV1.Parcel(id: "p-edited", contents: "Kettle", weight: 1.5, courier: nil, syncStatus: .synced),
+        FixtureV1.Parcel(id: "p-deleted", contents: "Vase", weight: 2, courier: nil, syncStatus: .synced),
+        FixtureV1.Parcel(id: "p-synced", contents: "Rug", weight: 4, courier: nil, syncStatus: .synced),
+    ])
+    try garage.park(FixtureV1.Parcel(id: "p-edited", contents: "Kettle, descaled", weight: 1.5, courier: nil, syncStatus: .synced))
+    try garage.delete(FixtureV1.Parcel.self, identifier: "p-deleted")
+    garage.dataEncryptionDelegate = FixtureEncryptor()
+    let nightjar = FixtureV1.Agent(
+        id: UUID(uuidString: "A6E3D1C0-5B4A-4938-8271-605F4E3D2C1B")!, codename: "Nightjar", syncStatus: .synced)
+    try garage.parkDownloaded([FixtureV1.Secret(id: "s-edited", text: "First draft", pin: 1, keeper: nightjar)])
+    try garage.park(FixtureV1.Secret(id: "s-edited", text: "Second draft", pin: 2, keeper: nightjar))
+}
+
 let cases: [(name: String, key: StoreKey?, write: (Garage) throws -> Void)] = [
     ("plain", nil, writePlain),
     ("graph", nil, writeGraph),
@@ -251,6 +280,7 @@ let cases: [(name: String, key: StoreKey?, write: (Garage) throws -> Void)] = [
     ("encrypted", nil, writeEncrypted),
     ("empty", nil, writeEmpty),
     ("locked", .passphrase(FixtureV4.firstPassphrase, rounds: FixtureV4.rounds), writeLocked),
+    ("bases", nil, writeBases),
 ]
 
 // MARK: - Writing the files

@@ -57,6 +57,7 @@ extension Store {
                 }
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
+                             uploaded: claimed.map { ($0.data, $0.isEncrypted) },
                              deletions: deleted.map(\.key.identifier), deletionRevisions: deleted.map(\.revision),
                              deletedVersions: deletedVersions, failures: failures)
             }
@@ -85,7 +86,7 @@ extension Store {
             var changed: [(ObjectKey, SyncStatus)] = []
             let report = try Store.transaction(statements) {
                 var report = ClaimReport()
-                for (identifier, revision) in zip(ticket.identifiers, ticket.revisions) {
+                for (index, (identifier, revision)) in zip(ticket.identifiers, ticket.revisions).enumerated() {
                     let key = ObjectKey(typeName: ticket.typeName, identifier: identifier)
                     guard let row = try statements.rowOrTombstone(key, for: .metadata) else {
                         report.deleted.append(identifier)
@@ -98,9 +99,16 @@ extension Store {
                     let how = end(identifier)
                     let status: SyncStatus?
                     var failure: (error: String?, retryAt: Date)?
+                    // A completed upload of a row changed meanwhile: what was uploaded is what
+                    // the server has, the base of the change (in the row's encryption only).
+                    var uploaded: String?
                     switch how {
                     case .completed:
                         status = row.revision == revision ? .synced : .notSynced
+                        if status == .notSynced, index < ticket.uploaded.count, !row.isDeleted,
+                           ticket.uploaded[index].isEncrypted == row.isEncrypted {
+                            uploaded = ticket.uploaded[index].data
+                        }
                     case .released:
                         status = row.syncStatus == .syncing ? .notSynced : nil
                     case .failed(let error, let retryAt):
@@ -112,7 +120,7 @@ extension Store {
                         // tombstone stays, `.synced` (as a deletion downloaded from the server
                         // does), so that the referrer reads without it.
                         if try statements.isReferenced(key) {
-                            try statements.endClaim(key, status: .synced, completed: true, failure: nil)
+                            try statements.endClaim(key, status: .synced, completed: true, failure: nil, uploaded: nil)
                         } else {
                             try statements.purge(key)
                         }
@@ -120,9 +128,9 @@ extension Store {
                         continue
                     }
                     if case .completed = how {
-                        try statements.endClaim(key, status: status, completed: true, failure: nil)
+                        try statements.endClaim(key, status: status, completed: true, failure: nil, uploaded: uploaded)
                     } else {
-                        try statements.endClaim(key, status: status, completed: false, failure: failure)
+                        try statements.endClaim(key, status: status, completed: false, failure: failure, uploaded: nil)
                     }
                     if failure != nil { report.failedUploads.append(identifier) }
                     switch status {
@@ -190,7 +198,7 @@ extension Store {
                     try claimed.compactMap { key, claim -> ObjectKey? in
                         // Still that claim's: not completed, nor taken again, meanwhile.
                         guard let row = try statements.rowOrTombstone(key, for: .metadata), row.claim == claim else { return nil }
-                        try statements.endClaim(key, status: row.syncStatus == .syncing ? .notSynced : nil, completed: false, failure: nil)
+                        try statements.endClaim(key, status: row.syncStatus == .syncing ? .notSynced : nil, completed: false, failure: nil, uploaded: nil)
                         return key
                     }
                 }

@@ -22,8 +22,17 @@ extension Store {
                 let rows = try statements.rows(encrypted: encrypted, after: key, limit: limit)
                 var count = 0
                 for row in rows {
-                    guard let new = try rewrite(row.data, row.key) else { continue }
-                    if try statements.replaceData(of: row.key, previous: row.data, with: new.data, isEncrypted: new.isEncrypted) {
+                    let new = try rewrite(row.data, row.key)
+                    // The base is in the row's encryption, which it follows (an older base may
+                    // need the rewrite when the data doesn't). A base that can't be rewritten
+                    // is dropped: its merges go without it, and the row's data is what counts.
+                    var base = row.base
+                    if let old = row.base {
+                        do { base = try rewrite(old, row.key)?.data ?? old } catch { base = nil }
+                    }
+                    guard new != nil || base != row.base else { continue }
+                    if try statements.replaceData(of: row.key, previous: row.data, with: new?.data ?? row.data,
+                                                  base: base, isEncrypted: new?.isEncrypted ?? encrypted) {
                         count += 1
                     }
                 }

@@ -18,6 +18,9 @@ public struct Claim<Object> {
     public let identifiers: [String]
     /// The revision of each object's row when it was claimed.
     let revisions: [Int64]
+    /// Each object's data as it was stored when claimed (what is uploaded), and whether it
+    /// was encrypted: the base of an edit made during the upload, once it completes.
+    var uploaded: [(data: String, isEncrypted: Bool)] = []
     /// The identifiers of the objects deleted since the server may have got them, oldest
     /// deletion first: tell the server to delete them. Completing the claim forgets them;
     /// releasing it keeps them for the next claim. An object deleted and parked again is an
@@ -50,7 +53,7 @@ public struct Claim<Object> {
     /// What ending the claim needs: everything but the objects.
     var ticket: ClaimTicket {
         ClaimTicket(id: id, typeName: typeName, identifiers: identifiers + deletions,
-                    revisions: revisions + deletionRevisions)
+                    revisions: revisions + deletionRevisions, uploaded: uploaded)
     }
 }
 
@@ -76,6 +79,9 @@ struct ClaimTicket: Sendable {
     var typeName: String
     var identifiers: [String]
     var revisions: [Int64]
+    /// The data of the first `uploaded.count` identifiers (the objects, not the deletions)
+    /// when claimed: see ``Claim``.
+    var uploaded: [(data: String, isEncrypted: Bool)]
 }
 
 /// What ending a claim did to each of its objects, by identifier.

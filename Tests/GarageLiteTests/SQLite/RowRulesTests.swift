@@ -31,7 +31,7 @@ struct RowRulesTests {
         case deletedOnServer(ObjectKey)
         case setStatus(SyncStatus, ObjectKey)
         case claim(ObjectKey, String)
-        case endClaim(ObjectKey, SyncStatus?, completed: Bool, failed: Bool)
+        case endClaim(ObjectKey, SyncStatus?, completed: Bool, failed: Bool, uploaded: String?)
         case releaseClaims(before: Double)
         case forgetAttempts(String, [String]?)
         case deleteAll(String?)
@@ -41,13 +41,15 @@ struct RowRulesTests {
             case .park(let key, let payload):
                 return "park \(key) \(payload.data) status \(payload.syncStatus.map { "\($0)" } ?? "nil") root \(payload.isRoot) "
                     + "refs \(payload.references) downloaded \(payload.isDownloaded) keepsSyncing \(payload.keepsSyncing) "
-                    + "folded \(payload.foldedRevisions) first \(payload.firstData ?? "nil")"
+                    + "folded \(payload.foldedRevisions) first \(payload.firstData ?? "nil") base \(payload.base ?? "nil") "
+                    + "encrypted \(payload.isEncrypted)"
             case .delete(let key): return "delete \(key)"
             case .deletedOnServer(let key): return "deletedOnServer \(key)"
             case .setStatus(let status, let key): return "setStatus \(status) \(key)"
             case .claim(let key, let claim): return "claim \(key) \(claim)"
-            case .endClaim(let key, let status, let completed, let failed):
-                return "endClaim \(key) \(status.map { "\($0)" } ?? "nil") completed \(completed) failed \(failed)"
+            case .endClaim(let key, let status, let completed, let failed, let uploaded):
+                return "endClaim \(key) \(status.map { "\($0)" } ?? "nil") completed \(completed) failed \(failed) "
+                    + "uploaded \(uploaded ?? "nil")"
             case .releaseClaims(let before): return "releaseClaims before \(before)"
             case .forgetAttempts(let type, let identifiers): return "forgetAttempts \(type) \(identifiers ?? ["all"])"
             case .deleteAll(let type): return "deleteAll \(type ?? "every type")"
@@ -68,6 +70,9 @@ struct RowRulesTests {
                 payload.syncStatus = .synced
             }
             payload.keepsSyncing = Int.random(in: 0..<4, using: &random) == 0
+            // A merge's base, and data in the other encryption (whose park records no base).
+            if Int.random(in: 0..<6, using: &random) == 0 { payload.base = datas.randomElement(using: &random)! }
+            payload.isEncrypted = Int.random(in: 0..<6, using: &random) == 0
             if Int.random(in: 0..<4, using: &random) == 0 {
                 payload.foldedRevisions = Int64.random(in: 1...2, using: &random)
                 payload.firstData = datas.randomElement(using: &random)!
@@ -79,7 +84,8 @@ struct RowRulesTests {
         case 12, 13: return .claim(key, "claim \(step)")
         case 14, 15:
             return .endClaim(key, statuses.randomElement(using: &random)!, completed: Bool.random(using: &random),
-                             failed: Bool.random(using: &random))
+                             failed: Bool.random(using: &random),
+                             uploaded: Bool.random(using: &random) ? datas.randomElement(using: &random)! : nil)
         case 16: return .releaseClaims(before: Double(step - Int.random(in: 0...5, using: &random)))
         case 17:
             return .forgetAttempts(key.typeName, Bool.random(using: &random) ? nil : [key.identifier])
@@ -102,12 +108,12 @@ struct RowRulesTests {
         case .claim(let key, let claim):
             if byRule { try statements.markClaimedByRule(key, claim: claim, at: now) } else { try statements.markClaimed(key, claim: claim, at: now) }
             return ""
-        case .endClaim(let key, let status, let completed, let failed):
+        case .endClaim(let key, let status, let completed, let failed, let uploaded):
             let failure = failed ? (error: "refused", retryAt: now.addingTimeInterval(2)) : nil
             if byRule {
-                try statements.endClaimByRule(key, status: status, completed: completed, failure: failure)
+                try statements.endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded)
             } else {
-                try statements.endClaim(key, status: status, completed: completed, failure: failure)
+                try statements.endClaim(key, status: status, completed: completed, failure: failure, uploaded: uploaded)
             }
             return ""
         case .releaseClaims(let before):
@@ -133,7 +139,7 @@ struct RowRulesTests {
                 + "modified \(row.modificationDate.timeIntervalSince1970) r\(row.revision) root \(row.isRoot) refs \(row.references) "
                 + "claim \(row.claim ?? "-") at \(row.claimedAt?.timeIntervalSince1970 ?? -1) deleted \(row.isDeleted) "
                 + "attempts \(row.attempts) error \(row.lastError ?? "-") retry \(row.retryAt?.timeIntervalSince1970 ?? -1) "
-                + "remote \(row.isRemote)"
+                + "remote \(row.isRemote) base \(row.base ?? "-")"
         }
     }
 

@@ -10,6 +10,16 @@ import Foundation
 /// (SQLite's one-statement upsert, `SQLiteConnection+Rows.swift`): `RowRulesTests` drives random
 /// sequences of writes through the rules and through the fast path, and requires the same rows.
 /// A change of a rule is made here, and the fast path follows until that test passes.
+///
+/// ## Bases
+///
+/// A row with local changes the server has not seen keeps its *base* (``StoredRow/base``): the
+/// data of the last version both sides had, for three-way merges. It is written when a
+/// `.synced` row first changes locally (a park or a deletion; only when the new data is in the
+/// same encryption as the old, so that the base reads like the row), moves to the uploaded data
+/// when an upload completes but the row changed meanwhile (the server has the upload: the edit
+/// made during it is based on that), is set to the downloaded data by a merge with a download
+/// (``RowPayload/base``), and is dropped whenever the row becomes `.synced`.
 enum RowRules {
     // MARK: - Parking
 
@@ -32,16 +42,27 @@ enum RowRules {
                 key: key, data: payload.data, isEncrypted: payload.isEncrypted, syncStatus: status,
                 creationDate: now, modificationDate: now, revision: 1 + payload.foldedRevisions,
                 isRoot: payload.isRoot, references: payload.references,
-                isRemote: (payload.syncStatus ?? .undetermined) == .synced), true)
+                isRemote: (payload.syncStatus ?? .undetermined) == .synced, base: payload.base), true)
         }
         let changed = existing.data != payload.data || payload.foldedRevisions > 0
         let status = status(parking: payload, over: existing, contentChanged: changed)
+        let base: String?
+        if let recorded = payload.base {
+            base = recorded
+        } else if status == .synced {
+            base = nil
+        } else if changed, existing.syncStatus == .synced, !existing.isDeleted, existing.isEncrypted == payload.isEncrypted {
+            base = existing.data
+        } else {
+            base = existing.base
+        }
         // The row as this payload's: its data sealed for `key`, at the row's revision.
         var row = existing
         row.sealedFor = nil
         row.provisional = nil
         guard changed || status != existing.syncStatus || existing.isDeleted || (payload.isRoot && !existing.isRoot)
-            || existing.references != payload.references else { return (row, false) }
+            || existing.references != payload.references || base != existing.base else { return (row, false) }
+        row.base = base
         row.data = payload.data
         row.isEncrypted = payload.isEncrypted
         row.references = payload.references
@@ -63,7 +84,8 @@ enum RowRules {
     /// - A download (``RowPayload/isDownloaded``) is stored with its own status.
     /// - Over a tombstone, the object comes back as an edit to upload: `.notSynced`.
     /// - An object that is not `Syncable` (no status) keeps the row's (`.undetermined` for a
-    ///   new row).
+    ///   new row), but a `.synced` row whose content it changes is `.notSynced`: the server has
+    ///   the object (it was downloaded, or uploaded), and the edit must reach it.
     /// - An object that says `.syncing` over a row no claim holds (it was retrieved during a
     ///   claim, and parked after it ended) is `.notSynced`: no job would ever end that status.
     ///   With ``RowPayload/keepsSyncing`` (GarageStorage's rule, for its apps' own jobs, which
@@ -76,7 +98,10 @@ enum RowRules {
     static func status(parking payload: RowPayload, over existing: StoredRow?, contentChanged: Bool) -> SyncStatus {
         if payload.isDownloaded { return payload.syncStatus ?? .synced }
         if existing?.isDeleted == true { return .notSynced }
-        guard let parked = payload.syncStatus else { return existing?.syncStatus ?? .undetermined }
+        guard let parked = payload.syncStatus else {
+            if contentChanged, existing?.syncStatus == .synced { return .notSynced }
+            return existing?.syncStatus ?? .undetermined
+        }
         switch parked {
         case .syncing where existing?.claim == nil && !payload.keepsSyncing:
             return .notSynced
@@ -106,6 +131,7 @@ enum RowRules {
         guard let existing, !existing.isDeleted, existing.claim == nil else { return nil }
         var row = tombstone(existing, status: .synced, now: now)
         row.isRemote = true
+        row.base = nil
         return row
     }
 
@@ -119,6 +145,7 @@ enum RowRules {
         row.modificationDate = now
         row.attempts = 0
         row.retryAt = nil
+        if existing.syncStatus == .synced { row.base = existing.data }
         return row
     }
 
@@ -135,6 +162,7 @@ enum RowRules {
         guard var row = existing, !row.isDeleted, row.syncStatus != status else { return nil }
         row.syncStatus = status
         row.isRemote = row.isRemote || status == .synced
+        if status == .synced { row.base = nil }
         return row
     }
 
@@ -177,11 +205,17 @@ enum RowRules {
 
     /// The row once its claim ends with `status` (`nil`: left as it is). A completed upload
     /// forgets the failed attempts; a failed one counts one more, with its error, and holds the
-    /// row back until its `retryAt`.
+    /// row back until its `retryAt`. `uploaded`, the data a completed upload sent when the row
+    /// changed meanwhile, becomes its base; a `.synced` row has none.
     static func endingClaim(_ existing: StoredRow, status: SyncStatus?, completed: Bool,
-                            failure: (error: String?, retryAt: Date)?) -> StoredRow {
+                            failure: (error: String?, retryAt: Date)?, uploaded: String? = nil) -> StoredRow {
         var row = existing
         row.syncStatus = status ?? existing.syncStatus
+        if row.syncStatus == .synced {
+            row.base = nil
+        } else if let uploaded {
+            row.base = uploaded
+        }
         row.claim = nil
         row.claimedAt = nil
         if completed {

@@ -48,10 +48,11 @@ extension RowWriteStatements {
         try putRow(RowRules.claimed(existing, claim: claim, at: date))
     }
 
-    /// ``endClaim(_:status:completed:failure:)`` by ``RowRules/endingClaim(_:status:completed:failure:)``.
-    package func endClaimByRule(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?) throws {
+    /// ``endClaim(_:status:completed:failure:uploaded:)`` by ``RowRules/endingClaim(_:status:completed:failure:uploaded:)``.
+    package func endClaimByRule(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?,
+                                uploaded: String?) throws {
         guard let existing = try fullRow(key) else { return }
-        try putRow(RowRules.endingClaim(existing, status: status, completed: completed, failure: failure))
+        try putRow(RowRules.endingClaim(existing, status: status, completed: completed, failure: failure, uploaded: uploaded))
     }
 
     /// Every row of `type` (of every type when `nil`), tombstones too, with every column, in key order.
@@ -130,8 +131,9 @@ extension RowWriteStatements {
         try markClaimedByRule(key, claim: claim, at: date)
     }
 
-    package func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?) throws {
-        try endClaimByRule(key, status: status, completed: completed, failure: failure)
+    package func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?,
+                          uploaded: String?) throws {
+        try endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded)
     }
 
     package func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {

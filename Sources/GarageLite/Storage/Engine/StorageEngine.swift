@@ -212,9 +212,11 @@ package protocol RowWriteStatements: RowStatements {
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws
     /// Ends the row's claim, setting its status (leaving it when `nil`). A completed claim
     /// (`failure` nil, `completed`) forgets the row's failed attempts; a failed one counts one
-    /// more, with its error, and holds the row back until `retryAt`.
+    /// more, with its error, and holds the row back until `retryAt`. `uploaded` (the data a
+    /// completed upload sent, when the row changed meanwhile) becomes the row's base; a row
+    /// that ends `.synced` has none (``RowRules``, "Bases").
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
-                  failure: (error: String?, retryAt: Date)?) throws
+                  failure: (error: String?, retryAt: Date)?, uploaded: String?) throws
     /// Forgets the failed attempts of the rows of `type` (those `identifiers` name, or all), so
     /// that claims take them again; returns how many there were.
     func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int
@@ -223,12 +225,14 @@ package protocol RowWriteStatements: RowStatements {
     func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey]
 
     /// The next `limit` rows (tombstones excepted) stored encrypted, or unencrypted, after the
-    /// row `key` (`nil`: from the first), in key order (type name, then identifier).
-    func rows(encrypted: Bool, after key: ObjectKey?, limit: Int) throws -> [(key: ObjectKey, data: String)]
+    /// row `key` (`nil`: from the first), in key order (type name, then identifier), with their
+    /// data and base.
+    func rows(encrypted: Bool, after key: ObjectKey?, limit: Int) throws -> [(key: ObjectKey, data: String, base: String?)]
     /// How many rows (tombstones excepted) are stored encrypted, or unencrypted.
     func countRows(encrypted: Bool) throws -> Int
     /// Replaces the data of the row `key`, if it is still `previous`, with `data` (encrypted, or
-    /// not): the same content, re-encrypted or decrypted, so the row's revision, dates and
-    /// status stay. Returns whether it replaced.
-    @discardableResult func replaceData(of key: ObjectKey, previous: String, with data: String, isEncrypted: Bool) throws -> Bool
+    /// not), and its base with `base`: the same contents, re-encrypted or decrypted, so the
+    /// row's revision, dates and status stay. Returns whether it replaced.
+    @discardableResult func replaceData(of key: ObjectKey, previous: String, with data: String, base: String?,
+                                        isEncrypted: Bool) throws -> Bool
 }

@@ -53,12 +53,18 @@ package struct StoredRow: Sendable {
     /// For a row an unsaved change (or a transaction's) parks, read through the overlay: the
     /// provisional revision copies get instead of `revision` (see ``ProvisionalRevisions``).
     package var provisional: Int64? = nil
+    /// The *base* of a row with local changes the server has not seen: the data (in the row's
+    /// encryption, for the row's key) of the last version both sides had, which a three-way
+    /// merge compares both sides' edits with; `nil` when the row has no pending change, or the
+    /// base is unknown. Read for ``RowPurpose/all`` only. See ``RowRules`` ("Bases").
+    package var base: String? = nil
 
     /// A row with these columns (an engine's reader makes them).
     package init(key: ObjectKey, data: String, isEncrypted: Bool, syncStatus: SyncStatus, creationDate: Date,
                  modificationDate: Date, revision: Int64, isRoot: Bool, references: String, claim: String? = nil,
                  claimedAt: Date? = nil, isDeleted: Bool = false, attempts: Int64 = 0, lastError: String? = nil,
-                 retryAt: Date? = nil, isRemote: Bool = false, sealedFor: ObjectKey? = nil, provisional: Int64? = nil) {
+                 retryAt: Date? = nil, isRemote: Bool = false, sealedFor: ObjectKey? = nil, provisional: Int64? = nil,
+                 base: String? = nil) {
         self.key = key
         self.data = data
         self.isEncrypted = isEncrypted
@@ -77,6 +83,7 @@ package struct StoredRow: Sendable {
         self.isRemote = isRemote
         self.sealedFor = sealedFor
         self.provisional = provisional
+        self.base = base
     }
 
     /// The revision a copy of the object gets, and is checked against: the provisional one of
@@ -165,11 +172,14 @@ package struct RowPayload: Sendable {
     /// The provisional revision of a park recorded unsaved or in a transaction: what copies
     /// of the object get until it is saved (see ``ProvisionalRevisions``).
     package var provisional: Int64?
+    /// The base to record (``StoredRow/base``), in place of what the rules would keep: the
+    /// downloaded version's data, for a merge of it with a local edit. `nil`: the rules decide.
+    package var base: String?
 
     /// A payload of these columns.
     package init(data: String, isEncrypted: Bool, syncStatus: SyncStatus?, references: String, isRoot: Bool,
                  isDownloaded: Bool = false, keepsSyncing: Bool = false, revisionGuard: RevisionGuard? = nil,
-                 foldedRevisions: Int64 = 0, firstData: String? = nil, provisional: Int64? = nil) {
+                 foldedRevisions: Int64 = 0, firstData: String? = nil, provisional: Int64? = nil, base: String? = nil) {
         self.data = data
         self.isEncrypted = isEncrypted
         self.syncStatus = syncStatus
@@ -181,6 +191,7 @@ package struct RowPayload: Sendable {
         self.foldedRevisions = foldedRevisions
         self.firstData = firstData
         self.provisional = provisional
+        self.base = base
     }
 
     /// The row as it reads once this payload is written over `existing` (or into a new row):

@@ -185,7 +185,7 @@ extension SQLiteConnection {
             .text(key.typeName), .text(key.identifier), .text(payload.data), .bool(payload.isEncrypted),
             .integer(payload.syncStatus?.rawValue), .real(now.timeIntervalSince1970), .bool(payload.isRoot),
             .text(payload.references), .bool(payload.isDownloaded), .integer(Int(payload.foldedRevisions)),
-            .text(payload.firstData), .bool(payload.keepsSyncing),
+            .text(payload.firstData), .bool(payload.keepsSyncing), .text(payload.base),
         ])
         // The upsert's WHERE skips a row that would stay as it is.
         return db.changesCount > 0
@@ -203,10 +203,25 @@ extension SQLiteConnection {
         CASE
             WHEN ?9 THEN ?5
             WHEN isDeleted <> 0 THEN \(SyncStatus.notSynced.rawValue)
+            WHEN ?5 IS NULL AND syncStatus = \(SyncStatus.synced.rawValue) AND \(contentChanges)
+                THEN \(SyncStatus.notSynced.rawValue)
             WHEN ?5 IS NULL THEN syncStatus
             WHEN ?5 = \(SyncStatus.syncing.rawValue) AND claim IS NULL AND NOT ?12 THEN \(SyncStatus.notSynced.rawValue)
             WHEN ?5 = \(SyncStatus.synced.rawValue) AND \(contentChanges) THEN \(SyncStatus.notSynced.rawValue)
             ELSE ?5
+        END
+        """
+
+    /// The base a parked row gets (``RowRules``, "Bases"): the one the payload records (`?13`),
+    /// none once `.synced`, the old data when a `.synced` row's content changes (in the same
+    /// encryption), else the row's.
+    private static let parkedBase = """
+        CASE
+            WHEN ?13 IS NOT NULL THEN ?13
+            WHEN (\(parkedStatus)) = \(SyncStatus.synced.rawValue) THEN NULL
+            WHEN \(contentChanges) AND syncStatus = \(SyncStatus.synced.rawValue) AND isDeleted = 0
+                AND isEncrypted = excluded.isEncrypted THEN data
+            ELSE base
         END
         """
 
@@ -217,12 +232,13 @@ extension SQLiteConnection {
     private static let parkSQL = """
         INSERT INTO garage_object
             (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
-             isRemote)
+             isRemote, base)
         VALUES (?1, ?2, ?3, ?4,
             CASE WHEN ?5 = \(SyncStatus.syncing.rawValue) AND NOT ?9 AND NOT ?12 THEN \(SyncStatus.notSynced.rawValue)
                 ELSE coalesce(?5, 0) END,
-            ?6, ?6, 1 + ?10, ?7, ?8, coalesce(?5, 0) = \(SyncStatus.synced.rawValue))
+            ?6, ?6, 1 + ?10, ?7, ?8, coalesce(?5, 0) = \(SyncStatus.synced.rawValue), ?13)
         ON CONFLICT (type, identifier) DO UPDATE SET
+            base = \(parkedBase),
             data = excluded.data,
             isEncrypted = excluded.isEncrypted,
             refs = excluded.refs,
@@ -237,6 +253,7 @@ extension SQLiteConnection {
             modificationDate = CASE WHEN \(contentChanges) THEN ?6 ELSE modificationDate END
         WHERE \(contentChanges) OR syncStatus IS NOT \(parkedStatus) OR isDeleted <> 0
             OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs OR referencesKnown = 0
+            OR base IS NOT (\(parkedBase))
         """
 
     @discardableResult
@@ -267,14 +284,14 @@ extension SQLiteConnection {
     }
 
     @discardableResult
-    func rows(encrypted: Bool, after key: ObjectKey?, limit: Int) throws -> [(key: ObjectKey, data: String)] {
+    func rows(encrypted: Bool, after key: ObjectKey?, limit: Int) throws -> [(key: ObjectKey, data: String, base: String?)] {
         // A range of the primary key: `(type, identifier) > (?, ?)`.
         try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT CAST(type AS TEXT), CAST(identifier AS TEXT), CAST(data AS TEXT) FROM garage_object
+            SELECT CAST(type AS TEXT), CAST(identifier AS TEXT), CAST(data AS TEXT), CAST(base AS TEXT) FROM garage_object
             WHERE (type, identifier) > (?, ?) AND isEncrypted = ? AND data <> ''
             ORDER BY type, identifier LIMIT ?
             """), arguments: [key?.typeName ?? "", key?.identifier ?? "", encrypted, limit]).map { row in
-            (ObjectKey(typeName: row[0], identifier: row[1]), row[2])
+            (ObjectKey(typeName: row[0], identifier: row[1]), row[2], row[3])
         }
     }
 
@@ -297,10 +314,10 @@ extension SQLiteConnection {
             """), arguments: [encrypted]) ?? 0
     }
 
-    func replaceData(of key: ObjectKey, previous: String, with data: String, isEncrypted: Bool) throws -> Bool {
+    func replaceData(of key: ObjectKey, previous: String, with data: String, base: String?, isEncrypted: Bool) throws -> Bool {
         try db.cachedStatement(sql: """
-            UPDATE garage_object SET data = ?, isEncrypted = ? WHERE type = ? AND identifier = ? AND data = ?
-            """).execute(arguments: [data, isEncrypted, key.typeName, key.identifier, previous])
+            UPDATE garage_object SET data = ?, base = ?, isEncrypted = ? WHERE type = ? AND identifier = ? AND data = ?
+            """).execute(arguments: [data, base, isEncrypted, key.typeName, key.identifier, previous])
         return db.changesCount > 0
     }
 
@@ -319,7 +336,7 @@ extension SQLiteConnection {
     private static let markDeletedOnServerSQL = """
         UPDATE garage_object
         SET isDeleted = 1, syncStatus = \(SyncStatus.synced.rawValue), refs = '[]', isRoot = 0,
-            revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL, isRemote = 1
+            revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL, isRemote = 1, base = NULL
         WHERE type = ? AND identifier = ? AND claim IS NULL AND isDeleted = 0
         """
 
@@ -331,7 +348,8 @@ extension SQLiteConnection {
     private static let tombstoneSQL = """
         UPDATE garage_object
         SET isDeleted = 1, syncStatus = \(SyncStatus.notSynced.rawValue), refs = '[]', isRoot = 0,
-            revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL
+            revision = revision + 1, modificationDate = ?, attempts = 0, retryAt = NULL,
+            base = CASE WHEN syncStatus = \(SyncStatus.synced.rawValue) THEN data ELSE base END
         WHERE isRemote <> 0 AND isDeleted = 0
         """
 
@@ -342,7 +360,8 @@ extension SQLiteConnection {
     }
 
     private static let setSyncStatusSQL = """
-        UPDATE garage_object SET syncStatus = ?1, isRemote = isRemote OR ?1 = \(SyncStatus.synced.rawValue)
+        UPDATE garage_object SET syncStatus = ?1, isRemote = isRemote OR ?1 = \(SyncStatus.synced.rawValue),
+            base = CASE WHEN ?1 = \(SyncStatus.synced.rawValue) THEN NULL ELSE base END
         WHERE type = ?2 AND identifier = ?3 AND isDeleted = 0 AND syncStatus IS NOT ?1
         """
 
@@ -360,8 +379,10 @@ extension SQLiteConnection {
     func renameType(from: String, to: String, reseal: RowResealer?) throws -> Int {
         // The encrypted rows' data, sealed for their old key, to seal for the new one.
         let sealed = try reseal.map { _ in
-            try Row.fetchAll(db, sql: "SELECT CAST(identifier AS TEXT), CAST(data AS TEXT) FROM garage_object WHERE type = ? AND isEncrypted = 1 AND data <> ''",
-                             arguments: [from]).map { (identifier: $0[0] as String, data: $0[1] as String) }
+            try Row.fetchAll(db, sql: """
+                SELECT CAST(identifier AS TEXT), CAST(data AS TEXT), CAST(base AS TEXT) FROM garage_object
+                WHERE type = ? AND isEncrypted = 1 AND data <> ''
+                """, arguments: [from]).map { (identifier: $0[0] as String, data: $0[1] as String, base: $0[2] as String?) }
         } ?? []
         // A tombstone of the old type doesn't replace a live object of the new one: it goes.
         try db.execute(sql: """
@@ -378,10 +399,12 @@ extension SQLiteConnection {
         let moved = db.changesCount
         if let reseal {
             for row in sealed {
-                let data: String
+                let data: String, base: String?
                 do {
-                    data = try reseal.reseal(row.data, ObjectKey(typeName: from, identifier: row.identifier),
-                                             ObjectKey(typeName: to, identifier: row.identifier))
+                    let old = ObjectKey(typeName: from, identifier: row.identifier)
+                    let new = ObjectKey(typeName: to, identifier: row.identifier)
+                    data = try reseal.reseal(row.data, old, new)
+                    base = try row.base.map { try reseal.reseal($0, old, new) }
                 } catch {
                     // Moved without it, the row could never be decrypted again: nothing moves.
                     throw GarageError.decryptionFailed(
@@ -389,8 +412,8 @@ extension SQLiteConnection {
                         reason: "it can't be re-encrypted for its new type \(to), so no \(from) was moved (\(error)); "
                             + "delete it, or park it again, then move the others")
                 }
-                try db.execute(sql: "UPDATE garage_object SET data = ? WHERE type = ? AND identifier = ?",
-                               arguments: [data, to, row.identifier])
+                try db.execute(sql: "UPDATE garage_object SET data = ?, base = ? WHERE type = ? AND identifier = ?",
+                               arguments: [data, base, to, row.identifier])
             }
         }
         // Only rows whose reference list mentions the old name as a JSON string can be affected.

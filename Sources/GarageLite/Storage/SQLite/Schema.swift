@@ -10,7 +10,7 @@ import GRDB
 /// switch to WAL mode, which SQLite does not wait for).
 enum Schema {
     /// The format version this version of GarageLite writes, and the newest it reads.
-    static let formatVersion = 5
+    static let formatVersion = 6
 
     /// `"GarL"`, in SQLite's `application_id` header field.
     static let applicationID: Int32 = 0x4761_724C
@@ -28,6 +28,7 @@ enum Schema {
         (3, addReferenceIndex),
         (4, addMetadata),
         (5, addDeletedToSyncIndex),
+        (6, addBase),
     ]
 
     private static func createVersion1(_ db: Database) throws {
@@ -149,6 +150,13 @@ enum Schema {
             DROP INDEX garage_object_sync;
             CREATE INDEX garage_object_sync ON garage_object (syncStatus, type, modificationDate, isDeleted);
             """)
+    }
+
+    /// Version 6: the *base* of a row with local changes the server has not seen: the data of
+    /// the last version both sides had, for three-way merges (``RowRules``, "Bases"). NULL for
+    /// every row of an older store: their merges have no base, as before.
+    private static func addBase(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE garage_object ADD COLUMN base TEXT")
     }
 
     /// The triggers that enforce `guard` (``EncryptionGuard``, the rule), replacing any there

@@ -51,7 +51,7 @@ struct FixtureV5Tests {
         #expect(try FixtureV3Tests.migratedContent(old.path, from: version, name: name) == FixtureV2Tests.content(new.path))
         #expect(try FixtureV3Tests.index(old.path) == FixtureV3Tests.index(new.path))
         let (oldHeader, newHeader) = (try Self.header(old.path), try Self.header(new.path))
-        #expect(oldHeader.version == 5 && oldHeader.integrity == ["ok"])
+        #expect(oldHeader.version == Schema.formatVersion && oldHeader.integrity == ["ok"])
         #expect(oldHeader.indexes == newHeader.indexes)
         old.expectOriginalUnchanged()
         new.expectOriginalUnchanged()
