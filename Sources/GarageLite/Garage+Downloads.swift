@@ -69,6 +69,27 @@ extension Garage {
                     configuration.decode(T.self, localRow, with: configuration.decoder(local)),
                     configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded)))))
             }
+        case .threeWay(let merge):
+            resolve = { key, local, downloadedView in
+                let downloaded = downloadedView()
+                guard let localRow = try local.row(key), let downloadedRow = try downloaded.row(key) else {
+                    return .takeDownloaded
+                }
+                let decoder = configuration.decoder(local)
+                // The base is in the row's encryption, for its key: read as the row's data.
+                let base = try local.statements.rowOrTombstone(key, for: .all)?.base.flatMap { data -> T? in
+                    var row = localRow
+                    row.data = data
+                    return try? configuration.decode(T.self, row, with: decoder)
+                }
+                let merged = try merge.merge(
+                    base: base, local: configuration.decode(T.self, localRow, with: decoder),
+                    downloaded: configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded)))
+                var rows = try configuration.mergedRows(merged.object)
+                // The merge is based on the downloaded version, which the server has.
+                if let index = rows.firstIndex(where: { $0.0 == key }) { rows[index].1.base = downloadedRow.data }
+                return .replace(rows, discarded: merged.discarded)
+            }
         case .resolve(let decide):
             resolve = { key, local, downloadedView in
                 let downloaded = downloadedView()
@@ -130,7 +151,7 @@ extension Garage {
         let keys = try identifiers.map { ObjectKey(typeName: typeName, identifier: try Identity.string(fromID: $0)) }
         let resolve: @Sendable (ObjectKey, StoreView) throws -> Store.DownloadDecision
         switch onConflict {
-        case .keepLocal, .merge:
+        case .keepLocal, .merge, .threeWay:
             // A deletion has nothing to merge with: the local edit wins, and its upload
             // re-creates the object.
             resolve = { _, _ in .keepLocal }

@@ -147,6 +147,25 @@ extension Store {
         }), isCancellable: false)
     }
 
+    /// Renews the claim `ticket` names: its rows still under it are claimed at `date`, so that
+    /// ``releasingClaims(takenBefore:)`` doesn't take them from a job that still works.
+    /// Returns how many it renewed.
+    func renewingClaim(_ ticket: ClaimTicket, at date: Date) -> StoreWork<Int> {
+        StoreWork(operation: "renew a claim of \(ticket.typeName)", access: .write { statements in
+            try Store.transaction(statements) {
+                var renewed = 0
+                for identifier in ticket.identifiers {
+                    let key = ObjectKey(typeName: ticket.typeName, identifier: identifier)
+                    guard var row = try statements.record(key)?.get(), row.claim == ticket.id else { continue }
+                    row.claimedAt = date
+                    try statements.putRow(row)
+                    renewed += 1
+                }
+                return renewed
+            }
+        }, isCancellable: false)
+    }
+
     /// The rows of `type` held back from claims after `maximumAttempts` failed uploads.
     func listingHeld(_ type: String, maximumAttempts: Int) -> StoreWork<[HeldObject]> {
         StoreWork(operation: "list the held objects of \(type)", access: .read { statements in

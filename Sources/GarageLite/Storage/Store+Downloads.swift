@@ -8,8 +8,9 @@ extension Store {
     enum DownloadDecision: Sendable {
         case keepLocal
         case takeDownloaded
-        /// Park these rows instead: a merge, as the app's own edit.
-        case replace(RowStream.Batch)
+        /// Park these rows instead: a merge, as the app's own edit; `discarded` names the
+        /// properties whose change the merge dropped.
+        case replace(RowStream.Batch, discarded: [String] = [])
     }
 
     /// Parks `rows` (a downloaded graph, every payload `.synced`) in one transaction. A row
@@ -63,9 +64,10 @@ extension Store {
                     case .takeDownloaded:
                         toWrite.append((key, payload))
                         conflict.resolution = .tookDownloaded
-                    case .replace(let merged):
+                    case .replace(let merged, let discarded):
                         toWrite.append(contentsOf: merged)
                         conflict.resolution = .merged
+                        conflict.discardedFields = discarded
                     }
                     report.conflicts.append(conflict)
                 }
@@ -121,8 +123,9 @@ extension Store {
                         case .keepLocal:
                             report.conflicts.append(conflict)
                             continue
-                        case .replace(let merged):
+                        case .replace(let merged, let discarded):
                             conflict.resolution = .merged
+                            conflict.discardedFields = discarded
                             report.conflicts.append(conflict)
                             for (mergedKey, payload) in merged where try statements.park(mergedKey, payload, now: now) {
                                 written?.record(.park(payload), for: mergedKey)

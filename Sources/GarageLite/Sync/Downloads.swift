@@ -43,6 +43,20 @@ public enum ConflictResolution<Object>: Sendable {
     /// })
     /// ```
     case resolve(@Sendable (_ local: ConflictSide<Object>, _ downloaded: ConflictSide<Object>) throws -> ConflictOutcome<Object>)
+    /// Parks the three-way merge of the local and the downloaded version, as `.notSynced`, so
+    /// that it is uploaded: `merge` also gets the *base*, the last version both sides had, which
+    /// the store keeps for every object with local changes (`nil` when it has none: the change
+    /// was made before the store kept bases, or the base no longer decodes). The merged object's
+    /// base becomes the downloaded version. It runs inside the download's write transaction: it
+    /// must not call the garage. ``SyncMerge/fields(bothChanged:)`` merges property by property;
+    /// the properties whose change its policy dropped are in ``DownloadConflict/discardedFields``.
+    ///
+    /// ```swift
+    /// try garage.parkDownloaded(notes, onConflict: .threeWay(.fields()))
+    /// ```
+    ///
+    /// Deletions on either side are decided as ``merge(_:)`` decides them: the edit wins.
+    case threeWay(SyncMerge<Object>)
 }
 
 /// What one side of a download conflict did to the object (see ``ConflictResolution/resolve(_:)``).
@@ -105,6 +119,10 @@ public struct DownloadConflict: Sendable, Hashable, CustomStringConvertible {
     public var wasDeletedLocally = false
     /// What was done with it.
     public var resolution: Resolution
+    /// For a three-way merge (``ConflictResolution/threeWay(_:)``), the properties both sides
+    /// changed whose local or downloaded change the merge's policy dropped, as coding-key paths
+    /// ("title", "address.city"): what the app may show as overwritten.
+    public var discardedFields: [String] = []
 
     /// "Note(n1): kept the local edit".
     public var description: String {

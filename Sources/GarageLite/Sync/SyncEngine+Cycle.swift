@@ -1,0 +1,175 @@
+import Foundation
+
+/// One type a ``SyncEngine`` syncs, and how it merges the conflicts of its objects.
+///
+/// ```swift
+/// SyncEngine(garage: garage, transport: api, types: [
+///     .of(Note.self),                                            // property by property, local wins
+///     .of(Notebook.self, merge: .fields(bothChanged: .serverWins)),
+/// ])
+/// ```
+public struct SyncedType: Sendable {
+    let cycle: @Sendable (SyncEngine, inout SyncEngineReport) async throws -> Void
+    let changes: @Sendable (Garage) -> AsyncStream<[GarageChange]>
+    let pending: @Sendable (Garage) async throws -> Int
+
+    /// The objects of type `T`, whose conflicts `merge` resolves (by default property by
+    /// property: a property changed on one side only is taken from that side, one changed on
+    /// both is the local edit's).
+    public static func of<T: Codable & Syncable & SendableMetatype>(_ type: T.Type, merge: SyncMerge<T> = .fields()) -> SyncedType {
+        SyncedType(
+            cycle: { engine, report in try await engine.cycle(T.self, merge: merge, into: &report) },
+            changes: { $0.changes(of: T.self) },
+            pending: { try await $0.count(T.self, withStatus: .notSynced) })
+    }
+}
+
+/// Settings a sync engine keeps in the store it syncs: the download cursor of each type.
+enum SyncEngineSettings: SettingsNamespace {
+    static let id = "garage-sync-engine"
+
+    static func cursor(_ typeName: String) -> SettingsKey<SyncEngineSettings, String?> {
+        SettingsKey(id: "cursor-\(typeName)", defaultValue: nil)
+    }
+}
+
+extension SyncEngine {
+    /// Uploads and downloads the objects of `T`: a round uploads every change, then downloads;
+    /// another round follows while conflicts were merged (their merges are to upload), at
+    /// most ``Configuration/maximumRounds``.
+    func cycle<T: Codable & Syncable & SendableMetatype>(_ type: T.Type, merge: SyncMerge<T>,
+                                                           into report: inout SyncEngineReport) async throws {
+        let typeName = try garage.storedTypeName(T.self)
+        var uploads: [String: Int] = [:]        // how many times this sync uploaded each object
+        for _ in 1...max(1, configuration.maximumRounds) {
+            let merged = report.conflicts.count
+            try await upload(T.self, typeName, merge, &uploads, &report)
+            try await download(T.self, typeName, merge, &report)
+            if report.conflicts.count == merged { break }
+            if try await garage.count(T.self, withStatus: .notSynced) == 0 { break }
+        }
+        let held = try await garage.heldObjects(T.self)
+        if !held.isEmpty { report.held[typeName] = held }
+    }
+
+    /// Claims and uploads batches until none is left (or only objects uploaded
+    /// ``Configuration/maximumRounds`` times by this sync).
+    private func upload<T: Codable & Syncable & SendableMetatype>(
+        _ type: T.Type, _ typeName: String, _ merge: SyncMerge<T>, _ uploads: inout [String: Int],
+        _ report: inout SyncEngineReport
+    ) async throws {
+        let total = try await garage.count(T.self, withStatus: .notSynced)
+        var done = 0
+        update { $0.activity = .uploading(typeName: typeName, done: 0, total: total) }
+        while true {
+            try Task.checkCancellation()
+            let claim = try await garage.claim(T.self, limit: configuration.batchSize)
+            if claim.isEmpty { return }
+            let identifiers = claim.identifiers + claim.deletions
+            if identifiers.allSatisfy({ uploads[$0, default: 0] >= configuration.maximumRounds }) {
+                try await garage.release(claim)      // conflicting again and again: next sync
+                return
+            }
+            for identifier in identifiers { uploads[identifier, default: 0] += 1 }
+            let results = try await uploading(claim, typeName)
+            // The server has what it accepted: the claim ends whatever the cancellation.
+            let now = Date()
+            var copies: [T] = [], conflicts: [T] = [], deletedOnServer: [String] = []
+            var ends: [String: Store.ClaimEnd] = [:]
+            for identifier in identifiers {
+                switch results[identifier] {
+                case .accepted(let copy)?:
+                    ends[identifier] = .completed
+                    if let copy { copies.append(copy) }
+                case .conflict(let current)?:
+                    // Merged below, and uploaded again at once: not held back.
+                    ends[identifier] = .failed(error: "conflict with the server's version", retryAt: now)
+                    if let current { conflicts.append(current) } else { deletedOnServer.append(identifier) }
+                case .failed(let reason)?:
+                    ends[identifier] = .failed(error: reason, retryAt: now.addingTimeInterval(configuration.retryAfter))
+                    report.refused[ObjectKey(typeName: typeName, identifier: identifier)] = reason
+                case nil:
+                    let reason = "the server did not answer for it"
+                    ends[identifier] = .failed(error: reason, retryAt: now.addingTimeInterval(configuration.retryAfter))
+                    report.refused[ObjectKey(typeName: typeName, identifier: identifier)] = reason
+                }
+            }
+            let decided = ends
+            report.uploads.append(try await garage.ending(claim, "complete") { decided[$0] ?? .released })
+            // The server's copies and versions, merged with the edits made meanwhile.
+            if !copies.isEmpty { report.downloads.append(try await garage.parkDownloaded(copies, onConflict: .threeWay(merge))) }
+            if !conflicts.isEmpty { report.downloads.append(try await garage.parkDownloaded(conflicts, onConflict: .threeWay(merge))) }
+            if !deletedOnServer.isEmpty {
+                report.downloads.append(try await garage.deleteDownloaded(T.self, identifiers: deletedOnServer, onConflict: .threeWay(merge)))
+            }
+            done += identifiers.count
+            update { $0.activity = .uploading(typeName: typeName, done: done, total: max(total, done)) }
+        }
+    }
+
+    /// Sends a claim's batch, renewing the claim while the server works on it. A failure gives
+    /// the batch back (counting a failed attempt); a cancellation gives it back as it was.
+    private func uploading<T: Codable & Syncable & SendableMetatype>(_ claim: Claim<T>, _ typeName: String) async throws -> UploadResults<T> {
+        let renewal = renewing(claim)
+        defer { renewal.cancel() }
+        do {
+            return try await transport.upload(UploadBatch(
+                typeName: typeName, objects: claim.objects, identifiers: claim.identifiers, deletions: claim.deletions,
+                deletedVersions: claim.deletedVersions.map(\.object)))
+        } catch {
+            if error is CancellationError || Task.isCancelled {
+                try await garage.release(claim)
+                throw CancellationError()
+            }
+            try await garage.release(claim, retryAfter: 0, error: error)
+            throw error
+        }
+    }
+
+    /// A task that renews `claim` every third of the lease until cancelled.
+    private func renewing<T>(_ claim: Claim<T>) -> Task<Void, Never> {
+        let garage = garage, ticket = claim.ticket
+        let interval = UInt64(max(0.01, configuration.lease / 3) * 1_000_000_000)
+        return Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: interval)
+                if Task.isCancelled { return }
+                _ = try? await garage.run(garage.store.renewingClaim(ticket, at: Date()))
+            }
+        }
+    }
+
+    /// Downloads the server's changes after the stored cursor, page after page, and stores
+    /// the cursor with each page applied.
+    private func download<T: Codable & Syncable & SendableMetatype>(
+        _ type: T.Type, _ typeName: String, _ merge: SyncMerge<T>, _ report: inout SyncEngineReport
+    ) async throws {
+        let key = SyncEngineSettings.cursor(typeName)
+        var cursor = try await garage.value(for: key)
+        var received = 0
+        update { $0.activity = .downloading(typeName: typeName, received: 0) }
+        while true {
+            try Task.checkCancellation()
+            let batch = try await transport.download(DownloadRequest<T>(typeName: typeName, cursor: cursor))
+            if !batch.objects.isEmpty {
+                report.downloads.append(try await garage.parkDownloaded(batch.objects, onConflict: .threeWay(merge)))
+            }
+            if !batch.deletions.isEmpty {
+                report.downloads.append(try await garage.deleteDownloaded(T.self, identifiers: batch.deletions, onConflict: .threeWay(merge)))
+            }
+            try await garage.set(batch.cursor, for: key)
+            cursor = batch.cursor
+            received += batch.objects.count + batch.deletions.count
+            update { $0.activity = .downloading(typeName: typeName, received: received) }
+            if !batch.hasMore || batch.objects.isEmpty && batch.deletions.isEmpty { return }
+        }
+    }
+}
+
+extension Garage {
+    /// Ends `claim`, each object as `end` says.
+    func ending<T>(_ claim: Claim<T>, _ operation: String,
+                   _ end: @escaping @Sendable (String) -> Store.ClaimEnd) async throws -> ClaimReport {
+        try await run(store.endingClaim(claim.ticket, operation, end: end))
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+
+/// Runs the whole sync cycle for the types an app registers, against its ``SyncTransport``:
+/// uploads the local changes and deletions in batches (claims, so that no other job or process
+/// takes them meanwhile), stores the server's answers, downloads the server's changes after a
+/// cursor it keeps in the store, and merges each conflict with a local edit three ways
+/// (``SyncMerge``, with the base the store keeps).
+///
+/// ```swift
+/// let engine = SyncEngine(garage: garage, transport: NotesAPI(base: url), types: [.of(Note.self)])
+/// let task = Task { await engine.run() }          // syncs on every change, and every minute
+/// for await status in engine.statusUpdates() { show(status) }   // "uploading Note 50 of 120"
+/// task.cancel()                                   // stops after giving back what it held
+/// ```
+///
+/// ``run()`` syncs when the app's changes to those types are observed (after a pause of
+/// ``Configuration/debounce`` with no new change), every ``Configuration/pollInterval`` for the
+/// server's changes, and, after a failure, again after a growing backoff. ``sync()`` runs one
+/// cycle now. One cycle runs at a time per engine; several engines (in several processes, or
+/// on several garages of one file) share the work, since each batch is a claim.
+///
+/// - An object the server refuses (``UploadResult/failed(_:)``) is retried alone, after
+///   ``Configuration/retryAfter``, and held after ``Garage/maximumUploadAttempts`` refusals
+///   (``SyncEngineStatus/held``), while the rest syncs.
+/// - A batch whose upload throws is given back, its objects counting a failed attempt.
+/// - A process killed during an upload leaves a claim that the next garage opening the store
+///   releases at once (its process ended); a claim of another machine's engine expires after
+///   ``Configuration/lease``, which a working engine renews.
+/// - Cancelling the task that runs ``sync()`` or ``run()`` gives back the batch being uploaded
+///   (without counting a failure); an upload the server answered is completed first, whatever
+///   the cancellation, since the server has it.
+///
+/// The models must be `Syncable`: their status is how the engine finds what to upload.
+public final class SyncEngine: Sendable {
+    /// How a ``SyncEngine`` paces its work.
+    public struct Configuration: Sendable {
+        /// How many changes one upload sends at most.
+        public var batchSize = 50
+        /// How long ``run()`` waits after a change for the next one before it syncs, in seconds.
+        public var debounce: TimeInterval = 1
+        /// How often ``run()`` downloads when nothing changed locally, in seconds; `nil`: only
+        /// after local changes and on ``sync()``.
+        public var pollInterval: TimeInterval? = 60
+        /// How long an object the server refused waits before it is uploaded again, in seconds.
+        public var retryAfter: TimeInterval = 30
+        /// The longest ``run()`` waits after failed syncs (the wait doubles from 1 second), in seconds.
+        public var maximumBackoff: TimeInterval = 300
+        /// How long another engine's claim lasts without being renewed, in seconds: after it,
+        /// its objects are released (that engine is presumed dead). A working engine renews its
+        /// claim every third of it.
+        public var lease: TimeInterval = 600
+        /// How many times one sync uploads an object that keeps conflicting (each conflict is
+        /// merged and uploaded again) before leaving it for the next sync.
+        public var maximumRounds = 3
+
+        /// The defaults.
+        public init() {}
+    }
+
+    let garage: Garage
+    let transport: any SyncTransport
+    let types: [SyncedType]
+    let configuration: Configuration
+    private let state = Protected(State())
+
+    private struct State {
+        var status = SyncEngineStatus()
+        var watchers: [UUID: AsyncStream<SyncEngineStatus>.Continuation] = [:]
+        var isSyncing = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// An engine that syncs `types` of `garage` through `transport`.
+    public init(garage: Garage, transport: some SyncTransport, types: [SyncedType], configuration: Configuration = Configuration()) {
+        self.garage = garage
+        self.transport = transport
+        self.types = types
+        self.configuration = configuration
+    }
+
+    /// What the engine does now, and how its last sync went.
+    public var status: SyncEngineStatus { state.read(\.status) }
+
+    /// The engine's status now, then after each change of it, until the caller stops iterating.
+    public func statusUpdates() -> AsyncStream<SyncEngineStatus> {
+        let (stream, continuation) = AsyncStream<SyncEngineStatus>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        state.write { state in
+            state.watchers[id] = continuation
+            continuation.yield(state.status)
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.write { _ = $0.watchers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    func update(_ change: (inout SyncEngineStatus) -> Void) {
+        state.write { state in
+            let old = state.status
+            change(&state.status)
+            if state.status != old { for watcher in state.watchers.values { watcher.yield(state.status) } }
+        }
+    }
+
+    // MARK: - One sync
+
+    /// Syncs every type once now: releases dead claims, uploads every change that can be
+    /// uploaded, downloads the server's changes, and uploads the merges of conflicts. When a
+    /// sync of this engine is running, waits for it, then runs.
+    ///
+    /// - throws: The transport's error (the batch it failed is given back, and uploaded by a
+    ///   later sync), the store's errors, or `CancellationError`.
+    @discardableResult
+    public func sync() async throws -> SyncEngineReport {
+        await acquire()
+        defer { relinquish() }
+        do {
+            try Task.checkCancellation()
+            _ = try await garage.releaseStaleClaims()
+            _ = try await garage.releaseStaleClaims(olderThan: configuration.lease)
+            var report = SyncEngineReport()
+            for type in types { try await type.cycle(self, &report) }
+            update {
+                $0.activity = .idle
+                $0.lastError = nil
+                $0.retryDate = nil
+                $0.lastSync = Date()
+                $0.held = report.held
+            }
+            return report
+        } catch {
+            update {
+                $0.activity = .idle
+                if !(error is CancellationError) { $0.lastError = "\(error)" }
+            }
+            throw error
+        }
+    }
+
+    private func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            state.write { state in
+                if state.isSyncing {
+                    state.waiting.append(continuation)
+                } else {
+                    state.isSyncing = true
+                    continuation.resume()
+                }
+            }
+        }
+    }
+
+    private func relinquish() {
+        state.write { state in
+            if state.waiting.isEmpty { state.isSyncing = false } else { state.waiting.removeFirst().resume() }
+        }
+    }
+
+    // MARK: - Running
+
+    /// Syncs until the calling task is cancelled: at once, then after each observed change of
+    /// the registered types (once ``Configuration/debounce`` passes without another), every
+    /// ``Configuration/pollInterval``, and after a failure, once its backoff (1, 2, 4… seconds,
+    /// up to ``Configuration/maximumBackoff``) has passed. Its failures are in ``status``.
+    public func run() async {
+        let (wakes, wake) = AsyncStream<Bool>.makeStream()
+        await withTaskGroup(of: Void.self) { group in
+            for type in types {
+                let changes = type.changes(garage)
+                group.addTask {
+                    for await batch in changes where batch.contains(where: { $0.kind != .syncStatusChanged }) {
+                        wake.yield(true)
+                    }
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(nanoseconds: 200_000_000)
+                    wake.yield(false)
+                }
+            }
+            await self.loop(wakes)
+            wake.finish()
+            group.cancelAll()
+        }
+    }
+
+    private func loop(_ wakes: AsyncStream<Bool>) async {
+        var failures = 0
+        var due: Date? = Date()                 // a sync is due from then
+        var lastChange: Date?
+        var nextPoll = Date.distantFuture
+        for await changed in wakes {
+            if Task.isCancelled { return }
+            let now = Date()
+            if changed { lastChange = now }
+            if let last = lastChange, now.timeIntervalSince(last) >= configuration.debounce {
+                lastChange = nil
+                if (try? await hasChanges()) ?? true { due = min(due ?? .distantFuture, now) }
+            }
+            if now >= nextPoll { due = min(due ?? .distantFuture, now) }
+            guard let start = due, now >= start else { continue }
+            due = nil
+            do {
+                _ = try await sync()
+                failures = 0
+                nextPoll = configuration.pollInterval.map { Date().addingTimeInterval($0) } ?? .distantFuture
+            } catch {
+                if Task.isCancelled { return }
+                failures += 1
+                let retry = Date().addingTimeInterval(min(configuration.maximumBackoff, pow(2, Double(failures - 1))))
+                due = retry
+                update { $0.retryDate = retry }
+            }
+        }
+    }
+
+    /// Whether a registered type has changes to upload (a change observed may be the
+    /// engine's own download).
+    private func hasChanges() async throws -> Bool {
+        for type in types where try await type.pending(garage) > 0 { return true }
+        return false
+    }
+}

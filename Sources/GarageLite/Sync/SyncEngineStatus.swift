@@ -1,0 +1,66 @@
+import Foundation
+
+/// What a ``SyncEngine`` is doing, for the app to show: see ``SyncEngine/status`` and
+/// ``SyncEngine/statusUpdates()``.
+public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
+    /// What the engine does now.
+    public enum Activity: Sendable, Hashable {
+        /// Waiting for a change, or for its next download.
+        case idle
+        /// Uploading the changes of `typeName`: `done` of the `total` counted when it began
+        /// (changes made meanwhile are uploaded too, so `done` may pass `total`).
+        case uploading(typeName: String, done: Int, total: Int)
+        /// Downloading the server's changes of `typeName`: `received` so far.
+        case downloading(typeName: String, received: Int)
+    }
+
+    /// What the engine does now.
+    public var activity: Activity = .idle
+    /// Why the last sync failed (the transport's or the store's error, as text); `nil` once a
+    /// sync succeeds.
+    public var lastError: String?
+    /// When ``SyncEngine/run()`` tries again after that failure.
+    public var retryDate: Date?
+    /// When a sync last succeeded.
+    public var lastSync: Date?
+    /// The objects held back after too many failed uploads (see ``Garage/heldObjects(_:)-1a0n``),
+    /// by type name: they wait for the app (``Garage/retryHeld(_:identifiers:)-5kutd``, or a new edit).
+    public var held: [String: [HeldObject]] = [:]
+
+    /// An idle status.
+    public init() {}
+
+    /// "uploading Note 50 of 120", "idle, failing: …", "idle, 2 held".
+    public var description: String {
+        var text: String
+        switch activity {
+        case .idle: text = "idle"
+        case let .uploading(typeName, done, total): text = "uploading \(typeName) \(done) of \(total)"
+        case let .downloading(typeName, received): text = "downloading \(typeName): \(received) received"
+        }
+        if let lastError { text += ", failing: \(lastError)" }
+        let heldCount = held.values.reduce(0) { $0 + $1.count }
+        if heldCount > 0 { text += ", \(heldCount) held" }
+        return text
+    }
+}
+
+/// What one ``SyncEngine/sync()`` did.
+public struct SyncEngineReport: Sendable, Hashable {
+    /// How each uploaded batch ended, in order.
+    public var uploads: [ClaimReport] = []
+    /// The server's copies and changes applied, in order, with their conflicts.
+    public var downloads: [DownloadReport] = []
+    /// The objects the server refused (``UploadResult/failed(_:)``), with its reason: retried later.
+    public var refused: [ObjectKey: String] = [:]
+    /// The objects held back after too many failed uploads, by type name.
+    public var held: [String: [HeldObject]] = [:]
+
+    /// An empty report.
+    public init() {}
+
+    /// Every conflict with a local edit, and how it was resolved.
+    public var conflicts: [DownloadConflict] { downloads.flatMap(\.conflicts) }
+    /// The identifiers uploaded and now `.synced`.
+    public var synced: [String] { uploads.flatMap(\.synced) }
+}
