@@ -249,8 +249,20 @@ func writeLocked(_ garage: Garage) throws {
 /// then edited (its base is the downloaded version). `p-during`: edited during its upload, which
 /// completed (its base is the version uploaded). `p-deleted`: downloaded, then deleted (its
 /// tombstone's base). `p-synced`: downloaded, no change (no base). `s-edited`: an encrypted
-/// secret downloaded, then edited (its base is encrypted too).
+/// secret downloaded, then edited (its base is encrypted too). Before them, a sync engine
+/// uploads `p-uploaded` (its server version: "v1") and downloads `p-downloaded` ("s7").
 func writeBases(_ garage: Garage) throws {
+    try garage.park(FixtureV1.Parcel(id: "p-uploaded", contents: "Lamp", weight: 2, courier: nil, syncStatus: .notSynced))
+    let engine = SyncEngine(garage: garage, transport: FixtureTransport(), types: [.of(FixtureV1.Parcel.self)])
+    let failure = Protected<(any Error)?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do { try await engine.sync() } catch { failure.write { $0 = error } }
+        done.signal()
+    }
+    done.wait()
+    if let error = failure.read({ $0 }) { throw error }
+
     try garage.park(FixtureV1.Parcel(id: "p-during", contents: "Clock", weight: 3, courier: nil, syncStatus: .notSynced))
     let claim = try garage.claim(FixtureV1.Parcel.self, limit: 10)
     guard claim.identifiers == ["p-during"] else {
@@ -270,6 +282,20 @@ func writeBases(_ garage: Garage) throws {
         id: UUID(uuidString: "A6E3D1C0-5B4A-4938-8271-605F4E3D2C1B")!, codename: "Nightjar", syncStatus: .synced)
     try garage.parkDownloaded([FixtureV1.Secret(id: "s-edited", text: "First draft", pin: 1, keeper: nightjar)])
     try garage.park(FixtureV1.Secret(id: "s-edited", text: "Second draft", pin: 2, keeper: nightjar))
+}
+
+/// The server of bases.garage's sync engine: accepts every upload as version "v1", and has
+/// one parcel to download, as version "s7".
+struct FixtureTransport: SyncTransport {
+    func upload<Object: Codable>(_ batch: UploadBatch<Object>) async throws -> UploadResults<Object> {
+        UploadResults(Dictionary(uniqueKeysWithValues: batch.changes.map { ($0.identifier, .accepted(version: "v1")) }))
+    }
+
+    func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object> {
+        guard request.cursor == nil else { return DownloadBatch(changes: [], cursor: "1") }
+        let parcel = FixtureV1.Parcel(id: "p-downloaded", contents: "Map", weight: 0.5, courier: nil, syncStatus: .synced)
+        return DownloadBatch(changes: [SyncChange(identifier: parcel.id, object: parcel as? Object, version: "s7")], cursor: "1")
+    }
 }
 
 let cases: [(name: String, key: StoreKey?, write: (Garage) throws -> Void)] = [

@@ -39,16 +39,30 @@ extension Garage {
         try await run(sealingWithCurrentKey { StoreCall(try self.parkingDownloaded(objects, onConflict: onConflict)) })
     }
 
-    private func parkingDownloaded<T: Codable & SendableMetatype>(
-        _ objects: [T], onConflict: ConflictResolution<T>
+    /// Parks downloaded `objects` with their server versions (the sync engine's downloads).
+    func parkDownloaded<T: Codable & SendableMetatype>(
+        _ objects: [T], versions: [String?], onConflict: ConflictResolution<T>
+    ) async throws -> DownloadReport {
+        try await run(sealingWithCurrentKey {
+            StoreCall(try self.parkingDownloaded(objects, versions: versions, onConflict: onConflict))
+        })
+    }
+
+    /// Parks `objects`, as ``parkDownloaded(_:onConflict:)-5otc`` does, recording for each the
+    /// server's version `versions` gives (the sync engine's downloads).
+    func parkingDownloaded<T: Codable & SendableMetatype>(
+        _ objects: [T], versions: [String?] = [], onConflict: ConflictResolution<T>
     ) throws -> StoreWork<DownloadReport> {
         let configuration = configuration()
         let graph = configuration.encoder()
         let roots = try objects.map { try graph.encodeRoot($0) }
+        let versionOf = Dictionary(zip(roots, versions).compactMap { root, version in version.map { (root, $0) } },
+                                   uniquingKeysWith: { $1 })
         let rows: RowStream.Batch = try graph.rows.map { row in
             var (key, payload) = try configuration.encryption.seal(row)
             payload.syncStatus = .synced
             payload.isDownloaded = true
+            payload.serverVersion = versionOf[key]
             return (key, payload)
         }
         let resolve: @Sendable (ObjectKey, StoreView, () -> StoreView) throws -> Store.DownloadDecision
@@ -82,12 +96,17 @@ extension Garage {
                     row.data = data
                     return try? configuration.decode(T.self, row, with: decoder)
                 }
+                let theirs = try configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded))
                 let merged = try merge.merge(
-                    base: base, local: configuration.decode(T.self, localRow, with: decoder),
-                    downloaded: configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded)))
+                    base: base, local: configuration.decode(T.self, localRow, with: decoder), downloaded: theirs)
+                // A merge that is the server's version has nothing to upload.
+                if try Self.sameJSON(merged.object, theirs) { return .takeDownloaded }
                 var rows = try configuration.mergedRows(merged.object)
                 // The merge is based on the downloaded version, which the server has.
-                if let index = rows.firstIndex(where: { $0.0 == key }) { rows[index].1.base = downloadedRow.data }
+                if let index = rows.firstIndex(where: { $0.0 == key }) {
+                    rows[index].1.base = downloadedRow.data
+                    rows[index].1.serverVersion = versionOf[key]
+                }
                 return .replace(rows, discarded: merged.discarded)
             }
         case .resolve(let decide):
@@ -144,7 +163,14 @@ extension Garage {
         try await run(deletingDownloaded(T.self, identifiers, onConflict))
     }
 
-    private func deletingDownloaded<T, ID: GarageIdentifier>(
+    /// Whether `first` and `second` encode to the same JSON.
+    static func sameJSON<T: Encodable>(_ first: T, _ second: T) throws -> Bool {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try encoder.encode(first) == encoder.encode(second)
+    }
+
+    func deletingDownloaded<T, ID: GarageIdentifier>(
         _ type: T.Type, _ identifiers: [ID], _ onConflict: ConflictResolution<T>
     ) throws -> StoreWork<DownloadReport> {
         let typeName = try storedTypeName(T.self)

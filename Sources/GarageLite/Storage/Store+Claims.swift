@@ -57,8 +57,9 @@ extension Store {
                 }
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
-                             uploaded: claimed.map { ($0.data, $0.isEncrypted) },
+                             uploaded: claimed.map { ($0.data, $0.isEncrypted) }, serverVersions: claimed.map(\.serverVersion),
                              deletions: deleted.map(\.key.identifier), deletionRevisions: deleted.map(\.revision),
+                             deletionVersions: deleted.map(\.serverVersion),
                              deletedVersions: deletedVersions, failures: failures)
             }
             if listener.isListening { listener.committed(.statusChanges(claim.keys.map { ($0, .syncing) })) }
@@ -70,6 +71,8 @@ extension Store {
     enum ClaimEnd: Sendable {
         /// Uploaded: `.synced`, or `.notSynced` when its content changed meanwhile.
         case completed
+        /// Uploaded, and the server gave the upload this version (``StoredRow/serverVersion``).
+        case accepted(version: String?)
         /// Given back: `.notSynced` again (unless the app set another status meanwhile).
         case released
         /// Given back after a failed upload: one more failed attempt, with `error`, and held
@@ -102,8 +105,12 @@ extension Store {
                     // A completed upload of a row changed meanwhile: what was uploaded is what
                     // the server has, the base of the change (in the row's encryption only).
                     var uploaded: String?
+                    var version: String?
+                    var completed = false
                     switch how {
-                    case .completed:
+                    case .completed, .accepted:
+                        if case .accepted(let accepted) = how { version = accepted }
+                        completed = true
                         status = row.revision == revision ? .synced : .notSynced
                         if status == .notSynced, index < ticket.uploaded.count, !row.isDeleted,
                            ticket.uploaded[index].isEncrypted == row.isEncrypted {
@@ -120,18 +127,15 @@ extension Store {
                         // tombstone stays, `.synced` (as a deletion downloaded from the server
                         // does), so that the referrer reads without it.
                         if try statements.isReferenced(key) {
-                            try statements.endClaim(key, status: .synced, completed: true, failure: nil, uploaded: nil)
+                            try statements.endClaim(key, status: .synced, completed: true, failure: nil, uploaded: nil, version: nil)
                         } else {
                             try statements.purge(key)
                         }
                         report.deletionsUploaded.append(identifier)
                         continue
                     }
-                    if case .completed = how {
-                        try statements.endClaim(key, status: status, completed: true, failure: nil, uploaded: uploaded)
-                    } else {
-                        try statements.endClaim(key, status: status, completed: false, failure: failure, uploaded: nil)
-                    }
+                    try statements.endClaim(key, status: status, completed: completed, failure: failure, uploaded: uploaded,
+                                            version: version)
                     if failure != nil { report.failedUploads.append(identifier) }
                     switch status {
                     case .synced?: report.synced.append(identifier)
@@ -217,7 +221,7 @@ extension Store {
                     try claimed.compactMap { key, claim -> ObjectKey? in
                         // Still that claim's: not completed, nor taken again, meanwhile.
                         guard let row = try statements.rowOrTombstone(key, for: .metadata), row.claim == claim else { return nil }
-                        try statements.endClaim(key, status: row.syncStatus == .syncing ? .notSynced : nil, completed: false, failure: nil, uploaded: nil)
+                        try statements.endClaim(key, status: row.syncStatus == .syncing ? .notSynced : nil, completed: false, failure: nil, uploaded: nil, version: nil)
                         return key
                     }
                 }

@@ -21,6 +21,9 @@ public struct Claim<Object> {
     /// Each object's data as it was stored when claimed (what is uploaded), and whether it
     /// was encrypted: the base of an edit made during the upload, once it completes.
     var uploaded: [(data: String, isEncrypted: Bool)] = []
+    /// The server's version each object is based on (``ObjectMetadata/serverVersion``), in
+    /// the order of ``identifiers``.
+    var serverVersions: [String?] = []
     /// The identifiers of the objects deleted since the server may have got them, oldest
     /// deletion first: tell the server to delete them. Completing the claim forgets them;
     /// releasing it keeps them for the next claim. An object deleted and parked again is an
@@ -28,6 +31,8 @@ public struct Claim<Object> {
     public var deletions: [String] = []
     /// The revision of each deletion's tombstone when it was claimed.
     var deletionRevisions: [Int64] = []
+    /// The server's version each deletion deleted, in the order of ``deletions``.
+    var deletionVersions: [String?] = []
     /// What each of ``deletions`` deleted, in the same order: the version the app deleted and
     /// its revision, so that the server can refuse a deletion based on a version older than
     /// its own (another device's edit).

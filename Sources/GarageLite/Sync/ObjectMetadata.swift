@@ -26,4 +26,8 @@ public struct ObjectMetadata: Sendable, Hashable {
     public var lastError: String?
     /// Until when claims skip the object after a failed upload, or `nil`.
     public var retryDate: Date?
+    /// The server's version of the object that this one is based on, as a ``SyncEngine``'s
+    /// transport gave it (with a download, or an accepted upload); `nil` when it never reached
+    /// the server through one.
+    public var serverVersion: String?
 }

@@ -31,7 +31,7 @@ struct RowRulesTests {
         case deletedOnServer(ObjectKey)
         case setStatus(SyncStatus, ObjectKey)
         case claim(ObjectKey, String)
-        case endClaim(ObjectKey, SyncStatus?, completed: Bool, failed: Bool, uploaded: String?)
+        case endClaim(ObjectKey, SyncStatus?, completed: Bool, failed: Bool, uploaded: String?, version: String?)
         case releaseClaims(before: Double)
         case forgetAttempts(String, [String]?)
         case deleteAll(String?)
@@ -41,15 +41,15 @@ struct RowRulesTests {
             case .park(let key, let payload):
                 return "park \(key) \(payload.data) status \(payload.syncStatus.map { "\($0)" } ?? "nil") root \(payload.isRoot) "
                     + "refs \(payload.references) downloaded \(payload.isDownloaded) keepsSyncing \(payload.keepsSyncing) "
-                    + "folded \(payload.foldedRevisions) first \(payload.firstData ?? "nil") base \(payload.base ?? "nil") "
+                    + "folded \(payload.foldedRevisions) first \(payload.firstData ?? "nil") base \(payload.base ?? "nil") version \(payload.serverVersion ?? "nil") "
                     + "encrypted \(payload.isEncrypted)"
             case .delete(let key): return "delete \(key)"
             case .deletedOnServer(let key): return "deletedOnServer \(key)"
             case .setStatus(let status, let key): return "setStatus \(status) \(key)"
             case .claim(let key, let claim): return "claim \(key) \(claim)"
-            case .endClaim(let key, let status, let completed, let failed, let uploaded):
+            case .endClaim(let key, let status, let completed, let failed, let uploaded, let version):
                 return "endClaim \(key) \(status.map { "\($0)" } ?? "nil") completed \(completed) failed \(failed) "
-                    + "uploaded \(uploaded ?? "nil")"
+                    + "uploaded \(uploaded ?? "nil") version \(version ?? "nil")"
             case .releaseClaims(let before): return "releaseClaims before \(before)"
             case .forgetAttempts(let type, let identifiers): return "forgetAttempts \(type) \(identifiers ?? ["all"])"
             case .deleteAll(let type): return "deleteAll \(type ?? "every type")"
@@ -72,6 +72,7 @@ struct RowRulesTests {
             payload.keepsSyncing = Int.random(in: 0..<4, using: &random) == 0
             // A merge's base, and data in the other encryption (whose park records no base).
             if Int.random(in: 0..<6, using: &random) == 0 { payload.base = datas.randomElement(using: &random)! }
+            if Int.random(in: 0..<3, using: &random) == 0 { payload.serverVersion = "v\(Int.random(in: 1...2, using: &random))" }
             payload.isEncrypted = Int.random(in: 0..<6, using: &random) == 0
             if Int.random(in: 0..<4, using: &random) == 0 {
                 payload.foldedRevisions = Int64.random(in: 1...2, using: &random)
@@ -85,7 +86,8 @@ struct RowRulesTests {
         case 14, 15:
             return .endClaim(key, statuses.randomElement(using: &random)!, completed: Bool.random(using: &random),
                              failed: Bool.random(using: &random),
-                             uploaded: Bool.random(using: &random) ? datas.randomElement(using: &random)! : nil)
+                             uploaded: Bool.random(using: &random) ? datas.randomElement(using: &random)! : nil,
+                             version: Bool.random(using: &random) ? "v\(Int.random(in: 1...3, using: &random))" : nil)
         case 16: return .releaseClaims(before: Double(step - Int.random(in: 0...5, using: &random)))
         case 17:
             return .forgetAttempts(key.typeName, Bool.random(using: &random) ? nil : [key.identifier])
@@ -108,12 +110,14 @@ struct RowRulesTests {
         case .claim(let key, let claim):
             if byRule { try statements.markClaimedByRule(key, claim: claim, at: now) } else { try statements.markClaimed(key, claim: claim, at: now) }
             return ""
-        case .endClaim(let key, let status, let completed, let failed, let uploaded):
+        case .endClaim(let key, let status, let completed, let failed, let uploaded, let version):
             let failure = failed ? (error: "refused", retryAt: now.addingTimeInterval(2)) : nil
             if byRule {
-                try statements.endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded)
+                try statements.endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded,
+                                              version: version)
             } else {
-                try statements.endClaim(key, status: status, completed: completed, failure: failure, uploaded: uploaded)
+                try statements.endClaim(key, status: status, completed: completed, failure: failure, uploaded: uploaded,
+                                        version: version)
             }
             return ""
         case .releaseClaims(let before):
@@ -139,7 +143,7 @@ struct RowRulesTests {
                 + "modified \(row.modificationDate.timeIntervalSince1970) r\(row.revision) root \(row.isRoot) refs \(row.references) "
                 + "claim \(row.claim ?? "-") at \(row.claimedAt?.timeIntervalSince1970 ?? -1) deleted \(row.isDeleted) "
                 + "attempts \(row.attempts) error \(row.lastError ?? "-") retry \(row.retryAt?.timeIntervalSince1970 ?? -1) "
-                + "remote \(row.isRemote) base \(row.base ?? "-")"
+                + "remote \(row.isRemote) base \(row.base ?? "-") version \(row.serverVersion ?? "-")"
         }
     }
 

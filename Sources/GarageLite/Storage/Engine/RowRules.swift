@@ -20,6 +20,12 @@ import Foundation
 /// when an upload completes but the row changed meanwhile (the server has the upload: the edit
 /// made during it is based on that), is set to the downloaded data by a merge with a download
 /// (``RowPayload/base``), and is dropped whenever the row becomes `.synced`.
+///
+/// ## Server versions
+///
+/// A row's ``StoredRow/serverVersion`` is the server's version it is based on: a park records
+/// its payload's (a download's, or a merge's), a completed claim the version the server gave
+/// the upload; every other write keeps it.
 enum RowRules {
     // MARK: - Parking
 
@@ -42,7 +48,8 @@ enum RowRules {
                 key: key, data: payload.data, isEncrypted: payload.isEncrypted, syncStatus: status,
                 creationDate: now, modificationDate: now, revision: 1 + payload.foldedRevisions,
                 isRoot: payload.isRoot, references: payload.references,
-                isRemote: (payload.syncStatus ?? .undetermined) == .synced, base: payload.base), true)
+                isRemote: (payload.syncStatus ?? .undetermined) == .synced, base: payload.base,
+                serverVersion: payload.serverVersion), true)
         }
         let changed = existing.data != payload.data || payload.foldedRevisions > 0
         let status = status(parking: payload, over: existing, contentChanged: changed)
@@ -61,8 +68,10 @@ enum RowRules {
         row.sealedFor = nil
         row.provisional = nil
         guard changed || status != existing.syncStatus || existing.isDeleted || (payload.isRoot && !existing.isRoot)
-            || existing.references != payload.references || base != existing.base else { return (row, false) }
+            || existing.references != payload.references || base != existing.base
+            || (payload.serverVersion != nil && payload.serverVersion != existing.serverVersion) else { return (row, false) }
         row.base = base
+        row.serverVersion = payload.serverVersion ?? existing.serverVersion
         row.data = payload.data
         row.isEncrypted = payload.isEncrypted
         row.references = payload.references
@@ -206,10 +215,13 @@ enum RowRules {
     /// The row once its claim ends with `status` (`nil`: left as it is). A completed upload
     /// forgets the failed attempts; a failed one counts one more, with its error, and holds the
     /// row back until its `retryAt`. `uploaded`, the data a completed upload sent when the row
-    /// changed meanwhile, becomes its base; a `.synced` row has none.
+    /// changed meanwhile, becomes its base; a `.synced` row has none. `version`, the server's
+    /// version of a completed upload, becomes the row's ``StoredRow/serverVersion``.
     static func endingClaim(_ existing: StoredRow, status: SyncStatus?, completed: Bool,
-                            failure: (error: String?, retryAt: Date)?, uploaded: String? = nil) -> StoredRow {
+                            failure: (error: String?, retryAt: Date)?, uploaded: String? = nil,
+                            version: String? = nil) -> StoredRow {
         var row = existing
+        if let version { row.serverVersion = version }
         row.syncStatus = status ?? existing.syncStatus
         if row.syncStatus == .synced {
             row.base = nil

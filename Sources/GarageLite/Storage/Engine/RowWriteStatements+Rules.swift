@@ -48,11 +48,12 @@ extension RowWriteStatements {
         try putRow(RowRules.claimed(existing, claim: claim, at: date))
     }
 
-    /// ``endClaim(_:status:completed:failure:uploaded:)`` by ``RowRules/endingClaim(_:status:completed:failure:uploaded:)``.
+    /// ``endClaim(_:status:completed:failure:uploaded:version:)`` by ``RowRules/endingClaim(_:status:completed:failure:uploaded:version:)``.
     package func endClaimByRule(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?,
-                                uploaded: String?) throws {
+                                uploaded: String?, version: String?) throws {
         guard let existing = try fullRow(key) else { return }
-        try putRow(RowRules.endingClaim(existing, status: status, completed: completed, failure: failure, uploaded: uploaded))
+        try putRow(RowRules.endingClaim(existing, status: status, completed: completed, failure: failure, uploaded: uploaded,
+                                        version: version))
     }
 
     /// Every row of `type` (of every type when `nil`), tombstones too, with every column, in key order.
@@ -132,8 +133,8 @@ extension RowWriteStatements {
     }
 
     package func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?,
-                          uploaded: String?) throws {
-        try endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded)
+                          uploaded: String?, version: String?) throws {
+        try endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded, version: version)
     }
 
     package func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {

@@ -214,9 +214,10 @@ package protocol RowWriteStatements: RowStatements {
     /// (`failure` nil, `completed`) forgets the row's failed attempts; a failed one counts one
     /// more, with its error, and holds the row back until `retryAt`. `uploaded` (the data a
     /// completed upload sent, when the row changed meanwhile) becomes the row's base; a row
-    /// that ends `.synced` has none (``RowRules``, "Bases").
+    /// that ends `.synced` has none (``RowRules``, "Bases"). `version` (the server's version of a
+    /// completed upload) becomes the row's server version; `nil` keeps it.
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
-                  failure: (error: String?, retryAt: Date)?, uploaded: String?) throws
+                  failure: (error: String?, retryAt: Date)?, uploaded: String?, version: String?) throws
     /// Forgets the failed attempts of the rows of `type` (those `identifiers` name, or all), so
     /// that claims take them again; returns how many there were.
     func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int

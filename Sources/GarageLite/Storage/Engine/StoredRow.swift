@@ -58,13 +58,16 @@ package struct StoredRow: Sendable {
     /// merge compares both sides' edits with; `nil` when the row has no pending change, or the
     /// base is unknown. Read for ``RowPurpose/all`` only. See ``RowRules`` ("Bases").
     package var base: String? = nil
+    /// The server's version this row is based on (``ObjectMetadata/serverVersion``): set by a
+    /// download, a merge with one, or an accepted upload; kept by the app's edits and deletions.
+    package var serverVersion: String? = nil
 
     /// A row with these columns (an engine's reader makes them).
     package init(key: ObjectKey, data: String, isEncrypted: Bool, syncStatus: SyncStatus, creationDate: Date,
                  modificationDate: Date, revision: Int64, isRoot: Bool, references: String, claim: String? = nil,
                  claimedAt: Date? = nil, isDeleted: Bool = false, attempts: Int64 = 0, lastError: String? = nil,
                  retryAt: Date? = nil, isRemote: Bool = false, sealedFor: ObjectKey? = nil, provisional: Int64? = nil,
-                 base: String? = nil) {
+                 base: String? = nil, serverVersion: String? = nil) {
         self.key = key
         self.data = data
         self.isEncrypted = isEncrypted
@@ -84,6 +87,7 @@ package struct StoredRow: Sendable {
         self.sealedFor = sealedFor
         self.provisional = provisional
         self.base = base
+        self.serverVersion = serverVersion
     }
 
     /// The revision a copy of the object gets, and is checked against: the provisional one of
@@ -175,6 +179,8 @@ package struct RowPayload: Sendable {
     /// The base to record (``StoredRow/base``), in place of what the rules would keep: the
     /// downloaded version's data, for a merge of it with a local edit. `nil`: the rules decide.
     package var base: String?
+    /// The server's version of a downloaded (or merged) object, to record; `nil` keeps the row's.
+    package var serverVersion: String?
 
     /// A payload of these columns.
     package init(data: String, isEncrypted: Bool, syncStatus: SyncStatus?, references: String, isRoot: Bool,
@@ -216,6 +222,7 @@ extension ObjectMetadata {
         attempts = Int(row.attempts)
         lastError = row.attempts > 0 ? row.lastError : nil
         retryDate = row.retryAt
+        serverVersion = row.serverVersion
     }
 }
 

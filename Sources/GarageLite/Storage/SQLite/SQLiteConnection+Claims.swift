@@ -69,17 +69,18 @@ extension SQLiteConnection {
         """
 
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
-                  failure: (error: String?, retryAt: Date)?, uploaded: String?) throws {
+                  failure: (error: String?, retryAt: Date)?, uploaded: String?, version: String?) throws {
         try execute(Self.endClaimSQL, [
             .integer(status?.rawValue), .bool(completed), .bool(failure != nil),
             .real(failure?.retryAt.timeIntervalSince1970), .text(failure?.error),
-            .text(key.typeName), .text(key.identifier), .text(uploaded),
+            .text(key.typeName), .text(key.identifier), .text(uploaded), .text(version),
         ])
     }
 
     private static let endClaimSQL = """
         UPDATE garage_object SET syncStatus = coalesce(?1, syncStatus), claim = NULL, claimedAt = NULL,
             base = CASE WHEN coalesce(?1, syncStatus) = \(SyncStatus.synced.rawValue) THEN NULL ELSE coalesce(?8, base) END,
+            serverVersion = coalesce(?9, serverVersion),
             attempts = CASE WHEN ?2 THEN 0 WHEN ?3 THEN attempts + 1 ELSE attempts END,
             retryAt = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?4 ELSE retryAt END,
             lastError = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?5 ELSE lastError END

@@ -185,7 +185,7 @@ extension SQLiteConnection {
             .text(key.typeName), .text(key.identifier), .text(payload.data), .bool(payload.isEncrypted),
             .integer(payload.syncStatus?.rawValue), .real(now.timeIntervalSince1970), .bool(payload.isRoot),
             .text(payload.references), .bool(payload.isDownloaded), .integer(Int(payload.foldedRevisions)),
-            .text(payload.firstData), .bool(payload.keepsSyncing), .text(payload.base),
+            .text(payload.firstData), .bool(payload.keepsSyncing), .text(payload.base), .text(payload.serverVersion),
         ])
         // The upsert's WHERE skips a row that would stay as it is.
         return db.changesCount > 0
@@ -232,13 +232,14 @@ extension SQLiteConnection {
     private static let parkSQL = """
         INSERT INTO garage_object
             (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
-             isRemote, base)
+             isRemote, base, serverVersion)
         VALUES (?1, ?2, ?3, ?4,
             CASE WHEN ?5 = \(SyncStatus.syncing.rawValue) AND NOT ?9 AND NOT ?12 THEN \(SyncStatus.notSynced.rawValue)
                 ELSE coalesce(?5, 0) END,
-            ?6, ?6, 1 + ?10, ?7, ?8, coalesce(?5, 0) = \(SyncStatus.synced.rawValue), ?13)
+            ?6, ?6, 1 + ?10, ?7, ?8, coalesce(?5, 0) = \(SyncStatus.synced.rawValue), ?13, ?14)
         ON CONFLICT (type, identifier) DO UPDATE SET
             base = \(parkedBase),
+            serverVersion = coalesce(?14, serverVersion),
             data = excluded.data,
             isEncrypted = excluded.isEncrypted,
             refs = excluded.refs,
@@ -253,7 +254,7 @@ extension SQLiteConnection {
             modificationDate = CASE WHEN \(contentChanges) THEN ?6 ELSE modificationDate END
         WHERE \(contentChanges) OR syncStatus IS NOT \(parkedStatus) OR isDeleted <> 0
             OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs OR referencesKnown = 0
-            OR base IS NOT (\(parkedBase))
+            OR base IS NOT (\(parkedBase)) OR (?14 IS NOT NULL AND serverVersion IS NOT ?14)
         """
 
     @discardableResult

@@ -61,13 +61,13 @@ struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesFreedCont
     /// The columns of the object table, in the order ``readRow(_:purpose:key:)`` reads them.
     static let columns = """
         type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs, \
-        claim, claimedAt, isDeleted, attempts, lastError, retryAt, base
+        claim, claimedAt, isDeleted, attempts, lastError, retryAt, base, serverVersion
         """
 
     /// The columns a retrieve reads, in the places of ``columns``: the others are NULL, which
     /// SQLite need not read from the record.
     static let contentColumns = """
-        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, revision, NULL, refs, claim, NULL, 0, NULL, NULL, NULL, NULL
+        type, identifier, data, isEncrypted, syncStatus, NULL, NULL, revision, NULL, refs, claim, NULL, 0, NULL, NULL, NULL, NULL, NULL
         """
 
     /// The references of a row whose `refs` column is damaged: not ``ReferenceList/empty``, so
@@ -234,6 +234,7 @@ struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesFreedCont
             row.attempts = integer(13, "attempts")
             row.lastError = string(14, "lastError", optional: true)
             row.retryAt = real(15, "retryAt", optional: true).map(Date.init(timeIntervalSince1970:))
+            row.serverVersion = string(17, "serverVersion", optional: true)
         }
         if purpose == .all {
             row.base = string(16, "base", optional: true)

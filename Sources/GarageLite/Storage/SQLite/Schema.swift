@@ -28,7 +28,7 @@ enum Schema {
         (3, addReferenceIndex),
         (4, addMetadata),
         (5, addDeletedToSyncIndex),
-        (6, addBase),
+        (6, addSyncColumns),
     ]
 
     private static func createVersion1(_ db: Database) throws {
@@ -152,11 +152,16 @@ enum Schema {
             """)
     }
 
-    /// Version 6: the *base* of a row with local changes the server has not seen: the data of
-    /// the last version both sides had, for three-way merges (``RowRules``, "Bases"). NULL for
-    /// every row of an older store: their merges have no base, as before.
-    private static func addBase(_ db: Database) throws {
-        try db.execute(sql: "ALTER TABLE garage_object ADD COLUMN base TEXT")
+    /// Version 6: what a sync engine needs of each row. `base`: for a row with local changes
+    /// the server has not seen, the data of the last version both sides had, for three-way
+    /// merges (``RowRules``, "Bases"). `serverVersion`: the server's version the row is based on,
+    /// as the engine's transport gave it. NULL in every row of an older store: its merges have no
+    /// base, as before, and its objects no known version.
+    private static func addSyncColumns(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE garage_object ADD COLUMN base TEXT;
+            ALTER TABLE garage_object ADD COLUMN serverVersion TEXT;
+            """)
     }
 
     /// The triggers that enforce `guard` (``EncryptionGuard``, the rule), replacing any there

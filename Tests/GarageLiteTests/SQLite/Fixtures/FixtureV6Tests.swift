@@ -35,7 +35,7 @@ struct FixtureV6Tests {
         let header = try Self.header(fixture.path)
         #expect(header.version == 6)
         #expect(header.integrity == ["ok"])
-        #expect(header.columns.last == "base")
+        #expect(header.columns.suffix(2) == ["base", "serverVersion"])
         #expect(try FixtureV3Tests.index(fixture.path) == FixtureV3Tests.expectedIndex(fixture.path))
         fixture.expectOriginalUnchanged()
     }
@@ -70,12 +70,23 @@ struct FixtureV6Tests {
     @Test func theBasesAreThoseOfTheRules() throws {
         let bases = try FixtureFile("bases.garage", version: 6)
         #expect(try Self.bases(bases.path) == [
-            "p-deleted 1 1 Vase", "p-during 1 0 Clock", "p-edited 1 0 Kettle", "p-synced 3 0 -",
+            "p-deleted 1 1 Vase", "p-downloaded 3 0 -", "p-during 1 0 Clock", "p-edited 1 0 Kettle", "p-synced 3 0 -",
+            "p-uploaded 3 0 -",
         ])
         let sync = try FixtureFile("sync.garage", version: 6)
         #expect(try Self.bases(sync.path).filter { !$0.hasSuffix(" -") } == ["p-deleted 1 1 Umbrella", "p-edited 1 0 Chair"])
         bases.expectOriginalUnchanged()
         sync.expectOriginalUnchanged()
+    }
+
+    /// The server versions a sync engine recorded: of an upload it accepted, of a download.
+    @Test func theServerVersionsAreThoseTheEngineRecorded() throws {
+        let fixture = try FixtureFile("bases.garage", version: 6)
+        let garage = try Garage(path: fixture.path)
+        #expect(try garage.metadata(FixtureV1.Parcel.self, identifier: "p-uploaded")?.serverVersion == "v1")
+        #expect(try garage.metadata(FixtureV1.Parcel.self, identifier: "p-downloaded")?.serverVersion == "s7")
+        #expect(try garage.metadata(FixtureV1.Parcel.self, identifier: "p-synced")?.serverVersion == nil)
+        fixture.expectOriginalUnchanged()
     }
 
     /// An encrypted base reads with the row's key, and a re-encryption rewrites it with the

@@ -11,8 +11,6 @@ struct EngineNote: Codable, Identifiable, Syncable, Equatable, Sendable {
     var s = ""
     var shared = ""
     var tags: [String] = []
-    /// The server's version: 0 until the server stores it.
-    var version = 0
     var syncStatus: SyncStatus = .notSynced
 
     /// The note without what only one store says of it (its status).
@@ -30,6 +28,7 @@ actor ScriptedServer {
     }
 
     private(set) var notes: [String: EngineNote] = [:]
+    private(set) var versions: [String: Int] = [:]
     private var log: [(sequence: Int, id: String)] = []
     private var sequence = 0
     /// How many times each note was stored from an upload.
@@ -67,18 +66,24 @@ actor ScriptedServer {
         log.append((sequence, id))
     }
 
+    private func store(_ note: EngineNote) {
+        var note = note
+        note.syncStatus = .synced
+        notes[note.id] = note
+        versions[note.id, default: 0] += 1
+        record(note.id)
+    }
+
     /// A change made on the server (by another client): a new version.
     func edit(_ id: String, _ change: (inout EngineNote) -> Void) {
         var note = notes[id] ?? EngineNote(id: id)
         change(&note)
-        note.version += 1
-        note.syncStatus = .synced
-        notes[id] = note
-        record(id)
+        store(note)
     }
 
     func delete(_ id: String) {
         guard notes.removeValue(forKey: id) != nil else { return }
+        versions[id, default: 0] += 1
         record(id)
     }
 
@@ -93,31 +98,25 @@ actor ScriptedServer {
             throw Failure(description: "the server is unavailable")
         }
         var results = UploadResults<EngineNote>()
-        for note in batch.objects {
-            if refused.contains(note.id) {
-                results[note.id] = .failed("refused by the server")
+        for change in batch.changes {
+            let id = change.identifier
+            if refused.contains(id) {
+                results[id] = .failed("refused by the server")
                 continue
             }
-            let current = notes[note.id]
-            if let current, current.version != note.version {
-                results[note.id] = .conflict(current)
+            // Based on another version than the server's: a conflict, with the server's.
+            let current = notes[id] != nil ? versions[id].map(String.init) : nil
+            if let current, change.version != current {
+                results[id] = .conflict(notes[id], version: current)
                 continue
             }
-            var new = note
-            new.version = (current?.version ?? 0) + 1
-            new.syncStatus = .synced
-            notes[note.id] = new
-            stored[note.id, default: 0] += 1
-            record(note.id)
-            results[note.id] = .accepted(new)
-        }
-        for (id, deleted) in zip(batch.deletions, batch.deletedVersions) {
-            if let current = notes[id], let deleted, deleted.version != current.version {
-                results[id] = .conflict(current)     // deleted an older version: the edit wins
-                continue
+            if let note = change.object {
+                store(note)
+                stored[id, default: 0] += 1
+            } else {
+                delete(id)
             }
-            delete(id)
-            results[id] = .accepted(nil)
+            results[id] = .accepted(version: versions[id].map(String.init))
         }
         if losingAnswers > 0 {
             losingAnswers -= 1
@@ -130,12 +129,12 @@ actor ScriptedServer {
         let after = cursor.flatMap { Int($0) } ?? 0
         let entries = log.filter { $0.sequence > after }
         let page = entries.prefix(pageSize)
-        var objects: [EngineNote] = [], deletions: [String] = [], seen: Set<String> = []
+        var changes: [SyncChange<EngineNote>] = [], seen: Set<String> = []
         for entry in page.reversed() where seen.insert(entry.id).inserted {
-            if let note = notes[entry.id] { objects.append(note) } else { deletions.append(entry.id) }
+            changes.append(SyncChange(identifier: entry.id, object: notes[entry.id], version: versions[entry.id].map(String.init)))
         }
-        return DownloadBatch(objects: objects.reversed(), deletions: deletions,
-                             cursor: String(page.last?.sequence ?? after), hasMore: entries.count > page.count)
+        return DownloadBatch(changes: changes.reversed(), cursor: String(page.last?.sequence ?? after),
+                             hasMore: entries.count > page.count)
     }
 }
 
@@ -149,7 +148,7 @@ struct ScriptedTransport: SyncTransport {
     }
 
     func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object> {
-        try await server.download(after: request.cursor) as! DownloadBatch<Object>
+        await server.download(after: request.cursor) as! DownloadBatch<Object>
     }
 }
 

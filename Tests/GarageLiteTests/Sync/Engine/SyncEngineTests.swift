@@ -36,8 +36,8 @@ struct SyncEngineTests {
         let first = try await engine.sync()
         #expect(first.synced.sorted() == ["n1", "n2"])
         #expect(await server.notes["n1"]?.a == "one")
-        // The server's copy, with its version, is what the device stores.
-        #expect(try await garage.retrieve(EngineNote.self, identifier: "n1")?.version == 1)
+        // The server's version is what the device's note is based on.
+        #expect(try await garage.metadata(EngineNote.self, identifier: "n1")?.serverVersion == "1")
         #expect(try await garage.count(EngineNote.self, withStatus: .synced) == 2)
 
         await server.edit("n3") { $0.s = "from the server" }
@@ -264,6 +264,6 @@ struct HangingTransport: SyncTransport {
     }
 
     func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object> {
-        DownloadBatch(objects: [], deletions: [], cursor: "0")
+        DownloadBatch(changes: [], cursor: "0")
     }
 }

@@ -74,17 +74,21 @@ extension SyncEngine {
             let results = try await uploading(claim, typeName)
             // The server has what it accepted: the claim ends whatever the cancellation.
             let now = Date()
-            var copies: [T] = [], conflicts: [T] = [], deletedOnServer: [String] = []
+            var conflicts: [T] = [], conflictVersions: [String?] = [], deletedOnServer: [String] = []
             var ends: [String: Store.ClaimEnd] = [:]
             for identifier in identifiers {
                 switch results[identifier] {
-                case .accepted(let copy)?:
-                    ends[identifier] = .completed
-                    if let copy { copies.append(copy) }
-                case .conflict(let current)?:
+                case .accepted(let version)?:
+                    ends[identifier] = .accepted(version: version)
+                case .conflict(let current, let version)?:
                     // Merged below, and uploaded again at once: not held back.
                     ends[identifier] = .failed(error: "conflict with the server's version", retryAt: now)
-                    if let current { conflicts.append(current) } else { deletedOnServer.append(identifier) }
+                    if let current {
+                        conflicts.append(current)
+                        conflictVersions.append(version)
+                    } else {
+                        deletedOnServer.append(identifier)
+                    }
                 case .failed(let reason)?:
                     ends[identifier] = .failed(error: reason, retryAt: now.addingTimeInterval(configuration.retryAfter))
                     report.refused[ObjectKey(typeName: typeName, identifier: identifier)] = reason
@@ -96,9 +100,11 @@ extension SyncEngine {
             }
             let decided = ends
             report.uploads.append(try await garage.ending(claim, "complete") { decided[$0] ?? .released })
-            // The server's copies and versions, merged with the edits made meanwhile.
-            if !copies.isEmpty { report.downloads.append(try await garage.parkDownloaded(copies, onConflict: .threeWay(merge))) }
-            if !conflicts.isEmpty { report.downloads.append(try await garage.parkDownloaded(conflicts, onConflict: .threeWay(merge))) }
+            // The server's versions, merged with the local ones.
+            if !conflicts.isEmpty {
+                report.downloads.append(try await garage.parkDownloaded(
+                    conflicts, versions: conflictVersions, onConflict: .threeWay(merge)))
+            }
             if !deletedOnServer.isEmpty {
                 report.downloads.append(try await garage.deleteDownloaded(T.self, identifiers: deletedOnServer, onConflict: .threeWay(merge)))
             }
@@ -113,9 +119,13 @@ extension SyncEngine {
         let renewal = renewing(claim)
         defer { renewal.cancel() }
         do {
-            return try await transport.upload(UploadBatch(
-                typeName: typeName, objects: claim.objects, identifiers: claim.identifiers, deletions: claim.deletions,
-                deletedVersions: claim.deletedVersions.map(\.object)))
+            let edits = zip(claim.objects, zip(claim.identifiers, claim.serverVersions)).map { object, key in
+                SyncChange(identifier: key.0, object: object, version: key.1)
+            }
+            let deletions = zip(claim.deletions, claim.deletionVersions).map {
+                SyncChange<T>(identifier: $0, object: nil, version: $1)
+            }
+            return try await transport.upload(UploadBatch(typeName: typeName, changes: edits + deletions))
         } catch {
             if error is CancellationError || Task.isCancelled {
                 try await garage.release(claim)
@@ -151,17 +161,20 @@ extension SyncEngine {
         while true {
             try Task.checkCancellation()
             let batch = try await transport.download(DownloadRequest<T>(typeName: typeName, cursor: cursor))
-            if !batch.objects.isEmpty {
-                report.downloads.append(try await garage.parkDownloaded(batch.objects, onConflict: .threeWay(merge)))
+            let edits = batch.changes.filter { $0.object != nil }
+            let deletions = batch.changes.filter { $0.object == nil }.map(\.identifier)
+            if !edits.isEmpty {
+                report.downloads.append(try await garage.parkDownloaded(
+                    edits.compactMap(\.object), versions: edits.map(\.version), onConflict: .threeWay(merge)))
             }
-            if !batch.deletions.isEmpty {
-                report.downloads.append(try await garage.deleteDownloaded(T.self, identifiers: batch.deletions, onConflict: .threeWay(merge)))
+            if !deletions.isEmpty {
+                report.downloads.append(try await garage.deleteDownloaded(T.self, identifiers: deletions, onConflict: .threeWay(merge)))
             }
             try await garage.set(batch.cursor, for: key)
             cursor = batch.cursor
-            received += batch.objects.count + batch.deletions.count
+            received += batch.changes.count
             update { $0.activity = .downloading(typeName: typeName, received: received) }
-            if !batch.hasMore || batch.objects.isEmpty && batch.deletions.isEmpty { return }
+            if !batch.hasMore || batch.changes.isEmpty { return }
         }
     }
 }

@@ -18,6 +18,12 @@ import Foundation
 /// }
 /// ```
 ///
+/// The engine keeps the server's version of each object (``ObjectMetadata/serverVersion``, an
+/// opaque text the server chooses: a counter, a hash, a date) and sends with each change the
+/// version it is based on, so that the server can tell an edit of its current version from one
+/// of an older version (another device's edit came first): it answers the second with
+/// ``UploadResult/conflict(_:version:)``, and the engine merges.
+///
 /// Throw from either call when the server can't be reached or answers with an error: the engine
 /// gives the batch back (its objects are uploaded again later), reports the error in its
 /// ``SyncEngine/status``, and tries again after a backoff. Answer ``UploadResult/failed(_:)``
@@ -31,58 +37,67 @@ public protocol SyncTransport: Sendable {
     func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object>
 }
 
+/// One object's change, either way: its new version, or its deletion.
+public struct SyncChange<Object: Codable>: Codable {
+    /// The object's identifier (as ``ObjectKey/identifier``).
+    public var identifier: String
+    /// The object, as the app parked it (with its `Identifiable` children inside); `nil` when
+    /// it was deleted.
+    public var object: Object?
+    /// Uploaded: the server's version the change is based on (`nil`: the server never had the
+    /// object). Downloaded: the server's version of the change.
+    public var version: String?
+
+    /// A change of the object `identifier`: its new value, or `nil` when deleted.
+    public init(identifier: String, object: Object?, version: String?) {
+        self.identifier = identifier
+        self.object = object
+        self.version = version
+    }
+}
+
+extension SyncChange: Sendable where Object: Sendable {}
+
 /// Local changes of one type, for the server: see ``SyncTransport/upload(_:)``.
 public struct UploadBatch<Object: Codable>: Codable {
     /// The stored type name of the objects (as ``ObjectKey/typeName``), for the server to tell
     /// types apart.
     public var typeName: String
-    /// The objects edited or created since they last synced, oldest change first, as the app
-    /// parked them (with their `Identifiable` children inside).
-    public var objects: [Object]
-    /// The identifiers of ``objects``, in the same order.
-    public var identifiers: [String]
-    /// The identifiers of the objects the app deleted: the server deletes them.
-    public var deletions: [String]
-    /// The version each of ``deletions`` deleted, as the app had it (`nil` when the store kept
-    /// none): a server that keeps versions answers ``UploadResult/conflict(_:)`` with its own
-    /// when the deletion was based on an older one (another device edited the object), and the
-    /// edit wins.
-    public var deletedVersions: [Object?]
+    /// The objects edited or created since they last synced, oldest change first, then the
+    /// objects deleted, each with the server's version it is based on.
+    public var changes: [SyncChange<Object>]
 
     /// A batch of these changes.
-    public init(typeName: String, objects: [Object], identifiers: [String], deletions: [String],
-                deletedVersions: [Object?] = []) {
+    public init(typeName: String, changes: [SyncChange<Object>]) {
         self.typeName = typeName
-        self.objects = objects
-        self.identifiers = identifiers
-        self.deletions = deletions
-        self.deletedVersions = deletedVersions.isEmpty ? deletions.map { _ in nil } : deletedVersions
+        self.changes = changes
     }
 }
 
 extension UploadBatch: Sendable where Object: Sendable {}
 
-/// The server's answer for one object of an ``UploadBatch``.
+/// The server's answer for one change of an ``UploadBatch``.
 public enum UploadResult<Object: Codable>: Codable {
-    /// Stored (or, for a deletion, deleted). With the server's copy when it differs from what was
-    /// sent (a version, a date the server sets): the engine stores that copy, merged with any
-    /// edit made during the upload.
-    case accepted(Object?)
-    /// Not stored: the server has a version the upload was not based on (another device's
-    /// edit), here, or deleted the object (`nil`). The engine merges it with the local version
-    /// (``SyncMerge``) and uploads the merge.
-    case conflict(Object?)
+    /// Stored (or, for a deletion, deleted), as this version of the server's. A server that
+    /// changes what it stores (a date it sets) sends the change with its next download.
+    case accepted(version: String?)
+    /// Not stored: the server's version is not the one the change was based on (another
+    /// device's edit came first). Here is its version: the object, or `nil` when the server
+    /// deleted it. The engine merges it with the local version (``SyncMerge``) and uploads the
+    /// merge.
+    case conflict(Object?, version: String?)
     /// Not stored, for this reason (invalid, too large): retried later, alone.
     case failed(String)
 
-    private enum CodingKeys: String, CodingKey { case result, object, reason }
+    private enum CodingKeys: String, CodingKey { case result, object, version, reason }
 
-    /// Reads `{"result": "accepted" | "conflict" | "failed", "object": …, "reason": …}`.
+    /// Reads `{"result": "accepted" | "conflict" | "failed", "object": …, "version": …, "reason": …}`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        let version = try container.decodeIfPresent(String.self, forKey: .version)
         switch try container.decode(String.self, forKey: .result) {
-        case "accepted": self = .accepted(try container.decodeIfPresent(Object.self, forKey: .object))
-        case "conflict": self = .conflict(try container.decodeIfPresent(Object.self, forKey: .object))
+        case "accepted": self = .accepted(version: version)
+        case "conflict": self = .conflict(try container.decodeIfPresent(Object.self, forKey: .object), version: version)
         case "failed": self = .failed(try container.decodeIfPresent(String.self, forKey: .reason) ?? "failed")
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .result, in: container,
@@ -90,16 +105,17 @@ public enum UploadResult<Object: Codable>: Codable {
         }
     }
 
-    /// Writes `{"result": …, "object": …}` or `{"result": "failed", "reason": …}`.
+    /// Writes the form ``init(from:)`` reads.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {
-        case .accepted(let object):
+        case .accepted(let version):
             try container.encode("accepted", forKey: .result)
-            try container.encodeIfPresent(object, forKey: .object)
-        case .conflict(let object):
+            try container.encodeIfPresent(version, forKey: .version)
+        case .conflict(let object, let version):
             try container.encode("conflict", forKey: .result)
             try container.encodeIfPresent(object, forKey: .object)
+            try container.encodeIfPresent(version, forKey: .version)
         case .failed(let reason):
             try container.encode("failed", forKey: .result)
             try container.encode(reason, forKey: .reason)
@@ -111,7 +127,7 @@ extension UploadResult: Sendable where Object: Sendable {}
 
 /// The server's answers to an ``UploadBatch``, by identifier.
 public struct UploadResults<Object: Codable>: Codable {
-    /// The answer for each identifier of the batch's objects and deletions.
+    /// The answer for each identifier of the batch's changes.
     public var results: [String: UploadResult<Object>]
 
     /// Answers these results.
@@ -147,10 +163,9 @@ public struct DownloadRequest<Object>: Codable, Sendable {
 
 /// The server's changes of one type after a cursor: see ``SyncTransport/download(_:)``.
 public struct DownloadBatch<Object: Codable>: Codable {
-    /// The objects created or changed on the server, in the order it applied them.
-    public var objects: [Object]
-    /// The identifiers of the objects deleted on the server.
-    public var deletions: [String]
+    /// The objects created, changed or deleted on the server, each with its version, in the
+    /// order the server applied them.
+    public var changes: [SyncChange<Object>]
     /// Where this batch ends: the engine stores it, with the batch applied, and sends it with
     /// the next request.
     public var cursor: String
@@ -158,9 +173,8 @@ public struct DownloadBatch<Object: Codable>: Codable {
     public var hasMore: Bool
 
     /// A batch of these changes.
-    public init(objects: [Object], deletions: [String], cursor: String, hasMore: Bool = false) {
-        self.objects = objects
-        self.deletions = deletions
+    public init(changes: [SyncChange<Object>], cursor: String, hasMore: Bool = false) {
+        self.changes = changes
         self.cursor = cursor
         self.hasMore = hasMore
     }
