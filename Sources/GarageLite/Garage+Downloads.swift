@@ -97,10 +97,12 @@ extension Garage {
                     return try? configuration.decode(T.self, row, with: decoder)
                 }
                 let theirs = try configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded))
+                // The status is the store's, not a property either side changed.
                 let merged = try merge.merge(
-                    base: base, local: configuration.decode(T.self, localRow, with: decoder), downloaded: theirs)
+                    base: base.map(Self.withoutStatus), local: Self.withoutStatus(configuration.decode(T.self, localRow, with: decoder)),
+                    downloaded: Self.withoutStatus(theirs))
                 // A merge that is the server's version has nothing to upload.
-                if try Self.sameJSON(merged.object, theirs) { return .takeDownloaded }
+                if try Self.sameJSON(merged.object, Self.withoutStatus(theirs)) { return .takeDownloaded }
                 var rows = try configuration.mergedRows(merged.object)
                 // The merge is based on the downloaded version, which the server has.
                 if let index = rows.firstIndex(where: { $0.0 == key }) {
@@ -161,6 +163,12 @@ extension Garage {
         _ type: T.Type, identifiers: [ID], onConflict: ConflictResolution<T> = .keepLocal
     ) async throws -> DownloadReport {
         try await run(deletingDownloaded(T.self, identifiers, onConflict))
+    }
+
+    /// `object` with the status `.notSynced` when it is `Syncable` (a merge's, whatever its sides said).
+    static func withoutStatus<T>(_ object: T) -> T {
+        guard let syncable = object as? any Syncable else { return object }
+        return syncable.settingSyncStatus(.notSynced) as! T
     }
 
     /// Whether `first` and `second` encode to the same JSON.

@@ -19,7 +19,10 @@ import Foundation
 /// same encryption as the old, so that the base reads like the row), moves to the uploaded data
 /// when an upload completes but the row changed meanwhile (the server has the upload: the edit
 /// made during it is based on that), is set to the downloaded data by a merge with a download
-/// (``RowPayload/base``), and is dropped whenever the row becomes `.synced`.
+/// (``RowPayload/base``), and is dropped whenever the row becomes `.synced`. A row without one
+/// (an object the server never acknowledged) gets its data as base when a claim takes it: once
+/// sent, the server may have that version, whatever happens to the answer (lost, or its job
+/// killed), and an edit of the server's after it must not be merged as conflicting with it.
 ///
 /// ## Server versions
 ///
@@ -202,9 +205,11 @@ enum RowRules {
         row.attempts >= maximumAttempts && row.claim == nil
     }
 
-    /// The row taken by `claim` at `date`: `.syncing`, and from now on possibly on the server.
+    /// The row taken by `claim` at `date`: `.syncing`, and from now on possibly on the server
+    /// (so its data is its base, unless it has one: see "Bases").
     static func claimed(_ existing: StoredRow, claim: String, at date: Date) -> StoredRow {
         var row = existing
+        if row.base == nil && !row.isDeleted { row.base = row.data }
         row.syncStatus = .syncing
         row.claim = claim
         row.claimedAt = date

@@ -65,7 +65,9 @@ extension SQLiteConnection {
     }
 
     private static let markClaimedSQL = """
-        UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = 1 WHERE type = ? AND identifier = ?
+        UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = 1,
+            base = CASE WHEN base IS NULL AND isDeleted = 0 THEN data ELSE base END
+        WHERE type = ? AND identifier = ?
         """
 
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,

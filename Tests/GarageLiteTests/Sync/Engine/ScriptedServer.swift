@@ -154,7 +154,7 @@ struct ScriptedTransport: SyncTransport {
 
 /// Waits until `condition` holds, checking every 10 ms, for at most `seconds` (a bound on a
 /// hang, not a measure of speed): whether it held.
-func eventually(within seconds: Double = 20, _ condition: () async throws -> Bool) async rethrows -> Bool {
+func eventually(within seconds: Double = 120, _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try await condition() { return true }

@@ -101,6 +101,8 @@ struct SyncEngineTests {
         #expect(local.content == remote.content)
         #expect(remote.tags == ["x"] && remote.a == "one")
         #expect(local.syncStatus == .synced)
+        // The server's version of the device's own edit is taken as it is: not uploaded again.
+        #expect(await server.stored["n1"] == 1)
     }
 
     @Test func conflictsMergeThreeWaysAndReportWhatThePolicyDropped() async throws {

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import GarageLite
+
+/// A note with a property for each side, for the three-way merges of `parkDownloaded`.
+private struct ThreeWayNote: Codable, Identifiable, Syncable, Equatable {
+    var id: String
+    var title = ""
+    var body = ""
+    var syncStatus: SyncStatus = .notSynced
+}
+
+/// Issue 26: `parkDownloaded(_:onConflict: .threeWay(…))` merges with the base the store keeps,
+/// as a hand-written sync job uses it.
+@Suite("Three-way merges of downloads")
+struct ThreeWayMergeTests {
+    /// The server's version `synced`, then a local edit of the body, then the server's edit of
+    /// the title: both kept, nothing dropped, the merge to upload.
+    func editBothSides(_ garage: Garage) throws -> DownloadReport {
+        try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t0", body: "b0")])
+        try garage.park(ThreeWayNote(id: "n1", title: "t0", body: "b1"))
+        return try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t1", body: "b0")], onConflict: .threeWay(.fields()))
+    }
+
+    @Test func aPropertyChangedOnEachSideKeepsBoth() throws {
+        let garage = try Garage.inMemory()
+        let report = try editBothSides(garage)
+        #expect(report.conflicts.map(\.resolution) == [.merged])
+        #expect(report.conflicts.first?.discardedFields == [])
+        let merged = try #require(try garage.retrieve(ThreeWayNote.self, identifier: "n1"))
+        #expect(merged.title == "t1" && merged.body == "b1" && merged.syncStatus == .notSynced)
+        // The merge is based on the download: the same download again changes nothing.
+        let again = try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t1", body: "b0")], onConflict: .threeWay(.fields()))
+        #expect(again.conflicts.first?.discardedFields == [])
+        #expect(try garage.retrieve(ThreeWayNote.self, identifier: "n1")?.body == "b1")
+    }
+
+    @Test func anEncryptedStoreMergesWithItsEncryptedBase() throws {
+        let garage = try Garage.inMemory()
+        garage.dataEncryptionDelegate = TestEncryptor()
+        _ = try editBothSides(garage)
+        let merged = try #require(try garage.retrieve(ThreeWayNote.self, identifier: "n1"))
+        #expect(merged.title == "t1" && merged.body == "b1")
+        #expect(try garage.metadata(for: merged).isEncrypted)
+    }
+
+    /// A version the app marked `.synced` itself is the base of its next edit too; an object
+    /// never synced has no base: every difference is a conflict, the policy decides, and the
+    /// report names what it dropped.
+    @Test func withoutABaseThePolicyDecidesAndSaysSo() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(ThreeWayNote(id: "n1", title: "t0", body: "b0"))
+        try garage.setSyncStatus(.synced, for: ThreeWayNote(id: "n1"))
+        var note = try #require(try garage.retrieve(ThreeWayNote.self, identifier: "n1"))
+        note.body = "b1"
+        try garage.park(note)
+        let report = try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t1", body: "b0")],
+                                               onConflict: .threeWay(.fields(bothChanged: .serverWins)))
+        // The base is the version the app marked synced: the body changed locally, the title on the server.
+        let merged = try #require(try garage.retrieve(ThreeWayNote.self, identifier: "n1"))
+        #expect(merged.title == "t1" && merged.body == "b1")
+        #expect(report.conflicts.first?.discardedFields == [])
+
+        let bare = try Garage.inMemory()
+        try bare.park(ThreeWayNote(id: "n2", title: "mine", body: "mine"))   // never synced: no base
+        let conflict = try bare.parkDownloaded([ThreeWayNote(id: "n2", title: "theirs", body: "mine")],
+                                               onConflict: .threeWay(.fields()))
+        #expect(conflict.conflicts.first?.discardedFields == ["title"])
+        #expect(try bare.retrieve(ThreeWayNote.self, identifier: "n2")?.title == "mine")
+    }
+
+    /// A merge equal to the server's version is the server's version: `.synced`, nothing to upload.
+    @Test func aMergeThatIsTheServersVersionIsSynced() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t0")])
+        try garage.park(ThreeWayNote(id: "n1", title: "t1"))
+        let report = try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t1")], onConflict: .threeWay(.fields()))
+        #expect(report.conflicts.map(\.resolution) == [.tookDownloaded])
+        #expect(try garage.count(ThreeWayNote.self, withStatus: .synced) == 1)
+    }
+
+    /// A custom merge gets the base, the local and the downloaded version.
+    @Test func aCustomMergeGetsTheBase() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "base")])
+        try garage.park(ThreeWayNote(id: "n1", title: "local"))
+        let seen = Protected<[String]>([])
+        try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "downloaded")], onConflict: .threeWay(.custom { base, local, downloaded in
+            seen.write { $0 = [base?.title ?? "nil", local.title, downloaded.title] }
+            return ThreeWayNote(id: "n1", title: "custom")
+        }))
+        #expect(seen.read { $0 } == ["base", "local", "downloaded"])
+        #expect(try garage.retrieve(ThreeWayNote.self, identifier: "n1")?.title == "custom")
+    }
+}
