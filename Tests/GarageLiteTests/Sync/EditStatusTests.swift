@@ -183,3 +183,25 @@ struct DeleteByIdentifierTests {
         #expect(try garage.count(Counter.self) == 0)
     }
 }
+
+/// A type that is not `Syncable`, for the edit of a downloaded object.
+private struct PlainDownloadedMemo: Codable, Identifiable {
+    var id: String
+    var text: String
+}
+
+/// Issue 26: an object that is not `Syncable`, downloaded then edited, is `.notSynced`: its
+/// edit must reach the server (it stayed `.synced`, and was never uploaded).
+@Suite("Edits of downloaded objects that are not Syncable")
+struct PlainDownloadedEditTests {
+    @Test func anEditOfADownloadedObjectIsToUpload() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([PlainDownloadedMemo(id: "m1", text: "server")])
+        #expect(try garage.metadata(PlainDownloadedMemo.self, identifier: "m1")?.syncStatus == .synced)
+        try garage.park(PlainDownloadedMemo(id: "m1", text: "server"))          // unchanged: still synced
+        #expect(try garage.metadata(PlainDownloadedMemo.self, identifier: "m1")?.syncStatus == .synced)
+        try garage.park(PlainDownloadedMemo(id: "m1", text: "edited"))
+        #expect(try garage.metadata(PlainDownloadedMemo.self, identifier: "m1")?.syncStatus == .notSynced)
+        #expect(try garage.claim(PlainDownloadedMemo.self, limit: 10).identifiers == ["m1"])
+    }
+}
