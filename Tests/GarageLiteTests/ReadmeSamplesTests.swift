@@ -81,12 +81,17 @@ import Testing
         #expect(lines <= Self.maximumReadmeLines, "README.md has \(lines) lines, more than \(Self.maximumReadmeLines): move the depth into a DocC article")
     }
 
-    /// The demo runs the sync job that the DocC article shows: `Sources/garage-demo/SyncJob.swift`
-    /// is a verbatim part of `Snippets/SyncJob.swift`.
-    @Test func theDemosSyncJobIsTheSnippets() throws {
-        let demo = try String(contentsOf: Self.root.appendingPathComponent("Sources/garage-demo/SyncJob.swift"), encoding: .utf8)
-        let snippet = try #require(try Self.snippets().first { $0.path == "Snippets/SyncJob.swift" })
+    /// The demo's devices sync through the transport that the README and the DocC article show:
+    /// `Sources/garage-demo/NotesTransport.swift` is a verbatim part of `Snippets/SyncEngine.swift`,
+    /// and its user code (the lines that are not blank, comments or imports) fits in 30 lines.
+    @Test func theDemosTransportIsTheSnippets() throws {
+        let demo = try String(contentsOf: Self.root.appendingPathComponent("Sources/garage-demo/NotesTransport.swift"), encoding: .utf8)
+        let snippet = try #require(try Self.snippets().first { $0.path == "Snippets/SyncEngine.swift" })
         #expect(snippet.text.contains(Self.trimmingTrailingWhitespace(demo)),
-                "Sources/garage-demo/SyncJob.swift and Snippets/SyncJob.swift differ: change the two together")
+                "Sources/garage-demo/NotesTransport.swift and Snippets/SyncEngine.swift differ: change the two together")
+        let code = demo.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty && !$0.hasPrefix("//") && !$0.hasPrefix("import ") && !$0.hasPrefix("#")
+        }
+        #expect(code.count <= 30, "the transport is \(code.count) lines of code, more than the 30 the README promises")
     }
 }

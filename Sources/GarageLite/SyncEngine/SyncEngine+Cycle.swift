@@ -76,10 +76,13 @@ extension SyncEngine {
             let now = Date()
             var conflicts: [T] = [], conflictVersions: [String?] = [], deletedOnServer: [String] = []
             var ends: [String: Store.ClaimEnd] = [:]
+            let deleted = Set(claim.deletions)
             for identifier in identifiers {
                 switch results[identifier] {
                 case .accepted(let version)?:
                     ends[identifier] = .accepted(version: version)
+                case .conflict(nil, let version)? where deleted.contains(identifier):
+                    ends[identifier] = .accepted(version: version)     // deleted on both sides
                 case .conflict(let current, let version)?:
                     // Merged below, and uploaded again at once: not held back.
                     ends[identifier] = .failed(error: "conflict with the server's version", retryAt: now)

@@ -162,20 +162,24 @@ public final class SyncEngine: Sendable {
     /// ``Configuration/pollInterval``, and after a failure, once its backoff (1, 2, 4… seconds,
     /// up to ``Configuration/maximumBackoff``) has passed. Its failures are in ``status``.
     public func run() async {
-        let (wakes, wake) = AsyncStream<Bool>.makeStream()
+        let (wakes, wake) = AsyncStream<Wake>.makeStream()
         await withTaskGroup(of: Void.self) { group in
             for type in types {
                 let changes = type.changes(garage)
                 group.addTask {
-                    for await batch in changes where batch.contains(where: { $0.kind != .syncStatusChanged }) {
-                        wake.yield(true)
+                    for await batch in changes {
+                        if batch.contains(where: { $0.kind == .deleted }) {
+                            wake.yield(.deletion)
+                        } else if batch.contains(where: { $0.kind == .parked }) {
+                            wake.yield(.change)
+                        }
                     }
                 }
             }
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(nanoseconds: 200_000_000)
-                    wake.yield(false)
+                    wake.yield(.tick)
                 }
             }
             await self.loop(wakes)
@@ -184,18 +188,31 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    private func loop(_ wakes: AsyncStream<Bool>) async {
+    /// Why ``run()`` wakes up: a change of a registered type (a deletion, which counts of
+    /// pending objects don't show, or another change), or its clock.
+    private enum Wake: Sendable {
+        case deletion, change, tick
+    }
+
+    private func loop(_ wakes: AsyncStream<Wake>) async {
         var failures = 0
         var due: Date? = Date()                 // a sync is due from then
         var lastChange: Date?
+        var sawDeletion = false
         var nextPoll = Date.distantFuture
-        for await changed in wakes {
+        for await wake in wakes {
             if Task.isCancelled { return }
             let now = Date()
-            if changed { lastChange = now }
+            if wake != .tick { lastChange = now }
+            if wake == .deletion { sawDeletion = true }
             if let last = lastChange, now.timeIntervalSince(last) >= configuration.debounce {
                 lastChange = nil
-                if (try? await hasChanges()) ?? true { due = min(due ?? .distantFuture, now) }
+                // The engine's own downloads are changes too: a sync only when there is
+                // something to upload.
+                var needed = sawDeletion
+                if !needed { needed = (try? await hasChanges()) ?? true }
+                if needed { due = min(due ?? .distantFuture, now) }
+                sawDeletion = false
             }
             if now >= nextPoll { due = min(due ?? .distantFuture, now) }
             guard let start = due, now >= start else { continue }

@@ -269,3 +269,25 @@ struct HangingTransport: SyncTransport {
         DownloadBatch(changes: [], cursor: "0")
     }
 }
+
+/// `run()` uploads a deletion on its own (a count of the objects to upload doesn't show it).
+@Suite("The sync engine's run loop")
+struct SyncEngineRunTests {
+    @Test func aDeletionAloneIsUploaded() async throws {
+        let directory = try TemporaryDirectory()
+        let server = ScriptedServer()
+        let garage = try Garage(path: directory.path("run.garage"))
+        var configuration = SyncEngine.Configuration()
+        configuration.debounce = 0.02
+        configuration.pollInterval = nil
+        let engine = SyncEngine(garage: garage, transport: ScriptedTransport(server: server),
+                                types: [.of(EngineNote.self)], configuration: configuration)
+        try await garage.park(EngineNote(id: "n1"))
+        try await engine.sync()
+        let running = Task { await engine.run() }
+        try await garage.delete(EngineNote.self, identifier: "n1")
+        #expect(await eventually { await server.notes["n1"] == nil })
+        running.cancel()
+        await running.value
+    }
+}

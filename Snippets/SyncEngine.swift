@@ -1,0 +1,57 @@
+// The ready sync engine: the app's transport (the demo's, Sources/garage-demo/NotesTransport.swift,
+// on FoundationNetworking's URLSession), the model, and the engine that runs on them.
+
+// snippet.transport
+import Foundation
+import GarageLite
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a device's `SyncEngine` reaches the notes server: each call posts JSON to a route of its.
+struct NotesTransport: SyncTransport {
+    let server: URL
+
+    func upload<Object: Codable>(_ batch: UploadBatch<Object>) async throws -> UploadResults<Object> {
+        try await post(batch, to: "sync/\(batch.typeName)/upload")
+    }
+
+    func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object> {
+        try await post(request, to: "sync/\(request.typeName)/download")
+    }
+
+    /// The server answered with another status than 200 OK.
+    struct StatusError: Error { let status: Int }
+    private func post<Answer: Decodable>(_ body: some Encodable, to path: String) async throws -> Answer {
+        var request = URLRequest(url: server.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(body)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        if let http = response as? HTTPURLResponse, http.statusCode != 200 { throw StatusError(status: http.statusCode) }
+        return try JSONDecoder().decode(Answer.self, from: data)
+    }
+}
+// snippet.end
+
+// snippet.engine
+struct Note: Codable, Identifiable, Syncable {
+    var id: String
+    var title: String
+    var items: [String] = []
+    var syncStatus: SyncStatus = .notSynced    // the engine uploads what is .notSynced
+}
+
+func startSyncing(_ garage: Garage) -> (SyncEngine, Task<Void, Never>) {
+    let server = NotesTransport(server: URL(string: "https://notes.example.com")!)
+    let engine = SyncEngine(garage: garage, transport: server, types: [.of(Note.self)])
+    let running = Task { await engine.run() }     // syncs after each edit, and every minute
+    return (engine, running)                      // running.cancel() stops it
+}
+
+func showStatus(of engine: SyncEngine) async {
+    for await status in engine.statusUpdates() {
+        print(status)                             // "uploading Note 50 of 120", "idle, failing: …"
+    }
+}
+// snippet.end
