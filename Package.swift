@@ -18,6 +18,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The demo's HTTP server (Sources/garage-demo/NotesServer.swift), and what stops it gracefully
+        // (a Hummingbird dependency already); the library uses neither.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -32,9 +36,14 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // Two devices sync notes with a SyncEngine over HTTP, with a server on loopback: `swift run garage-demo`.
         .executableTarget(
             name: "garage-demo",
-            dependencies: ["GarageLite"]
+            dependencies: [
+                "GarageLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         // The command-line tool that looks inside, checks, repairs and moves a store: `swift run garage --help`.
         .executableTarget(

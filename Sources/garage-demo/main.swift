@@ -1,117 +1,145 @@
-// garage-demo: two devices, each with its own garage file, edit and delete notes and sync them
-// through a fake server with the same two-way sync job (SyncJob.swift); at the end, the
-// devices and the server must hold the same notes.
+// garage-demo: a phone and a laptop, each with its own garage file, edit and delete notes, and
+// their SyncEngines sync them over HTTP with a server on loopback (NotesServer.swift, with its
+// own garage file) through NotesTransport.swift; at the end, the devices and the server must
+// hold the same notes.
 import Foundation
 import GarageLite
+import ServiceLifecycle
 
-/// A device: its own garage file, and the sync job every device runs.
+/// A device: its own garage file, and the sync engine that syncs its notes with the server.
 struct Device {
     let name: String
     let garage: Garage
-    let job: SyncJob
+    let engine: SyncEngine
 
-    init(_ name: String, in folder: URL, server: FakeServer) throws {
+    init(_ name: String, in folder: URL, server: URL) throws {
         self.name = name
         garage = try Garage(url: folder.appendingPathComponent("\(name).sqlite"))
-        var job = SyncJob(garage: garage, server: server)
-        job.retryAfter = 1   // the demo doesn't wait a minute after a failed upload
-        self.job = job
+        engine = SyncEngine(garage: garage, transport: NotesTransport(server: server), types: [.of(Note.self)])
     }
 
     func say(_ line: String) {
         print("   \(name.padding(toLength: 7, withPad: " ", startingAt: 0)) \(line)")
     }
 
-    // The app's edits: synchronous calls, as from a button's action.
+    // The app's edits: synchronous calls, as from a button's action. The engine finds them by
+    // their status (.notSynced).
 
     func add(_ id: String, title: String, items: [String]) throws {
         try garage.park(Note(id: id, title: title, items: items))
-        say("adds \(id): \(list(items))")
+        say("adds \(id)\(title.isEmpty ? ", without a title" : " \"\(title)\""): \(list(items))")
     }
 
-    func addItem(_ item: String, to id: String) throws {
-        guard var note = try garage.retrieve(Note.self, identifier: id) else { throw DemoFailure("\(id) is missing") }
-        note.items.append(item)
-        try garage.park(note)   // the note says .synced; its edit is stored .notSynced
-        say("adds \"\(item)\" to \(id)")
+    func edit(_ id: String, _ what: String, _ change: (inout Note) -> Void) throws {
+        guard var note = try garage.retrieve(Note.self, identifier: id) else { throw DemoFailure("\(name) has no \(id)") }
+        change(&note)
+        try garage.park(note)
+        say(what)
     }
 
     func delete(_ id: String) throws {
-        try garage.delete(Note.self, identifier: id)   // leaves a tombstone for the sync job
+        _ = try garage.delete(Note.self, identifier: id)   // a tombstone, for the engine to upload
         say("deletes \(id)")
     }
 
-    /// Runs the sync job, and says what it did.
-    func sync(_ comment: String = "") async throws {
-        let report = try await job.run()
-        let uploaded = report.uploads.flatMap(\.synced)
-        let conflicts = report.downloads.flatMap(\.conflicts)
+    /// Runs one sync (`engine.sync()`), and says what it did.
+    @discardableResult
+    func sync(_ comment: String = "") async throws -> SyncEngineReport {
+        let report = try await engine.sync()
+        let conflicts = report.conflicts
+        let conflicted = Set(conflicts.map(\.object.identifier))
         let merged = conflicts.filter { $0.resolution == .merged }.map(\.object.identifier)
+        let uploaded = report.synced
         var lines: [String] = []
-        let firstUploads = uploaded.filter { !merged.contains($0) }
-        if !firstUploads.isEmpty { lines.append("uploaded \(list(firstUploads))") }
+        let plainUploads = uploaded.filter { !conflicted.contains($0) }
+        if !plainUploads.isEmpty { lines.append("uploaded \(list(plainUploads))") }
         let deletions = report.uploads.flatMap(\.deletionsUploaded)
         if !deletions.isEmpty { lines.append("uploaded the deletion of \(list(deletions))") }
-        for (id, error) in report.rejected.sorted(by: { $0.key < $1.key }) {
-            lines.append("upload of \(id) rejected (\(error))")
+        for (key, reason) in report.refused.sorted(by: { $0.key.identifier < $1.key.identifier }) {
+            lines.append("the server refused \(key.identifier): \"\(reason)\"")
         }
-        if let failure = report.failure {
-            lines.append("upload failed (\(failure)): released, to retry in \(Int(job.retryAfter)) s")
-        }
-        // Its own uploads come back too, with the server's revision: not news.
-        let downloaded = report.downloads.flatMap(\.applied).filter { !uploaded.contains($0) }
-        if !downloaded.isEmpty { lines.append("downloaded \(list(downloaded))") }
+        // Its own uploads come back with the download too (with the server's version): not news.
+        let downloaded = report.downloads.flatMap(\.applied).filter { !uploaded.contains($0) && !conflicted.contains($0) }
+        if !downloaded.isEmpty { lines.append("downloaded \(list(unique(downloaded)))") }
         for conflict in conflicts {
-            lines.append("downloaded \(conflict.object.identifier), which has a local edit: \(conflict.resolution)")
+            lines.append(describe(conflict))
         }
         let deleted = report.downloads.flatMap(\.deleted)
         if !deleted.isEmpty { lines.append("deleted \(list(deleted)), as the server did") }
-        if !merged.isEmpty { lines.append("uploaded the merge of \(list(merged))") }
-        if !report.held.isEmpty { lines.append("held, after too many failed uploads: \(report.held)") }
+        let mergesUploaded = merged.filter { uploaded.contains($0) }
+        if !mergesUploaded.isEmpty { lines.append("uploaded the merge of \(list(mergesUploaded))") }
+        for held in report.held.values.joined() { lines.append("held, after too many refusals: \(held)") }
         let text = lines.isEmpty ? "nothing to do" : lines.joined(separator: "; ")
-        say("syncs\(comment): " + (text.count <= 80 ? text : lines.joined(separator: "\n" + String(repeating: " ", count: 18))))
+        say("syncs\(comment): " + (text.count <= 80 ? text : lines.joined(separator: "\n" + String(repeating: " ", count: 17))))
+        return report
     }
 
+    /// How a conflict with the server's version was resolved.
+    private func describe(_ conflict: DownloadConflict) -> String {
+        let id = conflict.object.identifier
+        switch conflict.resolution {
+        case .merged where conflict.discardedFields.isEmpty:
+            return "\(id) changed on the server too: merged, nothing discarded"
+        case .merged:
+            return "\(id) changed on the server too: merged; both changed \(list(conflict.discardedFields)): kept this edit (discardedFields)"
+        case .tookDownloaded where conflict.wasDeletedLocally:
+            return "\(id), deleted here, was edited on the server: the edit wins, \(id) is back"
+        case .tookDownloaded:
+            return "\(id): took the server's version"
+        case .keptLocal where conflict.wasDeletedLocally:
+            return "\(id): kept the local deletion"
+        case .keptLocal:
+            return "\(id): kept the local edit"
+        }
+    }
+
+    /// The device's notes by identifier, without their sync statuses.
     func notes() throws -> [String: Note] {
-        Dictionary(uniqueKeysWithValues: try garage.retrieveAll(Note.self).map { ($0.id, $0) })
+        Dictionary(uniqueKeysWithValues: try garage.retrieveAll(Note.self).map { ($0.id, $0.content) })
     }
 }
 
-/// A note as version 1 of the app stored it: its items were called `lines`. (Version 1's type,
-/// kept here only to write what it wrote: an app has only the current one.)
-struct NoteVersion1: Codable, Identifiable, Syncable, StoredTypeNamed {
-    static let storedTypeName = "Note"
-    static let sharesStoredTypeName = true
-    var id: String
-    var title: String
-    var lines: [String]
-    var serverRevision = 0
-    var syncStatus: SyncStatus = .notSynced
-}
-
-/// Version 2 renamed `lines` to `items`: old notes read under the new name, without a migration.
-extension Note: LegacyKeyed {
-    static let legacyKeys = ["items": ["lines"]]
-}
-
+/// A step of the demo that could not run.
 struct DemoFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
 
-func list(_ identifiers: [String]) -> String { identifiers.joined(separator: ", ") }
+/// "a, b, c".
+func list(_ texts: [String]) -> String { texts.joined(separator: ", ") }
 
-/// The notes as the server sees them: without the devices' sync statuses.
-func content(_ notes: [String: Note]) -> [String: Note] {
-    notes.mapValues { note in
-        var note = note
-        note.syncStatus = .undetermined
-        return note
-    }
+/// `texts` without repeats, in their order.
+func unique(_ texts: [String]) -> [String] {
+    var seen: Set<String> = []
+    return texts.filter { seen.insert($0).inserted }
 }
 
-// `--keep FOLDER` writes the two garage files there and keeps them, to look at them with the
-// `garage` tool (the DocC article "The garage tool"); by default they go in a temporary folder, deleted at the end.
+/// Waits until `condition` holds, checking every 50 ms, for at most `seconds`: whether it held.
+func eventually(within seconds: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(nanoseconds: 50_000_000)
+    }
+    return try await condition()
+}
+
+/// The differences between the notes of the server and those of the devices, one line each.
+func differences(_ holders: [(name: String, notes: [String: Note])]) -> [String] {
+    guard let reference = holders.first else { return [] }
+    var lines: [String] = []
+    for holder in holders.dropFirst() {
+        for id in Set(reference.notes.keys).union(holder.notes.keys).sorted() where reference.notes[id] != holder.notes[id] {
+            let describe = { (note: Note?) in note.map { "\"\($0.title)\": \(list($0.items))" } ?? "none" }
+            lines.append("\(id): \(reference.name) \(describe(reference.notes[id])), \(holder.name) \(describe(holder.notes[id]))")
+        }
+    }
+    return lines
+}
+
+// `--keep FOLDER` writes the garage files there and keeps them, to look at them with the
+// `garage` tool (the DocC article "The garage tool"); by default they go in a temporary folder,
+// deleted at the end.
 let keptFolder = CommandLine.arguments.firstIndex(of: "--keep").flatMap { index in
     index + 1 < CommandLine.arguments.count ? URL(fileURLWithPath: CommandLine.arguments[index + 1]) : nil
 }
@@ -121,14 +149,40 @@ if CommandLine.arguments.contains("--keep"), keptFolder == nil {
 }
 let folder = keptFolder
     ?? FileManager.default.temporaryDirectory.appendingPathComponent("garage-demo-\(UUID().uuidString.prefix(8))")
+let files = ["server", "phone", "laptop"].map { folder.appendingPathComponent("\($0).sqlite") }
+if let existing = files.first(where: { FileManager.default.fileExists(atPath: $0.path) }) {
+    print("\(existing.path) exists already: keep the files of this run in another folder.")
+    exit(64)
+}
+
 var converged = false
+var serverGroup: ServiceGroup?
+var serverTask: Task<Void, any Error>?
 do {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let server = FakeServer()
-    let phone = try Device("phone", in: folder, server: server)
-    let laptop = try Device("laptop", in: folder, server: server)
+
+    // The server, in a task of its own: the port is known once it listens.
+    let server = NotesServer(garage: try Garage(url: files[0]))
+    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    let app = server.application { port in portContinuation.yield(port) }
+    let group = ServiceGroup(services: [app], logger: app.logger)
+    serverGroup = group
+    serverTask = Task {
+        defer { portContinuation.finish() }
+        try await group.run()
+    }
+    guard let port = await ports.first(where: { _ in true }), port > 0 else {
+        let outcome = await serverTask?.result
+        throw DemoFailure("the server did not start: \(String(describing: outcome))")
+    }
+    let url = URL(string: "http://127.0.0.1:\(port)")!
+    print("Serving on \(url.absoluteString) (Hummingbird; its notes in server.sqlite)")
+
+    let phone = try Device("phone", in: folder, server: url)
+    let laptop = try Device("laptop", in: folder, server: url)
     print("A phone and a laptop, each with its own garage file (in \(folder.path)\(keptFolder == nil ? ", deleted at the end" : "")),")
-    print("sync notes through one server. Each sync uploads the device's changes, then downloads the server's.")
+    print("sync notes with it: each has a SyncEngine whose transport posts JSON with URLSession (NotesTransport.swift).")
+    print("Each engine.sync() uploads the device's changes, then downloads the server's after its cursor.")
 
     print("\n0. The phone kept a note from version 1 of the app, which called items \"lines\".")
     try phone.garage.park(NoteVersion1(id: "recipes", title: "Recipes", lines: ["flour", "sugar"]))
@@ -140,54 +194,104 @@ do {
     try phone.add("packing", title: "Packing", items: ["passport"])
     try laptop.add("books", title: "Books", items: ["Middlemarch"])
     try await phone.sync()
+    try await laptop.sync(" (the server pages its changes, \(server.pageSize) at a time)")
+    try await phone.sync()
+    let version = try phone.garage.metadata(Note.self, identifier: "groceries")?.serverVersion ?? "none"
+    phone.say("engine.status: \(phone.engine.status); the engine keeps each note's server version (groceries: \(version))")
+
+    print("\n2. Both edit \"groceries\" before syncing: the laptop its title, the phone its items.")
+    try laptop.edit("groceries", "renames groceries \"Shopping\"") { $0.title = "Shopping" }
+    try phone.edit("groceries", "adds \"eggs\" to groceries") { $0.items.append("eggs") }
     try await laptop.sync()
     try await phone.sync()
-    phone.say("has downloaded up to server revision \(try phone.garage.value(for: NotesSync.cursor)) (a setting: NotesSync.cursor)")
+    try await laptop.sync()
+    let groceries = try laptop.garage.retrieve(Note.self, identifier: "groceries")
+    print("   The server answered the phone's upload with a conflict (its version is the laptop's); the phone's engine")
+    print("   merged the three versions (the base both had, the phone's, the server's) property by property, and")
+    print("   uploaded the merge. Both have: \"\(groceries?.title ?? "?")\": \(list(groceries?.items ?? []))")
 
-    print("\n2. The phone edits a note, the laptop deletes another; both sync.")
-    try phone.addItem("eggs", to: "groceries")
+    print("\n3. Both rename \"books\": the same property.")
+    try phone.edit("books", "renames books \"Novels\"") { $0.title = "Novels" }
+    try laptop.edit("books", "renames books \"Reading list\"") { $0.title = "Reading list" }
+    try await phone.sync()
+    let report = try await laptop.sync()
+    try await phone.sync()
+    let discarded = report.conflicts.flatMap(\.discardedFields)
+    print("   The laptop's engine merged too, but both changed the title: the last writer (the laptop) wins, and")
+    print("   the report's conflicts say what was lost (discardedFields: \(list(discarded))). Both have: \"\(try phone.notes()["books"]?.title ?? "?")\"")
+
+    print("\n4. The laptop deletes \"packing\"; the deletion reaches the phone.")
     try laptop.delete("packing")
-    try await phone.sync()
     try await laptop.sync()
     try await phone.sync()
 
-    print("\n3. A conflict: both add to \"books\" while offline.")
-    try phone.addItem("Dune", to: "books")
-    try laptop.addItem("Emma", to: "books")
+    print("\n5. The laptop deletes \"recipes\" while the phone adds to it: the edit wins.")
+    try laptop.delete("recipes")
+    try phone.edit("recipes", "adds \"butter\" to recipes") { $0.items.append("butter") }
     try await phone.sync()
     try await laptop.sync()
-    try await phone.sync()
-    print("   The server rejects an edit based on an older revision than its own; the laptop's job then")
-    print("   downloads the server's version, merges (.merge: the server's items, plus the local ones")
-    print("   it lacks), and uploads the merge. Both now have: \(list(try phone.notes()["books"]?.items ?? []))")
 
-    print("\n4. A failed upload is released, and retried later.")
-    try laptop.addItem("coffee", to: "groceries")
-    await server.setReachable(false)
-    try await laptop.sync(" (server down)")
-    await server.setReachable(true)
-    try await laptop.sync(" (server up)")
-    print("   The laptop still has \(try laptop.garage.count(Note.self, withStatus: .notSynced)) note to upload, but no claim takes it for 1 s (retryAfter).")
-    print("   Each failed upload counts; after \(laptop.garage.maximumUploadAttempts) (maximumUploadAttempts) the note would be held.")
-    try await Task.sleep(nanoseconds: 1_200_000_000)
-    try await laptop.sync(" (1 s later)")
+    print("\n6. The server refuses a note without a title; once fixed, it syncs.")
+    try phone.add("ideas", title: "", items: ["a garden"])
+    try await phone.sync()
+    let attempts = try phone.garage.metadata(Note.self, identifier: "ideas")?.attempts ?? 0
+    phone.say("ideas stays .notSynced, with \(attempts) failed attempt (held after \(phone.garage.maximumUploadAttempts))")
+    try phone.edit("ideas", "names it \"Ideas\"") { $0.title = "Ideas" }
     try await phone.sync()
 
-    let serverNotes = await server.notes()
-    let phoneNotes = content(try phone.notes())
-    let laptopNotes = content(try laptop.notes())
-    let pending = try phone.garage.syncStatusCounts([.notSynced, .syncing]).merging(
-        laptop.garage.syncStatusCounts([.notSynced, .syncing])) { $0.merging($1, uniquingKeysWith: +) }
-    converged = phoneNotes == serverNotes && laptopNotes == serverNotes && pending.isEmpty
-    print("\nThe phone, the laptop and the server hold \(converged ? "the same notes:" : "DIFFERENT notes.")")
-    for (holder, notes) in converged ? [("", serverNotes)] : [("server", serverNotes), ("phone", phoneNotes), ("laptop", laptopNotes)] {
-        for note in notes.values.sorted(by: { $0.id < $1.id }) {
-            print("   \(holder.isEmpty ? "" : holder + ": ")\(note.id) (server revision \(note.serverRevision)): \(list(note.items))")
+    print("\n7. engine.run() syncs by itself: at once, then after each change (and every minute), until cancelled.")
+    let lastSync = laptop.engine.status.lastSync
+    let running = Task { await laptop.engine.run() }
+    guard await eventually(within: 10, { laptop.engine.status.lastSync != lastSync }) else {
+        throw DemoFailure("run() did not sync within 10 s: \(laptop.engine.status)")
+    }
+    let hasIdeas = try laptop.garage.retrieve(Note.self, identifier: "ideas") != nil
+    laptop.say("runs its engine in a task: its first sync is done\(hasIdeas ? " (it has the phone's ideas now)" : "")")
+    try laptop.add("trip", title: "Trip", items: ["tickets"])
+    let start = Date()
+    let arrived = try await eventually(within: 10) {
+        let onServer = try await server.notes().contains { $0.id == "trip" }
+        let status = try await laptop.garage.metadata(Note.self, identifier: "trip")?.syncStatus
+        return onServer && status == .synced
+    }
+    let elapsed = Date().timeIntervalSince(start)
+    running.cancel()
+    await running.value
+    guard arrived else { throw DemoFailure("run() did not upload trip within 10 s: \(laptop.engine.status)") }
+    laptop.say("run() uploaded trip \(String(format: "%.1f", elapsed)) s after the park (once no change came for 1 s: debounce)")
+    laptop.say("cancels run()'s task")
+    try await phone.sync()
+
+    print("\nA last sync on each, to be sure.")
+    try await laptop.sync()
+    try await phone.sync()
+
+    let serverNotes = Dictionary(uniqueKeysWithValues: try await server.notes().map { ($0.id, $0.content) })
+    let holders: [(name: String, notes: [String: Note])] = [("server", serverNotes), ("phone", try phone.notes()), ("laptop", try laptop.notes())]
+    var problems = differences(holders)
+    for device in [phone, laptop] {
+        for (typeName, counts) in try device.garage.syncStatusCounts([.notSynced, .syncing]) {
+            problems.append("\(device.name) has \(counts.values.reduce(0, +)) \(typeName) not uploaded yet")
         }
     }
-    if !pending.isEmpty { print("   not uploaded yet: \(pending)") }
+    converged = problems.isEmpty
+    if converged {
+        print("\nThe phone, the laptop and the server hold the same \(serverNotes.count) notes.")
+        for note in serverNotes.values.sorted(by: { $0.id < $1.id }) {
+            print("   \(note.id): \"\(note.title)\": \(list(note.items))")
+        }
+    } else {
+        print("\nThe phone, the laptop and the server differ:")
+        for problem in problems { print("   \(problem)") }
+    }
 } catch {
     print("garage-demo failed: \(error)")
+}
+// Stops the server gracefully: no new connection, and the open ones closed once idle.
+await serverGroup?.triggerGracefulShutdown()
+if case .failure(let error)? = await serverTask?.result {
+    print("The server stopped with an error: \(error)")
+    converged = false
 }
 if keptFolder == nil { try? FileManager.default.removeItem(at: folder) }
 exit(converged ? 0 : 1)
