@@ -19,7 +19,9 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // The demo's HTTP server (Sources/garage-demo/NotesServer.swift), and what stops it gracefully
-        // (a Hummingbird dependency already); the library uses neither.
+        // (a Hummingbird dependency already); the library uses neither. On Linux only: Hummingbird
+        // needs macOS 11, and this package supports macOS 10.15 (elsewhere the demo's devices call
+        // its server in the process).
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
@@ -41,8 +43,8 @@ let package = Package(
             name: "garage-demo",
             dependencies: [
                 "GarageLite",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(platforms: [.linux])),
             ]
         ),
         // The command-line tool that looks inside, checks, repairs and moves a store: `swift run garage --help`.

@@ -1,6 +1,8 @@
 import Foundation
 import GarageLite
+#if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
 import Hummingbird
+#endif
 
 /// The server's copy of one note, as its garage stores it: the note (`nil` once deleted, so that
 /// the deletion reaches the devices), its version (a counter: the devices send back the version
@@ -96,6 +98,7 @@ actor NotesServer {
         try garage.retrieveAll(ServerRecord.self).compactMap(\.note)
     }
 
+    #if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
     /// The HTTP application that serves the sync routes on 127.0.0.1, on a port the system
     /// chooses: `onRunning` gets that port once it listens. Run it in a `ServiceGroup`, whose
     /// graceful shutdown stops it.
@@ -127,5 +130,22 @@ actor NotesServer {
         guard context.parameters.get("typeName") == typeName else {
             throw HTTPError(.notFound, message: "this server syncs only \(typeName)")
         }
+    }
+    #endif
+}
+
+/// Where Hummingbird isn't built (see Package.swift): the devices call the server in this process,
+/// through the same routes' functions, without HTTP.
+struct InProcessTransport: SyncTransport {
+    let server: NotesServer
+
+    func upload<Object: Codable>(_ batch: UploadBatch<Object>) async throws -> UploadResults<Object> {
+        let notes = try JSONDecoder().decode(UploadBatch<Note>.self, from: JSONEncoder().encode(batch))
+        return try JSONDecoder().decode(UploadResults<Object>.self, from: JSONEncoder().encode(try await server.upload(notes)))
+    }
+
+    func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object> {
+        let answer = try await server.download(DownloadRequest<Note>(typeName: request.typeName, cursor: request.cursor))
+        return try JSONDecoder().decode(DownloadBatch<Object>.self, from: JSONEncoder().encode(answer))
     }
 }

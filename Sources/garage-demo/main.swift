@@ -4,7 +4,9 @@
 // hold the same notes.
 import Foundation
 import GarageLite
+#if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
 import ServiceLifecycle
+#endif
 
 /// A device: its own garage file, and the sync engine that syncs its notes with the server.
 struct Device {
@@ -12,10 +14,10 @@ struct Device {
     let garage: Garage
     let engine: SyncEngine
 
-    init(_ name: String, in folder: URL, server: URL) throws {
+    init(_ name: String, in folder: URL, transport: some SyncTransport) throws {
         self.name = name
         garage = try Garage(url: folder.appendingPathComponent("\(name).sqlite"))
-        engine = SyncEngine(garage: garage, transport: NotesTransport(server: server), types: [.of(Note.self)])
+        engine = SyncEngine(garage: garage, transport: transport, types: [.of(Note.self)])
     }
 
     func say(_ line: String) {
@@ -156,13 +158,15 @@ if let existing = files.first(where: { FileManager.default.fileExists(atPath: $0
 }
 
 var converged = false
+#if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
 var serverGroup: ServiceGroup?
 var serverTask: Task<Void, any Error>?
+#endif
 do {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-
-    // The server, in a task of its own: the port is known once it listens.
     let server = NotesServer(garage: try Garage(url: files[0]))
+    #if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
+    // The server, in a task of its own: the port is known once it listens.
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
     let app = server.application { port in portContinuation.yield(port) }
     let group = ServiceGroup(services: [app], logger: app.logger)
@@ -177,11 +181,17 @@ do {
     }
     let url = URL(string: "http://127.0.0.1:\(port)")!
     print("Serving on \(url.absoluteString) (Hummingbird; its notes in server.sqlite)")
+    let transport = NotesTransport(server: url)
+    #else
+    print("Hummingbird is built on Linux only (Package.swift): the devices call the server in this process.")
+    let transport = InProcessTransport(server: server)
+    #endif
 
-    let phone = try Device("phone", in: folder, server: url)
-    let laptop = try Device("laptop", in: folder, server: url)
+    let phone = try Device("phone", in: folder, transport: transport)
+    let laptop = try Device("laptop", in: folder, transport: transport)
     print("A phone and a laptop, each with its own garage file (in \(folder.path)\(keptFolder == nil ? ", deleted at the end" : "")),")
-    print("sync notes with it: each has a SyncEngine whose transport posts JSON with URLSession (NotesTransport.swift).")
+    print("sync notes with it: each has a SyncEngine" + (transport is NotesTransport
+        ? " whose transport posts JSON with URLSession (NotesTransport.swift)." : "."))
     print("Each engine.sync() uploads the device's changes, then downloads the server's after its cursor.")
 
     print("\n0. The phone kept a note from version 1 of the app, which called items \"lines\".")
@@ -287,11 +297,13 @@ do {
 } catch {
     print("garage-demo failed: \(error)")
 }
+#if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
 // Stops the server gracefully: no new connection, and the open ones closed once idle.
 await serverGroup?.triggerGracefulShutdown()
 if case .failure(let error)? = await serverTask?.result {
     print("The server stopped with an error: \(error)")
     converged = false
 }
+#endif
 if keptFolder == nil { try? FileManager.default.removeItem(at: folder) }
 exit(converged ? 0 : 1)

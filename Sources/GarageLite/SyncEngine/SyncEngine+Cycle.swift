@@ -122,8 +122,11 @@ extension SyncEngine {
         let renewal = renewing(claim)
         defer { renewal.cancel() }
         do {
+            // The status is this device's (the claim says .syncing): not the server's business.
             let edits = zip(claim.objects, zip(claim.identifiers, claim.serverVersions)).map { object, key in
-                SyncChange(identifier: key.0, object: object, version: key.1)
+                var object = object
+                object.syncStatus = .undetermined
+                return SyncChange(identifier: key.0, object: object, version: key.1)
             }
             let deletions = zip(claim.deletions, claim.deletionVersions).map {
                 SyncChange<T>(identifier: $0, object: nil, version: $1)
@@ -173,8 +176,10 @@ extension SyncEngine {
             if !deletions.isEmpty {
                 report.downloads.append(try await garage.deleteDownloaded(T.self, identifiers: deletions, onConflict: .threeWay(merge)))
             }
-            try await garage.set(batch.cursor, for: key)
-            cursor = batch.cursor
+            if let next = batch.cursor {
+                try await garage.set(next, for: key)
+                cursor = next
+            }
             received += batch.changes.count
             update { $0.activity = .downloading(typeName: typeName, received: received) }
             if !batch.hasMore || batch.changes.isEmpty { return }

@@ -41,7 +41,8 @@ public final class SyncEngine: Sendable {
         /// How often ``run()`` downloads when nothing changed locally, in seconds; `nil`: only
         /// after local changes and on ``sync()``.
         public var pollInterval: TimeInterval? = 60
-        /// How long an object the server refused waits before it is uploaded again, in seconds.
+        /// How long an object the server refused waits before it is uploaded again, in seconds (an
+        /// edit of it ends the wait: it is a new chance).
         public var retryAfter: TimeInterval = 30
         /// The longest ``run()`` waits after failed syncs (the wait doubles from 1 second), in seconds.
         public var maximumBackoff: TimeInterval = 300
@@ -125,6 +126,7 @@ public final class SyncEngine: Sendable {
                 $0.retryDate = nil
                 $0.lastSync = Date()
                 $0.held = report.held
+                $0.refused = report.refused
             }
             return report
         } catch {

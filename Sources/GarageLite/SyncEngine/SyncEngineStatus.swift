@@ -26,11 +26,14 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
     /// The objects held back after too many failed uploads (see ``Garage/heldObjects(_:)-1a0n``),
     /// by type name: they wait for the app (``Garage/retryHeld(_:identifiers:)-5kutd``, or a new edit).
     public var held: [String: [HeldObject]] = [:]
+    /// The objects the server refused in the last sync (``UploadResult/failed(_:)``), with its
+    /// reason: retried after ``SyncEngine/Configuration/retryAfter``, or at once when edited.
+    public var refused: [ObjectKey: String] = [:]
 
     /// An idle status.
     public init() {}
 
-    /// "uploading Note 50 of 120", "idle, failing: …", "idle, 2 held".
+    /// "uploading Note 50 of 120", "idle, failing: …", "idle, 1 refused, 2 held".
     public var description: String {
         var text: String
         switch activity {
@@ -39,6 +42,7 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
         case let .downloading(typeName, received): text = "downloading \(typeName): \(received) received"
         }
         if let lastError { text += ", failing: \(lastError)" }
+        if !refused.isEmpty { text += ", \(refused.count) refused" }
         let heldCount = held.values.reduce(0) { $0 + $1.count }
         if heldCount > 0 { text += ", \(heldCount) held" }
         return text
@@ -49,7 +53,8 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
 public struct SyncEngineReport: Sendable, Hashable {
     /// How each uploaded batch ended, in order.
     public var uploads: [ClaimReport] = []
-    /// The server's copies and changes applied, in order, with their conflicts.
+    /// The server's changes applied, in order, with their conflicts (the device's own uploads
+    /// come back in its downloads: ``DownloadReport/applied`` lists them too).
     public var downloads: [DownloadReport] = []
     /// The objects the server refused (``UploadResult/failed(_:)``), with its reason: retried later.
     public var refused: [ObjectKey: String] = [:]

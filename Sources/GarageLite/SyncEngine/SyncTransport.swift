@@ -15,6 +15,8 @@ import Foundation
 ///     func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object> {
 ///         try await post(base.appendingPathComponent("\(request.typeName)/changes"), request)
 ///     }
+///     // post(_:_:) encodes the body as JSON, sends it, and decodes the answer: the whole
+///     // transport over URLSession is in <doc:WritingASyncJob>.
 /// }
 /// ```
 ///
@@ -167,13 +169,13 @@ public struct DownloadBatch<Object: Codable>: Codable {
     /// order the server applied them.
     public var changes: [SyncChange<Object>]
     /// Where this batch ends: the engine stores it, with the batch applied, and sends it with
-    /// the next request.
-    public var cursor: String
+    /// the next request; `nil` keeps the cursor the request had (a server with nothing new).
+    public var cursor: String?
     /// Whether the server has more after `cursor`: the engine asks again at once.
     public var hasMore: Bool
 
     /// A batch of these changes.
-    public init(changes: [SyncChange<Object>], cursor: String, hasMore: Bool = false) {
+    public init(changes: [SyncChange<Object>], cursor: String?, hasMore: Bool = false) {
         self.changes = changes
         self.cursor = cursor
         self.hasMore = hasMore

@@ -33,6 +33,8 @@ actor ScriptedServer {
     private var sequence = 0
     /// How many times each note was stored from an upload.
     private(set) var stored: [String: Int] = [:]
+    /// The statuses the uploaded notes said.
+    private(set) var uploadedStatuses: Set<SyncStatus> = []
     /// The next uploads that fail before doing anything.
     var failingUploads = 0
     /// The next uploads that are applied, then fail (the answer lost on the way).
@@ -100,6 +102,7 @@ actor ScriptedServer {
         var results = UploadResults<EngineNote>()
         for change in batch.changes {
             let id = change.identifier
+            if let status = change.object?.syncStatus { uploadedStatuses.insert(status) }
             if refused.contains(id) {
                 results[id] = .failed("refused by the server")
                 continue

@@ -67,6 +67,10 @@ struct SyncEngineTests {
         let report = try await engine.sync()
         #expect(report.synced == ["good"])
         #expect(report.refused == [ObjectKey(typeName: "EngineNote", identifier: "bad"): "refused by the server"])
+        #expect(engine.status.refused == report.refused)
+        #expect(engine.status.description == "idle, 1 refused")
+        // What the server got says nothing of the device's status.
+        #expect(await server.uploadedStatuses == [.undetermined])
         for _ in 1..<garage.maximumUploadAttempts { try await engine.sync() }
         let held = try #require(engine.status.held["EngineNote"])
         #expect(held.map(\.identifier) == ["bad"])
@@ -266,7 +270,7 @@ struct HangingTransport: SyncTransport {
     }
 
     func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object> {
-        DownloadBatch(changes: [], cursor: "0")
+        DownloadBatch(changes: [], cursor: nil)
     }
 }
 
