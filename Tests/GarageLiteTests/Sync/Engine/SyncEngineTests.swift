@@ -294,4 +294,25 @@ struct SyncEngineRunTests {
         running.cancel()
         await running.value
     }
+
+    /// The app edits through another garage on the same file (another process's, say): the
+    /// engine observes its commits, and uploads them.
+    @Test func anEditThroughAnotherGarageIsUploaded() async throws {
+        let directory = try TemporaryDirectory()
+        let server = ScriptedServer()
+        let engineGarage = try Garage(path: directory.path("shared.garage"))
+        let appGarage = try Garage(path: directory.path("shared.garage"))
+        var configuration = SyncEngine.Configuration()
+        configuration.debounce = 0.02
+        configuration.pollInterval = nil
+        let engine = SyncEngine(garage: engineGarage, transport: ScriptedTransport(server: server),
+                                types: [.of(EngineNote.self)], configuration: configuration)
+        let running = Task { await engine.run() }
+        #expect(await eventually { engine.status.lastSync != nil })
+        try await appGarage.park(EngineNote(id: "elsewhere", a: "from the app's garage"))
+        #expect(await eventually { await server.notes["elsewhere"]?.a == "from the app's garage" })
+        #expect(try await eventually { try await appGarage.metadata(EngineNote.self, identifier: "elsewhere")?.syncStatus == .synced })
+        running.cancel()
+        await running.value
+    }
 }
