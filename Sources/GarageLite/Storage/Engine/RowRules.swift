@@ -38,7 +38,7 @@ enum RowRules {
     /// - The content changes when the data differs, or when parks folded into the payload
     ///   changed it (``RowPayload/foldedRevisions``): then the revision counts each change, the
     ///   modification date is `now`, and the failed attempts are forgotten (a new edit is a new
-    ///   chance).
+    ///   chance), as they are when the row becomes `.synced` (the server has its version).
     /// - The status: see ``status(parking:over:contentChanged:)``.
     /// - A row once parked as a root stays one; once `.synced`, a copy may be on the server
     ///   (``StoredRow/isRemote``), so that deleting it leaves a tombstone.
@@ -84,9 +84,12 @@ enum RowRules {
         row.isDeleted = false
         row.revision += (existing.data != (payload.firstData ?? payload.data) ? 1 : 0) + payload.foldedRevisions
         if changed {
+            row.modificationDate = now
+        }
+        // A new edit is a new chance; a version the server has is no failure.
+        if changed || (status == .synced && existing.syncStatus != .synced) {
             row.attempts = 0
             row.retryAt = nil
-            row.modificationDate = now
         }
         return (row, true)
     }

@@ -212,6 +212,12 @@ extension SQLiteConnection {
         END
         """
 
+    /// Whether a park forgets the row's failed uploads: its content changes, or it becomes
+    /// `.synced`.
+    private static let forgetsAttempts = """
+        (\(contentChanges) OR ((\(parkedStatus)) = \(SyncStatus.synced.rawValue) AND syncStatus <> \(SyncStatus.synced.rawValue)))
+        """
+
     /// The base a parked row gets (``RowRules``, "Bases"): the one the payload records (`?13`),
     /// none once `.synced`, the old data when a `.synced` row's content changes (in the same
     /// encryption), else the row's.
@@ -248,8 +254,8 @@ extension SQLiteConnection {
             syncStatus = \(parkedStatus),
             isRemote = isRemote OR (\(parkedStatus)) = \(SyncStatus.synced.rawValue),
             isDeleted = 0,
-            attempts = CASE WHEN \(contentChanges) THEN 0 ELSE attempts END,
-            retryAt = CASE WHEN \(contentChanges) THEN NULL ELSE retryAt END,
+            attempts = CASE WHEN \(forgetsAttempts) THEN 0 ELSE attempts END,
+            retryAt = CASE WHEN \(forgetsAttempts) THEN NULL ELSE retryAt END,
             revision = revision + (data IS NOT coalesce(?11, excluded.data)) + ?10,
             modificationDate = CASE WHEN \(contentChanges) THEN ?6 ELSE modificationDate END
         WHERE \(contentChanges) OR syncStatus IS NOT \(parkedStatus) OR isDeleted <> 0

@@ -33,6 +33,8 @@ actor ScriptedServer {
     private var sequence = 0
     /// How many times each note was stored from an upload.
     private(set) var stored: [String: Int] = [:]
+    /// The download pages a duplicating proxy sent twice, by cursor.
+    var repeatedPages: Set<String> = []
     /// The statuses the uploaded notes said.
     private(set) var uploadedStatuses: Set<SyncStatus> = []
     /// The next uploads that fail before doing anything.
