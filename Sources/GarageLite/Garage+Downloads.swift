@@ -89,18 +89,19 @@ extension Garage {
                 guard let localRow = try local.row(key), let downloadedRow = try downloaded.row(key) else {
                     return .takeDownloaded
                 }
-                let decoder = configuration.decoder(local)
-                // The base is in the row's encryption, for its key: read as the row's data.
+                // The base is in the row's encryption, for its key: read as the row's data. Each
+                // version has a decoder of its own: one decoder gives one instance per object,
+                // and the base and the local version of a class are two.
                 let base = try local.statements.rowOrTombstone(key, for: .all)?.base.flatMap { data -> T? in
                     var row = localRow
                     row.data = data
-                    return try? configuration.decode(T.self, row, with: decoder)
+                    return try? configuration.decode(T.self, row, with: configuration.decoder(local))
                 }
+                let mine = try configuration.decode(T.self, localRow, with: configuration.decoder(local))
                 let theirs = try configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded))
                 // The status is the store's, not a property either side changed.
-                let merged = try merge.merge(
-                    base: base.map(Self.withoutStatus), local: Self.withoutStatus(configuration.decode(T.self, localRow, with: decoder)),
-                    downloaded: Self.withoutStatus(theirs))
+                let merged = try merge.merge(base: base.map(Self.withoutStatus), local: Self.withoutStatus(mine),
+                                             downloaded: Self.withoutStatus(theirs))
                 // A merge that is the server's version has nothing to upload.
                 if try Self.sameJSON(merged.object, Self.withoutStatus(theirs)) { return .takeDownloaded }
                 var rows = try configuration.mergedRows(merged.object)

@@ -170,6 +170,20 @@ extension Store {
         }, isCancellable: false)
     }
 
+    /// Records `version` as the server's version of the live row `key` with a local edit
+    /// (``StoredRow/serverVersion``): the server deleted the object, and the edit, which wins,
+    /// is uploaded next as based on that deletion. Returns whether there was such a row.
+    func recordingServerVersion(_ version: String?, of key: ObjectKey) -> StoreWork<Bool> {
+        StoreWork(operation: "record the server's version of \(key)", access: .write { statements in
+            try Store.transaction(statements) {
+                guard var row = try statements.record(key)?.get(), !row.isDeleted, row.syncStatus == .notSynced else { return false }
+                row.serverVersion = version
+                try statements.putRow(row)
+                return true
+            }
+        }, isCancellable: false)
+    }
+
     /// The rows of `type` held back from claims after `maximumAttempts` failed uploads.
     func listingHeld(_ type: String, maximumAttempts: Int) -> StoreWork<[HeldObject]> {
         StoreWork(operation: "list the held objects of \(type)", access: .read { statements in

@@ -60,11 +60,11 @@ extension SyncEngine {
     ) async throws {
         let total = try await garage.count(T.self, withStatus: .notSynced)
         var done = 0
-        update { $0.activity = .uploading(typeName: typeName, done: 0, total: total) }
         while true {
             try Task.checkCancellation()
             let claim = try await garage.claim(T.self, limit: configuration.batchSize)
             if claim.isEmpty { return }
+            update { $0.activity = .uploading(typeName: typeName, done: done, total: max(total, done + claim.keys.count)) }
             let identifiers = claim.identifiers + claim.deletions
             if identifiers.allSatisfy({ uploads[$0, default: 0] >= configuration.maximumRounds }) {
                 try await garage.release(claim)      // conflicting again and again: next sync
@@ -74,7 +74,7 @@ extension SyncEngine {
             let results = try await uploading(claim, typeName)
             // The server has what it accepted: the claim ends whatever the cancellation.
             let now = Date()
-            var conflicts: [T] = [], conflictVersions: [String?] = [], deletedOnServer: [String] = []
+            var conflicts: [T] = [], conflictVersions: [String?] = [], deletedOnServer: [String: String?] = [:]
             var ends: [String: Store.ClaimEnd] = [:]
             let deleted = Set(claim.deletions)
             for identifier in identifiers {
@@ -90,7 +90,7 @@ extension SyncEngine {
                         conflicts.append(current)
                         conflictVersions.append(version)
                     } else {
-                        deletedOnServer.append(identifier)
+                        deletedOnServer[identifier] = version
                     }
                 case .failed(let reason)?:
                     ends[identifier] = .failed(error: reason, retryAt: now.addingTimeInterval(configuration.retryAfter))
@@ -109,15 +109,28 @@ extension SyncEngine {
                     conflicts, versions: conflictVersions, onConflict: .threeWay(merge)))
             }
             if !deletedOnServer.isEmpty {
-                report.downloads.append(try await garage.deleteDownloaded(T.self, identifiers: deletedOnServer, onConflict: .threeWay(merge)))
+                // Deleted on the server, edited here: the edit wins, uploaded again as based on
+                // the deletion's version, so that the server takes it.
+                var kept = DownloadReport()
+                for (identifier, version) in deletedOnServer.sorted(by: { $0.key < $1.key }) {
+                    let key = ObjectKey(typeName: typeName, identifier: identifier)
+                    if try await garage.run(garage.store.recordingServerVersion(version, of: key)) {
+                        kept.conflicts.append(DownloadConflict(object: key, localStatus: .notSynced, wasClaimed: false,
+                                                               resolution: .keptLocal))
+                    }
+                }
+                report.downloads.append(kept)
             }
             done += identifiers.count
             update { $0.activity = .uploading(typeName: typeName, done: done, total: max(total, done)) }
         }
     }
 
-    /// Sends a claim's batch, renewing the claim while the server works on it. A failure gives
-    /// the batch back (counting a failed attempt); a cancellation gives it back as it was.
+    /// Sends a claim's batch, renewing the claim while the server works on it. A failure or a
+    /// cancellation gives the batch back as it was: a transport's error (the server can't be
+    /// reached, say) says nothing of the objects, and an outage must hold none of them; the
+    /// engine's backoff paces the retries. An object the server can't take is answered
+    /// ``UploadResult/failed(_:)``: that counts.
     private func uploading<T: Codable & Syncable & SendableMetatype>(_ claim: Claim<T>, _ typeName: String) async throws -> UploadResults<T> {
         let renewal = renewing(claim)
         defer { renewal.cancel() }
@@ -133,11 +146,8 @@ extension SyncEngine {
             }
             return try await transport.upload(UploadBatch(typeName: typeName, changes: edits + deletions))
         } catch {
-            if error is CancellationError || Task.isCancelled {
-                try await garage.release(claim)
-                throw CancellationError()
-            }
-            try await garage.release(claim, retryAfter: 0, error: error)
+            try await garage.release(claim)
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
             throw error
         }
     }
@@ -163,7 +173,6 @@ extension SyncEngine {
         let key = SyncEngineSettings.cursor(typeName)
         var cursor = try await garage.value(for: key)
         var received = 0
-        update { $0.activity = .downloading(typeName: typeName, received: 0) }
         while true {
             try Task.checkCancellation()
             let batch = try await transport.download(DownloadRequest<T>(typeName: typeName, cursor: cursor))
@@ -181,7 +190,7 @@ extension SyncEngine {
                 cursor = next
             }
             received += batch.changes.count
-            update { $0.activity = .downloading(typeName: typeName, received: received) }
+            if received > 0 { update { $0.activity = .downloading(typeName: typeName, received: received) } }
             if !batch.hasMore || batch.changes.isEmpty { return }
         }
     }

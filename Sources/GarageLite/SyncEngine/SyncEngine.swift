@@ -22,7 +22,9 @@ import Foundation
 /// - An object the server refuses (``UploadResult/failed(_:)``) is retried alone, after
 ///   ``Configuration/retryAfter``, and held after ``Garage/maximumUploadAttempts`` refusals
 ///   (``SyncEngineStatus/held``), while the rest syncs.
-/// - A batch whose upload throws is given back, its objects counting a failed attempt.
+/// - A batch whose upload throws is given back as it was: an outage holds nothing, and
+///   ``run()`` tries again after its backoff. (So an object that makes your server fail must be
+///   answered ``UploadResult/failed(_:)``, not with an error for the whole batch, to be held.)
 /// - A process killed during an upload leaves a claim that the next garage opening the store
 ///   releases at once (its process ended); a claim of another machine's engine expires after
 ///   ``Configuration/lease``, which a working engine renews.

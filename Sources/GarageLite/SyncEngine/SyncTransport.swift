@@ -27,7 +27,7 @@ import Foundation
 /// ``UploadResult/conflict(_:version:)``, and the engine merges.
 ///
 /// Throw from either call when the server can't be reached or answers with an error: the engine
-/// gives the batch back (its objects are uploaded again later), reports the error in its
+/// gives the batch back as it was (an outage counts against no object), reports the error in its
 /// ``SyncEngine/status``, and tries again after a backoff. Answer ``UploadResult/failed(_:)``
 /// for one object the server refuses: that object is retried alone, and held after
 /// ``Garage/maximumUploadAttempts`` refusals, while the rest of its batch syncs.
@@ -84,9 +84,11 @@ public enum UploadResult<Object: Codable>: Codable {
     /// changes what it stores (a date it sets) sends the change with its next download.
     case accepted(version: String?)
     /// Not stored: the server's version is not the one the change was based on (another
-    /// device's edit came first). Here is its version: the object, or `nil` when the server
-    /// deleted it. The engine merges it with the local version (``SyncMerge``) and uploads the
-    /// merge.
+    /// device's edit came first). Here is its version: the object, which the engine merges with
+    /// the local version (``SyncMerge``) and uploads, based on `version`; or `nil` when the
+    /// server deleted it: the local edit wins, and is uploaded again as based on `version` (the
+    /// deletion's), which a server that keeps versions of its deletions then takes. A deletion
+    /// answered `nil` was made on both sides: done.
     case conflict(Object?, version: String?)
     /// Not stored, for this reason (invalid, too large): retried later, alone.
     case failed(String)

@@ -10,6 +10,19 @@ private struct ThreeWayNote: Codable, Identifiable, Syncable, Equatable {
     var syncStatus: SyncStatus = .notSynced
 }
 
+/// The same, as a class (not `Sendable`): each version is an instance of its own.
+private final class ThreeWayNotebook: Codable, Identifiable, Syncable {
+    var id: String
+    var name: String
+    var color: String
+    var syncStatus: SyncStatus = .notSynced
+    init(id: String, name: String, color: String) {
+        self.id = id
+        self.name = name
+        self.color = color
+    }
+}
+
 /// Issue 26: `parkDownloaded(_:onConflict: .threeWay(…))` merges with the base the store keeps,
 /// as a hand-written sync job uses it.
 @Suite("Three-way merges of downloads")
@@ -67,6 +80,30 @@ struct ThreeWayMergeTests {
                                                onConflict: .threeWay(.fields()))
         #expect(conflict.conflicts.first?.discardedFields == ["title"])
         #expect(try bare.retrieve(ThreeWayNote.self, identifier: "n2")?.title == "mine")
+    }
+
+    /// A class model: the base, the local and the downloaded version are three instances (one
+    /// decoder would give the base's instance for the local version too, and the local edit
+    /// would be lost, silently).
+    @Test func aClassModelMergesItsThreeVersions() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([ThreeWayNotebook(id: "b1", name: "Work", color: "grey")])
+        let notebook = try #require(try garage.retrieve(ThreeWayNotebook.self, identifier: "b1"))
+        notebook.name = "Work stuff"
+        try garage.park(notebook)
+        let seen = Protected<Bool>(false)
+        try garage.parkDownloaded([ThreeWayNotebook(id: "b1", name: "Work", color: "red")],
+                                  onConflict: .threeWay(.custom { base, local, downloaded in
+            seen.write { $0 = base !== local && base?.name == "Work" && local.name == "Work stuff" }
+            return downloaded
+        }))
+        #expect(seen.read { $0 })
+        // The custom merge took the server's version, as it is: `.synced`.
+        #expect(try garage.metadata(ThreeWayNotebook.self, identifier: "b1")?.syncStatus == .synced)
+        try garage.park(ThreeWayNotebook(id: "b1", name: "Work stuff", color: "red"))
+        try garage.parkDownloaded([ThreeWayNotebook(id: "b1", name: "Work", color: "green")], onConflict: .threeWay(.fields()))
+        let merged = try #require(try garage.retrieve(ThreeWayNotebook.self, identifier: "b1"))
+        #expect(merged.name == "Work stuff" && merged.color == "green")
     }
 
     /// A merge equal to the server's version is the server's version: `.synced`, nothing to upload.

@@ -212,10 +212,18 @@ extension SQLiteConnection {
         END
         """
 
+    /// Whether the parked row is `.synced` (``parkedStatus`` is `.synced`), said without that
+    /// whole expression: a download that says `.synced`, or a park that leaves a live row's
+    /// content as it is, of an object that says `.synced` (or says nothing, over a `.synced` row).
+    private static let becomesSynced = """
+        ((?9 AND ?5 = \(SyncStatus.synced.rawValue)) OR (NOT ?9 AND isDeleted = 0 AND NOT \(contentChanges)
+            AND coalesce(?5, syncStatus) = \(SyncStatus.synced.rawValue)))
+        """
+
     /// Whether a park forgets the row's failed uploads: its content changes, or it becomes
     /// `.synced`.
     private static let forgetsAttempts = """
-        (\(contentChanges) OR ((\(parkedStatus)) = \(SyncStatus.synced.rawValue) AND syncStatus <> \(SyncStatus.synced.rawValue)))
+        (\(contentChanges) OR (\(becomesSynced) AND syncStatus <> \(SyncStatus.synced.rawValue)))
         """
 
     /// The base a parked row gets (``RowRules``, "Bases"): the one the payload records (`?13`),
@@ -224,7 +232,7 @@ extension SQLiteConnection {
     private static let parkedBase = """
         CASE
             WHEN ?13 IS NOT NULL THEN ?13
-            WHEN (\(parkedStatus)) = \(SyncStatus.synced.rawValue) THEN NULL
+            WHEN \(becomesSynced) THEN NULL
             WHEN \(contentChanges) AND syncStatus = \(SyncStatus.synced.rawValue) AND isDeleted = 0
                 AND isEncrypted = excluded.isEncrypted THEN data
             ELSE base
@@ -260,7 +268,8 @@ extension SQLiteConnection {
             modificationDate = CASE WHEN \(contentChanges) THEN ?6 ELSE modificationDate END
         WHERE \(contentChanges) OR syncStatus IS NOT \(parkedStatus) OR isDeleted <> 0
             OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs OR referencesKnown = 0
-            OR base IS NOT (\(parkedBase)) OR (?14 IS NOT NULL AND serverVersion IS NOT ?14)
+            OR (?13 IS NOT NULL AND base IS NOT ?13) OR (?13 IS NULL AND base IS NOT NULL AND \(becomesSynced))
+            OR (?14 IS NOT NULL AND serverVersion IS NOT ?14)
         """
 
     @discardableResult

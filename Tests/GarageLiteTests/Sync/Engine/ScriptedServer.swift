@@ -45,12 +45,17 @@ actor ScriptedServer {
     var refused: Set<String> = []
     /// How many changes one download returns at most.
     var pageSize = 100
+    /// Whether a deleted note keeps its version: an edit based on an older one is a conflict
+    /// with the deletion (`conflict(nil, version:)`), as with a note.
+    var keepsDeletions = false
     /// Uploads wait until this is open.
     private var gate: CheckedContinuation<Void, Never>?
     private var isGated = false
     private(set) var waitingUploads = 0
 
-    func script(failing: Int = 0, losing: Int = 0, refused: Set<String>? = nil, pageSize: Int? = nil) {
+    func script(failing: Int = 0, losing: Int = 0, refused: Set<String>? = nil, pageSize: Int? = nil,
+                keepsDeletions: Bool? = nil) {
+        if let keepsDeletions { self.keepsDeletions = keepsDeletions }
         failingUploads = failing
         losingAnswers = losing
         if let refused { self.refused = refused }
@@ -110,7 +115,7 @@ actor ScriptedServer {
                 continue
             }
             // Based on another version than the server's: a conflict, with the server's.
-            let current = notes[id] != nil ? versions[id].map(String.init) : nil
+            let current = notes[id] != nil || keepsDeletions ? versions[id].map(String.init) : nil
             if let current, change.version != current {
                 results[id] = .conflict(notes[id], version: current)
                 continue

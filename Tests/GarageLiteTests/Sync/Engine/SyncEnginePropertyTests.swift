@@ -70,6 +70,11 @@ struct SyncEnginePropertyTests {
                        try Device("B", \.b, path: directory.path("b.garage"), server: server)]
         var history = History()
         var created = 0
+        // A server that forgets deletions, or keeps their versions (an edit of an older version
+        // of a deleted note is then a conflict with the deletion).
+        let keepsDeletions = Bool.random(using: &random)
+        await server.script(keepsDeletions: keepsDeletions)
+        history.steps.append("the server \(keepsDeletions ? "keeps" : "forgets") deletions")
         func token(_ side: String, _ step: Int) -> String { "\(side)\(step)" }
         for step in 1...steps {
             let device = devices.randomElement(using: &random)!

@@ -84,8 +84,9 @@ struct SyncEngineTests {
         try await garage.park(EngineNote(id: "n1", a: "one"))
         await #expect(throws: ScriptedServer.Failure.self) { try await engine.sync() }
         #expect(engine.status.lastError == "the server is unavailable")
+        // Given back as it was: an outage counts against no object.
         #expect(try await garage.metadata(EngineNote.self, identifier: "n1")?.syncStatus == .notSynced)
-        #expect(try await garage.metadata(EngineNote.self, identifier: "n1")?.attempts == 1)
+        #expect(try await garage.metadata(EngineNote.self, identifier: "n1")?.attempts == 0)
         try await engine.sync()
         #expect(engine.status.lastError == nil)
         #expect(await server.notes["n1"]?.a == "one")
@@ -188,6 +189,25 @@ struct SyncEngineTests {
         try await engine.sync()
         #expect(try await garage.retrieve(EngineNote.self, identifier: "kept")?.s == "edited elsewhere")
         #expect(await server.notes["kept"]?.s == "edited elsewhere")
+    }
+
+    /// The server deleted a note the device edited meanwhile, and keeps the deletion's version:
+    /// the edit wins, uploaded again as based on the deletion, which the server takes.
+    @Test func anEditOfANoteTheServerDeletedIsUploadedOverTheDeletion() async throws {
+        let (garage, engine) = try device()
+        await server.script(keepsDeletions: true)
+        try await garage.park(EngineNote(id: "n1", a: "first"))
+        try await engine.sync()
+        await server.delete("n1")
+        var note = try #require(try await garage.retrieve(EngineNote.self, identifier: "n1"))
+        note.a = "edited offline"
+        try await garage.park(note)
+        let report = try await engine.sync()
+        #expect(report.conflicts.contains { $0.object.identifier == "n1" && $0.resolution == .keptLocal })
+        #expect(await server.notes["n1"]?.a == "edited offline")
+        let metadata = try #require(try await garage.metadata(EngineNote.self, identifier: "n1"))
+        #expect(metadata.syncStatus == .synced && metadata.attempts == 0)
+        #expect(metadata.serverVersion == (await server.versions["n1"]).map(String.init))
     }
 
     /// The server answers after the sync was cancelled: the claim completes (the server has
