@@ -180,13 +180,7 @@ public final class SyncEngine: Sendable {
                     }
                 }
             }
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(nanoseconds: 200_000_000)
-                    wake.yield(.tick)
-                }
-            }
-            await self.loop(wakes)
+            await self.loop(wakes, wake)
             wake.finish()
             group.cancelAll()
         }
@@ -198,17 +192,22 @@ public final class SyncEngine: Sendable {
         case deletion, change, tick
     }
 
-    private func loop(_ wakes: AsyncStream<Wake>) async {
+    /// ``run()``'s loop: it sleeps until a change, or until the next moment it has something
+    /// to do (the end of a debounce, a poll, a retry), for which a timer wakes it.
+    private func loop(_ wakes: AsyncStream<Wake>, _ wake: AsyncStream<Wake>.Continuation) async {
+        var timer: Task<Void, Never>?
+        defer { timer?.cancel() }
         var failures = 0
         var due: Date? = Date()                 // a sync is due from then
         var lastChange: Date?
         var sawDeletion = false
-        var nextPoll = Date.distantFuture
-        for await wake in wakes {
+        var nextPoll: Date?
+        wake.yield(.tick)                       // the first sync, at once
+        for await event in wakes {
             if Task.isCancelled { return }
             let now = Date()
-            if wake != .tick { lastChange = now }
-            if wake == .deletion { sawDeletion = true }
+            if event != .tick { lastChange = now }
+            if event == .deletion { sawDeletion = true }
             if let last = lastChange, now.timeIntervalSince(last) >= configuration.debounce {
                 lastChange = nil
                 // The engine's own downloads are changes too: a sync only when there is
@@ -218,19 +217,31 @@ public final class SyncEngine: Sendable {
                 if needed { due = min(due ?? .distantFuture, now) }
                 sawDeletion = false
             }
-            if now >= nextPoll { due = min(due ?? .distantFuture, now) }
-            guard let start = due, now >= start else { continue }
-            due = nil
-            do {
-                _ = try await sync()
-                failures = 0
-                nextPoll = configuration.pollInterval.map { Date().addingTimeInterval($0) } ?? .distantFuture
-            } catch {
-                if Task.isCancelled { return }
-                failures += 1
-                let retry = Date().addingTimeInterval(min(configuration.maximumBackoff, pow(2, Double(failures - 1))))
-                due = retry
-                update { $0.retryDate = retry }
+            if let poll = nextPoll, now >= poll { due = min(due ?? .distantFuture, now) }
+            if let start = due, now >= start {
+                due = nil
+                do {
+                    _ = try await sync()
+                    failures = 0
+                    nextPoll = configuration.pollInterval.map { Date().addingTimeInterval($0) }
+                } catch {
+                    if Task.isCancelled { return }
+                    failures += 1
+                    let retry = Date().addingTimeInterval(min(configuration.maximumBackoff, pow(2, Double(failures - 1))))
+                    due = retry
+                    update { $0.retryDate = retry }
+                }
+            }
+            // Sleeps until the next deadline, or a change.
+            timer?.cancel()
+            timer = nil
+            let deadlines = [lastChange.map { $0.addingTimeInterval(configuration.debounce) }, due, nextPoll]
+            if let next = deadlines.compactMap({ $0 }).min() {
+                timer = Task {
+                    let delay = next.timeIntervalSinceNow
+                    if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) }
+                    if !Task.isCancelled { wake.yield(.tick) }
+                }
             }
         }
     }

@@ -15,12 +15,12 @@ extension SQLiteConnection {
     }
 
     /// A `.synced` tombstone is a deletion the server made (`markDeletedOnServer`): nothing to upload.
-    private static let claimableRowsSQL = """
+    private static let claimableRowsSQL = compact("""
         SELECT \(columns) FROM garage_object
         WHERE syncStatus = ? AND type = ? AND claim IS NULL AND (retryAt IS NULL OR retryAt <= ?) AND attempts < ?
             AND NOT (isDeleted <> 0 AND syncStatus = \(SyncStatus.synced.rawValue))
         ORDER BY modificationDate LIMIT ?
-        """
+        """)
 
     func claimedRows() throws -> [(key: ObjectKey, claim: String)] {
         // The partial index of claims holds these rows only.
@@ -64,11 +64,11 @@ extension SQLiteConnection {
         ])
     }
 
-    private static let markClaimedSQL = """
+    private static let markClaimedSQL = compact("""
         UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = 1,
             base = CASE WHEN base IS NULL AND isDeleted = 0 THEN data ELSE base END
         WHERE type = ? AND identifier = ?
-        """
+        """)
 
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
                   failure: (error: String?, retryAt: Date)?, uploaded: String?, version: String?) throws {
@@ -79,7 +79,7 @@ extension SQLiteConnection {
         ])
     }
 
-    private static let endClaimSQL = """
+    private static let endClaimSQL = compact("""
         UPDATE garage_object SET syncStatus = coalesce(?1, syncStatus), claim = NULL, claimedAt = NULL,
             base = CASE WHEN coalesce(?1, syncStatus) = \(SyncStatus.synced.rawValue) THEN NULL ELSE coalesce(?8, base) END,
             serverVersion = coalesce(?9, serverVersion),
@@ -87,7 +87,7 @@ extension SQLiteConnection {
             retryAt = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?4 ELSE retryAt END,
             lastError = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?5 ELSE lastError END
         WHERE type = ?6 AND identifier = ?7
-        """
+        """)
 
     func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {
         let rows = try Row.fetchAll(db, sql: """

@@ -243,7 +243,7 @@ extension SQLiteConnection {
     /// date change only when its content does (once more per change folded into the payload:
     /// `?10`, compared from `?11`, the first folded park's data); a row once parked as a root
     /// stays one.
-    private static let parkSQL = """
+    private static let parkSQL = compact("""
         INSERT INTO garage_object
             (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
              isRemote, base, serverVersion)
@@ -270,7 +270,7 @@ extension SQLiteConnection {
             OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs OR referencesKnown = 0
             OR (?13 IS NOT NULL AND base IS NOT ?13) OR (?13 IS NULL AND base IS NOT NULL AND \(becomesSynced))
             OR (?14 IS NOT NULL AND serverVersion IS NOT ?14)
-        """
+        """)
 
     @discardableResult
     func delete(_ key: ObjectKey, now: Date) throws -> Bool {

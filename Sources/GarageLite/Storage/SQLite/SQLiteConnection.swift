@@ -58,6 +58,14 @@ struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesFreedCont
 
     // MARK: - Reading rows
 
+    /// `sql` with each run of whitespace made one space: what a hot statement is cached under.
+    /// GRDB finds a cached statement by hashing its whole text, on every access's first use of
+    /// it (``StatementsBySQL`` serves the next ones): the park statement's indentation alone
+    /// cost thousands of instructions a park.
+    static func compact(_ sql: String) -> String {
+        sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
     /// The columns of the object table, in the order ``readRow(_:purpose:key:)`` reads them.
     static let columns = """
         type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs, \

@@ -35,6 +35,8 @@ actor ScriptedServer {
     private(set) var stored: [String: Int] = [:]
     /// The download pages a duplicating proxy sent twice, by cursor.
     var repeatedPages: Set<String> = []
+    /// How many uploads came, failed ones too.
+    private(set) var uploadCalls = 0
     /// The statuses the uploaded notes said.
     private(set) var uploadedStatuses: Set<SyncStatus> = []
     /// The next uploads that fail before doing anything.
@@ -102,6 +104,7 @@ actor ScriptedServer {
             await withCheckedContinuation { gate = $0 }
             waitingUploads -= 1
         }
+        uploadCalls += 1
         if failingUploads > 0 {
             failingUploads -= 1
             throw Failure(description: "the server is unavailable")

@@ -315,6 +315,28 @@ struct SyncEngineRunTests {
         await running.value
     }
 
+    /// A failed sync is tried again after a backoff (1 s, then 2 s), until the server answers.
+    @Test func aFailedSyncIsRetriedAfterABackoff() async throws {
+        let directory = try TemporaryDirectory()
+        let server = ScriptedServer()
+        let garage = try Garage(path: directory.path("backoff.garage"))
+        var configuration = SyncEngine.Configuration()
+        configuration.debounce = 0.02
+        configuration.pollInterval = nil
+        let engine = SyncEngine(garage: garage, transport: ScriptedTransport(server: server),
+                                types: [.of(EngineNote.self)], configuration: configuration)
+        try await garage.park(EngineNote(id: "n1", a: "after two failures"))
+        await server.script(failing: 2)
+        var statuses = engine.statusUpdates().makeAsyncIterator()
+        let running = Task { await engine.run() }
+        while let status = await statuses.next(), status.lastSync == nil {}
+        #expect(await server.uploadCalls == 3)
+        #expect(await server.notes["n1"]?.a == "after two failures")
+        #expect(engine.status.lastError == nil && engine.status.retryDate == nil)
+        running.cancel()
+        await running.value
+    }
+
     /// The app edits through another garage on the same file (another process's, say): the
     /// engine observes its commits, and uploads them.
     @Test func anEditThroughAnotherGarageIsUploaded() async throws {
