@@ -294,18 +294,29 @@ struct HangingTransport: SyncTransport {
     }
 }
 
-/// `run()` uploads a deletion on its own (a count of the objects to upload doesn't show it).
+/// `run()`: syncs by itself, on changes (a deletion alone too), through other garages, after failures.
 @Suite("The sync engine's run loop")
 struct SyncEngineRunTests {
-    @Test func aDeletionAloneIsUploaded() async throws {
-        let directory = try TemporaryDirectory()
-        let server = ScriptedServer()
-        let garage = try Garage(path: directory.path("run.garage"))
+    let directory: TemporaryDirectory
+    let server = ScriptedServer()
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    /// An engine on `garage`, whose `run()` syncs 20 ms after a change, and never polls.
+    func engine(_ garage: Garage) -> SyncEngine {
         var configuration = SyncEngine.Configuration()
         configuration.debounce = 0.02
         configuration.pollInterval = nil
-        let engine = SyncEngine(garage: garage, transport: ScriptedTransport(server: server),
-                                types: [.of(EngineNote.self)], configuration: configuration)
+        return SyncEngine(garage: garage, transport: ScriptedTransport(server: server),
+                          types: [.of(EngineNote.self)], configuration: configuration)
+    }
+
+    /// A deletion alone is uploaded (a count of the objects to upload doesn't show it).
+    @Test func aDeletionAloneIsUploaded() async throws {
+        let garage = try Garage(path: directory.path("run.garage"))
+        let engine = engine(garage)
         try await garage.park(EngineNote(id: "n1"))
         try await engine.sync()
         let running = Task { await engine.run() }
@@ -317,14 +328,8 @@ struct SyncEngineRunTests {
 
     /// A failed sync is tried again after a backoff (1 s, then 2 s), until the server answers.
     @Test func aFailedSyncIsRetriedAfterABackoff() async throws {
-        let directory = try TemporaryDirectory()
-        let server = ScriptedServer()
         let garage = try Garage(path: directory.path("backoff.garage"))
-        var configuration = SyncEngine.Configuration()
-        configuration.debounce = 0.02
-        configuration.pollInterval = nil
-        let engine = SyncEngine(garage: garage, transport: ScriptedTransport(server: server),
-                                types: [.of(EngineNote.self)], configuration: configuration)
+        let engine = engine(garage)
         try await garage.park(EngineNote(id: "n1", a: "after two failures"))
         await server.script(failing: 2)
         var statuses = engine.statusUpdates().makeAsyncIterator()
@@ -340,15 +345,9 @@ struct SyncEngineRunTests {
     /// The app edits through another garage on the same file (another process's, say): the
     /// engine observes its commits, and uploads them.
     @Test func anEditThroughAnotherGarageIsUploaded() async throws {
-        let directory = try TemporaryDirectory()
-        let server = ScriptedServer()
         let engineGarage = try Garage(path: directory.path("shared.garage"))
         let appGarage = try Garage(path: directory.path("shared.garage"))
-        var configuration = SyncEngine.Configuration()
-        configuration.debounce = 0.02
-        configuration.pollInterval = nil
-        let engine = SyncEngine(garage: engineGarage, transport: ScriptedTransport(server: server),
-                                types: [.of(EngineNote.self)], configuration: configuration)
+        let engine = engine(engineGarage)
         let running = Task { await engine.run() }
         #expect(await eventually { engine.status.lastSync != nil })
         try await appGarage.park(EngineNote(id: "elsewhere", a: "from the app's garage"))
