@@ -221,11 +221,14 @@ public final class SyncEngine: Sendable {
             if let start = due, now >= start {
                 due = nil
                 do {
-                    _ = try await sync()
+                    let report = try await sync()
                     failures = 0
                     nextPoll = configuration.pollInterval.map { Date().addingTimeInterval($0) }
+                    // A refused object is tried again once its wait is over.
+                    if !report.refused.isEmpty { due = Date().addingTimeInterval(configuration.retryAfter) }
                 } catch {
                     if Task.isCancelled { return }
+                    nextPoll = nil                  // the retry below downloads too
                     failures += 1
                     let retry = Date().addingTimeInterval(min(configuration.maximumBackoff, pow(2, Double(failures - 1))))
                     due = retry

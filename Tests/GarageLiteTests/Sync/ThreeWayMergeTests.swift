@@ -106,6 +106,52 @@ struct ThreeWayMergeTests {
         #expect(merged.name == "Work stuff" && merged.color == "green")
     }
 
+    /// The stored base of `identifier`, as the rules keep it.
+    func base(_ garage: Garage, _ identifier: String) throws -> String? {
+        try garage.store.engine.write("read a base") { statements in
+            try statements.record(ObjectKey(typeName: "ThreeWayNote", identifier: identifier))?.get().base
+        }
+    }
+
+    /// A base reads like its row: an edit stored in the other encryption drops it (a plaintext
+    /// base must not stay in an encrypted store, where the encryption pass would not see it).
+    @Test func anEditInTheOtherEncryptionDropsTheBase() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "secret plan")])
+        try garage.park(ThreeWayNote(id: "n1", title: "secret plan, revised"))
+        #expect(try base(garage, "n1")?.contains("secret plan") == true)
+        garage.dataEncryptionDelegate = TestEncryptor()
+        try garage.park(ThreeWayNote(id: "n1", title: "secret plan, encrypted"))
+        #expect(try base(garage, "n1") == nil)
+        // The merge goes without a base, and says what its policy dropped.
+        let report = try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "server's plan")], onConflict: .threeWay(.fields()))
+        #expect(report.conflicts.first?.discardedFields == ["title"])
+    }
+
+    /// A claim gives its data as base to an object that was never on the server only: an edit
+    /// that may be (a row kept from before bases existed) gets none, so the merge of its
+    /// conflict is decided by the policy and reported, never taken as "no local change".
+    @Test func aClaimGivesABaseToNewObjectsOnly() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(ThreeWayNote(id: "new", title: "new"))
+        try garage.parkDownloaded([ThreeWayNote(id: "old", title: "server")])
+        try garage.park(ThreeWayNote(id: "old", title: "edited"))
+        // As a store of format 5 holds it: may be on the server, no base.
+        try garage.store.engine.write("forget a base") { statements in
+            var row = try #require(try statements.record(ObjectKey(typeName: "ThreeWayNote", identifier: "old"))?.get())
+            row.base = nil
+            try statements.putRow(row)
+        }
+        let claim = try garage.claim(ThreeWayNote.self, limit: 10)
+        #expect(Set(claim.identifiers) == ["new", "old"])
+        #expect(try base(garage, "new")?.contains("new") == true)
+        #expect(try base(garage, "old") == nil)
+        try garage.release(claim)
+        let report = try garage.parkDownloaded([ThreeWayNote(id: "old", title: "server, again")], onConflict: .threeWay(.fields()))
+        #expect(report.conflicts.first?.discardedFields == ["title"])
+        #expect(try garage.retrieve(ThreeWayNote.self, identifier: "old")?.title == "edited")
+    }
+
     /// A merge equal to the server's version is the server's version: `.synced`, nothing to upload.
     @Test func aMergeThatIsTheServersVersionIsSynced() throws {
         let garage = try Garage.inMemory()

@@ -19,10 +19,13 @@ import Foundation
 /// same encryption as the old, so that the base reads like the row), moves to the uploaded data
 /// when an upload completes but the row changed meanwhile (the server has the upload: the edit
 /// made during it is based on that), is set to the downloaded data by a merge with a download
-/// (``RowPayload/base``), and is dropped whenever the row becomes `.synced`. A row without one
-/// (an object the server never acknowledged) gets its data as base when a claim takes it: once
-/// sent, the server may have that version, whatever happens to the answer (lost, or its job
-/// killed), and an edit of the server's after it must not be merged as conflicting with it.
+/// (``RowPayload/base``), and is dropped whenever the row becomes `.synced`, or its data moves to
+/// the other encryption (a base must read like its row). A row that was never on the server
+/// (``StoredRow/isRemote`` is false: a new object) gets its data as base when a claim takes it:
+/// once sent, the server may have that version, whatever happens to the answer (lost, or its
+/// job killed), and an edit of the server's after it must not be merged as conflicting with it.
+/// A row that may be on the server but has no base (kept from before format 6, say) gets none:
+/// its pending edit is merged without one, where the policy decides and the report says so.
 ///
 /// ## Server versions
 ///
@@ -64,6 +67,8 @@ enum RowRules {
             base = nil
         } else if changed, existing.syncStatus == .synced, !existing.isDeleted, existing.isEncrypted == payload.isEncrypted {
             base = existing.data
+        } else if existing.isEncrypted != payload.isEncrypted {
+            base = nil
         } else {
             base = existing.base
         }
@@ -213,7 +218,7 @@ enum RowRules {
     /// (so its data is its base, unless it has one: see "Bases").
     static func claimed(_ existing: StoredRow, claim: String, at date: Date) -> StoredRow {
         var row = existing
-        if row.base == nil && !row.isDeleted { row.base = row.data }
+        if row.base == nil && !row.isDeleted && !row.isRemote { row.base = row.data }
         row.syncStatus = .syncing
         row.claim = claim
         row.claimedAt = date

@@ -66,7 +66,7 @@ extension SQLiteConnection {
 
     private static let markClaimedSQL = compact("""
         UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = 1,
-            base = CASE WHEN base IS NULL AND isDeleted = 0 THEN data ELSE base END
+            base = CASE WHEN base IS NULL AND isDeleted = 0 AND isRemote = 0 THEN data ELSE base END
         WHERE type = ? AND identifier = ?
         """)
 

@@ -235,6 +235,7 @@ extension SQLiteConnection {
             WHEN \(becomesSynced) THEN NULL
             WHEN \(contentChanges) AND syncStatus = \(SyncStatus.synced.rawValue) AND isDeleted = 0
                 AND isEncrypted = excluded.isEncrypted THEN data
+            WHEN isEncrypted <> excluded.isEncrypted THEN NULL
             ELSE base
         END
         """
@@ -268,7 +269,8 @@ extension SQLiteConnection {
             modificationDate = CASE WHEN \(contentChanges) THEN ?6 ELSE modificationDate END
         WHERE \(contentChanges) OR syncStatus IS NOT \(parkedStatus) OR isDeleted <> 0
             OR isRoot < excluded.isRoot OR refs IS NOT excluded.refs OR referencesKnown = 0
-            OR (?13 IS NOT NULL AND base IS NOT ?13) OR (?13 IS NULL AND base IS NOT NULL AND \(becomesSynced))
+            OR (?13 IS NOT NULL AND base IS NOT ?13)
+            OR (?13 IS NULL AND base IS NOT NULL AND (\(becomesSynced) OR isEncrypted <> excluded.isEncrypted))
             OR (?14 IS NOT NULL AND serverVersion IS NOT ?14)
         """)
 
