@@ -89,13 +89,13 @@ extension Garage {
                 guard let localRow = try local.row(key), let downloadedRow = try downloaded.row(key) else {
                     return .takeDownloaded
                 }
-                // The base is in the row's encryption, for its key: read as the row's data. Each
-                // version has a decoder of its own: one decoder gives one instance per object,
-                // and the base and the local version of a class are two.
+                // The base is in the row's encryption, for its key: read as the row's data, its
+                // children as theirs. Each version has a decoder of its own: one decoder gives one
+                // instance per object, and the base and the local version of a class are two.
                 let base = try local.statements.rowOrTombstone(key, for: .all)?.base.flatMap { data -> T? in
                     var row = localRow
                     row.data = data
-                    return try? configuration.decode(T.self, row, with: configuration.decoder(local))
+                    return try? configuration.decode(T.self, row, with: configuration.decoder(local, bases: true))
                 }
                 let mine = try configuration.decode(T.self, localRow, with: configuration.decoder(local))
                 let theirs = try configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded))
@@ -214,7 +214,10 @@ extension Garage.Configuration {
         let root = try graph.encodeRoot(merged)
         return try graph.rows.map { row in
             var (key, payload) = try encryption.seal(row)
-            if key == root { payload.syncStatus = .notSynced }
+            // The root is the edit to upload. A child keeps its row's status (the merge took its
+            // status from one side or the other: a child's local edit, said `.synced` by the
+            // downloaded side, must not be marked synced), `.notSynced` when the merge changes it.
+            payload.syncStatus = key == root ? .notSynced : nil
             return (key, payload)
         }
     }

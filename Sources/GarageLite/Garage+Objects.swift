@@ -344,11 +344,15 @@ extension Garage.Configuration {
         return encoder
     }
 
-    /// A decoder that resolves references through `view`, decrypting the rows it reads.
-    func decoder(_ view: StoreView) -> GraphDecoder {
+    /// A decoder that resolves references through `view`, decrypting the rows it reads; with
+    /// `bases`, each row reads as its base where it has one (``StoredRow/base``): the graph as
+    /// both sides last had it, children included, for a three-way merge.
+    func decoder(_ view: StoreView, bases: Bool = false) -> GraphDecoder {
         let encryption = encryption
         let decoder = GraphDecoder(dateDecoding: dateDecoding, context: Garage.threadContext, registry: registry) { key in
-            try view.row(key).map(encryption.open)
+            guard var row = try view.row(key) else { return nil }
+            if bases, let base = try view.statements.rowOrTombstone(key, for: .all)?.base { row.data = base }
+            return try encryption.open(row)
         }
         if let delegate = dataEncryptionDelegate {
             decoder.decryptNested = { try delegate.decrypt($0) }

@@ -23,6 +23,22 @@ private final class ThreeWayNotebook: Codable, Identifiable, Syncable {
     }
 }
 
+/// A writer, an `Identifiable` child of `ThreeWayBook`: its own row.
+private struct ThreeWayAuthor: Codable, Identifiable, Syncable, Equatable {
+    var id: String
+    var name: String
+    var syncStatus: SyncStatus = .notSynced
+}
+
+/// A book with an `Identifiable` child.
+private struct ThreeWayBook: Codable, Identifiable, Syncable, Equatable {
+    var id: String
+    var title: String
+    var year: Int
+    var author: ThreeWayAuthor
+    var syncStatus: SyncStatus = .notSynced
+}
+
 /// Issue 26: `parkDownloaded(_:onConflict: .threeWay(…))` merges with the base the store keeps,
 /// as a hand-written sync job uses it.
 @Suite("Three-way merges of downloads")
@@ -150,6 +166,19 @@ struct ThreeWayMergeTests {
         let report = try garage.parkDownloaded([ThreeWayNote(id: "old", title: "server, again")], onConflict: .threeWay(.fields()))
         #expect(report.conflicts.first?.discardedFields == ["title"])
         #expect(try garage.retrieve(ThreeWayNote.self, identifier: "old")?.title == "edited")
+    }
+
+    /// The base of a graph reads its children as they were too: a child edited with its parent
+    /// is a local change, which the server's edit of another property doesn't revert.
+    @Test func theBaseOfAGraphHoldsItsChildrensBases() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([ThreeWayBook(id: "b1", title: "Emma", year: 1815, author: ThreeWayAuthor(id: "a1", name: "Ann"))])
+        try garage.park(ThreeWayBook(id: "b1", title: "Emma", year: 1815, author: ThreeWayAuthor(id: "a1", name: "Jane Austen")))
+        let report = try garage.parkDownloaded([ThreeWayBook(id: "b1", title: "Emma", year: 1816, author: ThreeWayAuthor(id: "a1", name: "Ann"))],
+                                               onConflict: .threeWay(.fields()))
+        #expect(report.conflicts.first { $0.object.identifier == "b1" }?.discardedFields == [])
+        let merged = try #require(try garage.retrieve(ThreeWayBook.self, identifier: "b1"))
+        #expect(merged.year == 1816 && merged.author.name == "Jane Austen")
     }
 
     /// A merge equal to the server's version is the server's version: `.synced`, nothing to upload.

@@ -15,8 +15,9 @@ import Foundation
 ///
 /// A row with local changes the server has not seen keeps its *base* (``StoredRow/base``): the
 /// data of the last version both sides had, for three-way merges. It is written when a
-/// `.synced` row first changes locally (a park or a deletion; only when the new data is in the
-/// same encryption as the old, so that the base reads like the row), moves to the uploaded data
+/// `.synced` row stops being so (a park, whether it changes the content or only the status, as
+/// a parent parked again for its child's edit does; a deletion; a status the app sets; only
+/// when the new data is in the same encryption as the old, so that the base reads like the row), moves to the uploaded data
 /// when an upload completes but the row changed meanwhile (the server has the upload: the edit
 /// made during it is based on that), is set to the downloaded data by a merge with a download
 /// (``RowPayload/base``), and is dropped whenever the row becomes `.synced`, or its data moves to
@@ -65,7 +66,7 @@ enum RowRules {
             base = recorded
         } else if status == .synced {
             base = nil
-        } else if changed, existing.syncStatus == .synced, !existing.isDeleted, existing.isEncrypted == payload.isEncrypted {
+        } else if existing.syncStatus == .synced, !existing.isDeleted, existing.isEncrypted == payload.isEncrypted {
             base = existing.data
         } else if existing.isEncrypted != payload.isEncrypted {
             base = nil
@@ -181,9 +182,13 @@ enum RowRules {
     /// The row with `status` set by the app; `nil` when it is a tombstone, or has it already.
     static func settingStatus(_ status: SyncStatus, of existing: StoredRow?) -> StoredRow? {
         guard var row = existing, !row.isDeleted, row.syncStatus != status else { return nil }
+        if status == .synced {
+            row.base = nil
+        } else if row.syncStatus == .synced {
+            row.base = row.data
+        }
         row.syncStatus = status
         row.isRemote = row.isRemote || status == .synced
-        if status == .synced { row.base = nil }
         return row
     }
 

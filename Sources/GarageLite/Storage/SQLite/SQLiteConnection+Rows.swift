@@ -233,8 +233,7 @@ extension SQLiteConnection {
         CASE
             WHEN ?13 IS NOT NULL THEN ?13
             WHEN \(becomesSynced) THEN NULL
-            WHEN \(contentChanges) AND syncStatus = \(SyncStatus.synced.rawValue) AND isDeleted = 0
-                AND isEncrypted = excluded.isEncrypted THEN data
+            WHEN syncStatus = \(SyncStatus.synced.rawValue) AND isDeleted = 0 AND isEncrypted = excluded.isEncrypted THEN data
             WHEN isEncrypted <> excluded.isEncrypted THEN NULL
             ELSE base
         END
@@ -379,7 +378,8 @@ extension SQLiteConnection {
 
     private static let setSyncStatusSQL = """
         UPDATE garage_object SET syncStatus = ?1, isRemote = isRemote OR ?1 = \(SyncStatus.synced.rawValue),
-            base = CASE WHEN ?1 = \(SyncStatus.synced.rawValue) THEN NULL ELSE base END
+            base = CASE WHEN ?1 = \(SyncStatus.synced.rawValue) THEN NULL
+                WHEN syncStatus = \(SyncStatus.synced.rawValue) THEN data ELSE base END
         WHERE type = ?2 AND identifier = ?3 AND isDeleted = 0 AND syncStatus IS NOT ?1
         """
 
