@@ -100,8 +100,13 @@ extension Garage {
                 let mine = try configuration.decode(T.self, localRow, with: configuration.decoder(local))
                 let theirs = try configuration.decode(T.self, downloadedRow, with: configuration.decoder(downloaded))
                 // The status is the store's, not a property either side changed.
-                let merged = try merge.merge(base: base.map(Self.withoutStatus), local: Self.withoutStatus(mine),
+                let merged: (object: T, discarded: [String])
+                do {
+                    merged = try merge.merge(base: base.map(Self.withoutStatus), local: Self.withoutStatus(mine),
                                              downloaded: Self.withoutStatus(theirs))
+                } catch {
+                    return .unmerged("\(error)")
+                }
                 // A merge that is the server's version has nothing to upload.
                 if try Self.sameJSON(merged.object, Self.withoutStatus(theirs)) { return .takeDownloaded }
                 var rows = try configuration.mergedRows(merged.object)

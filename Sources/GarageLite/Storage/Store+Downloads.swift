@@ -11,6 +11,8 @@ extension Store {
         /// Park these rows instead: a merge, as the app's own edit; `discarded` names the
         /// properties whose change the merge dropped.
         case replace(RowStream.Batch, discarded: [String] = [])
+        /// Keep the local version: the merge failed, for this reason.
+        case unmerged(String)
     }
 
     /// Parks `rows` (a downloaded graph, every payload `.synced`) in one transaction. A row
@@ -61,6 +63,8 @@ extension Store {
                     switch decision {
                     case .keepLocal:
                         break
+                    case .unmerged(let reason):
+                        conflict.mergeFailure = reason
                     case .takeDownloaded:
                         toWrite.append((key, payload))
                         conflict.resolution = .tookDownloaded
@@ -120,7 +124,7 @@ extension Store {
                         var conflict = DownloadConflict(object: key, localStatus: existing.syncStatus, wasClaimed: isClaimed,
                                                         resolution: .keptLocal)
                         switch existing.isDeleted ? .keepLocal : try resolve(key, local) {
-                        case .keepLocal:
+                        case .keepLocal, .unmerged:
                             report.conflicts.append(conflict)
                             continue
                         case .replace(let merged, let discarded):

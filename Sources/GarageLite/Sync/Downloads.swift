@@ -55,7 +55,9 @@ public enum ConflictResolution<Object>: Sendable {
     /// try garage.parkDownloaded(notes, onConflict: .threeWay(.fields()))
     /// ```
     ///
-    /// Deletions on either side are decided as ``merge(_:)`` decides them: the edit wins.
+    /// Deletions on either side are decided as ``merge(_:)`` decides them: the edit wins. A merge
+    /// that throws keeps the local version, and the report says why
+    /// (``DownloadConflict/mergeFailure``): one object can't stop a download.
     case threeWay(SyncMerge<Object>)
 }
 
@@ -123,10 +125,14 @@ public struct DownloadConflict: Sendable, Hashable, CustomStringConvertible {
     /// changed whose local or downloaded change the merge's policy dropped, as coding-key paths
     /// ("title", "address.city"): what the app may show as overwritten.
     public var discardedFields: [String] = []
+    /// For a three-way merge that failed (its closure threw, or the merged JSON doesn't decode),
+    /// why: the local version was kept, to be uploaded, and the server's version not applied.
+    public var mergeFailure: String?
 
     /// "Note(n1): kept the local edit".
     public var description: String {
         switch resolution {
+        case .keptLocal where mergeFailure != nil: return "\(object): kept the local edit, the merge failed: \(mergeFailure!)"
         case .keptLocal: return "\(object): kept the local \(wasDeletedLocally ? "deletion" : "edit")"
         case .tookDownloaded: return "\(object): took the server's version"
         case .merged: return "\(object): merged"

@@ -63,6 +63,9 @@ extension SyncEngine {
         while true {
             try Task.checkCancellation()
             let claim = try await garage.claim(T.self, limit: configuration.batchSize)
+            for failure in claim.failures {
+                report.unreadable[ObjectKey(typeName: typeName, identifier: failure.identifier)] = "\(failure.error)"
+            }
             if claim.isEmpty { return }
             update { $0.activity = .uploading(typeName: typeName, done: done, total: max(total, done + claim.keys.count)) }
             let identifiers = claim.identifiers + claim.deletions

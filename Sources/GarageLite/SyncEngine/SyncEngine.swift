@@ -129,6 +129,8 @@ public final class SyncEngine: Sendable {
                 $0.lastSync = Date()
                 $0.held = report.held
                 $0.refused = report.refused
+                $0.unreadable = report.unreadable
+                $0.lastReport = report
             }
             return report
         } catch {

@@ -29,6 +29,13 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
     /// The objects the server refused in the last sync (``UploadResult/failed(_:)``), with its
     /// reason: retried after ``SyncEngine/Configuration/retryAfter``, or at once when edited.
     public var refused: [ObjectKey: String] = [:]
+    /// The objects with changes to upload that can't be read or decoded (see
+    /// ``Garage/retrieveAllLossy(_:)-4v2ti``), with why: no claim takes them until the app parks
+    /// a valid object under their identifier, or deletes them.
+    public var unreadable: [ObjectKey: String] = [:]
+    /// What the last sync that succeeded did: its conflicts, and what their merges dropped
+    /// (``DownloadConflict/discardedFields``), for the app that lets ``SyncEngine/run()`` sync.
+    public var lastReport: SyncEngineReport?
 
     /// An idle status.
     public init() {}
@@ -43,6 +50,7 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
         }
         if let lastError { text += ", failing: \(lastError)" }
         if !refused.isEmpty { text += ", \(refused.count) refused" }
+        if !unreadable.isEmpty { text += ", \(unreadable.count) unreadable" }
         let heldCount = held.values.reduce(0) { $0 + $1.count }
         if heldCount > 0 { text += ", \(heldCount) held" }
         return text
@@ -60,6 +68,9 @@ public struct SyncEngineReport: Sendable, Hashable {
     public var refused: [ObjectKey: String] = [:]
     /// The objects held back after too many failed uploads, by type name.
     public var held: [String: [HeldObject]] = [:]
+    /// The objects with changes to upload that can't be read or decoded, with why
+    /// (``Claim/failures``): left as they are, not uploaded.
+    public var unreadable: [ObjectKey: String] = [:]
 
     /// An empty report.
     public init() {}

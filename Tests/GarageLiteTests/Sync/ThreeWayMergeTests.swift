@@ -181,6 +181,21 @@ struct ThreeWayMergeTests {
         #expect(merged.year == 1816 && merged.author.name == "Jane Austen")
     }
 
+    /// A merge that throws keeps the local version and says why: one object can't stop a download.
+    @Test func aFailedMergeKeepsTheLocalVersionAndSaysWhy() throws {
+        struct Refusal: Error, CustomStringConvertible { var description: String { "can't merge this" } }
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t0"), ThreeWayNote(id: "n2", title: "t0")])
+        try garage.park(ThreeWayNote(id: "n1", title: "local"))
+        let report = try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "server"), ThreeWayNote(id: "n2", title: "server")],
+                                               onConflict: .threeWay(.custom { _, _, _ in throw Refusal() }))
+        #expect(report.conflicts.map(\.mergeFailure) == ["can't merge this"])
+        #expect(report.conflicts.first?.resolution == .keptLocal)
+        #expect(report.applied.contains("n2"))
+        #expect(try garage.retrieve(ThreeWayNote.self, identifier: "n1")?.title == "local")
+        #expect(try garage.retrieve(ThreeWayNote.self, identifier: "n2")?.title == "server")
+    }
+
     /// A merge equal to the server's version is the server's version: `.synced`, nothing to upload.
     @Test func aMergeThatIsTheServersVersionIsSynced() throws {
         let garage = try Garage.inMemory()

@@ -422,7 +422,8 @@ extension SQLiteConnection {
                     let old = ObjectKey(typeName: from, identifier: row.identifier)
                     let new = ObjectKey(typeName: to, identifier: row.identifier)
                     data = try reseal.reseal(row.data, old, new)
-                    base = try row.base.map { try reseal.reseal($0, old, new) }
+                    // A base that can't be resealed is dropped: the data is what counts.
+                    base = row.base.flatMap { try? reseal.reseal($0, old, new) }
                 } catch {
                     // Moved without it, the row could never be decrypted again: nothing moves.
                     throw GarageError.decryptionFailed(

@@ -78,6 +78,21 @@ struct SyncEngineTests {
         #expect(engine.status.description.contains("1 held"))
     }
 
+    /// A pending change that can't be decoded is left as it is, and named in the report and
+    /// the status; the rest syncs. The last report is in the status too, with its conflicts.
+    @Test func anUnreadableChangeIsNamedAndTheLastReportIsInTheStatus() async throws {
+        let (garage, engine) = try device()
+        try await garage.park(EngineNoteOfAnotherShape(id: "odd", a: 42))
+        try await garage.park(EngineNote(id: "n1", a: "fine"))
+        let report = try await engine.sync()
+        #expect(report.synced == ["n1"])
+        let odd = ObjectKey(typeName: "EngineNote", identifier: "odd")
+        #expect(report.unreadable[odd] != nil)
+        #expect(engine.status.unreadable[odd] != nil)
+        #expect(engine.status.description.contains("1 unreadable"))
+        #expect(engine.status.lastReport == report)
+    }
+
     @Test func aFailedUploadGivesTheBatchBackAndTheNextSyncSendsIt() async throws {
         let (garage, engine) = try device()
         await server.script(failing: 1)
@@ -281,6 +296,15 @@ struct SyncEngineTests {
         _ = try await sync.value
         #expect(try await garage.metadata(EngineNote.self, identifier: "n1")?.syncStatus == .synced)
     }
+}
+
+/// A note of another shape, stored under `EngineNote`'s name: it can't be read as one.
+struct EngineNoteOfAnotherShape: Codable, Identifiable, Syncable, StoredTypeNamed {
+    static let storedTypeName = "EngineNote"
+    static let sharesStoredTypeName = true
+    var id: String
+    var a: Int
+    var syncStatus: SyncStatus = .notSynced
 }
 
 /// A transport whose uploads wait until cancelled, then throw `CancellationError`.
