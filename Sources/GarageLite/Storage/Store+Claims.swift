@@ -57,7 +57,8 @@ extension Store {
                 }
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
-                             uploaded: claimed.map { ($0.data, $0.isEncrypted) }, serverVersions: claimed.map(\.serverVersion),
+                             uploaded: claimed.map { ($0.data, $0.isEncrypted, RowRules.claimed($0, claim: claimID, at: date).base) },
+                             serverVersions: claimed.map(\.serverVersion),
                              deletions: deleted.map(\.key.identifier), deletionRevisions: deleted.map(\.revision),
                              deletionVersions: deleted.map(\.serverVersion),
                              deletedVersions: deletedVersions, failures: failures)
@@ -113,7 +114,8 @@ extension Store {
                         completed = true
                         status = row.revision == revision ? .synced : .notSynced
                         if status == .notSynced, index < ticket.uploaded.count, !row.isDeleted,
-                           ticket.uploaded[index].isEncrypted == row.isEncrypted {
+                           ticket.uploaded[index].isEncrypted == row.isEncrypted,
+                           try statements.rowOrTombstone(key, for: .all)?.base == ticket.uploaded[index].base {
                             uploaded = ticket.uploaded[index].data
                         }
                     case .released:

@@ -18,9 +18,11 @@ public struct Claim<Object> {
     public let identifiers: [String]
     /// The revision of each object's row when it was claimed.
     let revisions: [Int64]
-    /// Each object's data as it was stored when claimed (what is uploaded), and whether it
-    /// was encrypted: the base of an edit made during the upload, once it completes.
-    var uploaded: [(data: String, isEncrypted: Bool)] = []
+    /// Each object's data as it was stored when claimed (what is uploaded), whether it was
+    /// encrypted, and the row's base once claimed: the data becomes the base of an edit made
+    /// during the upload once it completes, if that base is still the row's (a rewrite of the
+    /// rows' encryption meanwhile changes it, and the data is then in a retired key).
+    var uploaded: [(data: String, isEncrypted: Bool, base: String?)] = []
     /// The server's version each object is based on (``ObjectMetadata/serverVersion``), in
     /// the order of ``identifiers``.
     var serverVersions: [String?] = []
@@ -86,7 +88,7 @@ struct ClaimTicket: Sendable {
     var revisions: [Int64]
     /// The data of the first `uploaded.count` identifiers (the objects, not the deletions)
     /// when claimed: see ``Claim``.
-    var uploaded: [(data: String, isEncrypted: Bool)]
+    var uploaded: [(data: String, isEncrypted: Bool, base: String?)]
 }
 
 /// What ending a claim did to each of its objects, by identifier.

@@ -181,6 +181,27 @@ struct ThreeWayMergeTests {
         #expect(merged.year == 1816 && merged.author.name == "Jane Austen")
     }
 
+    /// An edit made during an upload is based on the upload, unless the rows' encryption was
+    /// rewritten meanwhile (a rekey): the uploaded data is then in a retired key, and the base
+    /// the rewrite left stays.
+    @Test func anUploadRecordsItsBaseUnlessARewriteChangedIt() throws {
+        let garage = try Garage.inMemory()
+        try garage.park(ThreeWayNote(id: "n1", title: "first"))
+        try garage.park(ThreeWayNote(id: "n2", title: "first"))
+        let claim = try garage.claim(ThreeWayNote.self, limit: 10)
+        // During the upload: n2's base is rewritten (as a rekey rewrites it), then both are edited.
+        try garage.store.engine.write("rewrite a base") { statements in
+            var row = try #require(try statements.record(ObjectKey(typeName: "ThreeWayNote", identifier: "n2"))?.get())
+            row.base = "rewritten"
+            try statements.putRow(row)
+        }
+        try garage.park(ThreeWayNote(id: "n1", title: "second"))
+        try garage.park(ThreeWayNote(id: "n2", title: "second"))
+        try garage.complete(claim)
+        #expect(try base(garage, "n1")?.contains("first") == true)    // the upload
+        #expect(try base(garage, "n2") == "rewritten")
+    }
+
     /// A merge that throws keeps the local version and says why: one object can't stop a download.
     @Test func aFailedMergeKeepsTheLocalVersionAndSaysWhy() throws {
         struct Refusal: Error, CustomStringConvertible { var description: String { "can't merge this" } }
