@@ -169,9 +169,33 @@ extension SyncEngine {
     }
 
     /// Downloads the server's changes after the stored cursor, page after page, and stores
-    /// the cursor with each page applied.
+    /// the cursor with each page applied. One engine of a store downloads a type at a time (a
+    /// lock in the store, renewed with each page): another engine's older page, applied after a
+    /// newer one, would undo it and move the cursor back. An engine that finds the lock taken
+    /// leaves the download to its holder.
     private func download<T: Codable & Syncable & SendableMetatype>(
         _ type: T.Type, _ typeName: String, _ merge: SyncMerge<T>, _ report: inout SyncEngineReport
+    ) async throws {
+        let lock = "sync-engine download \(typeName)"
+        let owner = ClaimOwner.current.claimText()
+        func holdsLock() async throws -> Bool {
+            let now = Date()
+            return try await garage.run(garage.store.takingLock(lock, owner: owner, at: now,
+                                                                staleBefore: now.addingTimeInterval(-configuration.lease)))
+        }
+        guard try await holdsLock() else { return }
+        do {
+            try await downloading(T.self, typeName, merge, &report, holdsLock: holdsLock)
+        } catch {
+            _ = try? await garage.run(garage.store.releasingLock(lock, owner: owner))
+            throw error
+        }
+        try await garage.run(garage.store.releasingLock(lock, owner: owner))
+    }
+
+    private func downloading<T: Codable & Syncable & SendableMetatype>(
+        _ type: T.Type, _ typeName: String, _ merge: SyncMerge<T>, _ report: inout SyncEngineReport,
+        holdsLock: () async throws -> Bool
     ) async throws {
         let key = SyncEngineSettings.cursor(typeName)
         var cursor = try await garage.value(for: key)
@@ -179,6 +203,8 @@ extension SyncEngine {
         while true {
             try Task.checkCancellation()
             let batch = try await transport.download(DownloadRequest<T>(typeName: typeName, cursor: cursor))
+            // Still this engine's download (its lease renewed), from the cursor it asked after.
+            guard try await holdsLock(), try await garage.value(for: key) == cursor else { return }
             let edits = batch.changes.filter { $0.object != nil }
             let deletions = batch.changes.filter { $0.object == nil }.map(\.identifier)
             if !edits.isEmpty {

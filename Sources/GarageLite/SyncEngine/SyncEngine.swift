@@ -17,7 +17,8 @@ import Foundation
 /// ``Configuration/debounce`` with no new change), every ``Configuration/pollInterval`` for the
 /// server's changes, and, after a failure, again after a growing backoff. ``sync()`` runs one
 /// cycle now. One cycle runs at a time per engine; several engines (in several processes, or
-/// on several garages of one file) share the work, since each batch is a claim.
+/// on several garages of one file) share the work: each upload batch is a claim, and one
+/// engine at a time downloads a type (a lock in the store, whose lease its holder renews).
 ///
 /// - An object the server refuses (``UploadResult/failed(_:)``) is retried alone, after
 ///   ``Configuration/retryAfter``, and held after ``Garage/maximumUploadAttempts`` refusals

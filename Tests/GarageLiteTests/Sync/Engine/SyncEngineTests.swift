@@ -280,6 +280,28 @@ struct SyncEngineTests {
         #expect(await server.notes.count == 120)
     }
 
+    /// One engine of a store downloads a type at a time: while another holds the download's
+    /// lock, an engine leaves the download to it; a lock whose process ended, or whose lease
+    /// ran out, is taken.
+    @Test func oneEngineDownloadsATypeAtATime() async throws {
+        let (garage, engine) = try device()
+        await server.edit("n1") { $0.s = "from the server" }
+        let lock = "sync-engine download EngineNote"
+        let other = ClaimOwner.current.claimText()           // a live holder: this process, another engine
+        #expect(try await garage.run(garage.store.takingLock(lock, owner: other, at: Date(), staleBefore: .distantPast)))
+        try await engine.sync()
+        #expect(try await garage.retrieve(EngineNote.self, identifier: "n1") == nil)
+        try await garage.run(garage.store.releasingLock(lock, owner: other))
+        try await engine.sync()
+        #expect(try await garage.retrieve(EngineNote.self, identifier: "n1")?.s == "from the server")
+        // A holder whose process ended: its lock is taken at once.
+        let dead = ClaimOwner(processID: 999_999_999, startTime: 1, host: ClaimOwner.current.host).claimText()
+        #expect(try await garage.run(garage.store.takingLock(lock, owner: dead, at: Date(), staleBefore: .distantPast)))
+        await server.edit("n2") { $0.s = "later" }
+        try await engine.sync()
+        #expect(try await garage.retrieve(EngineNote.self, identifier: "n2")?.s == "later")
+    }
+
     /// The lease: a working engine renews its claim, so that `releaseStaleClaims(olderThan:)`
     /// (another machine's engine) leaves it.
     @Test func aWorkingEngineRenewsItsClaim() async throws {
