@@ -108,7 +108,7 @@ extension Garage {
                     return .unmerged("\(error)")
                 }
                 // A merge that is the server's version has nothing to upload.
-                if try Self.sameJSON(merged.object, Self.withoutStatus(theirs)) { return .takeDownloaded }
+                if try Self.sameJSON(merged.object, Self.withoutStatus(theirs)) { return .mergedIntoDownloaded(discarded: merged.discarded) }
                 var rows = try configuration.mergedRows(merged.object)
                 // The merge is based on the downloaded version, which the server has.
                 if let index = rows.firstIndex(where: { $0.0 == key }) {

@@ -13,6 +13,9 @@ extension Store {
         case replace(RowStream.Batch, discarded: [String] = [])
         /// Keep the local version: the merge failed, for this reason.
         case unmerged(String)
+        /// Take the downloaded version: a merge that came to it, dropping these properties of
+        /// the local version.
+        case mergedIntoDownloaded(discarded: [String])
     }
 
     /// Parks `rows` (a downloaded graph, every payload `.synced`) in one transaction. A row
@@ -68,6 +71,10 @@ extension Store {
                     case .takeDownloaded:
                         toWrite.append((key, payload))
                         conflict.resolution = .tookDownloaded
+                    case .mergedIntoDownloaded(let discarded):
+                        toWrite.append((key, payload))
+                        conflict.resolution = .tookDownloaded
+                        conflict.discardedFields = discarded
                     case .replace(let merged, let discarded):
                         toWrite.append(contentsOf: merged)
                         conflict.resolution = .merged
@@ -124,7 +131,7 @@ extension Store {
                         var conflict = DownloadConflict(object: key, localStatus: existing.syncStatus, wasClaimed: isClaimed,
                                                         resolution: .keptLocal)
                         switch existing.isDeleted ? .keepLocal : try resolve(key, local) {
-                        case .keepLocal, .unmerged:
+                        case .keepLocal, .unmerged, .mergedIntoDownloaded:
                             report.conflicts.append(conflict)
                             continue
                         case .replace(let merged, let discarded):

@@ -227,6 +227,18 @@ struct ThreeWayMergeTests {
         #expect(try garage.count(ThreeWayNote.self, withStatus: .synced) == 1)
     }
 
+    /// A merge that comes to the server's version names the local changes it dropped.
+    @Test func aMergeIntoTheServersVersionSaysWhatItDropped() throws {
+        let garage = try Garage.inMemory()
+        try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t0")])
+        try garage.park(ThreeWayNote(id: "n1", title: "mine"))
+        let report = try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "theirs")],
+                                               onConflict: .threeWay(.fields(bothChanged: .serverWins)))
+        #expect(report.conflicts.first?.resolution == .tookDownloaded)
+        #expect(report.conflicts.first?.discardedFields == ["title"])
+        #expect(try garage.metadata(ThreeWayNote.self, identifier: "n1")?.syncStatus == .synced)
+    }
+
     /// A custom merge gets the base, the local and the downloaded version.
     @Test func aCustomMergeGetsTheBase() throws {
         let garage = try Garage.inMemory()
