@@ -67,14 +67,14 @@ extension Garage {
     /// ```
     @discardableResult
     public func complete<T>(_ claim: Claim<T>) throws -> ClaimReport {
-        try run(store.endingClaim(claim.ticket, "complete") { _ in .completed })
+        try run(store.endingClaim(claim.ticket, "complete") { _ in .completed() })
     }
 
     /// Ends a claim after a successful upload (see ``complete(_:)-26tgn``) without blocking the
     /// calling thread.
     @discardableResult
     public nonisolated(nonsending) func complete<T>(_ claim: Claim<T>) async throws -> ClaimReport {
-        try await run(store.endingClaim(claim.ticket, "complete") { _ in .completed })
+        try await run(store.endingClaim(claim.ticket, "complete") { _ in .completed() })
     }
 
     /// Ends a claim after a failed upload: each row still `.syncing` under the claim goes back
@@ -166,7 +166,7 @@ extension Garage {
         let retryAt = Date().addingTimeInterval(retryAfter)
         let errors = rejected.mapValues { "\($0)" }
         return store.endingClaim(claim.ticket, "complete") { identifier in
-            errors[identifier].map { .failed(error: $0, retryAt: retryAt) } ?? .completed
+            errors[identifier].map { .failed(error: $0, retryAt: retryAt) } ?? .completed()
         }
     }
 

@@ -70,10 +70,9 @@ extension Store {
 
     /// How a claim ends for one of its rows.
     enum ClaimEnd: Sendable {
-        /// Uploaded: `.synced`, or `.notSynced` when its content changed meanwhile.
-        case completed
-        /// Uploaded, and the server gave the upload this version (``StoredRow/serverVersion``).
-        case accepted(version: String?)
+        /// Uploaded: `.synced`, or `.notSynced` when its content changed meanwhile; `version`,
+        /// the server's for the upload, becomes the row's (``StoredRow/serverVersion``).
+        case completed(version: String? = nil)
         /// Given back: `.notSynced` again (unless the app set another status meanwhile).
         case released
         /// Given back after a failed upload: one more failed attempt, with `error`, and held
@@ -109,8 +108,8 @@ extension Store {
                     var version: String?
                     var completed = false
                     switch how {
-                    case .completed, .accepted:
-                        if case .accepted(let accepted) = how { version = accepted }
+                    case .completed(let accepted):
+                        version = accepted
                         completed = true
                         status = row.revision == revision ? .synced : .notSynced
                         if status == .notSynced, index < ticket.uploaded.count, !row.isDeleted,
@@ -155,33 +154,38 @@ extension Store {
 
     /// Renews the claim `ticket` names: its rows still under it are claimed at `date`, so that
     /// ``releasingClaims(takenBefore:)`` doesn't take them from a job that still works.
-    /// Returns how many it renewed.
-    func renewingClaim(_ ticket: ClaimTicket, at date: Date) -> StoreWork<Int> {
-        StoreWork(operation: "renew a claim of \(ticket.typeName)", access: .write { statements in
-            try Store.transaction(statements) {
-                var renewed = 0
-                for identifier in ticket.identifiers {
-                    let key = ObjectKey(typeName: ticket.typeName, identifier: identifier)
-                    guard var row = try statements.record(key)?.get(), row.claim == ticket.id else { continue }
-                    row.claimedAt = date
-                    try statements.putRow(row)
-                    renewed += 1
-                }
-                return renewed
-            }
-        }, isCancellable: false)
+    func renewingClaim(_ ticket: ClaimTicket, at date: Date) -> StoreWork<[ObjectKey]> {
+        let keys = ticket.identifiers.map { ObjectKey(typeName: ticket.typeName, identifier: $0) }
+        return changingRows(keys, "renew a claim of \(ticket.typeName)") { row in
+            guard row.claim == ticket.id else { return false }
+            row.claimedAt = date
+            return true
+        }
     }
 
-    /// Records `version` as the server's version of the live row `key` with a local edit
+    /// Records each `versions` value as the server's version of its live row with a local edit
     /// (``StoredRow/serverVersion``): the server deleted the object, and the edit, which wins,
-    /// is uploaded next as based on that deletion. Returns whether there was such a row.
-    func recordingServerVersion(_ version: String?, of key: ObjectKey) -> StoreWork<Bool> {
-        StoreWork(operation: "record the server's version of \(key)", access: .write { statements in
+    /// is uploaded next as based on that deletion. Returns the rows it recorded a version for.
+    func recordingServerVersions(_ versions: [ObjectKey: String?]) -> StoreWork<[ObjectKey]> {
+        changingRows(versions.keys.sorted { ($0.typeName, $0.identifier) < ($1.typeName, $1.identifier) },
+                     "record the server's versions") { row in
+            guard !row.isDeleted, row.syncStatus == .notSynced, let version = versions[row.key] else { return false }
+            row.serverVersion = version
+            return true
+        }
+    }
+
+    /// Changes the rows of `keys` that `change` changes (it returns whether it did), in one
+    /// transaction, whatever the cancellation; returns their keys.
+    private func changingRows(_ keys: [ObjectKey], _ operation: String,
+                              _ change: @escaping @Sendable (inout StoredRow) -> Bool) -> StoreWork<[ObjectKey]> {
+        StoreWork(operation: operation, access: .write { statements in
             try Store.transaction(statements) {
-                guard var row = try statements.record(key)?.get(), !row.isDeleted, row.syncStatus == .notSynced else { return false }
-                row.serverVersion = version
-                try statements.putRow(row)
-                return true
+                try keys.compactMap { key in
+                    guard var row = try statements.record(key)?.get(), change(&row) else { return nil }
+                    try statements.putRow(row)
+                    return key
+                }
             }
         }, isCancellable: false)
     }

@@ -107,8 +107,7 @@ public struct SyncMerge<Object>: Sendable {
 
     /// Runs the merge: the merged object, and the paths (joined with ".") of the properties whose local or downloaded change was dropped by the policy (empty for `custom`).
     public func merge(base: Object?, local: Object, downloaded: Object) throws -> (object: Object, discarded: [String]) {
-        let (object, discarded) = try body(base, local, downloaded)
-        return (object, discarded)
+        try body(base, local, downloaded)
     }
 }
 

@@ -77,15 +77,19 @@ extension SyncEngine {
             let results = try await uploading(claim, typeName)
             // The server has what it accepted: the claim ends whatever the cancellation.
             let now = Date()
-            var conflicts: [T] = [], conflictVersions: [String?] = [], deletedOnServer: [String: String?] = [:]
+            var conflicts: [T] = [], conflictVersions: [String?] = [], deletedOnServer: [ObjectKey: String?] = [:]
             var ends: [String: Store.ClaimEnd] = [:]
             let deleted = Set(claim.deletions)
+            func refuse(_ identifier: String, _ reason: String) {
+                ends[identifier] = .failed(error: reason, retryAt: now.addingTimeInterval(configuration.retryAfter))
+                report.refused[ObjectKey(typeName: typeName, identifier: identifier)] = reason
+            }
             for identifier in identifiers {
                 switch results[identifier] {
                 case .accepted(let version)?:
-                    ends[identifier] = .accepted(version: version)
+                    ends[identifier] = .completed(version: version)
                 case .conflict(nil, let version)? where deleted.contains(identifier):
-                    ends[identifier] = .accepted(version: version)     // deleted on both sides
+                    ends[identifier] = .completed(version: version)    // deleted on both sides
                 case .conflict(let current, let version)?:
                     // Merged below, and uploaded again at once: not held back.
                     ends[identifier] = .failed(error: "conflict with the server's version", retryAt: now)
@@ -93,15 +97,12 @@ extension SyncEngine {
                         conflicts.append(current)
                         conflictVersions.append(version)
                     } else {
-                        deletedOnServer[identifier] = version
+                        deletedOnServer[ObjectKey(typeName: typeName, identifier: identifier)] = version
                     }
                 case .failed(let reason)?:
-                    ends[identifier] = .failed(error: reason, retryAt: now.addingTimeInterval(configuration.retryAfter))
-                    report.refused[ObjectKey(typeName: typeName, identifier: identifier)] = reason
+                    refuse(identifier, reason)
                 case nil:
-                    let reason = "the server did not answer for it"
-                    ends[identifier] = .failed(error: reason, retryAt: now.addingTimeInterval(configuration.retryAfter))
-                    report.refused[ObjectKey(typeName: typeName, identifier: identifier)] = reason
+                    refuse(identifier, "the server did not answer for it")
                 }
             }
             let decided = ends
@@ -115,12 +116,8 @@ extension SyncEngine {
                 // Deleted on the server, edited here: the edit wins, uploaded again as based on
                 // the deletion's version, so that the server takes it.
                 var kept = DownloadReport()
-                for (identifier, version) in deletedOnServer.sorted(by: { $0.key < $1.key }) {
-                    let key = ObjectKey(typeName: typeName, identifier: identifier)
-                    if try await garage.run(garage.store.recordingServerVersion(version, of: key)) {
-                        kept.conflicts.append(DownloadConflict(object: key, localStatus: .notSynced, wasClaimed: false,
-                                                               resolution: .keptLocal))
-                    }
+                kept.conflicts = try await garage.run(garage.store.recordingServerVersions(deletedOnServer)).map {
+                    DownloadConflict(object: $0, localStatus: .notSynced, wasClaimed: false, resolution: .keptLocal)
                 }
                 report.downloads.append(kept)
             }

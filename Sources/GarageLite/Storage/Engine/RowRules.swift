@@ -33,7 +33,7 @@ import Foundation
 /// A row's ``StoredRow/serverVersion`` is the server's version it is based on: a park records
 /// its payload's (a download's, or a merge's), a completed claim the version the server gave
 /// the upload, a conflict with the server's deletion that deletion's
-/// (``Store/recordingServerVersion(_:of:)``); every other write keeps it.
+/// (``Store/recordingServerVersions(_:)``); every other write keeps it.
 enum RowRules {
     // MARK: - Parking
 
