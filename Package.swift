@@ -8,6 +8,8 @@ let package = Package(
     ],
     products: [
         .library(name: "GarageLite", targets: ["GarageLite"]),
+        // The same Garage on PostgreSQL: apps that use only SQLite never build postgres-nio.
+        .library(name: "GarageLitePostgres", targets: ["GarageLitePostgres"]),
         .executable(name: "garage-demo", targets: ["garage-demo"]),
         .executable(name: "garage", targets: ["garage"]),
         .executable(name: "garage-bench", targets: ["garage-bench"]),
@@ -24,6 +26,10 @@ let package = Package(
         // its server in the process).
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // The PostgreSQL engine (Sources/GarageLitePostgres), and the log its client wants.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -36,6 +42,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // PBKDF2, for a store locked with a passphrase (Encryption/Keyring.swift).
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // The PostgreSQL engine: `Garage(postgres:schema:)`, the same rows and rules on a server database.
+        .target(
+            name: "GarageLitePostgres",
+            dependencies: [
+                "GarageLite",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // Two devices sync notes with a SyncEngine over HTTP, with a server on loopback: `swift run garage-demo`.
@@ -52,6 +70,7 @@ let package = Package(
             name: "garage",
             dependencies: [
                 "GarageLite",
+                "GarageLitePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -99,6 +118,7 @@ let package = Package(
             name: "GarageLiteTests",
             dependencies: [
                 "GarageLite",
+                "GarageLitePostgres",
                 "GarageFixtureModels",
                 "GarageStressModels",
                 "garage-stress-worker",

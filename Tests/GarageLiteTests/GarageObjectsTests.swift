@@ -5,7 +5,7 @@ import Testing
 @Suite("Parking and retrieving objects")
 struct GarageObjectsTests {
     @Test func personWithBrotherAndSiblings() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let sam = Person(name: "Sam", address: Address(street: "1 Main St", city: "Springfield", zip: "12345"))
         let max = Person(name: "Max", age: 28)
         let ada = Person(name: "Ada", age: 25)
@@ -31,7 +31,7 @@ struct GarageObjectsTests {
     }
 
     @Test func parentJSONHoldsIdentifierStubs() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let sam = Person(name: "Sam")
         sam.brother = Person(name: "Max")
         sam.siblings = [Person(name: "Max"), Person(name: "Ada")]
@@ -48,7 +48,7 @@ struct GarageObjectsTests {
     }
 
     @Test func treeThreeLevelsDeepParkedThroughItsRoot() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let tree = Tree(id: "oak", root: Branch(id: "trunk", leaves: 0, children: [
             Branch(id: "left", leaves: 1, children: [
                 Branch(id: "left.1", leaves: 10), Branch(id: "left.2", leaves: 20),
@@ -66,7 +66,7 @@ struct GarageObjectsTests {
 
     /// An ID type of the app's own conforms to GarageIdentifier with an empty extension.
     @Test func anIdentifierTypeOfTheAppsOwn() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Ticket(id: TicketID(number: 7), title: "seven"))
         #expect(try garage.retrieve(Ticket.self, identifier: TicketID(number: 7))?.title == "seven")
         #expect(try garage.delete(Ticket.self, identifier: TicketID(number: 7)))
@@ -74,7 +74,7 @@ struct GarageObjectsTests {
     }
 
     @Test func intAndUUIDIdentifiers() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Le Guin")
         try garage.park(Book(id: 42, title: "The Dispossessed", author: author))
 
@@ -109,7 +109,7 @@ struct GarageObjectsTests {
     }
 
     @Test func hashableIdentifierIgnoresSyncStatus() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var note = Note(text: "call mom", tags: [])
         try garage.park(note)
         let identifier = try garage.identifier(for: note)
@@ -123,7 +123,7 @@ struct GarageObjectsTests {
     }
 
     @Test func missingConformanceAndUnsupportedIDs() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect(throws: GarageError.missingConformance("Anonymous")) {
             try garage.park(Anonymous(value: 1))
         }
@@ -149,7 +149,7 @@ struct GarageObjectsTests {
     /// `park(notes)` meant `parkAll(notes)`: it says so, instead of a conformance error for
     /// `Array<Memo>`, or (for a `Hashable` array) one row holding the whole array.
     @Test func aCollectionGivenAsOneObjectPointsToTheRightCall() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let memos = [Memo(id: "a", text: ""), Memo(id: "b", text: "")]
         #expect(throws: GarageError.collectionNotAnObject(typeName: "Array<Memo>", operation: "park")) {
             try garage.park(memos)
@@ -174,7 +174,7 @@ struct GarageObjectsTests {
     }
 
     @Test func parkAllWithAnUnsupportedIDDeepInTheGraphParksNothing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let good = Trip(id: "good", stops: [])
         let bad = Trip(id: "bad", stops: [
             Trip.Stop(day: 1, place: Place(id: Coordinates(x: 0, y: 0), name: "Origin")),
@@ -187,7 +187,7 @@ struct GarageObjectsTests {
     }
 
     @Test func referencesInDictionariesSetsNestedArraysAndInlineStructs() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let authors = (0..<6).map { Author(id: UUID(), name: "Author \($0)") }
         let shelf = Shelf(
             id: "main",
@@ -216,7 +216,7 @@ struct GarageObjectsTests {
     }
 
     @Test func missingRequiredReferenceThrowsAndMissingOptionalOneIsNil() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Borges")
         let book = Book(id: 7, title: "Ficciones", author: author)
         let guarantor = Author(id: UUID(), name: "Bioy")
@@ -239,7 +239,7 @@ struct GarageObjectsTests {
     }
 
     @Test func missingOptionalReferenceInsideAnArrayIsNil() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let kept = Author(id: UUID(), name: "kept")
         let gone = Author(id: UUID(), name: "gone")
         try garage.park(Shelf(id: "s", optionalAuthors: [kept, gone]))
@@ -249,7 +249,7 @@ struct GarageObjectsTests {
     }
 
     @Test func referenceCycleParksAndRetrievingItThrowsACycleError() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let a = Friend(id: "a")
         let b = Friend(id: "b")
         a.friend = b
@@ -268,7 +268,7 @@ struct GarageObjectsTests {
     }
 
     @Test func objectReferencedTwiceIsWrittenOnce() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let max = Person(name: "Max")
         let sam = Person(name: "Sam")
         sam.brother = max
@@ -279,7 +279,7 @@ struct GarageObjectsTests {
     }
 
     @Test func parkingAgainReplacesAndBumpsRevisionOnlyWhenContentChanges() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         try garage.park(Counter(id: 1, value: 1))
         func revision() throws -> Int64? {
@@ -293,7 +293,7 @@ struct GarageObjectsTests {
     }
 
     @Test func deleteRemovesOnlyThatRow() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let sam = Person(name: "Sam")
         sam.brother = Person(name: "Max")
         try garage.park(sam)
@@ -308,7 +308,7 @@ struct GarageObjectsTests {
     }
 
     @Test func deleteAllAndDeleteAllObjectsReturnHowManyTheyDeleted() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll((1...5).map { Counter(id: $0, value: $0) })
         try garage.park(Tree(id: "t", root: Branch(id: "b", leaves: 1)))
         #expect(try garage.deleteAll(Counter.self) == 5)
@@ -319,7 +319,7 @@ struct GarageObjectsTests {
     }
 
     @Test func retrieveAllReturnsEveryObjectOfTheTypeOnly() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll([Counter(id: 2, value: 20), Counter(id: 1, value: 10)])
         try garage.park(Person(name: "Sam"))
         let counters = try garage.retrieveAll(Counter.self)
@@ -329,7 +329,7 @@ struct GarageObjectsTests {
     }
 
     @Test func migrateAllMovesRowsToTheNewTypeName() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll([Counter(id: 1, value: 10), Counter(id: 2, value: 20)])
         #expect(try garage.migrateAll(fromOldClassName: "Counter", to: RenamedCounter.self) == 2)
         #expect(try garage.count(Counter.self) == 0)
@@ -337,7 +337,7 @@ struct GarageObjectsTests {
     }
 
     @Test func migrateAllKeepsReferencesToMovedRowsWorking() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Calvino")
         try garage.park(Book(id: 1, title: "Invisible Cities", author: author))
         try garage.migrateAll(fromOldClassName: "Book", to: Volume.self)
@@ -348,7 +348,7 @@ struct GarageObjectsTests {
     }
 
     @Test func typeNameIsTheSwiftTypeName() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Generic(id: "g", value: 3))
         let types = try garage.store.storedTypes()
         #expect(types == ["Generic<Int>"])
@@ -359,7 +359,7 @@ struct GarageObjectsTests {
 
 extension GarageObjectsTests {
     @Test func hashableIdentifierDoesNotDependOnSetOrder() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let words = (0..<200).map { "word\($0)" }
         var forward = Set<String>(minimumCapacity: 16)
         words.forEach { forward.insert($0) }
@@ -378,7 +378,7 @@ extension GarageObjectsTests {
     }
 
     @Test func onlyThePropertyNamedSyncStatusIsKeptOutOfTheJSON() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Upload(id: "u", syncStatus: .synced, serverStatus: .syncing, lastStatus: .notSynced))
         let upload = try #require(try garage.retrieve(Upload.self, identifier: "u"))
         #expect(upload.syncStatus == .synced)
@@ -387,7 +387,7 @@ extension GarageObjectsTests {
     }
 
     @Test func anOptionalIDIsRefusedWhateverItsValue() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect(throws: GarageError.unsupportedIDConformance("Optional<String>")) {
             try garage.park(MaybeIdentified(id: "x"))
         }
@@ -397,7 +397,7 @@ extension GarageObjectsTests {
     }
 
     @Test func aLongChainOfReferencesParksWithoutDeepRecursion() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var node = Link(id: 0, next: nil)
         for id in 1..<5_000 {
             node = Link(id: id, next: node)
@@ -409,7 +409,7 @@ extension GarageObjectsTests {
     }
 
     @Test func valuesNestedTooDeepAreRefusedWhenParked() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var nested = Nested(child: nil)
         for _ in 0..<(JSONReader.maximumDepth + 10) {
             nested = Nested(child: nested)
@@ -424,7 +424,7 @@ extension GarageObjectsTests {
     }
 
     @Test func aDecodingErrorNamesTheRowItHappenedIn() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 7, value: 1))
         try garage.migrateAll(fromOldClassName: "Counter", to: Labelled.self)
         do {
@@ -436,7 +436,7 @@ extension GarageObjectsTests {
     }
 
     @Test func callingTheGarageFromInitFromThrowsInsteadOfCrashing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Reentrant(id: "r"))
         Reentrant.$garage.withValue(garage) {
             #expect(throws: GarageError.reentrantCall(operation: "count Counter")) {

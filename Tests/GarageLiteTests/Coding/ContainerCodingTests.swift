@@ -11,7 +11,7 @@ struct ContainerCodingTests {
     // MARK: Containers
 
     @Test func nestedKeyedUnkeyedAndSingleValueContainersRoundTrip() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let nested = CodingNested.sample
         try garage.park(nested)
 
@@ -30,7 +30,7 @@ struct ContainerCodingTests {
     }
 
     @Test func singleValueRootObjectsRoundTrip() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(CodingColor.green)
         let colorID = try garage.identifier(for: CodingColor.green)
         #expect(try codingStoredJSON(garage, CodingColor.self, colorID) == #""green""#)
@@ -47,7 +47,7 @@ struct ContainerCodingTests {
     // MARK: Optional and absent keys
 
     @Test func optionalAndAbsentKeysBehaveAsWithFoundation() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(CodingPresence(id: "o1", present: 5))
 
         let stored = try codingStoredValue(garage, CodingPresence.self, "o1")
@@ -94,7 +94,7 @@ struct ContainerCodingTests {
     // MARK: Enums and collections
 
     @Test func enumsWithAssociatedValuesRoundTrip() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let artist = CodingPerson(id: "a1", name: "Artist")
         let drawing = CodingDrawing(
             id: "d1",
@@ -127,7 +127,7 @@ struct ContainerCodingTests {
     }
 
     @Test func nestedArraysAndDictionariesRoundTrip() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let value = CodingCollections(
             id: "c",
             grid: [[1, 2, 3], [], [4]],

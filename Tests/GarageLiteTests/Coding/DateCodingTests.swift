@@ -9,7 +9,7 @@ import Testing
 @Suite("Coding: dates")
 struct DateCodingTests {
     @Test func dateWithDefaultStrategyRoundTripsExactly() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let date = Date(timeIntervalSinceReferenceDate: 1234.56789012345)
         let other = Date(timeIntervalSinceReferenceDate: -987654321.125)
         let event = CodingEvent(id: "e1", when: date, history: [other, date], maybe: other)
@@ -30,7 +30,7 @@ struct DateCodingTests {
     }
 
     @Test func dateSecondsSince1970Strategy() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let date = Date(timeIntervalSince1970: 1_600_000_000.5)
         try garage.withDateEncodingStrategy(.secondsSince1970) {
             try garage.park(CodingEvent(id: "s", when: date))
@@ -51,7 +51,7 @@ struct DateCodingTests {
     }
 
     @Test func dateMillisecondsSince1970Strategy() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let date = Date(timeIntervalSince1970: 1_600_000_000.5)
         try garage.withDateEncodingStrategy(.millisecondsSince1970) {
             try garage.park(CodingEvent(id: "m", when: date, history: [date]))
@@ -71,7 +71,7 @@ struct DateCodingTests {
     }
 
     @Test func dateISO8601Strategy() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let date = Date(timeIntervalSince1970: 1_600_000_000)
         try garage.withDateEncodingStrategy(.iso8601) {
             try garage.park(CodingEvent(id: "i", when: date, maybe: date))
@@ -102,7 +102,7 @@ struct DateCodingTests {
     }
 
     @Test func dateStrategyPropertiesApplyToEveryCall() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let date = Date(timeIntervalSince1970: 1_000)
         garage.dateEncodingStrategy = .secondsSince1970
         garage.dateDecodingStrategy = .secondsSince1970
@@ -117,7 +117,7 @@ struct DateCodingTests {
     }
 
     @Test func defaultDecoderReadsGarageStorageDateStrings() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let strategy = JSONEncoder.DateEncodingStrategy.custom { _, encoder in
             var container = encoder.singleValueContainer()
             try container.encode("2019-10-03T12:34:56-07:00")
@@ -134,7 +134,7 @@ struct DateCodingTests {
     }
 
     @Test func defaultDecoderReadsFractionalISO8601Strings() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let strategy = JSONEncoder.DateEncodingStrategy.custom { _, encoder in
             var container = encoder.singleValueContainer()
             try container.encode("2019-10-03T19:34:56.250Z")
@@ -147,7 +147,7 @@ struct DateCodingTests {
     }
 
     @Test func unparseableDateStringThrowsDataCorrupted() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let strategy = JSONEncoder.DateEncodingStrategy.custom { _, encoder in
             var container = encoder.singleValueContainer()
             try container.encode("not a date")

@@ -7,7 +7,7 @@ import Testing
 @Suite("Coding: rows that no longer match their type")
 struct DecodingMismatchTests {
     @Test func typeMismatchOnRetrieveThrowsDecodingError() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(CodingOld(id: "x", value: "hello", extra: ["a"]))
         let moved = try garage.migrateAll(fromOldClassName: Identity.typeName(CodingOld.self), to: CodingNew.self)
         #expect(moved == 1)
@@ -44,7 +44,7 @@ struct DecodingMismatchTests {
     }
 
     @Test func containerKindMismatchThrowsDecodingError() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         // A row holding a JSON string, read as a type that wants a keyed container.
         try garage.park(CodingColor.red)
         let identifier = try garage.identifier(for: CodingColor.red)

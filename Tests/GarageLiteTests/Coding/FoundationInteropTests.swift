@@ -22,7 +22,7 @@ struct FoundationInteropTests {
         #expect(try JSONDecoder().decode(CodingOwner.self, from: data) == owner)
 
         // The same model in a garage: nested Identifiable values become references.
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(owner)
         #expect(try codingStoredValue(garage, CodingOwner.self, "o1") == .object([
             "id": .string("o1"), "pet": .string("p1"), "friends": .array([.string("p2")]), "best": .string("p1"),
@@ -59,7 +59,7 @@ struct FoundationInteropTests {
 
     @Test func garageJSONMatchesFoundationForReferenceFreeModels() throws {
         // Models without nested Identifiable values or dates: the garage writes what JSONEncoder writes.
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let presence = CodingPresence(id: "o", present: 1)
         let point = CodingUnkeyedSuper(id: "u", base: CodingPerson(id: "b", name: "B"))
         let integers = CodingContainerIntegers(id: "i", keyed: .max, unkeyed: .min, single: CodingBigCount(7))

@@ -17,7 +17,7 @@ struct InlineIdentifiableTests {
     // MARK: The notes app of the issue
 
     @Test func twoListsKeepTheirOwnItemWithTheSameID() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let t = Checklist(id: "t", items: [Self.milk])
         let u = Checklist(id: "u", items: [Self.eggs])
         try garage.park(t)
@@ -35,7 +35,7 @@ struct InlineIdentifiableTests {
     }
 
     @Test func aRemovedItemLeavesNoRow() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var t = Checklist(id: "t", items: [Self.milk, ChecklistItem(id: 2, text: "Bread")])
         try garage.park(t)
         t.items.removeFirst()
@@ -48,7 +48,7 @@ struct InlineIdentifiableTests {
     }
 
     @Test func anItemIsReadFromItsListEvenWhenARowOfItsTypeHasItsID() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         // Parked on its own, an item is a root object under its id...
         let standalone = ChecklistItem(id: 1, text: "Standalone")
         try garage.park(standalone)
@@ -65,7 +65,7 @@ struct InlineIdentifiableTests {
     // MARK: Containers and nesting
 
     @Test func itemsAreInlineInEveryContainer() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         func item(_ id: Int) -> ChecklistItem { ChecklistItem(id: id, text: "item \(id)") }
         var parent = item(7)
         parent.subitems = [item(8), ChecklistItem(id: 9, text: "deep", subitems: [item(10)])]
@@ -87,7 +87,7 @@ struct InlineIdentifiableTests {
     }
 
     @Test func anIdentifiableInsideAnInlineItemIsStillAReference() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let sam = CrewMember(id: "sam", name: "Sam")
         var item = ChecklistItem(id: 1, text: "Caulk the hull", assignee: sam)
         item.subitems = [ChecklistItem(id: 2, text: "Buy caulk", assignee: sam)]
@@ -112,7 +112,7 @@ struct InlineIdentifiableTests {
     }
 
     @Test func anInlineIDNeedNotNameARow() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let cell = ChecklistCell(id: .init(row: 0, column: 1), text: "A1")
         let grid = ChecklistGrid(id: "g", cells: [cell])
         try garage.park(grid)
@@ -126,7 +126,7 @@ struct InlineIdentifiableTests {
     // MARK: Classes
 
     @Test func inlineClassesAreStoredByValue() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let departed = LogEntry(id: 1, text: "Departed")
         let log = ShipLog(id: "voyage", entries: [departed, departed, LogEntry(id: 2, text: "Arrived")],
                           captain: CrewMember(id: "ada", name: "Ada"))
@@ -143,7 +143,7 @@ struct InlineIdentifiableTests {
     }
 
     @Test func aCycleOfInlineClassesIsRefusedWhenParked() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let entry = LogEntry(id: 1, text: "Round and round")
         entry.next = entry
         defer { entry.next = nil }
@@ -157,7 +157,7 @@ struct InlineIdentifiableTests {
     // MARK: Identity, encryption
 
     @Test func aHashableObjectsIdentifierIncludesItsInlineItems() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let groceries = ChecklistTemplate(name: "Groceries", items: [Self.milk])
         let oatMilk = ChecklistTemplate(name: "Groceries", items: [ChecklistItem(id: 1, text: "Oat milk")])
         #expect(try garage.identifier(for: groceries) != garage.identifier(for: oatMilk))
@@ -170,7 +170,7 @@ struct InlineIdentifiableTests {
     }
 
     @Test func encryptedListsKeepTheirItems() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = TestEncryptor()
         let t = Checklist(id: "t", items: [Self.milk])
         let u = Checklist(id: "u", items: [Self.eggs])
@@ -189,7 +189,7 @@ struct InlineIdentifiableTests {
     /// A store written by an app whose items were ordinary `Identifiable`s: a row per item,
     /// a reference stub per item in its list, now of the types that adopted the protocol.
     private func legacyGarage(_ park: (Garage) throws -> Void) throws -> Garage {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try park(garage)
         try garage.migrateAll(fromOldClassName: Identity.typeName(LegacyChecklistItem.self), to: ChecklistItem.self)
         try garage.migrateAll(fromOldClassName: Identity.typeName(LegacyChecklist.self), to: Checklist.self)

@@ -11,7 +11,7 @@ struct ScalarCodingTests {
     // MARK: Foundation scalars
 
     @Test func dataURLDecimalAndUUIDRoundTrip() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let id = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
         let other = UUID(uuidString: "00000000-0000-0000-0000-0000000000FF")!
         let value = CodingScalars(
@@ -57,7 +57,7 @@ struct ScalarCodingTests {
     }
 
     @Test func decimalNaNIsRefused() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let error = try #require(throws: EncodingError.self) {
             try garage.park(CodingDecimalBox(id: "x", value: Decimal.nan))
         }
@@ -72,7 +72,7 @@ struct ScalarCodingTests {
     // MARK: Integers
 
     @Test func integerExtremesRoundTripExactly() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let value = CodingExtremes(
             id: "x", int64Min: .min, int64Max: .max, uint64Max: .max, intMin: .min, int8Min: .min,
             uint8Max: .max, int32Min: .min, uint32Max: .max,
@@ -93,7 +93,7 @@ struct ScalarCodingTests {
     }
 
     @Test func integerExtremesThroughEveryContainer() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let value = CodingContainerIntegers(id: "c", keyed: .max, unkeyed: .min, single: CodingBigCount(.max))
         try garage.park(value)
         let json = try codingStoredJSON(garage, CodingContainerIntegers.self, "c")
@@ -104,7 +104,7 @@ struct ScalarCodingTests {
     }
 
     @Test func integerOverflowOnRetrieveThrows() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(CodingBig(id: "b", value: .max))
         try garage.migrateAll(fromOldClassName: Identity.typeName(CodingBig.self), to: CodingSmall.self)
         let error = try #require(throws: DecodingError.self) {
@@ -121,7 +121,7 @@ struct ScalarCodingTests {
 
     @Test(arguments: [Double.nan, .infinity, -.infinity])
     func nonFiniteDoubleIsRefused(_ number: Double) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let error = try #require(throws: EncodingError.self) {
             try garage.park(CodingMeasurement(id: "m", value: number))
         }
@@ -137,7 +137,7 @@ struct ScalarCodingTests {
 
     @Test(arguments: [Float.nan, .infinity, -.infinity])
     func nonFiniteFloatIsRefused(_ number: Float) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let error = try #require(throws: EncodingError.self) {
             try garage.park(CodingFloatMeasurement(id: "f", value: number))
         }
@@ -149,7 +149,7 @@ struct ScalarCodingTests {
     }
 
     @Test func nonFiniteInUnkeyedAndSingleValueContainersIsRefused() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let arrayError = try #require(throws: EncodingError.self) {
             try garage.park(CodingSeries(id: "s", values: [1, 2, .infinity]))
         }
@@ -173,7 +173,7 @@ struct ScalarCodingTests {
     }
 
     @Test func nonFiniteInReferencedObjectParksNothing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let good = CodingReading(id: "r", sensor: CodingPerson(id: "s1", name: "Sensor"),
                                  measurement: CodingMeasurement(id: "m1", value: 1.5))
         try garage.park(good)

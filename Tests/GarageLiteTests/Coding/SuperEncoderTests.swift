@@ -9,7 +9,7 @@ import Testing
 @Suite("Coding: class hierarchies and super encoders")
 struct SuperEncoderTests {
     @Test func subclassRoundTripsThroughSuperEncoder() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let owner = CodingPerson(id: "p1", name: "Ann")
         let car = CodingCar(id: "c1", wheels: 4, owner: owner, brand: "Saab")
         try garage.park(car)
@@ -31,7 +31,7 @@ struct SuperEncoderTests {
     }
 
     @Test func subclassRoundTripsThroughSuperEncoderForKey() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let truck = CodingTruck(id: "t1", wheels: 18, owner: nil, payload: 12.25)
         try garage.park(truck)
 
@@ -49,7 +49,7 @@ struct SuperEncoderTests {
     }
 
     @Test func superEncoderLayoutMatchesFoundation() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let car = CodingCar(id: "c2", wheels: 3, owner: nil, brand: "Reliant")
         let truck = CodingTruck(id: "t2", wheels: 6, owner: nil, payload: 2.5)
         try garage.park(car)
@@ -78,14 +78,14 @@ struct SuperEncoderTests {
         ]))
         #expect(try JSONDecoder().decode(CodingSilentSuper.self, from: foundationData) == value)
 
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(value)
         #expect(try codingStoredValue(garage, CodingSilentSuper.self, "s") == JSONReader.parse(foundationData))
         #expect(try garage.retrieve(CodingSilentSuper.self, identifier: "s") == value)
     }
 
     @Test func unkeyedSuperEncoderRoundTrips() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let value = CodingUnkeyedSuper(id: "u1", base: CodingPerson(id: "p9", name: "Base"))
         try garage.park(value)
         #expect(try codingStoredJSON(garage, CodingUnkeyedSuper.self, "u1") == #"["u1",{"id":"p9","name":"Base"}]"#)

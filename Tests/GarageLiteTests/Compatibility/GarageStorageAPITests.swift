@@ -51,7 +51,7 @@ struct GarageStorageAPITests {
     }
 
     @Test func aThrownErrorBridgesToo() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         do {
             try garage.delete(Counter(id: 7, value: 0))
             Issue.record("expected an error")
@@ -69,7 +69,7 @@ struct GarageStorageAPITests {
     }
 
     @Test func aHashValueIdentifierIsALoudMistake() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let red = GSTag(name: "red")
         try garage.park(red)
         let error = #expect(throws: GarageError.self) { try garage.retrieve(GSTag.self, identifier: red.hashValue) }
@@ -97,7 +97,7 @@ struct GarageStorageAPITests {
     // MARK: - deleteAllObjects(completion:), migrateAll(from:to:)
 
     @Test func deleteAllObjectsCallsItsCompletionOnceDeleted() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         var countInCompletion: Int?
         try garage.deleteAllObjects {
@@ -152,7 +152,7 @@ struct GarageStorageAPITests {
     }
 
     @Test func customCodingCallsKeepGarageStoragesMeaning() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let ada = Member(id: "ada")
         try garage.park(Member(id: "bob", mentor: ada, friends: [ada, Member(id: "cy")]))
         #expect(try garage.identifiers(of: Member.self) == ["ada", "bob", "cy"])   // each its own row

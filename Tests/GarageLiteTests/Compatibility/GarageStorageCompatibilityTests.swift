@@ -22,7 +22,7 @@ struct GarageStorageCompatibilityTests {
     /// again with `retrieveAll(withStatus: .syncing)`.
     @Test(arguments: Route.allCases)
     func anObjectParkedSayingSyncingStaysSyncing(route: Route) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.compatibility = .garageStorage
         let author = Author(id: UUID(), name: "Woolf")
         try garage.park(Book(id: 1, title: "Orlando", author: author, syncStatus: .notSynced))
@@ -62,7 +62,7 @@ struct GarageStorageCompatibilityTests {
 
     /// The same with the `async` entry points, a class model and `parkAll`'s streaming path.
     @Test func anObjectParkedSayingSyncingStaysSyncingAsync() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.compatibility = .garageStorage
         let anne = Sailor(name: "Anne", rank: "captain")
         anne.syncStatus = .syncing
@@ -84,7 +84,7 @@ struct GarageStorageCompatibilityTests {
     /// GarageStorage's delete: the row goes, the references to it stay, and a referrer reads
     /// an optional reference as `nil`. The app's own `deleteRule` still wins, set before or after.
     @Test func deletingAReferencedObjectLeavesTheReferenceDangling() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect(garage.compatibility == .garageLite && garage.deleteRule.description == "deny")
         #expect(Garage.Compatibility.garageStorage.description == "garageStorage")
         #expect(Garage.Compatibility(keepsParkedSyncingStatus: true, leavesReferencesDangling: false).description
@@ -110,7 +110,7 @@ struct GarageStorageCompatibilityTests {
     }
 
     @Test func deletingAReferencedObjectLeavesTheReferenceDanglingAsync() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.compatibility = .garageStorage
         let author = Author(id: UUID(), name: "Woolf")
         try await garage.park(Book(id: 1, title: "Orlando", author: author))

@@ -75,7 +75,7 @@ struct AESGCMEncryptorTests {
     }
 
     @Test func parkingAnUnchangedObjectChangesNothingAsWithoutEncryption() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
         let bob = EAccount(id: "bob", owner: "Bob", balance: 5)
         try garage.park(bob)
@@ -236,7 +236,7 @@ struct AESGCMReviewTests {
     }
 
     @Test func aTombstoneOfTheOldTypeDoesNotReplaceALiveObjectOfTheNewOne() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let patient = ETPatient(id: "x", diagnosis: "old")
         try garage.park(patient)
         try garage.setSyncStatus(.synced, for: patient)
@@ -271,7 +271,7 @@ struct ETClient: Codable, Identifiable, Syncable, Sendable {
 @Suite("AES-GCM encryptor: rewrites and other writes")
 struct AESGCMRewriteConcurrencyTests {
     @Test func rewritesRefuseUnsavedChangesAndTransactions() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
         garage.isAutosaveEnabled = false
         try garage.park(EAccount(id: "b", owner: "B", balance: 1))
@@ -320,11 +320,11 @@ struct AESGCMKeyedIdentifierTests {
     @Test func aHashableObjectsIdentifierIsAnHMACWithTheIdentityKey() throws {
         let pin = EPin(pin: "4821")
         let unkeyed = SHA256.hash(data: Data(#"{"pin":"4821"}"#.utf8)).map { String(format: "%02x", $0) }.joined()
-        let plain = try Garage.inMemory()
+        let plain = try TestEngine.garage()
         #expect(try plain.identifier(for: pin) == unkeyed)
 
         let identityKey = SymmetricKey(size: .bits256)
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256), identityKey: identityKey)
         try garage.park(pin)
         let identifier = try garage.identifier(for: pin)

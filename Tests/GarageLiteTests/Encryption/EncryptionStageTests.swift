@@ -13,7 +13,7 @@ struct EncryptionStageTests {
     /// A delegate whose output held U+0000 parked "successfully" an empty string: the object
     /// was lost. Now the park is refused, naming the object, and nothing is written.
     @Test func ciphertextWithNULIsRefusedNotTruncated() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = NULEncryptor()
         let expected = GarageError.encryptionFailed(
             typeName: "Counter", identifier: "1",

@@ -33,7 +33,7 @@ struct EncryptionTests {
     }
 
     @Test func readingAnEncryptedRowWithoutADelegateIsAClearError() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = TestEncryptor()
         try garage.park(Counter(id: 1, value: 1))
         garage.dataEncryptionDelegate = nil
@@ -43,7 +43,7 @@ struct EncryptionTests {
     }
 
     @Test func theDelegatesErrorsPropagateAndAFailedEncryptionWritesNothing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let encryptor = TestEncryptor()
         garage.dataEncryptionDelegate = encryptor
         try garage.park(Counter(id: 1, value: 1))
@@ -67,14 +67,14 @@ struct EncryptionTests {
     }
 
     @Test func plaintextRowsStayReadableOnceADelegateIsSet() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         garage.dataEncryptionDelegate = TestEncryptor()
         #expect(try garage.retrieve(Counter.self, identifier: 1)?.value == 1)
     }
 
     @Test func theDelegateIsHeldStrongly() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = TestEncryptor()   // no other reference
         try garage.park(Counter(id: 1, value: 1))
         let row = try #require(try garage.store.storedRow(ObjectKey(typeName: "Counter", identifier: "1")))

@@ -140,7 +140,7 @@ struct StoreKeyTests {
         #expect(try await reopened.count(SKNote.self) == 51)
         #expect(try await reopened.encryptionStatus().keyIDs == [1])
         // A garage without a key can't change it.
-        await #expect(throws: GarageError.self) { try await Garage.inMemory().changeEncryptionKey(to: Self.passphrase("x")) }
+        await #expect(throws: GarageError.self) { try await TestEngine.garage().changeEncryptionKey(to: Self.passphrase("x")) }
     }
 
     @Test func rekeyRotatesTheDataKeyAndLeavesNoOldCiphertextOnDisk() async throws {
@@ -209,7 +209,7 @@ struct StoreKeyTests {
     @Test func hashableIdentifiersAreKeyedPerStore() throws {
         let directory = try TemporaryDirectory()
         let tag = SKTag(label: "pin 1234")
-        let plain = try Garage.inMemory().identifier(for: tag)
+        let plain = try TestEngine.garage().identifier(for: tag)
         let first = try Garage(path: directory.path("a.sqlite"), encryptionKey: Self.passphrase("same"))
         let second = try Garage(path: directory.path("b.sqlite"), encryptionKey: Self.passphrase("same"))
         let firstID = try first.identifier(for: tag)

@@ -88,7 +88,7 @@ struct DeleteRuleTests {
     // MARK: - Referrers
 
     @Test func referrersListWhoReferencesAnObjectAndFollowEveryChange() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook("b1"))
         try garage.park(DNotebook(id: "b2", title: "Other", notes: [Self.milk]))
         try garage.park(DCover(id: "c1", note: Self.eggs))
@@ -111,7 +111,7 @@ struct DeleteRuleTests {
     }
 
     @Test func anObjectReferencingItselfIsNotItsOwnReferrer() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let folder = DFolder(id: "f", notes: [Self.milk])
         try garage.park(folder)
         #expect(try garage.referrers(of: Self.milk) == [Self.key("DFolder", "f")])
@@ -122,7 +122,7 @@ struct DeleteRuleTests {
 
     @Test(arguments: [false, true])
     func referrersSeeUnsavedChangesAndTransactions(inTransaction: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(DNotebook(id: "b1", title: "Committed", notes: [Self.milk]))
         // A committed referrer the changes leave alone stays one.
         try garage.park(DNotebook(id: "b3", title: "Committed, kept", notes: [Self.milk]))
@@ -159,7 +159,7 @@ struct DeleteRuleTests {
     // MARK: - deny (the default)
 
     @Test func deletingAReferencedObjectIsRefusedNamingItsReferrers() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         try garage.park(DCover(id: "c1", note: Self.milk))
         let error = Self.error(GarageError.self) { try garage.delete(Self.milk) }
@@ -179,14 +179,14 @@ struct DeleteRuleTests {
     }
 
     @Test func deleteAllIgnoresReferrersOfItsOwnType() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(DNotebook(id: "b1", title: "One", notes: [Self.milk]))
         #expect(try garage.deleteAll(DNotebook.self) == 1)
         #expect(try garage.deleteAll(DNote.self) == 1)
     }
 
     @Test func theGarageWideRuleAppliesToCallsWithoutOne() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect(garage.deleteRule.description == "deny")
         garage.deleteRule = .nullify(in: DNotebook.self)
         #expect(garage.deleteRule.description == "nullify(in: [DNotebook.self])")
@@ -198,7 +198,7 @@ struct DeleteRuleTests {
     // MARK: - rowOnly (GarageStorage's delete)
 
     @Test func rowOnlyLeavesTheReferencesAsGarageStorageDoes() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         try garage.park(DCover(id: "c1", note: Self.milk))
         try garage.delete(Self.milk, rule: .rowOnly)
@@ -211,7 +211,7 @@ struct DeleteRuleTests {
     // MARK: - nullify
 
     @Test func nullifyRemovesTheReferenceWhereverItIsHeld() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         try garage.park(DFolder(id: "f", notes: [Self.eggs, Self.milk]))
         let before = try #require(try garage.metadata(DNotebook.self, identifier: "b1"))
@@ -230,7 +230,7 @@ struct DeleteRuleTests {
     }
 
     @Test func nullifiedReferrersAreUploadedAndTheDeletionToo() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.notebook()])                       // .synced, from the server
         #expect(try garage.syncStatus(for: Self.notebook()) == .synced)
         try garage.delete(Self.milk, rule: .nullify(in: DNotebook.self))
@@ -246,7 +246,7 @@ struct DeleteRuleTests {
     /// The UI still holds the notebook with the deleted note: parking it must not bring the
     /// note back, nor undo the removal.
     @Test func aCopyHeldFromBeforeTheDeletionIsStale() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         var ui = try #require(try garage.retrieve(DNotebook.self, identifier: "b1"))
         try garage.delete(DNote.self, identifier: "n1", rule: .nullify(in: DNotebook.self))
@@ -260,7 +260,7 @@ struct DeleteRuleTests {
     }
 
     @Test func nullifyRefusesWhatItCantDoAndChangesNothing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         try garage.park(DCover(id: "c1", note: Self.milk))
         try garage.park(DBookmark(label: "x", note: Self.eggs))
@@ -303,7 +303,7 @@ struct DeleteRuleTests {
     /// bring the note back.
     @Test(arguments: [false, true])
     func aCopyParkedInTheSameTransactionIsStaleToo(unsaved: Bool) async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var held = Self.notebook()
         let work = {
             try await garage.park(&held)
@@ -333,7 +333,7 @@ struct DeleteRuleTests {
     /// References that dangle already (a row-only delete) refer to nothing: they don't hold
     /// back a delete of the type.
     @Test func danglingReferencesDontBlockDeleteAll() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(DNotebook(id: "b1", title: "One", notes: [Self.milk], pinned: Self.eggs))
         try garage.delete(Self.milk, rule: .rowOnly)
         #expect(try garage.referrers(of: DNote.self, identifier: "n1").isEmpty)
@@ -348,7 +348,7 @@ struct DeleteRuleTests {
     /// Olivia references Sam and Nick, Sam references Nick: both drop Nick (a GarageStorage
     /// switcher's trial found Olivia refused, blamed for Sam's array).
     @Test func referrersThatReferenceEachOtherAreEachRewritten() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let nick = DRelative(id: "Nick")
         let sam = DRelative(id: "Sam", siblings: [nick])
         try garage.park(DRelative(id: "Olivia", brother: sam, siblings: [nick]))
@@ -359,7 +359,7 @@ struct DeleteRuleTests {
     }
 
     @Test func deleteAllNullifiesEveryReference() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         try garage.park(DFolder(id: "f", notes: [Self.eggs]))
         #expect(try garage.deleteAll(DNote.self, rule: .nullify(in: DNotebook.self, DFolder.self)) == 2)
@@ -370,7 +370,7 @@ struct DeleteRuleTests {
     }
 
     @Test func nullifyRewritesEncryptedReferrers() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = TestEncryptor()
         try garage.park(Self.notebook())
         try garage.delete(Self.milk, rule: .nullify(in: DNotebook.self))
@@ -381,7 +381,7 @@ struct DeleteRuleTests {
 
     @Test(arguments: [false, true])
     func nullifyInsideATransactionCommitsWithIt(throwing: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         struct Cancel: Error {}
         do {
@@ -396,7 +396,7 @@ struct DeleteRuleTests {
     }
 
     @Test func theAsyncCallsFollowTheSameRules() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Self.notebook())
         #expect(try await garage.referrers(of: Self.milk) == [Self.key("DNotebook", "b1")])
         #expect(try await garage.referrers(of: DNote.self, identifier: "n2") == [Self.key("DNotebook", "b1")])

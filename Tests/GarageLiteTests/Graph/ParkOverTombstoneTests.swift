@@ -19,7 +19,7 @@ struct ParkOverTombstoneTests {
     }
 
     @Test func aChildDeletedThenParkedAgainWithItsParentComesBack() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let leaf = RevivedLeaf(id: "l", text: "kept")
         try garage.park(RevivedHolder(id: "h", leaves: [leaf]))
         // Uploaded: a copy is on the server, so deleting the child leaves a tombstone.

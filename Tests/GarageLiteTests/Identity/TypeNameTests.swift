@@ -113,7 +113,7 @@ struct TypeNameTests {
     /// The sequence of the issue: retrieving `Cart.Item` "1" decoded the `Billing.Item` row.
     /// Now the first use of the second type is refused, with an error that names both.
     @Test func aSecondTypeWithTheSameNameIsRefusedAtFirstUse() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Billing.Item(id: "1", amount: 30))
         let collision = GarageError.typeNameCollision(
             typeName: "Item", type: "GarageLiteTests.Cart.Item", existingType: "GarageLiteTests.Billing.Item")
@@ -134,7 +134,7 @@ struct TypeNameTests {
         #expect(try garage.retrieveAll(Billing.Item.self) == [Billing.Item(id: "1", amount: 30)])
 
         // The registry is the process's: another garage, with no "Item" row, refuses it too.
-        let other = try Garage.inMemory()
+        let other = try TestEngine.garage()
         #expect(throws: collision) { try other.park(Cart.Item(id: "1", quantity: 1)) }
         try other.park(Billing.Item(id: "9", amount: 1))
         #expect(try other.count(Billing.Item.self) == 1)
@@ -142,7 +142,7 @@ struct TypeNameTests {
 
     /// The same from `async` code, and when observing.
     @Test func theCollisionIsTheSameFromAsyncCode() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Billing.Item(id: "1", amount: 30))
         await #expect(throws: GarageError.self) { try await garage.retrieve(Cart.Item.self, identifier: "1") }
         await #expect(throws: GarageError.self) { try await garage.park(Cart.Item(id: "2", quantity: 1)) }
@@ -153,7 +153,7 @@ struct TypeNameTests {
     }
 
     @Test func theErrorNamesBothTypesAndTheFix() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Billing.Item(id: "1", amount: 30))
         let error = try #require(throws: GarageError.self) { try garage.retrieve(Cart.Item.self, identifier: "1") }
         #expect(error.description == """
@@ -186,7 +186,7 @@ struct TypeNameTests {
     /// With a declared name, the two "Entry" types are stored side by side in one store, and
     /// every operation uses the declared name: rows, references, counts, claims, statuses.
     @Test func aDeclaredNameLetsBothTypesBeStoredSideBySide() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let folio = Ledger.Folio(
             id: "b", entries: [Ledger.Entry(id: "1", amount: 10)], notes: [Journal.Entry(id: "1", text: "paid")])
         try garage.park(folio)
@@ -221,7 +221,7 @@ struct TypeNameTests {
     }
 
     @Test func observingUsesTheDeclaredName() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var changes = garage.changes(of: Ledger.Entry.self).makeAsyncIterator()
         try await garage.park(Journal.Entry(id: "1", text: ""))           // another type: not delivered
         try await garage.park(Ledger.Entry(id: "1", amount: 1))
@@ -260,7 +260,7 @@ struct TypeNameTests {
     /// A newcomer did as the collision error says, after the other type had parked under the
     /// old name: `migrateAll` moved that type's objects too. It is refused instead.
     @Test func aMigrationFromANameAnotherTypeHasIsRefused() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Shop.Widget(id: "w1", size: 1))                  // "Widget" is Shop.Widget's
         #expect(throws: GarageError.ambiguousMigration(
             oldName: "Widget", type: String(reflecting: Depot.Widget.self), otherType: String(reflecting: Shop.Widget.self))) {
@@ -274,7 +274,7 @@ struct TypeNameTests {
     /// are one, "Box<Entry>": a generic argument is named by its short Swift name, not by its
     /// declared one. A generic type can name itself after its argument's stored name (`Tray`).
     @Test func genericTypesAreNamedWithTheirArguments() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Box(id: "1", content: 1))
         try garage.park(Box(id: "1", content: "one"))
         #expect(try garage.retrieve(Box<Int>.self, identifier: "1")?.content == 1)

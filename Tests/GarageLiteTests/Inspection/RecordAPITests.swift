@@ -221,7 +221,7 @@ struct RecordAPITests {
     // MARK: - Listing
 
     @Test func pagesListEveryRowOnceInKeyOrderTombstonesIncluded() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let items = (0..<2_000).map { RAItem(id: String(format: "i%05d", $0), value: $0) }
         let others = (0..<345).map { RAOther(id: String(format: "o%05d", $0), text: "other \($0)") }
         try garage.parkAll(items.shuffled())
@@ -383,12 +383,12 @@ struct RecordAPITests {
     }
 
     @Test func importKeepsTheRowsAndTombstonesAStoreHasAlready() throws {
-        let source = try Garage.inMemory()
+        let source = try TestEngine.garage()
         try source.parkAll([RATask(id: "a", text: "from the source"), RATask(id: "b", text: "from the source"),
                             RATask(id: "c", text: "from the source")])
         let exported = try source.records()
 
-        let destination = try Garage.inMemory()
+        let destination = try TestEngine.garage()
         try destination.park(RATask(id: "a", text: "the destination's"))
         try destination.park(RATask(id: "b", text: "deleted in the destination"))
         try destination.setSyncStatus(.synced, for: RATask(id: "b", text: ""))
@@ -486,27 +486,27 @@ struct RecordAPITests {
                                   syncStatus: .synced, date: Date(timeIntervalSince1970: 1_700_000_000.25))
         sealed.isEncrypted = true
         sealed.isRemote = true
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect(try garage.importRecords([sealed]).imported == ["RANote": 1])
         #expect(try garage.record(sealed.key) == sealed)
         #expect(try Self.storedData(garage)["RANote/n1"] == sealed.json)
         let statistics = try #require(try garage.statistics().types.first)
         #expect(statistics.typeName == "RANote" && statistics.encryptedCount == 1 && statistics.count == 1)
         // Exported again from there, it is the same record.
-        let copy = try Garage.inMemory()
+        let copy = try TestEngine.garage()
         try copy.importRecords(try garage.records())
         #expect(try copy.records() == [sealed])
     }
 
     /// Observers hear of the objects an import wrote, not of tombstones nor of what it left.
     @Test func importedObjectsAreObserved() async throws {
-        let source = try Garage.inMemory()
+        let source = try TestEngine.garage()
         try await source.parkAll([RATask(id: "a", text: "a"), RATask(id: "b", text: "b"), RATask(id: "c", text: "c")])
         try await source.setSyncStatus(.synced, for: RATask(id: "c", text: ""))
         #expect(try await source.delete(RATask.self, identifier: "c"))
         let records = try await source.records()
 
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var changes = garage.changes(of: RATask.self).makeAsyncIterator()
         func parked(_ identifier: String) -> GarageChange {
             GarageChange(typeName: "RATask", identifier: identifier, kind: .parked)
@@ -533,7 +533,7 @@ struct RecordAPITests {
 
     @Test(arguments: RABadRecord.allCases)
     func anInvalidRecordIsRefusedAndNothingIsWritten(_ bad: RABadRecord) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.parent)
         let before = try garage.records()
         let records = [RABadRecord.valid, RAChild(id: "second", name: "").record, bad.record]
@@ -605,7 +605,7 @@ struct RecordAPITests {
     }
 
     @Test func statisticsOfAnEmptyStoreInMemory() throws {
-        let statistics = try Garage.inMemory().statistics()
+        let statistics = try TestEngine.garage().statistics()
         #expect(statistics.path == nil && statistics.fileSize == 0 && statistics.logSize == 0)
         #expect(statistics.formatVersion == Garage.formatVersion)
         #expect(statistics.types.isEmpty)
@@ -615,7 +615,7 @@ struct RecordAPITests {
     // MARK: - Renaming a type by name
 
     @Test func migratingByNameMovesObjectsAndTheirReferences() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let widgets = (1...3).map { RAWidgetV1(id: "w\($0)", name: "widget \($0)") }
         try garage.park(RABoxV1(id: "b1", widget: widgets[0], spares: [widgets[1], widgets[2]]))
         try garage.park(RAWidgetV1(id: "w4", name: "loose"))
@@ -656,7 +656,7 @@ struct RecordAPITests {
     /// A tombstone of the old name doesn't replace a live object of the new one (it goes); a
     /// live object of the old name replaces a tombstone of the new one.
     @Test func migratingByNameWeighsTombstonesAgainstLiveObjects() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         func tombstone(_ type: String, _ identifier: String) -> ObjectRecord {
             var record = ObjectRecord(key: ObjectKey(typeName: type, identifier: identifier), json: "", syncStatus: .notSynced)
             record.isDeleted = true
@@ -756,18 +756,18 @@ struct RecordAPIFoundTests {
         let decomposedRecord = ObjectRecord(key: ObjectKey(typeName: "RAChild", identifier: decomposed),
                                             json: #"{"id":"cafe\u0301","name":"decomposed"}"#)
 
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(RAChild(id: composed, name: "composed"))
         let report = try garage.importRecords([decomposedRecord])
         #expect(report.alreadyInGarage == ["RAChild": 1], "the garage has an object with this key")
         #expect(try garage.count(RAChild.self) == 1)
         let records = try garage.records()
         #expect(Set(records.map(\.key)).count == records.count, "two records with one key")
-        let fresh = try Garage.inMemory()
+        let fresh = try TestEngine.garage()
         #expect(throws: Never.self) { try fresh.importRecords(records) }
 
         // Imported alone, it retrieves as a parked object does, by either spelling.
-        let other = try Garage.inMemory()
+        let other = try TestEngine.garage()
         try other.importRecords([decomposedRecord])
         #expect(try other.retrieve(RAChild.self, identifier: decomposed)?.name == "decomposed")
         #expect(try other.retrieve(RAChild.self, identifier: composed)?.name == "decomposed")
@@ -778,7 +778,7 @@ struct RecordAPIFoundTests {
     /// claimed row whose attempts reach `maximumUploadAttempts` (the limit lowered while a claim
     /// is open, or two processes with different limits).
     @Test func statisticsCountTheHeldObjectsHeldObjectsLists() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.maximumUploadAttempts = 3
         try garage.park(RATask(id: "a", text: "a"))
         try garage.release(try garage.claim(RATask.self, limit: 1), retryAfter: 0, error: RAUploadError())

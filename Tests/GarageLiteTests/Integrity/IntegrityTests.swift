@@ -117,7 +117,7 @@ struct IntegrityTests {
         #expect(report.isOK)
         #expect(report == IntegrityReport(problems: []))
         #expect(report.description.hasPrefix("The store is sound"))
-        #expect(try Garage.inMemory().check().isOK)
+        #expect(try TestEngine.garage().check().isOK)
     }
 
     @Test func encryptedRowsAreNotReportedAsInvalidJSON() throws {
@@ -138,7 +138,7 @@ struct IntegrityTests {
     }
 
     @Test func aReferenceToADeletedObjectIsDangling() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let writer = author("w")
         try garage.park(Book(id: 1, title: "", author: writer))
         try garage.park(Loan(id: "l", book: Book(id: 2, title: "", author: writer), guarantor: writer))
@@ -266,7 +266,7 @@ struct IntegrityTests {
     }
 
     @Test func insideATransactionItsChangesAreSafeAndTheCollectionCommitsAtOnce() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let (referenced, collected, kept) = (author("referenced"), author("collected"), author("kept"))
         for (index, orphan) in [referenced, collected].enumerated() {
             try garage.park(Book(id: index, title: "", author: orphan))
@@ -287,7 +287,7 @@ struct IntegrityTests {
     }
 
     @Test func aClaimedObjectIsCollectedAndTheClaimReportsItDeleted() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let (orphan, kept) = (author("orphan"), author("kept"))
         try garage.park(Book(id: 1, title: "", author: orphan))
         try garage.park(Book(id: 1, title: "", author: kept))
@@ -300,7 +300,7 @@ struct IntegrityTests {
     }
 
     @Test func asyncVariantsAndObserversSeeTheDeletions() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let (orphan, kept) = (author("orphan"), author("kept"))
         try await garage.park(Book(id: 1, title: "", author: orphan))
         try await garage.parkAll([Book(id: 1, title: "", author: kept)])

@@ -14,7 +14,7 @@ struct ObservationStartTests {
     /// status) leaves its value as it was at subscription: nothing is yielded.
     @Test(arguments: [false, true])
     func aClaimAndAReleaseOfAStructYieldNothing(async: Bool) async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Counter(id: 1, value: 1))
         let values = try garage.changes(to: Counter.self, identifier: 1)
         try await claimAndRelease(Counter.self, in: garage, async: async)
@@ -24,7 +24,7 @@ struct ObservationStartTests {
     /// The same with a class.
     @Test(arguments: [false, true])
     func aClaimAndAReleaseOfAClassYieldNothing(async: Bool) async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let friend = Friend(id: "f")
         friend.friend = Friend(id: "g")
         try await garage.park(friend)
@@ -38,7 +38,7 @@ struct ObservationStartTests {
     /// reads), and nothing for the other elements.
     @Test(arguments: [false, true])
     func aChangeAfterTheClaimIsYieldedOnce(async: Bool) async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Counter(id: 1, value: 1))
         let counters = try garage.changes(to: Counter.self, identifier: 1)
         try await claimAndRelease(Counter.self, in: garage, async: async)
@@ -58,7 +58,7 @@ struct ObservationStartTests {
     /// objects of its type (a `deleteAll`, told for the whole type) yield nothing, and parking
     /// it yields it.
     @Test func anObjectAbsentAtSubscriptionYieldsOnlyWhenParked() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Counter(id: 2, value: 2))
         let absent = try garage.changes(to: Counter.self, identifier: 1)
         try await garage.deleteAll(Counter.self)
@@ -72,7 +72,7 @@ struct ObservationStartTests {
 
     /// A `Syncable` object's value holds its status: its claim and its release are changes.
     @Test func aSyncableObjectsClaimIsAChange() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Memo(id: "m", text: ""))
         let values = try garage.changes(to: Memo.self, identifier: "m")
         let claim = try await garage.claim(Memo.self, limit: 10)

@@ -9,7 +9,7 @@ private func change(_ identifier: String?, _ kind: GarageChange.Kind) -> GarageC
 @Suite("Observing changes")
 struct ObservationTests {
     @Test func changesOfATypeArriveAfterEachCommit() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var changes = garage.changes(of: Memo.self).makeAsyncIterator()
         try await garage.park(Memo(id: "a", text: "1"))
         try await garage.park(Counter(id: 1, value: 1))               // another type: not delivered
@@ -29,7 +29,7 @@ struct ObservationTests {
     }
 
     @Test func unsavedChangesArriveWhenSavedAndTransactionsWhenCommitted() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var changes = garage.changes(of: Memo.self).makeAsyncIterator()
         garage.isAutosaveEnabled = false
         try await garage.park(Memo(id: "a", text: ""))
@@ -52,7 +52,7 @@ struct ObservationTests {
     }
 
     @Test func syncJobsStatusChangesAreObserved() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkAll([Memo(id: "a", text: ""), Memo(id: "b", text: "")])
         var changes = garage.changes(of: Memo.self).makeAsyncIterator()
         let claim = try await garage.claim(Memo.self, limit: 5)
@@ -64,7 +64,7 @@ struct ObservationTests {
     }
 
     @Test func migratingATypeIsObservedOnBothSides() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Counter(id: 1, value: 1))
         var old = garage.changes(of: Counter.self).makeAsyncIterator()
         var new = garage.changes(of: RenamedCounter.self).makeAsyncIterator()
@@ -74,7 +74,7 @@ struct ObservationTests {
     }
 
     @Test func oneObjectIsObservedAsItsNewValue() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let values = try garage.changes(to: Memo.self, identifier: "a")
         var iterator = values.makeAsyncIterator()
         try await garage.park(Memo(id: "other", text: ""))        // not this object
@@ -90,7 +90,7 @@ struct ObservationTests {
     /// Observation reports changes only: a park of an object as it is stored, or a status set
     /// to what it was, commits nothing to tell.
     @Test func writesThatChangeNothingAreNotReported() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Memo(id: "a", text: "1"))
         var changes = garage.changes(of: Memo.self).makeAsyncIterator()
         try await garage.park(Memo(id: "a", text: "1"))                       // as stored
@@ -106,7 +106,7 @@ struct ObservationTests {
     /// the latest value once, and a claim then a release of an object whose value does not hold
     /// its status yields nothing.
     @Test func eachValueIsYieldedOnce() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var values = try garage.changes(to: Counter.self, identifier: 1).makeAsyncIterator()
         /// Parks `value` a moment from now, while the iterator waits: if a spent signal made it
         /// yield, it would yield the value before this one.
@@ -139,7 +139,7 @@ struct ObservationTests {
     }
 
     @Test func cancellingTheObserverEndsTheSequence() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let changes = garage.changes(of: Memo.self)          // observing from here on
         let (received, reportReceived) = AsyncStream<Int>.makeStream()
         let task = Task {
@@ -203,7 +203,7 @@ struct AsyncAPITests {
     }
 
     @Test func asyncCallsSeeUnsavedChangesAndTransactions() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.isAutosaveEnabled = false
         try await garage.park(Memo(id: "a", text: ""))
         #expect(try await garage.retrieve(Memo.self, identifier: "a") != nil)
@@ -213,7 +213,7 @@ struct AsyncAPITests {
     }
 
     @Test func asyncErrorsAreTheSameAsSyncOnes() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         await #expect(throws: GarageError.failedToRetrieveObject("Memo", "none")) {
             try await garage.delete(Memo(id: "none", text: ""))
         }

@@ -27,7 +27,7 @@ struct ExplicitTransactionTests {
     }
 
     @Test func aRollbackForgetsEveryChangeIncludingNestedOnes() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.beginTransaction()
         try garage.park(Counter(id: 1, value: 1))
         try garage.transaction {                       // commits into the explicit one
@@ -40,7 +40,7 @@ struct ExplicitTransactionTests {
     }
 
     @Test func misuseIsAClearError() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect(throws: GarageError.transactionMisuse(
             operation: "commit a transaction", reason: "no transaction is active; call beginTransaction() first")) {
             try garage.commitTransaction()
@@ -53,7 +53,7 @@ struct ExplicitTransactionTests {
     }
 
     @Test func itWorksAcrossAwait() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.beginTransaction()
         try await garage.park(Counter(id: 1, value: 1))
         let count = try await Task.detached { try await garage.count(Counter.self) }.value

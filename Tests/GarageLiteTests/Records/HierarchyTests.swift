@@ -163,7 +163,7 @@ struct HierarchyTests {
     }
 
     @Test func studentsAndTeachersRoundTripInline() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.register(HStudent.self, HTeacher.self)
         try garage.park(school())
         let school = try #require(try garage.retrieve(HSchool.self, identifier: "s1"))
@@ -185,7 +185,7 @@ struct HierarchyTests {
     }
 
     @Test func anUnregisteredSubclassIsRefusedAtParkNamingIt() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.register(HTeacher.self)
         #expect {
             try garage.park(school())
@@ -217,7 +217,7 @@ struct HierarchyTests {
     }
 
     @Test func subclassesBehindReferencesAreObjectsOfTheirClass() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.register(RStudent.self, RTeacher.self)
         let teacher = RTeacher(id: "t1", name: "Ada", subject: "Maths")
         let classroom = RClassroom(id: "c1", people: [RStudent(id: "p1", name: "Alan", grade: 9), teacher,
@@ -258,7 +258,7 @@ struct HierarchyTests {
     }
 
     @Test func aSubclassThatHasItsClasssStoredNameIsRefused() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect {
             try garage.register(HNamedCar.self)
         } throws: { error in

@@ -24,7 +24,7 @@ struct MNote: Codable, Identifiable, Sendable, StoredTypeNamed {
 @Suite("Models that change")
 struct ModelChangeTests {
     @Test func anAddedPropertyReadsItsDefaultAndARemovedOneIsIgnored() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(MNoteV1(id: "n1", text: "Milk", color: "blue"))
         var note = try #require(try garage.retrieve(MNote.self, identifier: "n1"))
         #expect(note.text == "Milk" && !note.isPinned && note.tags.isEmpty && note.views == 0)
@@ -135,7 +135,7 @@ struct MWardV2: Codable, Identifiable, Sendable, StoredTypeNamed {
 @Suite("Renamed properties and types")
 struct RenamingTests {
     @Test func anOldRowReadsAfterAPropertyWasAddedAndAnotherRenamedInlineAndBehindReferences() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(MBookV1(id: "b1", contacts: [MContactV1(id: "c1", name: "Ada", phone: "555-1"),
                                                     MContactV1(id: "c2", name: "Alan", phone: "555-2")]))
         try garage.park(MCardV1(id: "k1", owner: MContactV1InlineV1(name: "Grace")))

@@ -42,7 +42,7 @@ struct PolymorphicTests {
     }
 
     @Test func protocolTypedValuesRoundTripInlineAndBehindReferences() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.register(PDog.self, PCat.self, PParrot.self)
         try await garage.park(household())
         let read = try #require(try await garage.retrieve(PHousehold.self, identifier: "h1"))
@@ -68,7 +68,7 @@ struct PolymorphicTests {
     }
 
     @Test func anUnregisteredTypeIsNamedWhenParkedAndWhenRetrieved() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.register(PDog.self, PParrot.self)
         #expect {
             try garage.park(household())
@@ -94,7 +94,7 @@ struct PolymorphicTests {
     }
 
     @Test func polymorphicPropertiesAddedLaterReadEmptyOrNil() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.register(PDog.self, PCat.self, PParrot.self)
         try garage.park(PHouseholdV0(id: "h0"))
         let read = try #require(try garage.retrieve(PHousehold.self, identifier: "h0"))

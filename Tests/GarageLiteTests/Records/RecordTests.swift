@@ -21,7 +21,7 @@ struct RPalette: Codable, Hashable, Sendable {
 @Suite("Records")
 struct RecordTests {
     @Test func aValueWithoutIdentityIsParkedUnderAChosenIdentifier() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect(try garage.park(RPreferences(theme: "dark", fontSize: 12), identifier: "preferences") == "preferences")
         try garage.park(RPreferences(theme: "light", fontSize: 14), identifier: "preferences")   // replaces it
         #expect(try garage.retrieve(RPreferences.self, identifier: "preferences") == RPreferences(theme: "light", fontSize: 14))
@@ -41,7 +41,7 @@ struct RecordTests {
 
     /// A record holds references as any object does.
     @Test func aRecordsIdentifiableValuesAreRowsOfTheirOwn() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let sam = Author(id: UUID(), name: "Sam")
         try await garage.park(RShelf(label: "Favourites", books: [Book(id: 1, title: "One", author: sam)]), identifier: "favourites")
         #expect(try await garage.count(Book.self) == 1)
@@ -51,7 +51,7 @@ struct RecordTests {
     }
 
     @Test func anIdentifiableValueIsParkedUnderItsOwnIdOnly() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect(try garage.park(Counter(id: 3, value: 1), identifier: 3) == "3")
         let error = #expect(throws: GarageError.self) { try garage.park(Counter(id: 3, value: 1), identifier: "three") }
         guard case .invalidIdentifier("Counter", "three", let reason)? = error else {
@@ -65,7 +65,7 @@ struct RecordTests {
     /// A Hashable record under a string: a miss is nil. An integer is refused on a miss, as a
     /// GarageStorage `hashValue` is.
     @Test func aHashableRecordIsFoundByItsIdentifier() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(RPalette(colors: ["red"]), identifier: "warm")
         #expect(try garage.retrieve(RPalette.self, identifier: "warm")?.colors == ["red"])
         #expect(try garage.retrieve(RPalette.self, identifier: "cold") == nil)
@@ -75,7 +75,7 @@ struct RecordTests {
     }
 
     @Test func countSeesUnsavedChanges() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         garage.isAutosaveEnabled = false
         try garage.park(RPreferences(theme: "dark", fontSize: 12), identifier: "p")

@@ -9,7 +9,7 @@ import Testing
 @Suite("Bad input: rows")
 struct BadRowTests {
     @Test func aRowWhoseShapeNoLongerMatchesItsTypeNamesItselfAndSaysWhatToDo() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         // Parked before `Gauge` got its `unit`.
         try await garage.park(GaugeV1(id: 1, reading: 1.5))
         try await garage.migrateAll(fromOldClassName: "GaugeV1", to: Gauge.self)
@@ -34,7 +34,7 @@ struct BadRowTests {
     }
 
     @Test func aWrongDecryptionKeyNamesTheObjectAndTheOthersStayReadable() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 10))                // plaintext
         let encryptor = TestEncryptor()
         garage.dataEncryptionDelegate = encryptor
@@ -60,7 +60,7 @@ struct BadRowTests {
     }
 
     @Test func aDelegateThatDecryptsToGarbageGivesCorruptDataNamingTheObject() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = ReversingEncryptor()
         try garage.park(Counter(id: 1, value: 10))
         garage.dataEncryptionDelegate = IdentityEncryptor()  // "decrypts" the reversed JSON as it is
@@ -93,7 +93,7 @@ struct BadIdentifierTests {
     /// An object and its child parked under `name` are retrieved, listed and deleted under it,
     /// and the other objects stay.
     static func expectRoundTrip(_ name: String) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         let person = Person(name: name)
         person.brother = Person(name: name + "'s brother")
@@ -112,7 +112,7 @@ struct BadIdentifierTests {
     }
 
     @Test func identifiersThatSwiftFindsEqualAreOneObject() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
         #expect(composed == decomposed)
         try garage.park(Person(name: decomposed))
@@ -123,7 +123,7 @@ struct BadIdentifierTests {
     }
 
     @Test func anIdentifierWithANULCharacterIsRefusedAndNothingIsWritten() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let error = try #require(throws: GarageError.self) { try garage.park(Person(name: "a\u{0}b")) }
         guard case let .invalidIdentifier(type, identifier, _) = error else {
             Issue.record("expected invalidIdentifier, got \(error)")
@@ -139,7 +139,7 @@ struct BadIdentifierTests {
     }
 
     @Test func genericTypesAreStoredUnderTheirFullNames() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Calvino")
         try garage.park(Crate(id: "c", content: 7))
         try garage.park(Crate(id: "c", content: "seven"))
@@ -183,7 +183,7 @@ struct BadSizeTests {
     }
 
     @Test func valuesNestedDeeperThanTheLimitAreRefusedNamingTheObject() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         var nested = Nested(child: nil)
         for _ in 0..<1_000 { nested = Nested(child: nested) }
@@ -199,7 +199,7 @@ struct BadSizeTests {
     }
 
     @Test func valuesNestedJustBelowTheLimitParkAndRetrieveOnASmallStack() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var nested = Nested(child: nil)
         for _ in 0..<(JSONReader.maximumDepth - 2) { nested = Nested(child: nested) }
         let holder = UncheckedSendable(Holder(id: "deep", nested: nested))
@@ -215,7 +215,7 @@ struct BadSizeTests {
     }
 
     @Test func aCallToTheGarageFromADeepInitFromStillThrowsInsteadOfDeadlocking() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var head = ReentrantLink(id: 0, next: nil)
         for id in 1..<300 { head = ReentrantLink(id: id, next: head) }
         try garage.park(head)

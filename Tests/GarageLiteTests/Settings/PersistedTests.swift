@@ -21,7 +21,7 @@ final class STPlayerModel {
 @Suite("Settings: @Persisted")
 struct PersistedTests {
     @Test func aPersistedPropertyReadsAndWritesItsSetting() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let model = STPlayerModel(garage: garage)
         #expect(model.volume == 0.5)
         model.volume = 0.8
@@ -43,7 +43,7 @@ struct PersistedTests {
 
     /// A getter can't throw: it returns the default. A setter drops the error; `persist` throws it.
     @Test func errorsAreTheDefaultInTheGetterAndThrownByTheProjectedValue() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let model = STPlayerModel(garage: garage)
         try garage.set("loud", for: SettingsKey<GlobalSettings, String>(id: "hooked:child:volume", defaultValue: ""))
         #expect(model.volume == 0.5)
@@ -59,7 +59,7 @@ struct PersistedTests {
 
     /// Persist's example: a random default, made lazily, stored the first time it is read.
     @Test func persistStyleDeclarationsOfAnOptionalAndOfATransformedValue() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let holder = STPersistStyle(garage: garage)
         #expect(holder.lastSearch == nil)
         holder.lastSearch = "lions"
@@ -104,7 +104,7 @@ struct PersistedTests {
     }
 
     @Test func aDefaultThatIsNotPersistedIsMadeOnceAndNeverStored() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let made = STCounter()
         let model = STPlayerModel(garage: garage) { "preset \(made.next())" }
         #expect(made.value == 0)
@@ -137,7 +137,7 @@ struct PersistedTests {
     }
 
     @Test func theProjectedValuesAsyncVariants() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         @Persisted(id: "count", in: garage, defaultValue: 1, defaultPersistence: .persistWhenNil) var count: Int
         #expect(try await $count.retrieve() == 1)
         #expect(try await garage.value(for: SettingsKey<GlobalSettings, Int>(id: "count", defaultValue: 0)) == 1)

@@ -16,7 +16,7 @@ struct SettingsKeyTests {
     }
 
     @Test func aKeyReadsItsDefaultUntilSetAndAgainOnceRemoved() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let lion = SettingsKey<STCats, Int>(id: "lion", defaultValue: 3)
         #expect(try garage.value(for: lion) == 3)
         #expect(try garage.count() == 0)
@@ -38,7 +38,7 @@ struct SettingsKeyTests {
 
     /// Storez's example: a nil default is not a stored empty value.
     @Test func anOptionalKeyHonoursNilAndTheEmptyValue() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let nullable = SettingsKey<GlobalSettings, String?>(id: "nullable", defaultValue: nil)
         #expect(try garage.value(for: nullable) == nil)
         try garage.set("", for: nullable)
@@ -63,7 +63,7 @@ struct SettingsKeyTests {
 
     /// Storez's example: a processing block runs on every set, not on the default.
     @Test func theTransformRunsOnSet() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let custom = SettingsKey<GlobalSettings, STFillIn?>(id: "custom", defaultValue: STFillIn(strings: ["unset"])) { value in
             var processed = value
             processed?.strings.append("blank!")
@@ -77,7 +77,7 @@ struct SettingsKeyTests {
     }
 
     @Test func hooksRunOutermostFirstBeforeAndInnermostFirstAfter() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let key = SettingsKey<STHookedChild, Int>(id: "k", defaultValue: 0)
         let log = STHookLog()
         try STHookLog.$current.withValue(log) {
@@ -95,7 +95,7 @@ struct SettingsKeyTests {
     }
 
     @Test func aThrowingWillSetCancelsTheChange() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let key = SettingsKey<STHookedChild, Int>(id: "locked", defaultValue: 0)
         try await garage.set(5, for: key)
         let log = STHookLog(refusing: ["hooked:child:locked"])
@@ -112,7 +112,7 @@ struct SettingsKeyTests {
 
     /// Settings share the garage's transactions: a set rolls back with the rest.
     @Test func aSetInsideARolledBackTransactionIsUndone() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let volume = SettingsKey<GlobalSettings, Double>(id: "volume", defaultValue: 0.5)
         struct Abort: Error {}
         #expect(throws: Abort.self) {
@@ -140,7 +140,7 @@ struct SettingsKeyTests {
     }
 
     @Test func aStoredValueOfAnotherShapeIsAnErrorNamingTheKey() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.set(42, for: SettingsKey<STCats, Int>(id: "shape", defaultValue: 0))
         let asText = SettingsKey<STCats, String>(id: "shape", defaultValue: "default")
         let error = try #require(throws: SettingsError.self) { try garage.value(for: asText) }
@@ -168,8 +168,8 @@ struct SettingsKeyTests {
 
     /// The async variants give what the synchronous ones give.
     @Test func theAsyncVariantsMatchTheSynchronousOnes() async throws {
-        let syncGarage = try Garage.inMemory()
-        let asyncGarage = try Garage.inMemory()
+        let syncGarage = try TestEngine.garage()
+        let asyncGarage = try TestEngine.garage()
         let lion = SettingsKey<STCats, Int?>(id: "lion", defaultValue: 1)
 
         let syncSteps = try Self.steps(syncGarage, lion)
@@ -206,7 +206,7 @@ struct SettingsKeyTests {
 
     /// Settings share the garage's encryption.
     @Test func aSettingIsEncryptedWithTheGarage() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = TestEncryptor()
         let secret = SettingsKey<GlobalSettings, String>(id: "token", defaultValue: "")
         try garage.set("s3cr3t", for: secret)
@@ -218,7 +218,7 @@ struct SettingsKeyTests {
 
     /// A key and a record of the app's with the same identifier are different rows.
     @Test func aSettingIsNotARecordOfTheSameIdentifier() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park("a record", identifier: "name")
         let name = SettingsKey<GlobalSettings, String>(id: "name", defaultValue: "none")
         #expect(try garage.value(for: name) == "none")
@@ -263,7 +263,7 @@ struct SettingsUpdateValueTests {
     }
 
     @Test func anUpdateThatThrowsWritesNothingAndTheTransformApplies() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         struct Refused: Error {}
         #expect(throws: Refused.self) { try garage.updateValue(for: Self.counter) { _ in throw Refused() } }
         #expect(try !garage.removeValue(for: Self.counter))

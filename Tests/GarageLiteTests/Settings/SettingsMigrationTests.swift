@@ -16,7 +16,7 @@ enum STTravel: SettingsNamespace {
 struct SettingsMigrationTests {
     /// Storez's example: an old string becomes a city, once.
     @Test func aLegacyValueMovesOnceConverted() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.set("Paris", for: SettingsKey<GlobalSettings, String>(id: "OldCityKey", defaultValue: ""))
         let migration = SettingsMigration(to: STTravel.city, from: "OldCityKey", as: String.self) {
             STCity(rawValue: $0.lowercased())
@@ -31,7 +31,7 @@ struct SettingsMigrationTests {
     }
 
     @Test func theNewKeysValueWinsAndTheOldOneGoes() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.set("Paris", for: SettingsKey<GlobalSettings, String>(id: "OldCityKey", defaultValue: ""))
         try garage.set(.tokyo, for: STTravel.city)
         let converted = STCounter()
@@ -46,7 +46,7 @@ struct SettingsMigrationTests {
     }
 
     @Test func migrationsRunInOrderInOneTransaction() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let a = SettingsKey<GlobalSettings, Int>(id: "a", defaultValue: 0)
         let b = SettingsKey<GlobalSettings, String>(id: "b", defaultValue: "")
         let c = SettingsKey<STCats, Double>(id: "c", defaultValue: 0)
@@ -76,7 +76,7 @@ struct SettingsMigrationTests {
     }
 
     @Test func aMigrationThroughTransformersAndItsErrors() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         // The old key stored a theme as its raw value; the new one stores the name as JSON.
         let old = SettingsKey<GlobalSettings, STTheme>(id: "old-theme", defaultValue: .light, transformer: RawRepresentableTransformer())
         let new = SettingsKey<STCats, String>(id: "theme", defaultValue: "", transformer: JSONTransformer()) { $0.uppercased() }
@@ -103,7 +103,7 @@ struct SettingsMigrationTests {
 
     /// Migrations run no hooks: they move stored data.
     @Test func aMigrationRunsNoHooks() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.set(3, for: SettingsKey<GlobalSettings, Int>(id: "old", defaultValue: 0))
         let log = STHookLog(refusing: ["hooked:child:new"])
         let migration = SettingsMigration(

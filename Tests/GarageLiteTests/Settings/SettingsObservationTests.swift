@@ -10,7 +10,7 @@ struct SettingsObservationTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aKeyIsObservedFromAnotherTask() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var reader = STUpdateReader(garage.updates(for: Self.volume))
         #expect(try await garage.value(for: Self.volume) == 0.5)
 
@@ -68,7 +68,7 @@ struct SettingsObservationTests {
 
     @Test(.timeLimit(.minutes(1)))
     func anOptionalKeysUpdatesTellAStoredNilFromARemoval() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let name = SettingsKey<GlobalSettings, String?>(id: "name", defaultValue: "Rex")
         var reader = STUpdateReader(garage.updates(for: name))
         try await garage.set(nil, for: name)
@@ -79,7 +79,7 @@ struct SettingsObservationTests {
 
     @Test(.timeLimit(.minutes(1)))
     func anUpdateOfAnotherShapeIsAnErrorNamingTheKey() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var reader = STUpdateReader(garage.updates(for: Self.volume))
         try await garage.set("loud", for: SettingsKey<STAnimals, String>(id: "volume", defaultValue: ""))
         let error = try await #require(throws: SettingsError.self) { try await reader.next() }

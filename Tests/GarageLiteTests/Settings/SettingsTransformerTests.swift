@@ -34,7 +34,7 @@ struct SettingsTransformerTests {
 
     /// Persist's example: an enumeration stored as its raw value.
     @Test func aKeyWithATransformerStoresItsOutput() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let theme = SettingsKey<GlobalSettings, STTheme>(id: "theme", defaultValue: .light, transformer: RawRepresentableTransformer())
         #expect(try garage.value(for: theme) == .light)
         try garage.set(.dark, for: theme)
@@ -49,7 +49,7 @@ struct SettingsTransformerTests {
     }
 
     @Test func aKeyWithAChainStoresTheLastOutputAndTheTransformRunsFirst() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let window = SettingsKey<GlobalSettings, STWindow>(
             id: "window", defaultValue: STWindow(width: 1, height: 1),
             transformer: STWindowText().append(JSONTransformer<String>())
@@ -68,7 +68,7 @@ struct SettingsTransformerTests {
     }
 
     @Test func aTransformerThatCantTransformStoresNothing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let speed = SettingsKey<GlobalSettings, STSpeed>(id: "speed", defaultValue: .slow, transformer: STSpeedRefusingFast())
         #expect(throws: STSpeedRefusingFast.Refusal.self) { try garage.set(.fast, for: speed) }
         #expect(try garage.count() == 0)

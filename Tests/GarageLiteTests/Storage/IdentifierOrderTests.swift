@@ -16,7 +16,7 @@ struct IdentifierOrderTests {
     static let bytewise = identifiers.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
 
     @Test func everyListingIsInTheOrderOfTheIdentifiersBytes() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkAll(Self.identifiers.shuffled().map(Ordered.init))
         #expect(Self.bytewise == ["10", "9", "B", "Z", "a", "a b", "ab", "ä", "é", "\u{1F600}"])
         #expect(try await garage.identifiers(of: Ordered.self) == Self.bytewise)

@@ -21,7 +21,7 @@ struct LargeParkAllTests {
     }
 
     @Test func theLastOfTwoVersionsWinsAcrossBatches() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var counters = (0..<count).map { Counter(id: $0, value: $0) }
         counters.append(Counter(id: 0, value: -1))          // parked again, far later
         try garage.parkAll(counters)
@@ -30,7 +30,7 @@ struct LargeParkAllTests {
     }
 
     @Test func aFailureAfterSomeBatchesParksNothing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Trip(id: "before", stops: []))
         var trips = (0..<count).map { Trip(id: "t\($0)", stops: []) }
         trips[count - 5] = Trip(id: "bad", stops: [Trip.Stop(day: 1, place: Place(id: Coordinates(x: 0, y: 0), name: "?"))])
@@ -41,7 +41,7 @@ struct LargeParkAllTests {
     }
 
     @Test func anEncryptionFailureAfterSomeBatchesParksNothing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let encryptor = FailingAfter(successes: Garage.streamingThreshold + 300)
         garage.dataEncryptionDelegate = encryptor
         #expect(throws: FailingAfter.Failure.self) {
@@ -51,7 +51,7 @@ struct LargeParkAllTests {
     }
 
     @Test func observersSeeEveryParkedObject() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var changes = garage.changes(of: Counter.self).makeAsyncIterator()
         // The synchronous parkAll is the one that streams; an async function would pick the other.
         func parkSynchronously() throws {
@@ -64,7 +64,7 @@ struct LargeParkAllTests {
     }
 
     @Test func writingFromEncodeToThrowsInsteadOfWaitingForever() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let objects = (0..<count).map { WritesWhenEncoded(id: $0) }
         WritesWhenEncoded.$garage.withValue(garage) {
             #expect(throws: GarageError.self) {
@@ -76,7 +76,7 @@ struct LargeParkAllTests {
     }
 
     @Test func withAutosaveOffALargeParkAllStaysUnsaved() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.isAutosaveEnabled = false
         try garage.parkAll((0..<count).map { Counter(id: $0, value: $0) })
         #expect(garage.hasUnsavedChanges)

@@ -23,7 +23,7 @@ struct PFNote: Codable, Identifiable, Sendable, Equatable {
 @Suite("Listings")
 struct ListingTests {
     @Test func retrieveAllReadsEveryRowInIdentifierOrder() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let notes = (0..<2_345).map { PFNote(id: String(format: "n%05d", $0), text: "note \($0)") }
         try garage.parkAll(notes.shuffled())
         // Deleted rows (tombstones of synced objects) and rows of another type are left out.
@@ -40,7 +40,7 @@ struct ListingTests {
 
     @Test(arguments: [("a", "b"), ("b", "a")])
     func aClassInstanceListedAndReferencedIsOneInstance(referrer: String, referenced: String) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(PFNode(id: referrer, next: PFNode(id: referenced)))
         let nodes = try garage.retrieveAll(PFNode.self)
         let listed = try #require(nodes.first { $0.id == referenced })

@@ -59,7 +59,7 @@ struct SavingTests {
     }
 
     @Test func discardUnsavedChangesForgetsThem() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         try garage.withAutosaveDisabled {
             try garage.park(Counter(id: 1, value: 2))
@@ -87,7 +87,7 @@ struct SavingTests {
     }
 
     @Test func aCallWithAutosaveOnSavesEarlierUnsavedChangesToo() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.isAutosaveEnabled = false
         try garage.park(Counter(id: 1, value: 1))
         garage.isAutosaveEnabled = true
@@ -97,7 +97,7 @@ struct SavingTests {
     }
 
     @Test func unsavedBulkChangesReadCorrectly() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll([Counter(id: 1, value: 1), Counter(id: 2, value: 2)])
         try garage.park(Person(name: "Sam"))
         garage.isAutosaveEnabled = false
@@ -129,7 +129,7 @@ struct SavingTests {
 
     @Test func transactionRollsBackWhenItsClosureThrows() throws {
         struct Abort: Error {}
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         #expect(throws: Abort.self) {
             try garage.transaction {
@@ -144,7 +144,7 @@ struct SavingTests {
 
     @Test func nestedTransactionFailureRollsBackOnlyTheInnerOne() throws {
         struct Abort: Error {}
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.transaction {
             try garage.park(Counter(id: 1, value: 1))
             try? garage.transaction {
@@ -157,7 +157,7 @@ struct SavingTests {
     }
 
     @Test func transactionIsInvisibleToOtherThreadsUntilCommitted() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.transaction {
             try garage.park(Counter(id: 1, value: 1))
             #expect(onAnotherThread { try? garage.count(Counter.self) } == 0)
@@ -169,7 +169,7 @@ struct SavingTests {
     /// must end the same.
     @Test(arguments: [false, true])
     func unsavedRenamesDeletesAndParksEndAsIfEachWereSaved(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 10))            // Counter/1
         try garage.park(RenamedCounter(id: 1, value: 99))     // RenamedCounter/1
         try garage.park(RenamedCounter(id: 2, value: 20))     // RenamedCounter/2
@@ -204,7 +204,7 @@ struct SavingTests {
     }
 
     @Test func aTaskStartedInATransactionWritesAfterItEnds() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let (gate, open) = AsyncStream<Void>.makeStream()
         let task = try garage.transaction {
             try garage.park(Counter(id: 1, value: 1))

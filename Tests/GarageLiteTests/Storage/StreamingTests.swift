@@ -5,7 +5,7 @@ import Testing
 @Suite("Streaming reads")
 struct StreamingTests {
     @Test func forEachVisitsEveryObjectOnceInIdentifierOrder() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let memos = (0..<2_345).map { Memo(id: String(format: "m%05d", $0), text: "\($0)") }
         try garage.parkAll(memos.shuffled())
         try garage.park(Counter(id: 1, value: 1))          // another type: not visited
@@ -15,7 +15,7 @@ struct StreamingTests {
     }
 
     @Test func forEachResolvesReferencesAndMayCallTheGarage() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Lem")
         try garage.parkAll((1...30).map { Book(id: $0, title: "Book \($0)", author: author) })
         var titles: [String] = []
@@ -28,7 +28,7 @@ struct StreamingTests {
     }
 
     @Test func forEachSeesUnsavedChanges() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll((0..<10).map { Counter(id: $0, value: $0) })
         garage.isAutosaveEnabled = false
         try garage.delete(Counter(id: 3, value: 3))

@@ -13,7 +13,7 @@ struct ClaimsTests {
     }
 
     @Test func claimTakesTheOldestAndMovesThemToSyncing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         _ = try notes(garage, count: 5)
         try garage.park(Memo(id: "m0", text: "edited last"))     // now the newest
         let claim = try garage.claim(Memo.self, limit: 3)
@@ -31,7 +31,7 @@ struct ClaimsTests {
     }
 
     @Test func completeMarksUnchangedRowsSyncedAndEditedRowsNotSynced() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         _ = try notes(garage, count: 4)
         let claim = try garage.claim(Memo.self, limit: 4)
         // While the job uploads, the app edits m1, re-parks m2 unchanged, and deletes m3.
@@ -57,7 +57,7 @@ struct ClaimsTests {
     }
 
     @Test func releaseReturnsRowsToNotSyncedUnlessTheAppChangedTheirStatus() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         _ = try notes(garage, count: 3)
         let claim = try garage.claim(Memo.self, limit: 3)
         try garage.setSyncStatus(.synced, for: Memo(id: "m2", text: ""))
@@ -70,7 +70,7 @@ struct ClaimsTests {
     }
 
     @Test func staleClaimsAreReleasedAndTheirJobFindsThemLost() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         _ = try notes(garage, count: 3)
         let crashed = try garage.claim(Memo.self, limit: 2)
         #expect(try garage.releaseStaleClaims(olderThan: 3600) == 0)   // not stale yet
@@ -87,7 +87,7 @@ struct ClaimsTests {
     }
 
     @Test func claimsCanTakeOtherStatusesAndOnlyTheirType() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Memo(id: "a", text: "", syncStatus: .undetermined))
         try garage.park(Note(text: "other type", tags: [], syncStatus: .notSynced))
         #expect(try garage.claim(Memo.self, limit: 5).isEmpty)
@@ -111,7 +111,7 @@ struct ClaimsTests {
     }
 
     @Test func metadataReportsDatesRevisionAndStatus() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let memo = Memo(id: "m", text: "one")
         try garage.park(memo)
         let first = try garage.metadata(for: memo)
@@ -131,7 +131,7 @@ struct ClaimsTests {
     }
 
     @Test func asyncClaimCompleteAndRelease() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         for index in 0..<4 {
             try await garage.park(Memo(id: "m\(index)", text: "\(index)"))
         }

@@ -17,7 +17,7 @@ struct DownloadTests {
     }
 
     @Test func newObjectsAndTheirReferencesAreParkedSynced() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let report = try garage.parkDownloaded([Self.book(1, "Emma"), Self.book(2, "Persuasion")])
         #expect(report.applied == ["1", "2"])
         #expect(report.conflicts.isEmpty)
@@ -27,7 +27,7 @@ struct DownloadTests {
     }
 
     @Test func aSyncedLocalVersionIsReplacedAndStaysSynced() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.book(1, "Emma")])
         try garage.parkDownloaded([Self.book(1, "Emma, second edition")])
         #expect(try Self.stored(garage, 1)?.title == "Emma, second edition")
@@ -36,7 +36,7 @@ struct DownloadTests {
     }
 
     @Test func aLocalEditIsKeptByDefault() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.book(1, "Emma")])
         var edited = try #require(try garage.retrieve(Book.self, identifier: 1))
         edited.title = "Emma (my notes)"
@@ -52,7 +52,7 @@ struct DownloadTests {
     }
 
     @Test func takeDownloadedReplacesTheEditAndAClaimOnItCompletesAsEdited() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.book(1, "Emma (mine)"))
         let claim = try garage.claim(Book.self, limit: 10)
         let report = try garage.parkDownloaded([Self.book(1, "Emma (theirs)")], onConflict: .takeDownloaded)
@@ -68,7 +68,7 @@ struct DownloadTests {
     }
 
     @Test func mergeParksTheMergedObjectToBeUploaded() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.book(1, "Emma"))
         let report = try garage.parkDownloaded([Self.book(1, "Emma, annotated")], onConflict: .merge { local, downloaded in
             var merged = downloaded
@@ -81,7 +81,7 @@ struct DownloadTests {
     }
 
     @Test func aReferencedObjectKeepsItsLocalEdit() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.book(1, "Emma")])
         var renamed = Self.austen
         renamed.name = "Jane Austen"
@@ -115,7 +115,7 @@ struct DownloadTests {
     /// meanwhile: the download must leave it an edit to upload, whatever the resolution.
     @Test(arguments: [true, false])
     func pendingEditsAreKeptAsConflicts(inTransaction: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.book(1, "Emma"), Self.book(2, "Persuasion")])
         var reports: [DownloadReport] = []
         let edit = {
@@ -145,7 +145,7 @@ struct DownloadTests {
     }
 
     @Test func deletionsFromTheServerKeepLocalEditsUnlessTold() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkDownloaded([Self.book(1, "Emma"), Self.book(2, "Persuasion"), Self.book(3, "Sanditon")])
         try await garage.park(Self.book(3, "Sanditon (finished)"))
         let report = try await garage.deleteDownloaded(Book.self, identifiers: [1, 3, 9])
@@ -162,7 +162,7 @@ struct DownloadTests {
     /// A deletion from the server never ends a claim: a tombstone a job holds stays, so the
     /// local deletion is still uploaded after that job's upload (found by the sync stress test).
     @Test func aClaimedTombstoneOutlivesADownloadedDeletion() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Memo(id: "m1", text: "v1"))
         let uploading = try garage.claim(Memo.self, limit: 10)          // uploads m1 v1
         try garage.delete(Memo.self, identifier: "m1")                  // a tombstone, still claimed
@@ -181,7 +181,7 @@ struct DownloadTests {
     /// Taking the server's deletion of an object a job holds deletes it as the app would: a
     /// tombstone under the same claim, so no second job claims it while the first uploads.
     @Test func takingADownloadedDeletionOfAClaimedObjectKeepsTheClaim() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Memo(id: "m1", text: "v1"))
         try garage.complete(try garage.claim(Memo.self, limit: 10))
         try garage.park(Memo(id: "m1", text: "v2"))
@@ -196,7 +196,7 @@ struct DownloadTests {
     }
 
     @Test func nonSendableModelsDownloadFromAsyncCode() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Sailor(name: "Anne", rank: "captain"))
         let report = try await garage.parkDownloaded([Sailor(name: "Anne", rank: "commodore")], onConflict: .merge { local, downloaded in
             let merged = Sailor(name: local.name, rank: "\(local.rank) → \(downloaded.rank)")

@@ -23,7 +23,7 @@ struct DownloadedDeletionTests {
     }
 
     @Test func aDownloadedDeletionLeavesTheParentReadable() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.notebook()])
         let report = try garage.deleteDownloaded(RNote.self, identifiers: ["n2"])
         #expect(report.deleted == ["n2"])
@@ -50,7 +50,7 @@ struct DownloadedDeletionTests {
     }
 
     @Test func aLocalEditOfTheParentIsKept() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkDownloaded([NotebookModel(id: "nb1", title: "Shopping",
                                                        notes: [NoteModel(id: "n1", text: "Milk"), NoteModel(id: "n2", text: "Eggs")])])
         let local = try #require(try await garage.retrieve(NotebookModel.self, identifier: "nb1"))
@@ -76,7 +76,7 @@ struct DownloadedDeletionTests {
     /// object still retrieves until its own download comes; parking it back over the deletion
     /// is refused as stale (a `Revisioned` child).
     @Test func aRequiredReferenceReadsTheLastVersion() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkDownloaded([DDCard(id: "c1", cover: RNote(id: "n1", text: "Milk"))])
         try await garage.deleteDownloaded(RNote.self, identifiers: ["n1"])
         #expect(try await garage.retrieve(RNote.self, identifier: "n1") == nil)
@@ -91,7 +91,7 @@ struct DownloadedDeletionTests {
     }
 
     @Test func setsDictionariesAndOptionalsDropTheDeletedReferenceToo() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let shelf = DDShelf(id: "s", byName: ["milk": RNote(id: "n1", text: "Milk"), "eggs": RNote(id: "n2", text: "Eggs")],
                           favourites: [DDTagged(id: "t1"), DDTagged(id: "t2")], pinned: RNote(id: "n2", text: "Eggs"))
         try garage.parkDownloaded([shelf])
@@ -116,7 +116,7 @@ struct DeletionConflictTests {
     }
 
     @Test func aLocalDeletionAgainstADownloadedEditAsksResolve() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([RNote(id: "n1", text: "Milk")])
         try garage.delete(RNote.self, identifier: "n1")                         // a tombstone to upload
         let asked = Protected<[String]>([])
@@ -134,7 +134,7 @@ struct DeletionConflictTests {
 
     /// `.merge` can't be given a deletion: the edit wins, and the report says so.
     @Test func underMergeTheDownloadedEditWinsOverALocalDeletion() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkDownloaded([RNote(id: "n1", text: "Milk")])
         try await garage.delete(RNote.self, identifier: "n1")
         let report = try await garage.parkDownloaded([RNote(id: "n1", text: "Milk, edited elsewhere")],
@@ -144,7 +144,7 @@ struct DeletionConflictTests {
     }
 
     @Test func aDownloadedDeletionAgainstALocalEditAsksResolve() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkDownloaded([RNote(id: "n1", text: "Milk"), RNote(id: "n2", text: "Eggs")])
         for id in ["n1", "n2"] {
             var note = try #require(try await garage.retrieve(RNote.self, identifier: id))
@@ -168,7 +168,7 @@ struct DeletionConflictTests {
 
     /// A claim hands each deletion to its job with what it deleted.
     @Test func aClaimCarriesTheVersionEachDeletionDeleted() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([RNote(id: "n1", text: "Milk")])
         var note = try #require(try garage.retrieve(RNote.self, identifier: "n1"))
         note.text = "Oat milk"

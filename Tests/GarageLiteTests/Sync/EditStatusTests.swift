@@ -16,7 +16,7 @@ struct EditStatusTests {
 
     @Test(arguments: autosaves)
     func aSyncedObjectEditedAndParkedIsNotSynced(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Austen")
         try garage.park(Book(id: 1, title: "Emma", author: author, syncStatus: .notSynced))
         try garage.complete(try garage.claim(Book.self, limit: 10))
@@ -36,7 +36,7 @@ struct EditStatusTests {
     /// edit: the second park stored `.synced`, and both edits were never uploaded.
     @Test(arguments: autosaves)
     func anObjectEditedAndParkedTwiceIsStillNotSynced(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Book(id: 1, title: "Emma", author: Author(id: UUID(), name: "Austen"), syncStatus: .notSynced))
         try garage.complete(try garage.claim(Book.self, limit: 10))
         garage.isAutosaveEnabled = autosave
@@ -55,7 +55,7 @@ struct EditStatusTests {
     /// The same stale copy parked during an upload that then fails: releasing the claim must
     /// leave the edit to upload.
     @Test func anEditSayingSyncedDuringAFailedUploadIsUploadedNextTime() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Book(id: 1, title: "Emma", author: Author(id: UUID(), name: "Austen"), syncStatus: .notSynced))
         try garage.complete(try garage.claim(Book.self, limit: 10))
         var book = try #require(try garage.retrieve(Book.self, identifier: 1))
@@ -72,7 +72,7 @@ struct EditStatusTests {
 
     @Test(arguments: autosaves)
     func aSyncedObjectParkedUnchangedStaysSynced(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var book = Book(id: 1, title: "Emma", author: Author(id: UUID(), name: "Austen"), syncStatus: .synced)
         try garage.park(book)                               // a new object may say .synced
         #expect(try Self.status(garage, 1) == .synced)
@@ -96,7 +96,7 @@ struct EditStatusTests {
     /// was never uploaded.
     @Test(arguments: autosaves)
     func syncingWithoutAClaimIsNotSynced(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Woolf")
         try garage.park(Book(id: 1, title: "Orlando", author: author, syncStatus: .notSynced))
         let claim = try garage.claim(Book.self, limit: 10)
@@ -118,7 +118,7 @@ struct EditStatusTests {
     }
 
     @Test func anEditParkedDuringAClaimStaysClaimedAndIsUploadedNextTime() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Book(id: 1, title: "Orlando", author: Author(id: UUID(), name: "Woolf"), syncStatus: .notSynced))
         let claim = try garage.claim(Book.self, limit: 10)
         var book = try #require(try garage.retrieve(Book.self, identifier: 1))
@@ -130,7 +130,7 @@ struct EditStatusTests {
     }
 
     @Test func aClassModelEditedAfterSyncIsNotSynced() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(Sailor(name: "Anne", rank: "captain"))
         try await garage.complete(try await garage.claim(Sailor.self, limit: 10))
         let anne = try #require(try await garage.retrieve(Sailor.self, identifier: "Anne"))
@@ -144,7 +144,7 @@ struct EditStatusTests {
 @Suite("Deleting by identifier")
 struct DeleteByIdentifierTests {
     @Test func deletesWithoutRetrievingAndSaysWhetherThereWasOne() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll([Counter(id: 1, value: 1), Counter(id: 2, value: 2)])
         #expect(try garage.delete(Counter.self, identifier: 1))
         #expect(try garage.delete(Counter.self, identifier: 1) == false)
@@ -152,7 +152,7 @@ struct DeleteByIdentifierTests {
     }
 
     @Test func deletesWithoutBlockingTheCallingThread() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkAll([Counter(id: 2, value: 2)])
         #expect(try await garage.delete(Counter.self, identifier: 2))
         #expect(try await garage.delete(Counter.self, identifier: 2) == false)
@@ -160,7 +160,7 @@ struct DeleteByIdentifierTests {
     }
 
     @Test func deletesARowThatCantBeDecoded() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         try garage.migrateAll(fromOldClassName: "Counter", to: Book.self)   // a Book that isn't one
         #expect(throws: DecodingError.self) { try garage.retrieve(Book.self, identifier: 1) }
@@ -169,7 +169,7 @@ struct DeleteByIdentifierTests {
     }
 
     @Test func joinsTransactionsAndUnsavedChanges() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll([Counter(id: 1, value: 1), Counter(id: 2, value: 2)])
         try garage.transaction { () throws in
             #expect(try garage.delete(Counter.self, identifier: 1))
@@ -195,7 +195,7 @@ private struct PlainDownloadedMemo: Codable, Identifiable {
 @Suite("Edits of downloaded objects that are not Syncable")
 struct PlainDownloadedEditTests {
     @Test func anEditOfADownloadedObjectIsToUpload() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([PlainDownloadedMemo(id: "m1", text: "server")])
         #expect(try garage.metadata(PlainDownloadedMemo.self, identifier: "m1")?.syncStatus == .synced)
         try garage.park(PlainDownloadedMemo(id: "m1", text: "server"))          // unchanged: still synced

@@ -11,7 +11,7 @@ struct RetryTests {
     }
 
     static func garage(_ memos: Int) throws -> Garage {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll((0..<memos).map { Memo(id: "m\($0)", text: "memo \($0)") })
         return garage
     }
@@ -42,7 +42,7 @@ struct RetryTests {
     /// An upload error must not block the queue: the oldest change, which the server always
     /// rejects, is claimed first by every job, until it is held.
     @Test func anObjectThatKeepsFailingIsHeldAndTheOthersGoOn() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.maximumUploadAttempts = 3
         try garage.park(Memo(id: "poison", text: "rejected"))
         try garage.parkAll([Memo(id: "m0", text: "memo 0"), Memo(id: "m1", text: "memo 1")])
@@ -68,7 +68,7 @@ struct RetryTests {
     /// When the server says which objects it rejected, the others of the batch sync, and only
     /// the rejected one counts failures until it is held.
     @Test func rejectedObjectsAloneCountFailures() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.maximumUploadAttempts = 2
         try await garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "poison", text: "p"), Memo(id: "b", text: "b")])
         var uploaded: Set<String> = []
@@ -88,7 +88,7 @@ struct RetryTests {
     /// By default a rejected object waits a minute: a job claiming until nothing is left does
     /// not burn its attempts in one run. A new edit lets claims take it at once.
     @Test func aRejectedObjectWaitsUntilItIsEditedAgain() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "poison", text: "p")])
         let report = try garage.complete(try garage.claim(Memo.self, limit: 10), rejected: ["poison": Rejected()])
         #expect(report.synced == ["a"] && report.notSynced == ["poison"] && report.failedUploads == ["poison"])

@@ -35,7 +35,7 @@ struct ReviewFindingsTests {
     /// settles *both* provisional revisions to the row's final revision, so a copy held from
     /// the first park passes the stale check and writes over the second edit.
     @Test func aCopyFromAnEarlierSegmentIsStaleAfterTheSave() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(RNote(id: "n1", text: "Milk"))
         try garage.park(PlainNote(id: "p1", text: "unrelated"))
         garage.isAutosaveEnabled = false
@@ -58,7 +58,7 @@ struct ReviewFindingsTests {
     /// unsaved changes (a new segment), and the unsaved park's provisional revision is settled
     /// to the revision of the later write.
     @Test func aCopyFromTheUnsavedParkIsStaleAfterAnAutosavingPark() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(RNote(id: "n1", text: "Milk"))
         garage.isAutosaveEnabled = false
         var first = try #require(try garage.retrieve(RNote.self, identifier: "n1"))
@@ -136,7 +136,7 @@ struct ReviewFindingsTests {
     /// The delete's stale check compares the copy's revision with the row's `revision`, not
     /// its `copyRevision`: a copy just parked unsaved (provisional revision) can't be deleted.
     @Test func aCopyJustParkedUnsavedCanBeDeleted() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(RNote(id: "n1", text: "Milk"))
         garage.isAutosaveEnabled = false
         var note = try #require(try garage.retrieve(RNote.self, identifier: "n1"))
@@ -148,7 +148,7 @@ struct ReviewFindingsTests {
     }
 
     @Test func aCopyJustParkedInATransactionCanBeDeleted() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(RNote(id: "n1", text: "Milk"))
         try garage.transaction {
             var note = try #require(try garage.retrieve(RNote.self, identifier: "n1"))
@@ -188,7 +188,7 @@ struct ReviewFindingsTests {
     /// downloaded: no committed referrer, so the row is purged, not kept as a `.synced`
     /// tombstone. A's save then writes a notebook naming a row that is gone: it can't be read.
     @Test func aDownloadedDeletionLeavesAPendingReferrerReadable() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([RNote(id: "n2", text: "Eggs")])
         garage.isAutosaveEnabled = false
         let note = try #require(try garage.retrieve(RNote.self, identifier: "n2"))
@@ -204,7 +204,7 @@ struct ReviewFindingsTests {
     /// `.takeDownloaded` against a claimed local edit turns the row into a local (`.notSynced`)
     /// tombstone, not a `.synced` one, so a collection naming it no longer reads.
     @Test func aDownloadedDeletionOfAClaimedObjectLeavesTheParentReadable() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([RNotebook(id: "nb1", title: "Shopping",
                                              notes: [RNote(id: "n1", text: "Milk"), RNote(id: "n2", text: "Eggs")])])
         var n2 = try #require(try garage.retrieve(RNote.self, identifier: "n2"))

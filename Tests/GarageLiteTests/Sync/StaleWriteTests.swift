@@ -29,7 +29,7 @@ struct StaleWriteTests {
     // MARK: - Retrieve sets the revision
 
     @Test func retrieveSetsTheRevisionOfRootsAndChildren() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         var notebook = try #require(try garage.retrieve(RNotebook.self, identifier: "nb1"))
         #expect(notebook.revision == 1)
@@ -48,7 +48,7 @@ struct StaleWriteTests {
     /// The revision is not content: it is not in the stored JSON, and a Hashable object's
     /// identifier does not depend on it.
     @Test func theRevisionIsNotContent() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         #expect(try garage.identifier(for: RTag(name: "a", revision: 0))
             == garage.identifier(for: RTag(name: "a", revision: 7)))
         try garage.park(RNote(id: "n1", text: "Milk"))
@@ -65,7 +65,7 @@ struct StaleWriteTests {
     /// user renames the notebook. Parking it must not write the old note text back.
     @Test(arguments: autosaves)
     func aStaleNotebookIsRefusedNamingTheNote(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.notebook()])
         var ui = try #require(try garage.retrieve(RNotebook.self, identifier: "nb1"))   // the UI's copy
 
@@ -87,7 +87,7 @@ struct StaleWriteTests {
 
     @Test(arguments: autosaves)
     func keepStoredRenamesTheNotebookAndKeepsTheServerText(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.notebook()])
         var ui = try #require(try garage.retrieve(RNotebook.self, identifier: "nb1"))
         try garage.parkDownloaded([RNote(id: "n1", text: "Milk (from the server)")])
@@ -110,7 +110,7 @@ struct StaleWriteTests {
     /// Without `Revisioned`, `.onlyNew` writes the notebook and only the notes not stored yet.
     @Test(arguments: autosaves)
     func onlyNewLeavesStoredPlainNotesAlone(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([PlainNotebook(id: "nb1", title: "Shopping", notes: [PlainNote(id: "n1", text: "Milk")])])
         var ui = try #require(try garage.retrieve(PlainNotebook.self, identifier: "nb1"))
         try garage.parkDownloaded([PlainNote(id: "n1", text: "Milk (from the server)")])
@@ -128,7 +128,7 @@ struct StaleWriteTests {
     /// GarageStorage's behaviour stays the default for children that are not Revisioned, and
     /// `.all` for Revisioned ones: the old text is written back. (This is the bug the options fix.)
     @Test func writingAllChildrenUndoesTheServerEdit() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.notebook()])
         var ui = try #require(try garage.retrieve(RNotebook.self, identifier: "nb1"))
         try garage.parkDownloaded([RNote(id: "n1", text: "Milk (from the server)")])
@@ -141,7 +141,7 @@ struct StaleWriteTests {
 
     @Test(arguments: autosaves)
     func aStaleRootIsRefused(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(RNote(id: "n1", text: "Milk"))
         garage.isAutosaveEnabled = autosave
         var first = try #require(try garage.retrieve(RNote.self, identifier: "n1"))
@@ -159,7 +159,7 @@ struct StaleWriteTests {
     /// Revision 0 (not retrieved) over a stored row is a blind overwrite: refused. Where no row
     /// is stored, it is a new object.
     @Test func aNewObjectOverAStoredOneIsRefused() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(RNote(id: "n1", text: "Milk"))
         let stale = Self.staleError { try garage.park(RNote(id: "n1", text: "Other")) }
         #expect(stale?.2 == 0 && stale?.3 == 1)
@@ -167,7 +167,7 @@ struct StaleWriteTests {
     }
 
     @Test func anObjectDeletedSinceItWasRetrievedIsRefused() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(RNote(id: "n1", text: "Milk"))
         let note = try #require(try garage.retrieve(RNote.self, identifier: "n1"))
         try garage.delete(note, rule: .rowOnly)
@@ -182,7 +182,7 @@ struct StaleWriteTests {
     }
 
     @Test func parkDownloadedIsNotChecked() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([RNote(id: "n1", text: "Milk")])
         try garage.parkDownloaded([RNote(id: "n1", text: "Server", revision: 0)])  // revision 0 over a row
         #expect(try garage.retrieve(RNote.self, identifier: "n1")?.text == "Server")
@@ -192,7 +192,7 @@ struct StaleWriteTests {
 
     @Test(arguments: autosaves)
     func aStructIsEditedAndParkedAgainAndAgain(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         garage.isAutosaveEnabled = autosave
         var notebook = try #require(try garage.retrieve(RNotebook.self, identifier: "nb1"))
@@ -227,7 +227,7 @@ struct StaleWriteTests {
 
     @Test(arguments: autosaves)
     func aClassIsEditedAndParkedAgainAndAgain(autosave: Bool) async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(NotebookModel(id: "nb1", title: "Shopping", notes: [NoteModel(id: "n1", text: "Milk")]))
         garage.isAutosaveEnabled = autosave
         let model = try #require(try await garage.retrieve(NotebookModel.self, identifier: "nb1"))
@@ -254,7 +254,7 @@ struct StaleWriteTests {
     // MARK: - Transactions and refusals
 
     @Test func insideATransactionTheChecksSeeItsChanges() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         var notebook = try #require(try garage.retrieve(RNotebook.self, identifier: "nb1"))
         let stale = notebook
@@ -281,7 +281,7 @@ struct StaleWriteTests {
 
     /// A parked-over tombstone: the revision the caller learns is the one the store writes.
     @Test func parkingOverATombstoneInATransactionLearnsTheStoredRevision() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([RNote(id: "n1", text: "Milk")])   // on the server: deleting leaves a tombstone
         try garage.delete(RNote.self, identifier: "n1")
         var note = RNote(id: "n1", text: "Again")
@@ -292,7 +292,7 @@ struct StaleWriteTests {
     }
 
     @Test func nothingIsWrittenWhenOneObjectIsStale() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkAll([RNote(id: "n1", text: "Milk"), RNote(id: "n2", text: "Eggs")])
         let notes = try await garage.retrieveAll(RNote.self)
         try await garage.park(notes[1].settingText("Eggs, a dozen"))
@@ -305,7 +305,7 @@ struct StaleWriteTests {
     /// A streaming parkAll checks in its transaction too: a stale object at the end rolls back
     /// the rows already written.
     @Test func aStreamingParkAllIsCheckedToo() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(RNote(id: "z-stored", text: "Stored"))
         var many = (0..<Garage.streamingThreshold + 10).map { RNote(id: String(format: "n%05d", $0), text: "\($0)") }
         many.append(RNote(id: "z-stored", text: "Blind overwrite"))
@@ -328,7 +328,7 @@ struct StaleWriteTests {
     /// the first is stale, and content parked back as it was still moves the revision on.
     @Test(arguments: autosaves)
     func eachParkFoldedIntoOneWriteCountsARevision(autosave: Bool) throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var first = RNote(id: "n1", text: "One")
         var second = RNote(id: "n1", text: "Two")
         var back = RNote(id: "n1", text: "One")

@@ -10,7 +10,7 @@ struct SyncStatusTests {
     }
 
     @Test func parkingStoresTheStatusOfEverySyncableObjectInTheGraph() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Morrison", syncStatus: .synced)
         try garage.park(Book(id: 1, title: "Beloved", author: author, syncStatus: .notSynced))
         #expect(try garage.syncStatus(for: author) == .synced)
@@ -18,7 +18,7 @@ struct SyncStatusTests {
     }
 
     @Test func retrievingSetsTheStatusFromTheRowAtEveryDepth() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Achebe", syncStatus: .notSynced)
         let book = Book(id: 1, title: "Things Fall Apart", author: author, coAuthors: [author])
         try garage.park(book)
@@ -31,7 +31,7 @@ struct SyncStatusTests {
     }
 
     @Test func statusIsKeptOutOfTheStoredJSON() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         var book = Book(id: 1, title: "Emma", author: Author(id: UUID(), name: "Austen"), syncStatus: .notSynced)
         try garage.park(book)
         book.syncStatus = .synced
@@ -43,14 +43,14 @@ struct SyncStatusTests {
     }
 
     @Test func nonSyncableObjectsAreUndeterminedAndKeepAStatusSetOnThem() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Counter(id: 1, value: 1))
         let status = try garage.store.storedRow(ObjectKey(typeName: "Counter", identifier: "1"))?.syncStatus
         #expect(status == .undetermined)
     }
 
     @Test func setSyncStatusOnUnparkedObjectsThrowsAndTheArrayFormChangesNothing() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let parked = Author(id: UUID(), name: "parked", syncStatus: .notSynced)
         let unparked = Author(id: UUID(), name: "unparked")
         try garage.park(parked)
@@ -69,7 +69,7 @@ struct SyncStatusTests {
     }
 
     @Test func retrieveAllWithStatusReadsOnlyTheRequestedType() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let authors = (0..<4).map { Author(id: UUID(), name: "A\($0)", syncStatus: .notSynced) }
         for author in authors {
             try garage.park(author)
@@ -86,7 +86,7 @@ struct SyncStatusTests {
     }
 
     @Test func retrieveAllWithStatusSeesUnsavedChanges() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Eco", syncStatus: .notSynced)
         try garage.park(author)
         garage.isAutosaveEnabled = false

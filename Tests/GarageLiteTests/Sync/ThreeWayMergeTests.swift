@@ -52,7 +52,7 @@ struct ThreeWayMergeTests {
     }
 
     @Test func aPropertyChangedOnEachSideKeepsBoth() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let report = try editBothSides(garage)
         #expect(report.conflicts.map(\.resolution) == [.merged])
         #expect(report.conflicts.first?.discardedFields == [])
@@ -65,7 +65,7 @@ struct ThreeWayMergeTests {
     }
 
     @Test func anEncryptedStoreMergesWithItsEncryptedBase() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         garage.dataEncryptionDelegate = TestEncryptor()
         _ = try editBothSides(garage)
         let merged = try #require(try garage.retrieve(ThreeWayNote.self, identifier: "n1"))
@@ -77,7 +77,7 @@ struct ThreeWayMergeTests {
     /// never synced has no base: every difference is a conflict, the policy decides, and the
     /// report names what it dropped.
     @Test func withoutABaseThePolicyDecidesAndSaysSo() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(ThreeWayNote(id: "n1", title: "t0", body: "b0"))
         try garage.setSyncStatus(.synced, for: ThreeWayNote(id: "n1"))
         var note = try #require(try garage.retrieve(ThreeWayNote.self, identifier: "n1"))
@@ -90,7 +90,7 @@ struct ThreeWayMergeTests {
         #expect(merged.title == "t1" && merged.body == "b1")
         #expect(report.conflicts.first?.discardedFields == [])
 
-        let bare = try Garage.inMemory()
+        let bare = try TestEngine.garage()
         try bare.park(ThreeWayNote(id: "n2", title: "mine", body: "mine"))   // never synced: no base
         let conflict = try bare.parkDownloaded([ThreeWayNote(id: "n2", title: "theirs", body: "mine")],
                                                onConflict: .threeWay(.fields()))
@@ -102,7 +102,7 @@ struct ThreeWayMergeTests {
     /// decoder would give the base's instance for the local version too, and the local edit
     /// would be lost, silently).
     @Test func aClassModelMergesItsThreeVersions() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([ThreeWayNotebook(id: "b1", name: "Work", color: "grey")])
         let notebook = try #require(try garage.retrieve(ThreeWayNotebook.self, identifier: "b1"))
         notebook.name = "Work stuff"
@@ -132,7 +132,7 @@ struct ThreeWayMergeTests {
     /// A base reads like its row: an edit stored in the other encryption drops it (a plaintext
     /// base must not stay in an encrypted store, where the encryption pass would not see it).
     @Test func anEditInTheOtherEncryptionDropsTheBase() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "secret plan")])
         try garage.park(ThreeWayNote(id: "n1", title: "secret plan, revised"))
         #expect(try base(garage, "n1")?.contains("secret plan") == true)
@@ -148,7 +148,7 @@ struct ThreeWayMergeTests {
     /// that may be (a row kept from before bases existed) gets none, so the merge of its
     /// conflict is decided by the policy and reported, never taken as "no local change".
     @Test func aClaimGivesABaseToNewObjectsOnly() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(ThreeWayNote(id: "new", title: "new"))
         try garage.parkDownloaded([ThreeWayNote(id: "old", title: "server")])
         try garage.park(ThreeWayNote(id: "old", title: "edited"))
@@ -171,7 +171,7 @@ struct ThreeWayMergeTests {
     /// The base of a graph reads its children as they were too: a child edited with its parent
     /// is a local change, which the server's edit of another property doesn't revert.
     @Test func theBaseOfAGraphHoldsItsChildrensBases() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([ThreeWayBook(id: "b1", title: "Emma", year: 1815, author: ThreeWayAuthor(id: "a1", name: "Ann"))])
         try garage.park(ThreeWayBook(id: "b1", title: "Emma", year: 1815, author: ThreeWayAuthor(id: "a1", name: "Jane Austen")))
         let report = try garage.parkDownloaded([ThreeWayBook(id: "b1", title: "Emma", year: 1816, author: ThreeWayAuthor(id: "a1", name: "Ann"))],
@@ -185,7 +185,7 @@ struct ThreeWayMergeTests {
     /// rewritten meanwhile (a rekey): the uploaded data is then in a retired key, and the base
     /// the rewrite left stays.
     @Test func anUploadRecordsItsBaseUnlessARewriteChangedIt() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(ThreeWayNote(id: "n1", title: "first"))
         try garage.park(ThreeWayNote(id: "n2", title: "first"))
         let claim = try garage.claim(ThreeWayNote.self, limit: 10)
@@ -205,7 +205,7 @@ struct ThreeWayMergeTests {
     /// A merge that throws keeps the local version and says why: one object can't stop a download.
     @Test func aFailedMergeKeepsTheLocalVersionAndSaysWhy() throws {
         struct Refusal: Error, CustomStringConvertible { var description: String { "can't merge this" } }
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t0"), ThreeWayNote(id: "n2", title: "t0")])
         try garage.park(ThreeWayNote(id: "n1", title: "local"))
         let report = try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "server"), ThreeWayNote(id: "n2", title: "server")],
@@ -219,7 +219,7 @@ struct ThreeWayMergeTests {
 
     /// A merge equal to the server's version is the server's version: `.synced`, nothing to upload.
     @Test func aMergeThatIsTheServersVersionIsSynced() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t0")])
         try garage.park(ThreeWayNote(id: "n1", title: "t1"))
         let report = try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t1")], onConflict: .threeWay(.fields()))
@@ -229,7 +229,7 @@ struct ThreeWayMergeTests {
 
     /// A merge that comes to the server's version names the local changes it dropped.
     @Test func aMergeIntoTheServersVersionSaysWhatItDropped() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "t0")])
         try garage.park(ThreeWayNote(id: "n1", title: "mine"))
         let report = try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "theirs")],
@@ -241,7 +241,7 @@ struct ThreeWayMergeTests {
 
     /// A custom merge gets the base, the local and the downloaded version.
     @Test func aCustomMergeGetsTheBase() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([ThreeWayNote(id: "n1", title: "base")])
         try garage.park(ThreeWayNote(id: "n1", title: "local"))
         let seen = Protected<[String]>([])

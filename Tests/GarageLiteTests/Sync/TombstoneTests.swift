@@ -13,7 +13,7 @@ struct TombstoneTests {
 
     /// A garage where memos m0…m2 reached the server (claimed and completed) and m3 did not.
     static func syncedGarage() throws -> Garage {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkAll((0..<3).map { Memo(id: "m\($0)", text: "memo \($0)") })
         try garage.complete(try garage.claim(Memo.self, limit: 10))
         try garage.park(Memo(id: "m3", text: "local only"))
@@ -100,7 +100,7 @@ struct TombstoneTests {
     }
 
     @Test func anObjectDeletedDuringItsUploadIsDeletedNextTime() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.park(Memo(id: "m0", text: "draft"))
         let claim = try garage.claim(Memo.self, limit: 10)
         try garage.delete(Memo(id: "m0", text: ""))
@@ -140,7 +140,7 @@ struct TombstoneTests {
     }
 
     @Test func aReferenceToADeletedObjectDangles() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let author = Author(id: UUID(), name: "Sappho")
         try garage.park(Book(id: 1, title: "Fragments", author: author))
         try garage.complete(try garage.claim(Author.self, limit: 10))

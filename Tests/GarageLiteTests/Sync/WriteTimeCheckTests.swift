@@ -270,7 +270,7 @@ struct WriteTimeCheckTests {
     // MARK: - 4. No ChildParking drops an edit unreported
 
     @Test func keepStoredReportsTheChildEditItDidNotWrite() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try garage.parkDownloaded([Self.notebook()])
         var book = try #require(try garage.retrieve(RNotebook.self, identifier: "nb1"))
         try garage.parkDownloaded([RNote(id: "n2", text: "Eggs (another device)")])   // the sync job
@@ -289,7 +289,7 @@ struct WriteTimeCheckTests {
     }
 
     @Test func onlyNewReportsTheChildrenItLeftAsStored() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.park(PlainNotebook(id: "nb1", title: "A", notes: [PlainNote(id: "n1", text: "Milk")]))
         let report = try await garage.park(PlainNotebook(id: "nb1", title: "B", notes: [
             PlainNote(id: "n1", text: "Milk, edited"), PlainNote(id: "n2", text: "New"),

@@ -87,7 +87,7 @@ struct AsyncModelTests {
 
     @MainActor
     @Test func mainActorCodeParksAndRetrievesItsOwnObjects() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let sailor = Sailor(name: "Jack", rank: "cook")
         try await garage.park(sailor)
         sailor.rank = "bosun"             // still this actor's object after parking it
@@ -99,7 +99,7 @@ struct AsyncModelTests {
 
     @MainActor
     @Test func mainActorCodeObservesANonSendableObject() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let jack = Sailor(name: "Jack", rank: "cook")
         try await garage.park(jack)
         var values = try garage.changes(to: Sailor.self, identifier: "Jack").makeAsyncIterator()
@@ -128,13 +128,13 @@ struct AsyncModelTests {
     }
 
     @Test func anActorKeepsTheObjectsItRetrieves() async throws {
-        let quartermaster = Quartermaster(garage: try Garage.inMemory())
+        let quartermaster = Quartermaster(garage: try TestEngine.garage())
         #expect(try await quartermaster.enlist("Billy") == 1)
         #expect(try await quartermaster.enlist("Israel") == 2)
     }
 
     @Test func asyncTransactionCommitsAllOrNothing() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.transaction {
             try await garage.park(Sailor(name: "Anne", rank: "captain"))
             // Inside, this task reads the transaction's changes.
@@ -155,7 +155,7 @@ struct AsyncModelTests {
     }
 
     @Test func asyncAutosaveScopeKeepsChangesUnsaved() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.withAutosaveDisabled {
             try await garage.park(Sailor(name: "Anne", rank: "captain"))
         }
@@ -170,7 +170,7 @@ struct AsyncModelTests {
             var id: String
             var departure: Date
         }
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let voyage = Voyage(id: "v1", departure: Date(timeIntervalSince1970: 1_000_000))
         try await garage.withDateEncodingStrategy(.iso8601) {
             try await garage.park(voyage)
@@ -210,6 +210,6 @@ struct AsyncModelTests {
 
     /// The garage of ``asyncParkAllStreams()``, which its model's `encode(to:)` reaches.
     static let garage: Garage = {
-        do { return try Garage.inMemory() } catch { fatalError("an in-memory garage: \(error)") }
+        do { return try TestEngine.garage() } catch { fatalError("an in-memory garage: \(error)") }
     }()
 }

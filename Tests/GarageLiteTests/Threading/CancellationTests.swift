@@ -178,7 +178,7 @@ struct CancellationTests {
 
     /// A claim's end is not cancelled: the server has the upload, and the rows must say so.
     @Test func aCancelledTasksCompleteStillEndsTheClaim() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await garage.parkAll((0..<3).map { Piece(id: "p\($0)", value: $0) })
         let claim = try await garage.claim(Piece.self, limit: 3, status: .undetermined)
         let outcome = await Self.inCancelledTask { try await garage.complete(claim) }
@@ -203,7 +203,7 @@ struct CancellationTests {
     /// A streaming `parkAll` (3,000 objects) cancelled by the 1,500th object's encoding writes
     /// none of them: its one transaction rolls back.
     @Test func aStreamingParkAllCancelledPartWayWritesNothing() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let trigger = CancellingDelegate(cancelAt: 1)
         let objects = (0..<3_000).map { Cancelling(id: $0, trigger: $0 == 1_500 ? trigger : nil) }
         #expect(objects.count >= Garage.streamingThreshold)

@@ -39,7 +39,7 @@ struct ConcurrencyTests {
     }
 
     @Test func concurrentTransactionsAndUnsavedChangesStayApart() throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         let failures = Protected<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             do {
@@ -59,7 +59,7 @@ struct ConcurrencyTests {
     }
 
     @Test func aGarageIsSendable() async throws {
-        let garage = try Garage.inMemory()
+        let garage = try TestEngine.garage()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for id in 0..<20 {
                 group.addTask {

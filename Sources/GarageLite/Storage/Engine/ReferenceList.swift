@@ -1,16 +1,16 @@
 /// The JSON form of a row's outgoing references: `[["Type","identifier"], ...]`.
 ///
 /// Kept as JSON so that tools can read it with SQLite's `json_each`, without the app's types.
-enum ReferenceList {
+package enum ReferenceList {
     /// The list of a row that references nothing.
-    static let empty = "[]"
+    package static let empty = "[]"
 
-    static func encode(_ keys: [ObjectKey]) -> String {
+    package static func encode(_ keys: [ObjectKey]) -> String {
         if keys.isEmpty { return empty }
         return JSONWriter.string(from: .array(keys.map { .array([.string($0.typeName), .string($0.identifier)]) }))
     }
 
-    static func decode(_ text: String) throws -> [ObjectKey] {
+    package static func decode(_ text: String) throws -> [ObjectKey] {
         guard case .array(let pairs) = try JSONReader.parse(text) else {
             throw JSONReader.Failure(reason: "the reference list is not an array", offset: 0)
         }

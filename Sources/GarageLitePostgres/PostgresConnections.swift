@@ -1,0 +1,169 @@
+import Foundation
+import GarageLite
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// The connections of one PostgreSQL garage: a pool that lends a connection to a thread for
+/// the length of one access, without `async`.
+///
+/// Why not `PostgresClient`: its lease is `async`, and resumes on Swift's cooperative pool. The
+/// garage's synchronous API would then block a cooperative thread (an app's task calling
+/// `retrieve`) waiting for another cooperative thread to finish the lease: with every thread
+/// of the pool blocked so (two on this machine), nothing runs again. Here a lease is a lock and
+/// a future waited for on the caller's thread; the connections' event loops (postgres-nio's
+/// default group) do the I/O.
+///
+/// A connection that failed on the network is closed and not lent again; the next lease makes
+/// a new one, so a garage carries on after a server restart. At most `maximumCount`
+/// connections are open; a lease waits for one to come back.
+final class PostgresConnections: Sendable {
+    private let configuration: PostgresConnection.Configuration
+    private let maximumCount: Int
+    /// Run on every new connection, in order (the session's settings).
+    private let setup: [String]
+    private let logger: Logger
+    private let eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+
+    private struct State {
+        var idle: [PostgresConnection] = []
+        var open = 0
+        var isClosed = false
+        var nextID = 1
+    }
+    private let state = Protected(State())
+    /// Signalled when a connection comes back, or a place in the pool frees up.
+    private let returned = NSCondition()
+
+    init(configuration: PostgresConnection.Configuration, maximumCount: Int, setup: [String]) {
+        self.configuration = configuration
+        self.maximumCount = max(1, maximumCount)
+        self.setup = setup
+        self.logger = Logger(label: "GarageLitePostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    /// Why a connection could not be lent.
+    struct Failure: Error {
+        var reason: String
+
+        func garageError(path: String, operation: String) -> GarageError {
+            .storageFailure(operation: operation, reason: "PostgreSQL at \(path) can't be reached: \(reason)")
+        }
+    }
+
+    /// Runs `body` with a connection of its own, on this thread.
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let connection = try lease()
+        do {
+            let result = try body(connection)
+            giveBack(connection)
+            return result
+        } catch {
+            giveBack(connection, after: error)
+            throw error
+        }
+    }
+
+    /// Runs `body` with a connection of its own on which nothing else runs until the
+    /// connection closes (the commit listener's), or fails.
+    func dedicatedConnection() throws -> PostgresConnection {
+        try connect()
+    }
+
+    /// Closes every idle connection, and the others as they come back.
+    func close() {
+        let idle = state.write { state -> [PostgresConnection] in
+            state.isClosed = true
+            defer { state.idle = [] }
+            state.open -= state.idle.count
+            return state.idle
+        }
+        for connection in idle { Self.closeSoon(connection) }
+        returned.broadcast()
+    }
+
+    private func lease() throws -> PostgresConnection {
+        returned.lock()
+        while true {
+            let choice = state.write { state -> PostgresConnection?? in
+                if state.isClosed { return .some(nil) }
+                if let connection = state.idle.popLast() { return connection }
+                if state.open < maximumCount {
+                    state.open += 1
+                    return .some(nil)
+                }
+                return nil
+            }
+            switch choice {
+            case .some(.some(let connection)) where !connection.isClosed:
+                returned.unlock()
+                return connection
+            case .some(.some):
+                // Closed while idle (the server went away): its place is free.
+                state.write { $0.open -= 1 }
+                continue
+            case .some(.none):
+                returned.unlock()
+                if state.read(\.isClosed) { throw Failure(reason: "the garage was closed") }
+                do {
+                    return try connect()
+                } catch {
+                    state.write { $0.open -= 1 }
+                    returned.broadcast()
+                    throw error
+                }
+            case .none:
+                returned.wait()
+            }
+        }
+    }
+
+    private func giveBack(_ connection: PostgresConnection, after error: (any Error)? = nil) {
+        var broken = connection.isClosed
+        if let error = error as? PSQLError, PostgresEngine.isConnectionLoss(error) { broken = true }
+        let keep = state.write { state -> Bool in
+            guard !broken, !state.isClosed else {
+                state.open -= 1
+                return false
+            }
+            state.idle.append(connection)
+            return true
+        }
+        if !keep { Self.closeSoon(connection) }
+        returned.lock()
+        returned.signal()
+        returned.unlock()
+    }
+
+    private func connect() throws -> PostgresConnection {
+        let id = state.write { state -> Int in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection.connect(
+                on: eventLoopGroup.next(), configuration: configuration, id: id, logger: logger).wait()
+        } catch {
+            throw Failure(reason: PostgresEngine.reason(error))
+        }
+        do {
+            for statement in setup {
+                _ = try connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).wait()
+            }
+        } catch {
+            Self.closeSoon(connection)
+            throw error
+        }
+        return connection
+    }
+
+    /// Starts closing `connection`, without waiting.
+    static func closeSoon(_ connection: PostgresConnection) {
+        let _: EventLoopFuture<Void> = connection.close()
+    }
+
+    /// The logger the connections' queries log to (nowhere: the library never prints).
+    var queryLogger: Logger { logger }
+}

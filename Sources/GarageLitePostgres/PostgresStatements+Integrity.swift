@@ -1,0 +1,120 @@
+import Foundation
+import GarageLite
+import PostgresNIO
+
+// The statements of `check()` and `collectGarbage()`: the rows' own problems, found by the
+// garage's readers (the same JSON reader a retrieve uses), not by PostgreSQL's, whose `jsonb`
+// refuses what the garage stores (`\u0000`). A check reads every row, a page at a time.
+extension PostgresStatements {
+    func integrityProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool) {
+        var listProblems: [IntegrityReport.Problem] = []
+        var dataProblems: [IntegrityReport.Problem] = []
+        try forEachLiveRecord { row in
+            if let reason = RowChecks.referenceListProblem(row.references) {
+                listProblems.append(.invalidReferenceList(typeName: row.key.typeName, identifier: row.key.identifier, reason: reason))
+            }
+            if !row.isEncrypted {
+                if let reason = RowChecks.dataProblem(row.data) {
+                    dataProblems.append(.invalidJSON(typeName: row.key.typeName, identifier: row.key.identifier, reason: reason))
+                }
+            }
+            return listProblems.count + dataProblems.count <= limit
+        }
+        var problems = listProblems + dataProblems
+        if problems.count > limit { return (Array(problems.prefix(limit)), true) }
+        let room = limit - problems.count
+        let dangling = try danglingReferences(limit: room + 1)
+        let types = try types()
+        for (from, to) in dangling.prefix(room) {
+            var foundTypes: [String] = []
+            for type in types.sorted() where type != to.typeName {
+                if try row(ObjectKey(typeName: type, identifier: to.identifier), for: .metadata) != nil { foundTypes.append(type) }
+            }
+            problems.append(foundTypes.isEmpty
+                ? .danglingReference(fromType: from.typeName, fromIdentifier: from.identifier,
+                                     toType: to.typeName, toIdentifier: to.identifier)
+                : .wrongTypeReference(fromType: from.typeName, fromIdentifier: from.identifier,
+                                      toType: to.typeName, toIdentifier: to.identifier, foundTypes: foundTypes))
+        }
+        return (problems, dangling.count > room)
+    }
+
+    func firstInvalidReferenceList() throws -> (key: ObjectKey, reason: String)? {
+        var found: (key: ObjectKey, reason: String)?
+        try forEachLiveRecord { row in
+            if let reason = RowChecks.referenceListProblem(row.references) { found = (row.key, reason) }
+            return found == nil
+        }
+        return found
+    }
+
+    /// References of live rows (whose lists are usable and exact) to rows that don't exist, in
+    /// the order of the referencing rows, then of their lists. A reference to a deletion the
+    /// server has (a `.synced` tombstone) is not dangling.
+    func danglingReferences(limit: Int?) throws -> [(from: ObjectKey, to: ObjectKey)] {
+        var dangling: [(from: ObjectKey, to: ObjectKey)] = []
+        try forEachLiveRecord(knownReferencesOnly: true) { row in
+            guard row.references != ReferenceList.empty, let keys = try? ReferenceList.decode(row.references) else { return true }
+            for key in keys where try !exists(key) {
+                dangling.append((row.key, key))
+                if let limit, dangling.count >= limit { return false }
+            }
+            return true
+        }
+        return dangling
+    }
+
+    /// Whether `key` names a live row, or a deletion the server has.
+    private func exists(_ key: ObjectKey) throws -> Bool {
+        try !run("""
+            SELECT 1 FROM \(unescaped: objects) WHERE type = \(key.typeName) AND identifier = \(key.identifier)
+                AND (NOT is_deleted OR sync_status = \(Int64(SyncStatus.synced.rawValue)))
+            """).rows.isEmpty
+    }
+
+    /// The walk follows the reference index from the roots' references (and `extraRoots`);
+    /// every reference list is usable (``firstInvalidReferenceList()`` says so first).
+    func unreachableRows(extraRoots: [ObjectKey]) throws -> [ObjectKey] {
+        try run("""
+            WITH RECURSIVE reachable(type, identifier) AS (
+                SELECT * FROM (
+                    SELECT r.to_type, r.to_identifier FROM \(unescaped: references) AS r
+                    JOIN \(unescaped: objects) AS o ON o.type = r.from_type AND o.identifier = r.from_identifier
+                    WHERE o.is_root AND NOT o.is_deleted
+                    UNION
+                    SELECT extra.type COLLATE "C", extra.identifier COLLATE "C"
+                    FROM unnest(\(extraRoots.map(\.typeName))::text[], \(extraRoots.map(\.identifier))::text[]) AS extra(type, identifier)
+                ) AS seeds
+                UNION
+                SELECT r.to_type, r.to_identifier FROM reachable
+                JOIN \(unescaped: references) AS r ON r.from_type = reachable.type AND r.from_identifier = reachable.identifier
+            )
+            SELECT type, identifier FROM \(unescaped: objects) WHERE NOT is_root AND NOT is_deleted
+            EXCEPT
+            SELECT type, identifier FROM reachable
+            ORDER BY 1, 2
+            """).rows.map { row in
+            let (type, identifier) = try row.decode((String, String).self)
+            return ObjectKey(typeName: type, identifier: identifier)
+        }
+    }
+
+    /// Calls `body` with every live row, in key order, a page at a time, until it returns `false`.
+    private func forEachLiveRecord(knownReferencesOnly: Bool = false, _ body: (StoredRow) throws -> Bool) throws {
+        var after: ObjectKey?
+        while true {
+            let page: [RowRead] = try readRows("""
+                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+                WHERE (type, identifier) > (\(after?.typeName ?? ""), \(after?.identifier ?? "")) AND NOT is_deleted
+                    AND (references_known OR NOT \(knownReferencesOnly))
+                ORDER BY type, identifier LIMIT 500
+                """)
+            for read in page {
+                guard case .row(let row) = read else { continue }
+                if try !body(row) { return }
+            }
+            guard page.count == 500, let last = page.last else { return }
+            after = last.key
+        }
+    }
+}

@@ -1,0 +1,412 @@
+import Foundation
+import GarageLite
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// One PostgreSQL connection as the garage uses it, for one access: the statements of
+/// ``RowStatements`` and ``RowWriteStatements`` (here and in `PostgresStatements+Writes.swift`,
+/// `+Integrity.swift`), and the one reader of the object table's rows.
+///
+/// The writes that follow a rule (park, delete, statuses, claims' ends) are the rules' own
+/// (``RowWriteStatements``' default implementations: read the row, apply ``RowRules``, store it
+/// with ``putRow(_:)``), so this engine has no copy of them to keep equal.
+final class PostgresStatements: RowWriteStatements, CountsOtherCommits {
+    let connection: PostgresConnection
+    let schema: String
+    /// Whether this access is the writer's: its reads of a row in a transaction lock the row.
+    let writes: Bool
+    /// The watch's notifications, on the watch's access.
+    private let listener: PostgresCommitListener?
+    /// How deep in `transaction`/`snapshot` this access is: 0 outside any.
+    private var depth = 0
+
+    init(connection: PostgresConnection, schema: String, writes: Bool = false, listener: PostgresCommitListener? = nil) {
+        self.connection = connection
+        self.schema = schema
+        self.writes = writes
+        self.listener = listener
+    }
+
+    /// The object table, the reference index and the facts, qualified by the schema.
+    var objects: String { "\(schema).garage_object" }
+    var references: String { "\(schema).garage_reference" }
+    var facts: String { "\(schema).garage_meta" }
+
+    // MARK: - Running statements
+
+    private static let logger = Logger(label: "GarageLitePostgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Runs `query` and returns its rows, waiting on this thread.
+    @discardableResult
+    func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        try connection.query(query, logger: Self.logger).wait()
+    }
+
+    /// Runs `sql`, which takes no parameters (several statements are allowed).
+    func execute(_ sql: String) throws {
+        _ = try connection.simpleQuery(sql).wait()
+    }
+
+    /// How many rows `query` changed.
+    func changes(_ query: PostgresQuery) throws -> Int {
+        try run(query).metadata.rows ?? 0
+    }
+
+    private func integer(_ query: PostgresQuery) throws -> Int {
+        guard let row = try run(query).rows.first else { return 0 }
+        return Int(try row.decode(Int64?.self) ?? 0)
+    }
+
+    private func strings(_ query: PostgresQuery) throws -> [String] {
+        try run(query).rows.map { try $0.decode(String.self) }
+    }
+
+    // MARK: - Transactions
+
+    func snapshot<T>(_ body: () throws -> T) throws -> T {
+        if depth > 0 { return try body() }
+        return try inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ", body)
+    }
+
+    /// A write transaction takes the schema's lock first, as SQLite's `BEGIN IMMEDIATE` takes
+    /// the file's: every writer of the store, in any process on any machine, waits for it (up
+    /// to the lock timeout, then ``GarageError/storeBusy(operation:path:)``), so the rules'
+    /// reads and writes in it are never interleaved with another writer's.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        if depth > 0 { return try body() }
+        return try inTransaction("BEGIN", lock: true, body)
+    }
+
+    /// Runs `body` in a transaction that takes no lock but the rows' own (a claim's).
+    func rowLockedTransaction<T>(_ body: () throws -> T) throws -> T {
+        if depth > 0 { return try body() }
+        return try inTransaction("BEGIN", body)
+    }
+
+    private func inTransaction<T>(_ begin: String, lock: Bool = false, _ body: () throws -> T) throws -> T {
+        try execute(begin)
+        depth += 1
+        defer { depth -= 1 }
+        do {
+            if lock { try run("SELECT pg_advisory_xact_lock(hashtext(\(PostgresSchema.lockName(schema))))") }
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if !connection.isClosed { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Whether a statement runs in this access's transaction.
+    var isInTransaction: Bool { depth > 0 }
+
+    func othersCommitCounter() throws -> Int {
+        listener?.counter ?? 0
+    }
+
+    // MARK: - Reading rows
+
+    /// The columns of the object table, in the order ``readRow(_:)`` reads them.
+    static let columns = """
+        type, identifier, data, is_encrypted, sync_status, creation_date, modification_date, revision, is_root, refs, \
+        claim, claimed_at, is_deleted, attempts, last_error, retry_at, base, server_version, is_remote
+        """
+
+    /// Reads a row of ``columns``. The schema types every column, and forbids NULL where a value
+    /// belongs: a row that does not decode is unreadable (a column changed below the library).
+    static func readRow(_ row: PostgresRow) -> RowRead {
+        let cells = row.makeRandomAccess()
+        let type = (try? cells[0].decode(String.self)) ?? "?"
+        let identifier = (try? cells[1].decode(String.self)) ?? "?"
+        let key = ObjectKey(typeName: type, identifier: identifier)
+        do {
+            let statusValue = try cells[4].decode(Int64.self)
+            guard let status = SyncStatus(rawValue: Int(statusValue)) else {
+                return .unreadable(key, .corruptData(typeName: type, identifier: identifier,
+                                                     reason: "unknown sync status \(statusValue)"))
+            }
+            return .row(StoredRow(
+                key: key, data: try cells[2].decode(String.self), isEncrypted: try cells[3].decode(Bool.self),
+                syncStatus: status, creationDate: Date(timeIntervalSince1970: try cells[5].decode(Double.self)),
+                modificationDate: Date(timeIntervalSince1970: try cells[6].decode(Double.self)),
+                revision: try cells[7].decode(Int64.self), isRoot: try cells[8].decode(Bool.self),
+                references: try cells[9].decode(String.self), claim: try cells[10].decode(String?.self),
+                claimedAt: try cells[11].decode(Double?.self).map(Date.init(timeIntervalSince1970:)),
+                isDeleted: try cells[12].decode(Bool.self), attempts: try cells[13].decode(Int64.self),
+                lastError: try cells[14].decode(String?.self),
+                retryAt: try cells[15].decode(Double?.self).map(Date.init(timeIntervalSince1970:)),
+                isRemote: try cells[18].decode(Bool.self), base: try cells[16].decode(String?.self),
+                serverVersion: try cells[17].decode(String?.self)))
+        } catch {
+            return .unreadable(key, .corruptData(typeName: type, identifier: identifier,
+                                                 reason: "a column can't be read (\(PostgresEngine.reason(error)))"))
+        }
+    }
+
+    func readRows(_ query: PostgresQuery) throws -> [RowRead] {
+        try run(query).rows.map(Self.readRow)
+    }
+
+    private func readRow(_ query: PostgresQuery) throws -> StoredRow? {
+        try run(query).rows.first.map { try Self.readRow($0).get() }
+    }
+
+    /// In the writer's transaction, a row read to be written is locked until the commit, so
+    /// that a claim (which takes no schema lock) can't change it between the read and the write.
+    private var lockClause: String { writes && depth > 0 ? " FOR UPDATE" : "" }
+
+    func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
+        try readRow("""
+            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+            WHERE type = \(key.typeName) AND identifier = \(key.identifier) AND NOT is_deleted\(unescaped: lockClause)
+            """)
+    }
+
+    func rowOrTombstone(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
+        try readRow("""
+            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+            WHERE type = \(key.typeName) AND identifier = \(key.identifier)\(unescaped: lockClause)
+            """)
+    }
+
+    func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead] {
+        try readRows("""
+            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects) WHERE type = \(type) AND NOT is_deleted ORDER BY identifier
+            """)
+    }
+
+    /// A page of 500 rows at a time, none held open across `body`: a connection runs one query
+    /// at a time, and `body` reads the rows a row references on the same connection.
+    func forEachRow(ofType type: String, for purpose: RowPurpose, _ body: (RowRead) throws -> Void) throws {
+        var after: String?
+        while true {
+            let page = try rows(ofType: type, after: after, limit: 500, for: purpose)
+            for row in page { try body(row) }
+            guard page.count == 500, let last = page.last else { return }
+            after = last.key.identifier
+        }
+    }
+
+    func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead] {
+        try readRows("""
+            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+            WHERE type = \(type) AND identifier > \(identifier ?? "") AND NOT is_deleted ORDER BY identifier LIMIT \(Int64(limit))
+            """)
+    }
+
+    func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead] {
+        try readRows("""
+            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+            WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type) AND NOT is_deleted
+            ORDER BY modification_date, identifier
+            """)
+    }
+
+    // MARK: - Counting
+
+    func count() throws -> Int {
+        try integer("SELECT count(*) FROM \(unescaped: objects) WHERE NOT is_deleted")
+    }
+
+    func count(ofType type: String) throws -> Int {
+        try integer("SELECT count(*) FROM \(unescaped: objects) WHERE type = \(type) AND NOT is_deleted")
+    }
+
+    func count(ofType type: String, status: SyncStatus) throws -> Int {
+        try integer("""
+            SELECT count(*) FROM \(unescaped: objects) WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type) AND NOT is_deleted
+            """)
+    }
+
+    func countsPerType(status: SyncStatus) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try run("""
+            SELECT type, count(*) FROM \(unescaped: objects) WHERE sync_status = \(Int64(status.rawValue)) AND NOT is_deleted GROUP BY type
+            """).rows {
+            let (type, count) = try row.decode((String, Int64).self)
+            counts[type] = Int(count)
+        }
+        return counts
+    }
+
+    func identifiers(ofType type: String) throws -> [String] {
+        try strings("SELECT identifier FROM \(unescaped: objects) WHERE type = \(type) AND NOT is_deleted ORDER BY identifier")
+    }
+
+    func identifiers(ofType type: String, status: SyncStatus) throws -> [String] {
+        try strings("""
+            SELECT identifier FROM \(unescaped: objects) WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type)
+                AND NOT is_deleted ORDER BY modification_date, identifier
+            """)
+    }
+
+    func types() throws -> [String] {
+        try strings("SELECT DISTINCT type FROM \(unescaped: objects) WHERE NOT is_deleted")
+    }
+
+    func stamps(ofType type: String, identifiers: [String]?) throws -> [String: RowStamp] {
+        let rows: [PostgresRow]
+        if let identifiers {
+            rows = try run("""
+                SELECT identifier, revision, modification_date, sync_status FROM \(unescaped: objects)
+                WHERE type = \(type) AND identifier = ANY(\(identifiers)) AND NOT is_deleted
+                """).rows
+        } else {
+            rows = try run("""
+                SELECT identifier, revision, modification_date, sync_status FROM \(unescaped: objects)
+                WHERE type = \(type) AND NOT is_deleted
+                """).rows
+        }
+        var stamps: [String: RowStamp] = [:]
+        for row in rows {
+            let (identifier, revision, date, status) = try row.decode((String, Int64, Double, Int64).self)
+            stamps[identifier] = RowStamp(revision: revision, modificationDate: date, syncStatus: status)
+        }
+        return stamps
+    }
+
+    func isReferenced(_ key: ObjectKey) throws -> Bool {
+        try integer("""
+            SELECT count(*) FROM (SELECT 1 FROM \(unescaped: references)
+                WHERE to_type = \(key.typeName) AND to_identifier = \(key.identifier)
+                AND NOT (from_type = \(key.typeName) AND from_identifier = \(key.identifier)) LIMIT 1) AS found
+            """) > 0
+    }
+
+    /// Only references to live objects: a reference that dangles already is no referrer of anything.
+    func references(toType type: String, identifier: String?) throws -> [(to: ObjectKey, from: ObjectKey)] {
+        let rows: [PostgresRow]
+        if let identifier {
+            rows = try run("""
+                SELECT r.to_identifier, r.from_type, r.from_identifier FROM \(unescaped: references) AS r
+                WHERE r.to_type = \(type) AND r.to_identifier = \(identifier) AND EXISTS (
+                    SELECT 1 FROM \(unescaped: objects) AS o WHERE o.type = r.to_type AND o.identifier = r.to_identifier AND NOT o.is_deleted)
+                ORDER BY r.from_type, r.from_identifier
+                """).rows
+        } else {
+            rows = try run("""
+                SELECT r.to_identifier, r.from_type, r.from_identifier FROM \(unescaped: references) AS r
+                WHERE r.to_type = \(type) AND EXISTS (
+                    SELECT 1 FROM \(unescaped: objects) AS o WHERE o.type = r.to_type AND o.identifier = r.to_identifier AND NOT o.is_deleted)
+                ORDER BY r.to_identifier, r.from_type, r.from_identifier
+                """).rows
+        }
+        return try rows.map { row in
+            let (to, fromType, fromIdentifier) = try row.decode((String, String, String).self)
+            return (ObjectKey(typeName: type, identifier: to), ObjectKey(typeName: fromType, identifier: fromIdentifier))
+        }
+    }
+
+    // MARK: - Claims
+
+    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
+                       now: Date, maximumAttempts: Int) throws -> [RowRead] {
+        let reads = try readRows("""
+            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+            WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type) AND claim IS NULL
+                AND (retry_at IS NULL OR retry_at <= \(now.timeIntervalSince1970)) AND attempts < \(Int64(maximumAttempts))
+                AND NOT (is_deleted AND sync_status = \(Int64(SyncStatus.synced.rawValue)))
+            ORDER BY modification_date, identifier LIMIT \(Int64(limit + excluding.count))
+            """)
+        return Array((excluding.isEmpty ? reads : reads.filter { !excluding.contains($0.key) }).prefix(limit))
+    }
+
+    func claimedRows() throws -> [(key: ObjectKey, claim: String)] {
+        try run("""
+            SELECT type, identifier, claim FROM \(unescaped: objects)
+            WHERE claim IS NOT NULL AND claimed_at IS NOT NULL ORDER BY type, identifier
+            """).rows.map { row in
+            let (type, identifier, claim) = try row.decode((String, String, String).self)
+            return (ObjectKey(typeName: type, identifier: identifier), claim)
+        }
+    }
+
+    func heldRows(ofType type: String, maximumAttempts: Int) throws -> [(identifier: String, attempts: Int, lastError: String?)] {
+        try run("""
+            SELECT identifier, attempts, last_error FROM \(unescaped: objects)
+            WHERE type = \(type) AND attempts >= \(Int64(maximumAttempts)) AND claim IS NULL ORDER BY modification_date, identifier
+            """).rows.map { row in
+            let (identifier, attempts, lastError) = try row.decode((String, Int64, String?).self)
+            return (identifier, Int(attempts), lastError)
+        }
+    }
+
+    // MARK: - Records
+
+    func records(ofType type: String?, after key: ObjectKey?, limit: Int) throws -> [RowRead] {
+        switch (type, key) {
+        case (nil, nil):
+            return try readRows("SELECT \(unescaped: Self.columns) FROM \(unescaped: objects) ORDER BY type, identifier LIMIT \(Int64(limit))")
+        case (nil, let key?):
+            return try readRows("""
+                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects) WHERE (type, identifier) > (\(key.typeName), \(key.identifier))
+                ORDER BY type, identifier LIMIT \(Int64(limit))
+                """)
+        case (let type?, nil):
+            return try readRows("""
+                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects) WHERE type = \(type) ORDER BY identifier LIMIT \(Int64(limit))
+                """)
+        case (let type?, let key?):
+            return try readRows("""
+                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+                WHERE type = \(type) AND (type, identifier) > (\(key.typeName), \(key.identifier))
+                ORDER BY identifier LIMIT \(Int64(limit))
+                """)
+        }
+    }
+
+    func record(_ key: ObjectKey) throws -> RowRead? {
+        try readRows("""
+            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+            WHERE type = \(key.typeName) AND identifier = \(key.identifier)\(unescaped: lockClause)
+            """).first
+    }
+
+    func typeStatistics(maximumAttempts: Int) throws -> [TypeStatistics] {
+        var statistics: [String: TypeStatistics] = [:]
+        for row in try run("""
+            SELECT type, sync_status, is_deleted, count(*), count(claim),
+                count(*) FILTER (WHERE attempts >= \(Int64(maximumAttempts)) AND claim IS NULL),
+                min(modification_date) FILTER (WHERE sync_status = \(Int64(SyncStatus.notSynced.rawValue))),
+                coalesce(sum(octet_length(data)), 0)::bigint, count(*) FILTER (WHERE is_encrypted)
+            FROM \(unescaped: objects) GROUP BY type, sync_status, is_deleted
+            """).rows {
+            let (type, statusValue, isDeleted, count, claims, held, oldest, size, encrypted) =
+                try row.decode((String, Int64, Bool, Int64, Int64, Int64, Double?, Int64, Int64).self)
+            var entry = statistics[type] ?? TypeStatistics(typeName: type)
+            entry.dataSize += Int(size)
+            if isDeleted {
+                entry.tombstones += Int(count)
+            } else {
+                entry.count += Int(count)
+                entry.countsByStatus[SyncStatus(rawValue: Int(statusValue)) ?? .undetermined, default: 0] += Int(count)
+                entry.encryptedCount += Int(encrypted)
+            }
+            entry.openClaims += Int(claims)
+            entry.heldObjects += Int(held)
+            if let oldest {
+                let date = Date(timeIntervalSince1970: oldest)
+                entry.oldestUnsyncedChange = min(entry.oldestUnsyncedChange ?? date, date)
+            }
+            statistics[type] = entry
+        }
+        return statistics.values.sorted { $0.typeName < $1.typeName }
+    }
+
+    func formatVersion() throws -> Int {
+        try integer("SELECT version::bigint FROM \(unescaped: schema).garage_format")
+    }
+
+    // MARK: - Facts
+
+    func metadata(_ name: String) throws -> String? {
+        try run("SELECT value FROM \(unescaped: facts) WHERE name = \(name)").rows.first.map { try $0.decode(String.self) }
+    }
+
+    func encryptionCount() throws -> Int64 {
+        guard let value = try metadata("encryptions") else { return 0 }
+        return Int64(value) ?? 0
+    }
+}

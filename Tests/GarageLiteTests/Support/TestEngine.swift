@@ -1,0 +1,42 @@
+import Foundation
+import GarageLite
+import GarageLitePostgres
+
+/// The engine the behaviour suite runs on: SQLite, or, with `GARAGE_TEST_ENGINE=postgres`, the
+/// PostgreSQL server `GARAGE_POSTGRES_URL` names (`.ci/run` starts one and runs the suite on both).
+///
+/// The suite's garages come from here (`TestEngine.garage()` where a test wants a new, empty
+/// store), so that the same tests hold both engines to the same behaviour. Tests of what only
+/// one engine has (SQLite's files, PostgreSQL's server) open their engine themselves.
+enum TestEngine {
+    /// The URL of the PostgreSQL server of the tests, if there is one.
+    static let postgresURL: String? = {
+        let url = ProcessInfo.processInfo.environment["GARAGE_POSTGRES_URL"] ?? ""
+        return url.isEmpty ? nil : url
+    }()
+
+    /// Whether the behaviour suite runs on PostgreSQL.
+    static let isPostgres: Bool = {
+        guard ProcessInfo.processInfo.environment["GARAGE_TEST_ENGINE"] == "postgres" else { return false }
+        precondition(postgresURL != nil, "GARAGE_TEST_ENGINE=postgres needs GARAGE_POSTGRES_URL")
+        return true
+    }()
+
+    /// A new, empty garage: in memory on SQLite, in a schema of its own on PostgreSQL.
+    static func garage(encryptionKey: StoreKey? = nil) throws -> Garage {
+        guard isPostgres, let url = postgresURL else { return try Garage(engine: .inMemory(), encryptionKey: encryptionKey) }
+        return try Garage(engine: .postgres(url: schemaURL(url, schema: newSchemaName())), encryptionKey: encryptionKey)
+    }
+
+    /// A schema name no other garage of this run has.
+    static func newSchemaName() -> String {
+        "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(24)
+    }
+
+    /// `url` with its `schema` query item set to `schema`.
+    static func schemaURL(_ url: String, schema: String) -> String {
+        var components = URLComponents(string: url)!
+        components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: schema)]
+        return components.string!
+    }
+}
