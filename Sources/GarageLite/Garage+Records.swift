@@ -271,11 +271,14 @@ extension Garage {
         return report
     }
 
-    private func statistics(_ read: (formatVersion: Int, types: [TypeStatistics]), isEncrypted: Bool) -> StoreStatistics {
+    private func statistics(_ read: (formatVersion: Int, types: [TypeStatistics], size: (store: Int, log: Int)?),
+                            isEncrypted: Bool) -> StoreStatistics {
         func size(_ path: String) -> Int {
             ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
         }
-        return StoreStatistics(path: path, formatVersion: read.formatVersion, fileSize: path.map(size) ?? 0,
-                               logSize: path.map { size($0 + "-wal") } ?? 0, isEncrypted: isEncrypted, types: read.types)
+        return StoreStatistics(path: path, formatVersion: read.formatVersion,
+                               fileSize: read.size?.store ?? path.map(size) ?? 0,
+                               logSize: read.size?.log ?? path.map { size($0 + "-wal") } ?? 0, isEncrypted: isEncrypted,
+                               types: read.types)
     }
 }

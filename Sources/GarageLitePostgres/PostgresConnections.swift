@@ -161,7 +161,9 @@ final class PostgresConnections: Sendable {
 
     /// Starts closing `connection`, without waiting.
     static func closeSoon(_ connection: PostgresConnection) {
-        let _: EventLoopFuture<Void> = connection.close()
+        let closing: EventLoopFuture<Void> = connection.close()
+        // postgres-nio requires a connection to be closed before it is released: held until then.
+        closing.whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
     /// The logger the connections' queries log to (nowhere: the library never prints).

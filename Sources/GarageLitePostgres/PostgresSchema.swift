@@ -127,7 +127,7 @@ enum PostgresSchema {
         CREATE INDEX garage_reference_from ON SCHEMA.garage_reference (from_type, from_identifier);
         CREATE TABLE SCHEMA.garage_meta (name text COLLATE "C" PRIMARY KEY, value text NOT NULL);
 
-        -- The valid [type, identifier] pairs of a reference list (none of a list that isn't JSON).
+        -- The valid [type, identifier] pairs of a reference list (none of a list that is not JSON).
         CREATE FUNCTION SCHEMA.garage_reference_pairs(list text) RETURNS TABLE (to_type text, to_identifier text)
         LANGUAGE plpgsql IMMUTABLE AS $$
         DECLARE parsed json;
@@ -163,7 +163,7 @@ enum PostgresSchema {
             FOR EACH ROW EXECUTE FUNCTION SCHEMA.garage_keep_references();
 
         -- One notification per transaction that changes rows or facts (PostgreSQL folds those of
-        -- one transaction with one payload), carrying the writer's garage.origin.
+        -- one transaction with one payload), carrying the garage.origin of the writer.
         CREATE FUNCTION SCHEMA.garage_notify() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             PERFORM pg_notify('garage_SCHEMA', coalesce(current_setting('garage.origin', true), ''));

@@ -70,7 +70,7 @@ extension PostgresStatements {
 
     func renameType(from: String, to: String, reseal: RowResealer?) throws -> Int {
         // The rules' way, which any engine can take: each row of `from` is stored under `to`
-        // (replacing the row of `to` with its identifier, as SQLite's statement does), then
+        // (replacing the row of `to` with its identifier, but for a tombstone over a live object), then
         // the references to them are rewritten.
         var moved = 0
         for row in try everyRow(ofType: from) {
@@ -87,6 +87,11 @@ extension PostgresStatements {
                             + "delete it, or park it again, then move the others")
                 }
                 renamed.base = row.base.flatMap { try? reseal.reseal($0, row.key, newKey) }
+            }
+            if row.isDeleted, let existing = try record(newKey)?.get(), !existing.isDeleted {
+                // A tombstone of the old type doesn't replace a live object of the new one: it goes.
+                try purge(row.key)
+                continue
             }
             try purge(row.key)
             try purge(newKey)

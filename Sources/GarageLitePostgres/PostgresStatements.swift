@@ -11,7 +11,7 @@ import PostgresNIO
 /// The writes that follow a rule (park, delete, statuses, claims' ends) are the rules' own
 /// (``RowWriteStatements``' default implementations: read the row, apply ``RowRules``, store it
 /// with ``putRow(_:)``), so this engine has no copy of them to keep equal.
-final class PostgresStatements: RowWriteStatements, CountsOtherCommits {
+final class PostgresStatements: RowWriteStatements, CountsOtherCommits, MeasuresItsStorage {
     let connection: PostgresConnection
     let schema: String
     /// Whether this access is the writer's: its reads of a row in a transaction lock the row.
@@ -43,9 +43,33 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits {
         try connection.query(query, logger: Self.logger).wait()
     }
 
-    /// Runs `sql`, which takes no parameters (several statements are allowed).
+    /// Runs `sql`, which takes no parameters: one statement or several, separated by `;`.
     func execute(_ sql: String) throws {
-        _ = try connection.simpleQuery(sql).wait()
+        for statement in Self.statements(sql) {
+            try run(PostgresQuery(unsafeSQL: statement))
+        }
+    }
+
+    /// The statements of `sql`: split at each `;` outside quotes and `$$` bodies (postgres-nio
+    /// sends one statement a query).
+    static func statements(_ sql: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        var inQuote = false, inBody = false
+        var previous: Character = " "
+        for character in sql {
+            if character == "'" && !inBody { inQuote.toggle() }
+            if character == "$" && previous == "$" && !inQuote { inBody.toggle() }
+            if character == ";" && !inQuote && !inBody {
+                if !current.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { statements.append(current) }
+                current = ""
+            } else {
+                current.append(character)
+            }
+            previous = character == "$" && previous == "$" ? " " : character
+        }
+        if !current.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { statements.append(current) }
+        return statements
     }
 
     /// How many rows `query` changed.
@@ -393,6 +417,14 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits {
             statistics[type] = entry
         }
         return statistics.values.sorted { $0.typeName < $1.typeName }
+    }
+
+    func storageSize() throws -> (store: Int, log: Int) {
+        let size = try integer("""
+            SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class AS c
+            JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE n.nspname = \(schema) AND c.relkind = 'r'
+            """)
+        return (size, 0)
     }
 
     func formatVersion() throws -> Int {

@@ -10,12 +10,14 @@ import Foundation
 /// }
 /// ```
 public struct StoreStatistics: Sendable, Hashable {
-    /// The store file's path, or `nil` in memory.
+    /// The store file's path (a PostgreSQL garage's address: `postgres://user@host:port/database#schema`),
+    /// or `nil` in memory.
     public var path: String?
-    /// The store's format version.
+    /// The store's format version (a PostgreSQL schema's is its own: ``GarageEngine/postgresFormatVersion``
+    /// in the `GarageLitePostgres` product).
     public var formatVersion: Int
     /// The size of the store file, and of its write-ahead log (`-wal`), in bytes; 0 when there
-    /// is none.
+    /// is none. On PostgreSQL: the size of the schema's tables and indexes, and 0.
     public var fileSize: Int
     public var logSize: Int
     /// Whether the store is locked with a key (its objects are encrypted).

@@ -18,11 +18,14 @@ extension Store {
         })
     }
 
-    /// The format version and each type's figures, from one snapshot.
-    func readingStatistics(maximumAttempts: Int) -> StoreWork<(formatVersion: Int, types: [TypeStatistics])> {
+    /// The format version, each type's figures, and the storage's size when the engine measures
+    /// it (``MeasuresItsStorage``), from one snapshot.
+    func readingStatistics(maximumAttempts: Int)
+        -> StoreWork<(formatVersion: Int, types: [TypeStatistics], size: (store: Int, log: Int)?)> {
         StoreWork(operation: "read the store's statistics", access: .read { statements in
             try statements.snapshot {
-                (try statements.formatVersion(), try statements.typeStatistics(maximumAttempts: maximumAttempts))
+                (try statements.formatVersion(), try statements.typeStatistics(maximumAttempts: maximumAttempts),
+                 try (statements as? any MeasuresItsStorage)?.storageSize())
             }
         })
     }

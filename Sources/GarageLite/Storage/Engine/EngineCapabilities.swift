@@ -48,3 +48,12 @@ package protocol ErasesFreedContent: RowWriteStatements {
     /// log could be emptied (a reader keeping an old snapshot prevents it).
     func compactAndTruncateLog() throws -> Bool
 }
+
+/// Statements that measure the store's storage where it is not one file (PostgreSQL: its
+/// tables and indexes): ``Garage/statistics()`` reports it as the store's size.
+///
+/// Without it, the size is the store file's, read from the file system.
+package protocol MeasuresItsStorage: RowStatements {
+    /// The bytes the store takes, tables and indexes, and of its log (0 when it has none of its own).
+    func storageSize() throws -> (store: Int, log: Int)
+}
