@@ -20,6 +20,8 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     private let listener: PostgresCommitListener?
     /// How deep in `transaction`/`snapshot` this access is: 0 outside any.
     private var depth = 0
+    /// Whether this access runs a claim (``claimTransaction(_:)``).
+    private var isClaiming = false
 
     init(connection: PostgresConnection, schema: String, writes: Bool = false, listener: PostgresCommitListener? = nil) {
         self.connection = connection
@@ -102,9 +104,13 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         return try inTransaction("BEGIN", lock: true, body)
     }
 
-    /// Runs `body` in a transaction that takes no lock but the rows' own (a claim's).
-    func rowLockedTransaction<T>(_ body: () throws -> T) throws -> T {
+    /// A claim takes no lock but its rows': `claimableRows` locks the rows it returns, skipping
+    /// those other transactions hold (another worker's claim, a park in progress), so claims on
+    /// many machines take disjoint batches without waiting for each other.
+    func claimTransaction<T>(_ body: () throws -> T) throws -> T {
         if depth > 0 { return try body() }
+        isClaiming = true
+        defer { isClaiming = false }
         return try inTransaction("BEGIN", body)
     }
 
@@ -332,9 +338,21 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type) AND claim IS NULL
                 AND (retry_at IS NULL OR retry_at <= \(now.timeIntervalSince1970)) AND attempts < \(Int64(maximumAttempts))
                 AND NOT (is_deleted AND sync_status = \(Int64(SyncStatus.synced.rawValue)))
-            ORDER BY modification_date, identifier LIMIT \(Int64(limit + excluding.count))
+            ORDER BY modification_date, identifier LIMIT \(Int64(limit + excluding.count))\(unescaped: isClaiming ? " FOR UPDATE SKIP LOCKED" : "")
             """)
         return Array((excluding.isEmpty ? reads : reads.filter { !excluding.contains($0.key) }).prefix(limit))
+    }
+
+    /// One statement for the batch: ``RowRules/claimed(_:claim:at:)``, as SQLite's `markClaimedSQL`
+    /// writes it (`RowRulesTests` holds that one to the rule).
+    func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws {
+        guard !keys.isEmpty else { return }
+        try run("""
+            UPDATE \(unescaped: objects) SET sync_status = \(Int64(SyncStatus.syncing.rawValue)), claim = \(claim),
+                claimed_at = \(date.timeIntervalSince1970), is_remote = true,
+                base = CASE WHEN base IS NULL AND NOT is_deleted AND NOT is_remote THEN data ELSE base END
+            WHERE (type, identifier) IN (SELECT * FROM unnest(\(keys.map(\.typeName))::text[], \(keys.map(\.identifier))::text[]))
+            """)
     }
 
     func claimedRows() throws -> [(key: ObjectKey, claim: String)] {

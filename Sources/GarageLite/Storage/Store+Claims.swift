@@ -22,7 +22,7 @@ extension Store {
             let claimID = ClaimOwner.current.claimText()
             let date = Date()
             let limit = max(0, limit)
-            let claim = try Store.transaction(statements) {
+            let claim = try Store.transaction(statements, claiming: true) {
                 let decode = decoding(StoreView(statements, pending: nil))
                 var objects: [T] = []
                 var claimed: [StoredRow] = []
@@ -30,9 +30,11 @@ extension Store {
                 var failures: [RetrievalFailure] = []
                 var deletedVersions: [DeletedVersion<T>] = []
                 while claimed.count + deleted.count < limit {
+                    // The rows taken already are marked claimed once, at the end: left out here.
                     let reads = try statements.claimableRows(
                         ofType: type, status: status, limit: limit - claimed.count - deleted.count,
-                        excluding: Set(failures.map { ObjectKey(typeName: type, identifier: $0.identifier) }),
+                        excluding: Set(failures.map { ObjectKey(typeName: type, identifier: $0.identifier) }
+                            + (claimed + deleted).map(\.key)),
                         now: date, maximumAttempts: maximumAttempts)
                     if reads.isEmpty { break }
                     for read in reads {
@@ -49,12 +51,12 @@ extension Store {
                                 objects.append(try decode(row))
                                 claimed.append(row)
                             }
-                            try statements.markClaimed(row.key, claim: claimID, at: date)
                         } catch where isRowFailure(error) {
                             failures.append(RetrievalFailure(typeName: type, identifier: read.key.identifier, error: error))
                         }
                     }
                 }
+                try statements.markClaimed((claimed + deleted).map(\.key), claim: claimID, at: date)
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
                              uploaded: claimed.map { ($0.data, $0.isEncrypted, RowRules.claimed($0, claim: claimID, at: date).base) },

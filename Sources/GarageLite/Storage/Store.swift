@@ -166,12 +166,14 @@ final class Store: Sendable {
     /// The transaction commits when `body` returns, unless the `async` call it runs for was
     /// cancelled meanwhile: then it rolls back and throws `CancellationError`, so that a
     /// cancelled call never commits.
-    static func transaction<T>(_ statements: any RowWriteStatements, _ body: () throws -> T) throws -> T {
-        try statements.transaction {
+    static func transaction<T>(_ statements: any RowWriteStatements, claiming: Bool = false,
+                               _ body: () throws -> T) throws -> T {
+        func checked() throws -> T {
             let result = try body()
             try checkNotCancelled()
             return result
         }
+        return claiming ? try statements.claimTransaction(checked) : try statements.transaction(checked)
     }
 
     /// Throws `CancellationError` when the `async` call the current work runs for was

@@ -132,6 +132,14 @@ extension RowWriteStatements {
         try markClaimedByRule(key, claim: claim, at: date)
     }
 
+    package func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws {
+        for key in keys { try markClaimed(key, claim: claim, at: date) }
+    }
+
+    package func claimTransaction<T>(_ body: () throws -> T) throws -> T {
+        try transaction(body)
+    }
+
     package func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?,
                           uploaded: String?, version: String?) throws {
         try endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded, version: version)

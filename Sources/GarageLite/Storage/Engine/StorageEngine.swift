@@ -208,8 +208,16 @@ package protocol RowWriteStatements: RowStatements {
     /// of each encrypted row moved is re-encrypted for its new key.
     func renameType(from: String, to: String, reseal: RowResealer?) throws -> Int
 
+    /// Runs `body`, a claim, in one transaction: ``transaction(_:)``, or, on an engine whose
+    /// claims scale out (PostgreSQL), a transaction without the store's write lock, in which
+    /// ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)`` locks the rows it
+    /// returns and skips those another transaction holds (`FOR UPDATE SKIP LOCKED`): claims of
+    /// several jobs, on several machines, take disjoint rows without waiting for each other.
+    func claimTransaction<T>(_ body: () throws -> T) throws -> T
     /// Moves the row to `.syncing` under `claim`.
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws
+    /// Moves the rows to `.syncing` under `claim` (``markClaimed(_:claim:at:)`` for each).
+    func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws
     /// Ends the row's claim, setting its status (leaving it when `nil`). A completed claim
     /// (`failure` nil, `completed`) forgets the row's failed attempts; a failed one counts one
     /// more, with its error, and holds the row back until `retryAt`. `uploaded` (the data a

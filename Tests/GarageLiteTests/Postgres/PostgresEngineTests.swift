@@ -1,0 +1,137 @@
+import Foundation
+import GarageLite
+import GarageLitePostgres
+import Testing
+
+/// What only the PostgreSQL engine has: a schema of its own on a server shared by garages on
+/// many machines. (The behaviour suite runs on it too, with `GARAGE_TEST_ENGINE=postgres`.)
+/// Skipped without `GARAGE_POSTGRES_URL` (`.ci/with-postgres swift test` sets it).
+@Suite("PostgreSQL engine", .enabled(if: TestEngine.postgresURL != nil, "no PostgreSQL server: set GARAGE_POSTGRES_URL"))
+struct PostgresEngineTests {
+    /// The URL of a schema no other test uses.
+    static func newSchema() -> (url: String, schema: String) {
+        let schema = TestEngine.newSchemaName()
+        return (TestEngine.schemaURL(TestEngine.postgresURL!, schema: schema), schema)
+    }
+
+    /// Runs `sql` with psql on the tests' server, below the library.
+    @discardableResult
+    static func psql(_ sql: String) throws -> String {
+        var components = URLComponents(string: TestEngine.postgresURL!)!
+        components.queryItems = nil
+        let result = try ToolProcess.run(executable: URL(fileURLWithPath: "/usr/bin/psql"),
+                                         [components.string!, "-v", "ON_ERROR_STOP=1", "-tAc", sql])
+        try #require(result.exitCode == 0, "psql failed: \(result)")
+        return String(decoding: result.stdoutData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func aNewSchemaIsCreatedAndOpensAgainWithItsObjects() throws {
+        let (url, schema) = Self.newSchema()
+        do {
+            let garage = try Garage(postgresURL: url)
+            try garage.park(Memo(id: "m1", text: "first"))
+        }
+        let garage = try Garage(postgresURL: url)
+        #expect(try garage.retrieve(Memo.self, identifier: "m1")?.text == "first")
+        #expect(try Self.psql("SELECT application || ' ' || version FROM \(schema).garage_format") == "GarageLite 1")
+        #expect(try garage.statistics().formatVersion == GarageEngine.postgresFormatVersion)
+    }
+
+    @Test func aSchemaOfAnotherApplicationIsRefusedUntouched() throws {
+        let (url, schema) = Self.newSchema()
+        try Self.psql("CREATE SCHEMA \(schema); CREATE TABLE \(schema).orders (id int); INSERT INTO \(schema).orders VALUES (7)")
+        let error = try #require(throws: GarageError.self) { try Garage(postgresURL: url) }
+        guard case .notAGarageStore(_, let reason) = error else { Issue.record("unexpected \(error)"); return }
+        #expect(reason.contains("orders"))
+        #expect(try Self.psql("SELECT string_agg(table_name, ',') FROM information_schema.tables WHERE table_schema = '\(schema)'")
+                == "orders")
+    }
+
+    @Test func aNewerFormatIsRefusedUntouched() throws {
+        let (url, schema) = Self.newSchema()
+        _ = try Garage(postgresURL: url)
+        try Self.psql("UPDATE \(schema).garage_format SET version = 99")
+        let error = try #require(throws: GarageError.self) { try Garage(postgresURL: url) }
+        guard case .newerFormatVersion(_, let version, let supported) = error else { Issue.record("unexpected \(error)"); return }
+        #expect(version == 99 && supported == GarageEngine.postgresFormatVersion)
+        #expect(try Self.psql("SELECT version FROM \(schema).garage_format") == "99")
+    }
+
+    @Test func anInvalidSchemaNameOrURLIsRefused() throws {
+        #expect(throws: GarageError.self) { try Garage(postgresURL: TestEngine.schemaURL(TestEngine.postgresURL!, schema: "Bad-Name")) }
+        #expect(throws: GarageError.self) { try Garage(postgresURL: "http://example.com/db") }
+        #expect(throws: GarageError.self) { try Garage(postgresURL: "postgres://garage@127.0.0.1:1/postgres?sslmode=disable") }
+    }
+
+    /// Garages with engines of their own (as on several machines) claim from one schema at once:
+    /// each row is claimed once, and every row is uploaded.
+    @Test func garagesOnOneSchemaClaimDisjointBatches() throws {
+        let (url, _) = Self.newSchema()
+        let garages = try (0..<4).map { _ in try Garage(postgresURL: url) }
+        let count = 300
+        try garages[0].parkAll((0..<count).map { Memo(id: String(format: "m%04d", $0), text: "memo \($0)") })
+        let claimed = Protected<[String]>([])
+        let failures = Protected<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: garages.count) { index in
+            let garage = garages[index]
+            do {
+                while true {
+                    let claim = try garage.claim(Memo.self, limit: 7)
+                    if claim.identifiers.isEmpty { break }
+                    claimed.write { $0 += claim.identifiers }
+                    try garage.complete(claim)
+                }
+            } catch {
+                failures.write { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.read { $0 }.isEmpty)
+        let identifiers = claimed.read { $0 }
+        #expect(identifiers.count == count)
+        #expect(Set(identifiers).count == count)
+        #expect(try garages[1].count(Memo.self, withStatus: .synced) == count)
+    }
+
+    /// A claim skips the rows another transaction holds instead of waiting for it.
+    @Test func aClaimSkipsRowsAnotherTransactionLocks() throws {
+        let (url, schema) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        try garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "b", text: "b")])
+        // psql holds a lock on "a" for two seconds in a transaction of its own.
+        let holder = Thread {
+            _ = try? Self.psql("BEGIN; SELECT 1 FROM \(schema).garage_object WHERE identifier = 'a' FOR UPDATE; "
+                               + "SELECT pg_sleep(2); COMMIT")
+        }
+        holder.start()
+        let deadline = Date().addingTimeInterval(10)
+        while try Self.psql("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'garage_object' AND l.mode = 'RowShareLock'") == "0",
+              Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let claim = try garage.claim(Memo.self, limit: 10)
+        #expect(claim.identifiers == ["b"])
+        try garage.complete(claim)
+    }
+
+    /// Another garage's commits reach this garage's observers through LISTEN/NOTIFY.
+    @Test func anotherGaragesCommitsAreObserved() async throws {
+        let (url, _) = Self.newSchema()
+        let observer = try Garage(postgresURL: url)
+        let writer = try Garage(postgresURL: url)
+        let changes = observer.changes(of: Memo.self)
+        let parker = Task {
+            // Until the observer hears: its watch starts listening after its first look.
+            for attempt in 0..<200 {
+                try await writer.park(Memo(id: "seen", text: "attempt \(attempt)"))
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+        }
+        var heard: [GarageChange] = []
+        for await batch in changes {
+            heard += batch
+            if heard.contains(where: { $0.identifier == "seen" }) { break }
+        }
+        parker.cancel()
+        #expect(heard.contains { $0.identifier == "seen" })
+    }
+}
