@@ -2,11 +2,22 @@ import ArgumentParser
 import Crypto
 import Foundation
 import GarageLite
+import GarageLitePostgres
 
 /// The store a command works on, and its key.
 struct StoreOptions: ParsableArguments {
-    @Argument(help: "The store file.", completion: .file())
+    @Argument(help: "The store file, or a PostgreSQL garage's URL (postgres://user@host:port/database?schema=garage).",
+              completion: .file())
     var store: String
+
+    /// Whether the store is a PostgreSQL garage (a `postgres://` URL) rather than a file.
+    var isPostgres: Bool { store.hasPrefix("postgres://") || store.hasPrefix("postgresql://") }
+
+    /// The garage at ``store``, opened with `encryptionKey`: a file, or a PostgreSQL schema
+    /// (created when it doesn't exist).
+    func open(encryptionKey: StoreKey?) throws -> Garage {
+        isPostgres ? try Garage(postgresURL: store, encryptionKey: encryptionKey) : try Garage(path: store, encryptionKey: encryptionKey)
+    }
 
     @Option(name: .long, help: ArgumentHelp(
         "A file holding the store's passphrase (or base64:KEY). Default: the GARAGE_KEY environment variable.",
@@ -18,8 +29,10 @@ struct StoreOptions: ParsableArguments {
         try KeySource.key(file: keyFile, variable: "GARAGE_KEY", what: "the store's key")
     }
 
-    /// Fails with `missingStore` unless a file is at the path.
+    /// Fails with `missingStore` unless a file is at the path (a PostgreSQL garage passes: its
+    /// server says whether it can be opened).
     func requireFile() throws {
+        if isPostgres { return }
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: store, isDirectory: &isFolder) else {
             throw Failure(.missingStore, "no store at \(store): the file does not exist")
@@ -38,6 +51,8 @@ struct StoreOptions: ParsableArguments {
     /// A store of an older format can't be read before it is upgraded, which would change it:
     /// it is copied (with its log) to a temporary folder, and the copy is upgraded and read.
     func openForReadingUpgraded() throws -> (garage: Garage, upgradedFrom: Int?) {
+        // A PostgreSQL schema is read as it is: no read-only mode, and no upgrade to copy.
+        if isPostgres { return (try open(encryptionKey: try key()), nil) }
         try requireFile()
         do {
             return (try Garage.readOnly(path: store, encryptionKey: try key()), nil)
@@ -73,7 +88,7 @@ struct StoreOptions: ParsableArguments {
     /// The store, opened for writing; it must exist unless `creating`.
     func openForWriting(creating: Bool = false) throws -> Garage {
         if !creating { try requireFile() }
-        return try Garage(path: store, encryptionKey: try key())
+        return try open(encryptionKey: try key())
     }
 }
 

@@ -127,7 +127,7 @@ struct Import: ParsableCommand {
                     throw Failure(.refusedInput, "line \(number) can't be imported (nothing was): \(Self.reason(error))")
                 }
             }
-            let existed = FileManager.default.fileExists(atPath: store.store)
+            let existed = store.isPostgres || FileManager.default.fileExists(atPath: store.store)
             let report: RecordImportReport
             do {
                 report = try store.openForWriting(creating: true).importRecords(records)
@@ -265,7 +265,7 @@ struct ImportGarageStorage: ParsableCommand {
             guard FileManager.default.fileExists(atPath: source) else {
                 throw Failure(.missingStore, "no GarageStorage store at \(source): the file does not exist")
             }
-            let existed = FileManager.default.fileExists(atPath: store.store)
+            let existed = store.isPostgres || FileManager.default.fileExists(atPath: store.store)
             let report: ImportReport
             do {
                 let garage = try store.openForWriting(creating: true)
@@ -330,7 +330,7 @@ struct Rekey: ParsableCommand {
                 if try store.key() == nil {
                     // A plain store: opening it with the key encrypts it.
                     try store.requireFile()
-                    let garage = try Progress.run("encrypting") { try Garage(path: store.store, encryptionKey: newKey) }
+                    let garage = try Progress.run("encrypting") { try store.open(encryptionKey: newKey) }
                     count = try garage.statistics().types.reduce(0) { $0 + $1.count }
                     done = "Encrypted"
                 } else {

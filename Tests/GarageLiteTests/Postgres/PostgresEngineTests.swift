@@ -6,7 +6,7 @@ import Testing
 /// What only the PostgreSQL engine has: a schema of its own on a server shared by garages on
 /// many machines. (The behaviour suite runs on it too, with `GARAGE_TEST_ENGINE=postgres`.)
 /// Skipped without `GARAGE_POSTGRES_URL` (`.ci/with-postgres swift test` sets it).
-@Suite("PostgreSQL engine", .enabled(if: TestEngine.postgresURL != nil, "no PostgreSQL server: set GARAGE_POSTGRES_URL"))
+@Suite("PostgreSQL engine", .serialized, .enabled(if: TestEngine.postgresURL != nil, "no PostgreSQL server: set GARAGE_POSTGRES_URL"))
 struct PostgresEngineTests {
     /// The URL of a schema no other test uses.
     static func newSchema() -> (url: String, schema: String) {
@@ -133,5 +133,46 @@ struct PostgresEngineTests {
         }
         parker.cancel()
         #expect(heard.contains { $0.identifier == "seen" })
+    }
+
+    /// The cluster's programs and data folder, from `.ci/with-postgres`: a test can restart it.
+    static let server: (bin: String, data: String)? = {
+        let environment = ProcessInfo.processInfo.environment
+        guard let bin = environment["GARAGE_POSTGRES_BIN"], let data = environment["GARAGE_POSTGRES_DATA"] else { return nil }
+        return (bin, data)
+    }()
+
+    /// A server restart fails the calls it interrupts with a `GarageError`, and the garage carries
+    /// on: its next calls connect again. Not while the behaviour suite runs on the same server.
+    @Test(.enabled(if: server != nil && !TestEngine.isPostgres, "the server can be restarted by .ci/with-postgres only"))
+    func aServerRestartFailsInFlightCallsAndLaterCallsWork() throws {
+        let (url, _) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        try garage.park(Memo(id: "before", text: "kept"))
+        let server = try #require(Self.server)
+        var command = ["\(server.bin)/pg_ctl", "-D", server.data, "-m", "fast", "-w", "restart"]
+        if getuid() == 0 { command = ["/usr/sbin/runuser", "-u", "postgres", "--"] + command }
+        let restart = try ToolProcess.run(executable: URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
+        try #require(restart.exitCode == 0, "pg_ctl restart failed: \(restart)")
+        var retrieved: Memo?
+        var errors: [any Error] = []
+        for _ in 0..<100 where retrieved == nil {
+            do {
+                retrieved = try garage.retrieve(Memo.self, identifier: "before")
+            } catch {
+                errors.append(error)
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+        #expect(retrieved?.text == "kept")
+        for error in errors {
+            guard case GarageError.storageFailure(_, let reason)? = error as? GarageError else {
+                Issue.record("not a storage failure: \(error)")
+                continue
+            }
+            #expect(reason.contains("PostgreSQL"))
+        }
+        try garage.park(Memo(id: "after", text: "written"))
+        #expect(try garage.retrieveAll(Memo.self).map(\.id).sorted() == ["after", "before"])
     }
 }
