@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "garage-demo", targets: ["garage-demo"]),
         .executable(name: "garage", targets: ["garage"]),
         .executable(name: "garage-bench", targets: ["garage-bench"]),
+        .executable(name: "garage-bench-postgres", targets: ["garage-bench-postgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
@@ -87,10 +88,27 @@ let package = Package(
             ],
             path: "Benchmarks/garage-bench"
         ),
+        // Benchmarks the PostgreSQL engine against postgres-nio with hand-written statements on the same
+        // schema, and claims with 1 to 8 worker processes: `swift run -c release garage-bench-postgres URL`.
+        .executableTarget(
+            name: "garage-bench-postgres",
+            dependencies: [
+                "GarageLite",
+                "GarageLitePostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/garage-bench-postgres"
+        ),
         // Runs one side of the cross-process stress test; the tests launch it.
         .executableTarget(
             name: "garage-stress-worker",
-            dependencies: ["GarageLite", "GarageStressModels", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "GarageLite", "GarageLitePostgres", "GarageStressModels", .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // The types the stress worker parks and the cross-process tests read.
         .target(
