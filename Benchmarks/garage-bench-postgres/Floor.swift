@@ -13,7 +13,9 @@ import PostgresNIO
 /// `search_path` set to the schema; the statements run again and again are named prepared
 /// statements (parsed and planned once per connection); a `parkAll` is one transaction of
 /// multi-row upserts (`unnest` of arrays, 1,000 rows a statement), the next batch encoded
-/// while the previous one is on the server.
+/// while the previous one is on the server; a claim is one statement (`UPDATE … WHERE (type,
+/// identifier) IN (SELECT … FOR UPDATE SKIP LOCKED) RETURNING`), its completion another (by
+/// primary key and claim). Claims run in autocommit: each statement is its own transaction.
 final class Floor: Contender {
     let name = "floor"
     private let connection: PostgresConnection

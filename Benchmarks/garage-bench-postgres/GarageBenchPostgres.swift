@@ -24,7 +24,8 @@ struct Bench: AsyncParsableCommand {
               floor       postgres-nio with hand-written statements, Foundation's JSONEncoder and \
             JSONDecoder, on GarageLite's own table (the schema a Garage creates: same columns, \
             indexes and triggers), named prepared statements, parkAll as multi-row upserts in one \
-            transaction.
+            transaction, a claim as one UPDATE … FOR UPDATE SKIP LOCKED … RETURNING and its \
+            completion as one UPDATE by primary key.
 
             Workloads (notes of ~330 bytes of JSON: a title, a ~200-byte body, three tags, a date):
             parkAll of 10k notes in one call; 10k retrieves by identifier in random order; \

@@ -76,15 +76,15 @@ struct Report {
     private var timeSpent: String {
         var text = "\nWhere the time goes, per operation of the median run, in µs: the wall time; the CPU of the client "
             + "(this process, or the sum of the worker processes) and of the server (every process of the cluster); for the "
-            + "claim rows, per row, over every worker.\n\n"
-        text += "| workload | contender | wall | client CPU | server CPU |\n|---|---|---:|---:|---:|\n"
+            + "claim rows, per row, over every worker. The spread is (slowest − fastest) ÷ median of the runs' wall times.\n\n"
+        text += "| workload | contender | wall | client CPU | server CPU | spread |\n|---|---|---:|---:|---:|---:|\n"
         for row in rows {
             for kind in ContenderKind.allCases {
                 guard let run = row.median(kind) else { continue }
                 let perOperation = 1e6 / Double(run.operations)
                 text += "| \(row.name) | \(kind.rawValue) | \(String(format: "%.1f", run.seconds * perOperation)) | "
                     + "\(String(format: "%.1f", run.clientCPU * perOperation)) | "
-                    + "\(run.serverCPU.map { String(format: "%.1f", $0 * perOperation) } ?? "–") |\n"
+                    + "\(run.serverCPU.map { String(format: "%.1f", $0 * perOperation) } ?? "–") | \(Self.spread(row.runs[kind] ?? [])) |\n"
             }
         }
         return text
@@ -128,6 +128,13 @@ struct Report {
             }
         }
         return text
+    }
+
+    /// How far apart the runs' wall times are, relative to their median: "12 %".
+    private static func spread(_ runs: [Run]) -> String {
+        guard runs.count > 1, let median = runs.median else { return "–" }
+        let times = runs.map(\.seconds)
+        return String(format: "%.0f %%", ((times.max() ?? 0) - (times.min() ?? 0)) / median.seconds * 100)
     }
 
     /// 12345.6 → "12,346".
