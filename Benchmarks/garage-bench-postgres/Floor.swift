@@ -29,14 +29,9 @@ final class Floor: Contender {
         self.connection = connection
     }
 
-    /// Connects to `schema`, which must hold a garage's tables (``Floor/createSchema(_:on:)``).
+    /// Connects to `schema`, which must hold a garage's tables (``ContenderKind/createSchema(_:on:)``).
     static func open(_ server: ServerAddress, schema: String) async throws -> Floor {
         Floor(connection: try await server.connect(schema: schema))
-    }
-
-    /// Makes `schema` a garage's schema, as GarageLite makes it: a Garage opened on it, then closed.
-    static func createSchema(_ schema: String, on server: ServerAddress) throws {
-        _ = try Garage(postgresURL: server.garageURL(schema: schema))
     }
 
     func close() async {

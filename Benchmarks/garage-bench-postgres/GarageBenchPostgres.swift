@@ -43,7 +43,7 @@ struct Bench: AsyncParsableCommand {
             .ci/with-postgres swift run -c release garage-bench-postgres
             """)
 
-    @Flag(help: "1k notes instead of 10k, and fewer runs: about a minute.")
+    @Flag(help: "1k notes instead of 10k, and fewer runs: under a minute.")
     var quick = false
 
     @Option(help: "The server's postgres:// URL (sslmode=disable); GARAGE_POSTGRES_URL by default.")

@@ -221,22 +221,11 @@ struct Workloads {
             CountedRow(name: "claim/complete \(short(notes.count)) rows, batches of \(sizes.claimBatch), \(workers) worker"
                        + (workers == 1 ? "" : "s"), operation: "row", operations: notes.count)
         }
+        let countsReads = [park, retrieve, retrieveAll].contains { selected($0.name) }
+        claimRows = claimRows.filter { selected($0.name) }
         for kind in kinds {
-            let schema = try await freshSchema(for: kind, server: relayed, filledWith: nil)
-            let store = try await kind.open(relayed, schema: schema)
-            var before = try await relay.counts()
-            try await store.parkAll(notes)
-            var after = try await relay.counts()
-            park.counts[kind] = after - before
-            before = after
-            for identifier in identifiers { _ = try await store.retrieve(id: identifier) }
-            after = try await relay.counts()
-            retrieve.counts[kind] = after - before
-            before = after
-            _ = try await store.retrieveAll()
-            retrieveAll.counts[kind] = try await relay.counts() - before
-            await store.close()
-            try await admin.drop(schema)
+            if countsReads { try await countReads(kind, relay: relay, relayed: relayed, notes: notes, identifiers: identifiers,
+                                                  into: &park, &retrieve, &retrieveAll) }
             for index in claimRows.indices {
                 let workers = claimRows[index].name.hasSuffix("1 worker") ? 1 : 4
                 let schema = try await freshSchema(for: kind, server: relayed, filledWith: notes)
@@ -248,6 +237,27 @@ struct Workloads {
             }
         }
         await relay.stop()
-        return [park, retrieve, retrieveAll] + claimRows
+        return (countsReads ? [park, retrieve, retrieveAll] : []) + claimRows
+    }
+
+    /// parkAll, retrieves and retrieveAll by `kind` on a fresh schema, through `relay`.
+    private mutating func countReads(_ kind: ContenderKind, relay: CountingRelay, relayed: ServerAddress, notes: [BenchNote],
+                                     identifiers: [String], into park: inout CountedRow, _ retrieve: inout CountedRow,
+                                     _ retrieveAll: inout CountedRow) async throws {
+        let schema = try await freshSchema(for: kind, server: relayed, filledWith: nil)
+        let store = try await kind.open(relayed, schema: schema)
+        var before = try await relay.counts()
+        try await store.parkAll(notes)
+        var after = try await relay.counts()
+        park.counts[kind] = after - before
+        before = after
+        for identifier in identifiers { _ = try await store.retrieve(id: identifier) }
+        after = try await relay.counts()
+        retrieve.counts[kind] = after - before
+        before = after
+        _ = try await store.retrieveAll()
+        retrieveAll.counts[kind] = try await relay.counts() - before
+        await store.close()
+        try await admin.drop(schema)
     }
 }
