@@ -230,6 +230,9 @@ extension GarageError: CustomStringConvertible, LocalizedError {
             return "Missing Identifiable or Hashable conformance for type: \(type)"
         case let .unsupportedIDConformance(idType):
             return "Identifiable ID type '\(idType)' must be String, UUID, or LosslessStringConvertible"
+        case let .cannotOpenStore(path, reason) where path.hasPrefix("postgres://"):
+            return "Cannot open the garage store at \(path): \(reason). Check that the server runs and accepts "
+                + "this user's connections, and that the user may create the schema (or that it exists)."
         case let .cannotOpenStore(path, reason):
             return "Cannot open the garage store at \(path): \(reason). Check that the folder exists "
                 + "and that this process may read and write there."

@@ -36,16 +36,24 @@ final class PostgresConnections: Sendable {
     /// Signalled when a connection comes back, or a place in the pool frees up.
     private let returned = NSCondition()
 
-    init(configuration: PostgresConnection.Configuration, maximumCount: Int, setup: [String]) {
+    /// How many connections wait for the next lease; more are closed as they come back, so that
+    /// a garage that was busy on many threads once doesn't keep the server's connections.
+    private let maximumIdle = 2
+    /// How long a lease waits for the server to accept a connection when it has too many.
+    private let busyTimeout: TimeInterval
+
+    init(configuration: PostgresConnection.Configuration, maximumCount: Int, busyTimeout: TimeInterval, setup: [String]) {
         self.configuration = configuration
+        self.busyTimeout = busyTimeout
         self.maximumCount = max(1, maximumCount)
         self.setup = setup
         self.logger = Logger(label: "GarageLitePostgres", factory: { _ in SwiftLogNoOpLogHandler() })
     }
 
     /// Why a connection could not be lent.
-    struct Failure: Error {
+    struct Failure: Error, CustomStringConvertible {
         var reason: String
+        var description: String { reason }
 
         func garageError(path: String, operation: String) -> GarageError {
             .storageFailure(operation: operation, reason: "PostgreSQL at \(path) can't be reached: \(reason)")
@@ -123,7 +131,7 @@ final class PostgresConnections: Sendable {
         var broken = connection.isClosed
         if let error = error as? PSQLError, PostgresEngine.isConnectionLoss(error) { broken = true }
         let keep = state.write { state -> Bool in
-            guard !broken, !state.isClosed else {
+            guard !broken, !state.isClosed, state.idle.count < maximumIdle else {
                 state.open -= 1
                 return false
             }
@@ -141,13 +149,22 @@ final class PostgresConnections: Sendable {
             defer { state.nextID += 1 }
             return state.nextID
         }
-        let connection: PostgresConnection
-        do {
-            connection = try PostgresConnection.connect(
-                on: eventLoopGroup.next(), configuration: configuration, id: id, logger: logger).wait()
-        } catch {
-            throw Failure(reason: PostgresEngine.reason(error))
+        var connection: PostgresConnection?
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        var pause = 0.005
+        while connection == nil {
+            do {
+                connection = try PostgresConnection.connect(
+                    on: eventLoopGroup.next(), configuration: configuration, id: id, logger: logger).wait()
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "53300" && Date() < deadline {
+                // too_many_connections: the server is at its limit; its other clients give some back.
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(0.2, pause * 2)
+            } catch {
+                throw Failure(reason: PostgresEngine.reason(error))
+            }
         }
+        guard let connection else { throw Failure(reason: "no connection") }
         do {
             for statement in setup {
                 _ = try connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).wait()

@@ -68,7 +68,7 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
         }
         let origin = UUID().uuidString
         let connections = PostgresConnections(
-            configuration: configuration, maximumCount: options.maximumConnections, setup: [
+            configuration: configuration, maximumCount: options.maximumConnections, busyTimeout: options.busyTimeout, setup: [
                 "SET garage.origin = '\(origin)'",
                 "SET lock_timeout = '\(Int(options.busyTimeout * 1000))ms'",
             ])

@@ -174,10 +174,11 @@ enum PostgresSchema {
         CREATE TRIGGER garage_notify_facts AFTER INSERT OR UPDATE OR DELETE ON SCHEMA.garage_meta
             FOR EACH STATEMENT EXECUTE FUNCTION SCHEMA.garage_notify();
 
-        -- The encryption guard (setEncryptionGuard replaces this function): none until a key.
+        -- The encryption guard (setEncryptionGuard replaces this function): none until a key. After
+        -- the write, as SQLite counts: an insert that does nothing (ON CONFLICT DO NOTHING) counts nothing.
         CREATE FUNCTION SCHEMA.garage_encryption_guard() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RETURN new; END $$;
-        CREATE TRIGGER garage_encryption_guard BEFORE INSERT OR UPDATE OF data, is_encrypted ON SCHEMA.garage_object
+        CREATE TRIGGER garage_encryption_guard AFTER INSERT OR UPDATE OF data, is_encrypted ON SCHEMA.garage_object
             FOR EACH ROW EXECUTE FUNCTION SCHEMA.garage_encryption_guard();
         """
 

@@ -104,9 +104,12 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         return try inTransaction("BEGIN", lock: true, body)
     }
 
-    /// A claim takes no lock but its rows': `claimableRows` locks the rows it returns, skipping
-    /// those other transactions hold (another worker's claim, a park in progress), so claims on
-    /// many machines take disjoint batches without waiting for each other.
+    /// A claim, or a claim's end, takes no lock but its rows': `claimableRows` locks the rows it
+    /// returns, skipping those other transactions hold (another worker's claim, a park in
+    /// progress), and an end's reads lock the rows it ends; so workers on many machines claim
+    /// and complete disjoint batches without waiting for each other. Ties of modification date
+    /// come in the index's order (``RowRules/claimOrder(_:_:)`` states them as a group), so
+    /// that the claim reads the sync index without sorting.
     func claimTransaction<T>(_ body: () throws -> T) throws -> T {
         if depth > 0 { return try body() }
         isClaiming = true
@@ -338,7 +341,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type) AND claim IS NULL
                 AND (retry_at IS NULL OR retry_at <= \(now.timeIntervalSince1970)) AND attempts < \(Int64(maximumAttempts))
                 AND NOT (is_deleted AND sync_status = \(Int64(SyncStatus.synced.rawValue)))
-            ORDER BY modification_date, identifier LIMIT \(Int64(limit + excluding.count))\(unescaped: isClaiming ? " FOR UPDATE SKIP LOCKED" : "")
+            ORDER BY modification_date LIMIT \(Int64(limit + excluding.count))\(unescaped: isClaiming ? " FOR UPDATE SKIP LOCKED" : "")
             """)
         return Array((excluding.isEmpty ? reads : reads.filter { !excluding.contains($0.key) }).prefix(limit))
     }

@@ -92,7 +92,7 @@ struct GarageObjectsTests {
         let note = Note(text: "buy milk", tags: ["home"])
         let identifier: String
         do {
-            let garage = try Garage(path: path)
+            let garage = try TestEngine.garage(path: path)
             try garage.park(note)
             identifier = try garage.identifier(for: note)
         }
@@ -100,7 +100,7 @@ struct GarageObjectsTests {
         // (computed independently): a per-process `hashValue` could never equal this constant,
         // so the same object finds the same row after a relaunch.
         #expect(identifier == "6b5f0c052ae733c33311743845851b46216361c0848a3ffeb90c3a71f0cb356e")
-        let reopened = try Garage(path: path)
+        let reopened = try TestEngine.garage(path: path)
         #expect(try reopened.identifier(for: note) == identifier)
         #expect(try reopened.retrieve(Note.self, identifier: identifier) == note)
         // Parking it again updates the same row instead of adding a duplicate.

@@ -89,7 +89,7 @@ extension Store {
         StoreWork(operation: "\(operation) a claim of \(ticket.typeName)", access: .write({ [listener] statements in
             let isObserved = listener.isListening
             var changed: [(ObjectKey, SyncStatus)] = []
-            let report = try Store.transaction(statements) {
+            let report = try Store.transaction(statements, claiming: true) {
                 var report = ClaimReport()
                 for (index, (identifier, revision)) in zip(ticket.identifiers, ticket.revisions).enumerated() {
                     let key = ObjectKey(typeName: ticket.typeName, identifier: identifier)

@@ -87,7 +87,7 @@ struct GarageStorageAPITests {
     /// A row stored under a hashValue (imported from GarageStorage) is found by it.
     @Test func aRowStoredUnderAHashValueIsFound() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("garage.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("garage.sqlite"))
         // Written as an import from another program writes it: the record API.
         try garage.importRecords([ObjectRecord(key: ObjectKey(typeName: "GSTag", identifier: "-4242"), json: #"{"name":"old"}"#)])
         #expect(try garage.retrieve(GSTag.self, identifier: -4242)?.name == "old")
@@ -110,7 +110,7 @@ struct GarageStorageAPITests {
 
     @Test func migrateAllFromAClassUsesItsObjectiveCName() async throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("garage.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("garage.sqlite"))
         let oldName = Identity.className(LegacyCounter.self)
         // A row of the old name, written as an import from another program writes it: the record API.
         try await garage.importRecords([ObjectRecord(key: ObjectKey(typeName: oldName, identifier: "1"), json: #"{"id":1,"value":5}"#)])

@@ -38,7 +38,7 @@ struct GarageStorageSuiteTests {
     /// store file per test in this test's directory, under GarageStorage's rules.
     func makeTestGarage(_ name: String = #function) -> Garage {
         // GarageStorage's never fails (it printed errors); opening a new file in a new directory doesn't either.
-        let garage = try! Garage(path: directory.path("\(name).sqlite"))
+        let garage = try! TestEngine.garage(path: directory.path("\(name).sqlite"))
         garage.compatibility = .garageStorage
         return garage
     }
@@ -757,11 +757,11 @@ struct GarageStorageSuiteTests {
         // Port: two stores in this test's directory, in place of Core Data store descriptions
         // and loadPersistentStores.
         let encryptor = CustomDataEncryptor()
-        let garage = try Garage(path: directory.path("CustomEncryptorGarage.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("CustomEncryptorGarage.sqlite"))
         garage.compatibility = .garageStorage
         garage.dataEncryptionDelegate = encryptor
 
-        let unencryptedGarage = try Garage(path: directory.path("NoEncryptorGarage.sqlite"))
+        let unencryptedGarage = try TestEngine.garage(path: directory.path("NoEncryptorGarage.sqlite"))
         unencryptedGarage.compatibility = .garageStorage
 
         do {
@@ -776,7 +776,7 @@ struct GarageStorageSuiteTests {
             // GarageStorage's internal fetchObject(for:identifier:) and gs_data: the record of
             // a garage opened on the file without a delegate holds the data as stored.
             func storedData(_ garage: Garage) throws -> String? {
-                try Garage(path: try #require(garage.path)).record(ObjectKey(typeName: className, identifier: "Sam"))?.json
+                try TestEngine.garage(path: try #require(garage.path)).record(ObjectKey(typeName: className, identifier: "Sam"))?.json
             }
             guard let encryptedString = try storedData(garage),
                 let unencryptedString = try storedData(unencryptedGarage) else {

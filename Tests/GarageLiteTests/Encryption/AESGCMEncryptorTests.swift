@@ -19,7 +19,7 @@ struct ELedger: Codable, Identifiable, Sendable {
 @Suite("AES-GCM encryptor")
 struct AESGCMEncryptorTests {
     func encryptedGarage(_ path: String, key: SymmetricKey) throws -> Garage {
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: key)
         return garage
     }
@@ -52,7 +52,7 @@ struct AESGCMEncryptorTests {
     @Test func afterEncryptingAStoreNoPlaintextIsLeftInItsFiles() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("bank.sqlite")
-        let plain = try Garage(path: path)
+        let plain = try TestEngine.garage(path: path)
         try plain.parkAll((1...300).map { EAccount(id: "a\($0)", owner: "Plaintext-Owner-\($0)", balance: $0) })
         try plain.park(ELedger(id: "gone", note: "Deleted-Plaintext-Note"))
         _ = try plain.delete(ELedger.self, identifier: "gone", rule: .rowOnly)     // its bytes in a free page
@@ -103,7 +103,7 @@ struct AESGCMEncryptorTests {
         let path = directory.path("bank.sqlite")
         let old = SymmetricKey(size: .bits256)
         let new = SymmetricKey(size: .bits256)
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: old, keyID: 1)
         try garage.park(EAccount(id: "alice", owner: "Alice", balance: 1))
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: new, keyID: 2, previousKeys: [1: old])
@@ -156,7 +156,7 @@ struct EWardV2: Codable, Identifiable, Sendable, StoredTypeNamed {
 struct AESGCMRenameTests {
     @Test func migrateAllReencryptsTheMovedRowsWrittenOrPending() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("ward.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("ward.sqlite"))
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
         try garage.park(EWard(id: "w1", patients: [EPatient(id: "p1", diagnosis: "flu"), EPatient(id: "p2", diagnosis: "cold")]))
         // Pending (autosave off): read through the unsaved changes, sealed for the old type.
@@ -183,7 +183,7 @@ struct AESGCMRewriteTests {
         let path = directory.path("bank.sqlite")
         let old = SymmetricKey(size: .bits256)
         let new = SymmetricKey(size: .bits256)
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: old, keyID: 1)
         try garage.parkAll((1...700).map { EAccount(id: String(format: "a%04d", $0), owner: "O\($0)", balance: $0) })
         let oldEnvelope = try #require(try garage.store.storedRow(ObjectKey(typeName: "EAccount", identifier: "a0001"))).data
@@ -201,7 +201,7 @@ struct AESGCMRewriteTests {
     @Test func decryptingTurnsEncryptionOffKeepingEveryObject() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("bank.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try Garage(path: path)   // its file is read below
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
         try garage.parkAll((1...600).map { EAccount(id: "a\($0)", owner: "Owner-Marker-\($0)", balance: $0) })
         try garage.setSyncStatus(.synced, for: EAccount(id: "a1", owner: "", balance: 0))
@@ -220,7 +220,7 @@ struct AESGCMRewriteTests {
 struct AESGCMReviewTests {
     @Test func aPendingRenameReencryptsWithTheDelegateOfTheSave() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("ward.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("ward.sqlite"))
         let old = SymmetricKey(size: .bits256)
         let new = SymmetricKey(size: .bits256)
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: old, keyID: 1)
@@ -249,9 +249,9 @@ struct AESGCMReviewTests {
     @Test func aStorePathBeginningWithTwoSlashesOpens() throws {
         let directory = try TemporaryDirectory()
         let path = "/" + directory.path("slashes.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         try garage.park(EAccount(id: "a", owner: "A", balance: 1))
-        #expect(try Garage(path: path).retrieve(EAccount.self, identifier: "a")?.owner == "A")
+        #expect(try TestEngine.garage(path: path).retrieve(EAccount.self, identifier: "a")?.owner == "A")
     }
 }
 
@@ -287,7 +287,7 @@ struct AESGCMRewriteConcurrencyTests {
     @Test func objectsParkedWhileTheStoreIsDecryptedAreStoredUnencrypted() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("bank.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         garage.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
         try await garage.parkAll((0..<3_000).map { EAccount(id: String(format: "a%05d", $0), owner: "O", balance: $0) })
         let parker = Task.detached {

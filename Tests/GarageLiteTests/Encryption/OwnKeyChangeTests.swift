@@ -24,7 +24,7 @@ struct OwnKeyChangeTests {
     func parksOnAnotherThreadDuringARekeyAreWrittenWithTheNewKey() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("notes.sqlite")
-        let garage = try Garage(path: path, encryptionKey: Self.passphrase("key 0"))
+        let garage = try TestEngine.garage(path: path, encryptionKey: Self.passphrase("key 0"))
         try garage.parkAll((0..<1_500).map { SKNote(id: "n\($0)", text: "text \($0)") })
         var expected = 1_500
         for rotation in 1...4 {
@@ -69,7 +69,7 @@ struct OwnKeyChangeTests {
     func asyncParksDuringAnAsyncRekeyAreWrittenWithTheNewKey() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("notes.sqlite")
-        let garage = try Garage(path: path, encryptionKey: Self.passphrase("key 0"))
+        let garage = try TestEngine.garage(path: path, encryptionKey: Self.passphrase("key 0"))
         try await garage.parkAll((0..<1_500).map { SKNote(id: "n\($0)", text: "text \($0)") })
         var parkedNotes = 0
         for rotation in 1...4 {
@@ -110,7 +110,7 @@ struct OwnKeyChangeTests {
     /// Every object of the store reads with `key` in a garage opened afresh: `notes` notes
     /// (the folders' nested notes included), and every folder with its note.
     func expectEveryObjectReads(path: String, key: StoreKey, notes: Int) throws {
-        let garage = try Garage(path: path, encryptionKey: key)
+        let garage = try TestEngine.garage(path: path, encryptionKey: key)
         #expect(try garage.retrieveAll(SKNote.self).count == notes)
         let folders = try garage.retrieveAll(SKFolder.self)
         #expect(folders.allSatisfy { $0.notes.first?.id == $0.id + "-note" })
@@ -127,27 +127,27 @@ struct RotationWithUnsavedChangesTests {
         let path = directory.path("locked.garage")
         let old = StoreKey.passphrase("old", rounds: StoreKey.minimumRounds)
         let new = StoreKey.passphrase("new", rounds: StoreKey.minimumRounds)
-        let garage = try Garage(path: path, encryptionKey: old)
+        let garage = try TestEngine.garage(path: path, encryptionKey: old)
         try garage.park(RNote(id: "n1", text: "Milk"))
         garage.isAutosaveEnabled = false
         try garage.park(RNote(id: "n2", text: "Eggs"))
         #expect(throws: GarageError.self) { try garage.rekey(to: new) }
         // Nothing switched: the unsaved change saves, and the old key still opens the store.
         try garage.save()
-        #expect(try Garage(path: path, encryptionKey: old).retrieve(RNote.self, identifier: "n2")?.text == "Eggs")
+        #expect(try TestEngine.garage(path: path, encryptionKey: old).retrieve(RNote.self, identifier: "n2")?.text == "Eggs")
         try garage.rekey(to: new)
-        #expect(try Garage(path: path, encryptionKey: new).retrieve(RNote.self, identifier: "n2")?.text == "Eggs")
+        #expect(try TestEngine.garage(path: path, encryptionKey: new).retrieve(RNote.self, identifier: "n2")?.text == "Eggs")
     }
 
     @Test func isRefusedBeforeTheKeySwitchesAsync() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("locked.garage")
         let old = StoreKey.passphrase("old", rounds: StoreKey.minimumRounds)
-        let garage = try Garage(path: path, encryptionKey: old)
+        let garage = try TestEngine.garage(path: path, encryptionKey: old)
         garage.isAutosaveEnabled = false
         try await garage.park(RNote(id: "n2", text: "Eggs"))
         await #expect(throws: GarageError.self) { try await garage.rekey(to: .passphrase("new", rounds: StoreKey.minimumRounds)) }
         try await garage.save()
-        #expect(try await Garage(path: path, encryptionKey: old).retrieve(RNote.self, identifier: "n2")?.text == "Eggs")
+        #expect(try await TestEngine.garage(path: path, encryptionKey: old).retrieve(RNote.self, identifier: "n2")?.text == "Eggs")
     }
 }

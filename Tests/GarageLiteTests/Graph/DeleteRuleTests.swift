@@ -148,8 +148,8 @@ struct DeleteRuleTests {
     @Test func anotherGarageOnTheFileSeesTheSameReferrers() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("notes.sqlite")
-        let app = try Garage(path: path)
-        let widget = try Garage(path: path)
+        let app = try TestEngine.garage(path: path)
+        let widget = try TestEngine.garage(path: path)
         try widget.park(Self.notebook())
         #expect(try app.referrers(of: Self.milk) == [Self.key("DNotebook", "b1")])
         #expect(throws: GarageError.self) { try app.delete(Self.milk) }

@@ -234,13 +234,13 @@ struct TypeNameTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("billing.sqlite")
         do {
-            let garage = try Garage(path: path)
+            let garage = try TestEngine.garage(path: path)
             try garage.park(BillingBeforeRenaming.Invoice(
                 id: "inv", items: [.init(id: "1", amount: 10), .init(id: "2", amount: 20)], extra: .init(id: "3", amount: 5)))
             #expect(try garage.count(BillingBeforeRenaming.Item.self) == 3)
         }
 
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         #expect(try garage.count(BillingAfterRenaming.Item.self) == 0)
         #expect(throws: DecodingError.self) { try garage.retrieve(BillingAfterRenaming.Invoice.self, identifier: "inv") }
 

@@ -310,7 +310,7 @@ struct RecordAPITests {
 
     @Test func recordsExportedAndImportedMakeTheSameStore() throws {
         let directory = try TemporaryDirectory()
-        let source = try Garage(path: directory.path("source.sqlite"))
+        let source = try TestEngine.garage(path: directory.path("source.sqlite"))
         source.maximumUploadAttempts = 1
         try Self.populated(source)
         let exported = try source.records()
@@ -336,7 +336,7 @@ struct RecordAPITests {
         let edited = try task("t5", in: exported)
         #expect(edited.revision == 2 && edited.syncStatus == .synced)
 
-        let copy = try Garage(path: directory.path("copy.sqlite"))
+        let copy = try TestEngine.garage(path: directory.path("copy.sqlite"))
         let report = try copy.importRecords(exported)
         #expect(report.imported == ["RAChild": 3, "RAParent": 1, "RATask": 6])
         #expect(report.alreadyInGarage.isEmpty)
@@ -411,7 +411,7 @@ struct RecordAPITests {
     @Test func recordsOfAnEncryptedStoreAreDecryptedAndImportedEncryptedOrNot() throws {
         let directory = try TemporaryDirectory()
         let lockedPath = directory.path("locked.sqlite")
-        let source = try Garage(path: lockedPath, encryptionKey: .passphrase("source passphrase", rounds: StoreKey.minimumRounds))
+        let source = try TestEngine.garage(path: lockedPath, encryptionKey: .passphrase("source passphrase", rounds: StoreKey.minimumRounds))
         try source.park(Self.parent)
         try source.parkAll([RATask(id: "s1", text: "Secret-Marker one"), RATask(id: "s2", text: "Secret-Marker two")])
         try source.setSyncStatus(.synced, for: RATask(id: "s2", text: ""))
@@ -434,7 +434,7 @@ struct RecordAPITests {
         let otherPath = directory.path("other.sqlite")
         let otherKey = StoreKey.passphrase("other passphrase", rounds: StoreKey.minimumRounds)
         try {
-            let locked = try Garage(path: otherPath, encryptionKey: otherKey)
+            let locked = try TestEngine.garage(path: otherPath, encryptionKey: otherKey)
             let encryptions = try locked.encryptionStatus().encryptions
             #expect(try locked.importRecords(exported).imported == ["RAChild": 3, "RAParent": 1, "RATask": 2])
             // Each object written encrypted counts against the key's budget, and so does the
@@ -448,7 +448,7 @@ struct RecordAPITests {
             #expect(try locked.metadata(RATask.self, identifier: "s1")?.isEncrypted == true)
             #expect(try locked.records() == exported)
         }()
-        let reopened = try Garage(path: otherPath, encryptionKey: otherKey)
+        let reopened = try TestEngine.garage(path: otherPath, encryptionKey: otherKey)
         #expect(try reopened.retrieve(RAParent.self, identifier: "p1") == Self.parent)
         #expect(try reopened.retrieve(RATask.self, identifier: "s1")?.text == "Secret-Marker one")
         #expect(try reopened.records() == exported)
@@ -468,7 +468,7 @@ struct RecordAPITests {
             == ["RAChildMoved", "RAChildMoved", "RAChildMoved"])
 
         // Into a plain store: stored as plain JSON.
-        let plain = try Garage(path: directory.path("plain.sqlite"))
+        let plain = try TestEngine.garage(path: directory.path("plain.sqlite"))
         try plain.importRecords(exported)
         #expect(try Self.storedData(plain)["RATask/s1"]?.contains("Secret-Marker one") == true)
         #expect(try plain.metadata(RATask.self, identifier: "s1")?.isEncrypted == false)
@@ -549,7 +549,7 @@ struct RecordAPITests {
     @Test func statisticsCountWhatTheStoreHoldsPerType() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("statistics.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         garage.maximumUploadAttempts = 1
         try garage.park(Self.parent)
         for index in 0..<10 {
@@ -563,8 +563,8 @@ struct RecordAPITests {
         try garage.setSyncStatus(.undetermined, for: RATask(id: "j9", text: ""))
 
         let statistics = try garage.statistics()
-        #expect(statistics.path == path)
-        #expect(statistics.formatVersion == Garage.formatVersion)
+        #expect(statistics.path == (TestEngine.isPostgres ? statistics.path.flatMap { $0.hasPrefix("postgres://") ? $0 : nil } : path))
+        #expect(statistics.formatVersion == (TestEngine.isPostgres ? GarageEngine.postgresFormatVersion : Garage.formatVersion))
         #expect(statistics.fileSize > 0)
         #expect(!statistics.isEncrypted)
         #expect(statistics.types.map(\.typeName) == ["RAChild", "RAParent", "RATask"])
@@ -684,8 +684,8 @@ struct RecordAPITests {
 
     @Test func theAsyncVariantsReadAndWriteAsTheOthers() async throws {
         let directory = try TemporaryDirectory()
-        let source = try Garage(path: directory.path("async-source.sqlite"))
-        let copy = try Garage(path: directory.path("async-copy.sqlite"))
+        let source = try TestEngine.garage(path: directory.path("async-source.sqlite"))
+        let copy = try TestEngine.garage(path: directory.path("async-copy.sqlite"))
         let (syncRecords, syncStatistics) = try { () throws -> ([ObjectRecord], StoreStatistics) in
             source.maximumUploadAttempts = 1
             try Self.populated(source)

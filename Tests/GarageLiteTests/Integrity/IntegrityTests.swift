@@ -11,7 +11,7 @@ struct IntegrityTests {
     /// The committed `isRoot` of every row, read by another garage on the file: `["Type(id)": isRoot]`.
     private func committedRoots(_ path: String) throws -> [String: Bool] {
         var roots: [String: Bool] = [:]
-        for record in try Garage(path: path).records(limit: Int(Int32.max)) {
+        for record in try TestEngine.garage(path: path).records(limit: Int(Int32.max)) {
             roots["\(record.typeName)(\(record.identifier))"] = record.isRoot
         }
         return roots
@@ -23,7 +23,7 @@ struct IntegrityTests {
     @Test func parkAndParkAllMarkOnlyDirectlyParkedObjectsAsRoots() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("roots.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         let (a1, a2, a3, a4) = (author("1"), author("2"), author("3"), author("4"))
         try garage.park(Book(id: 1, title: "", author: a1))
         // Parked directly, then referenced: stays a root.
@@ -54,7 +54,7 @@ struct IntegrityTests {
     @Test func aStreamingParkAllMarksRootsAcrossBatches() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("streaming.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         let child = Friend(id: "only referenced")
         let early = Friend(id: "referenced in the first batch, parked directly in the last")
         let late = Friend(id: "parked directly in the first batch, referenced in the last")
@@ -79,7 +79,7 @@ struct IntegrityTests {
     @Test func unsavedChangesAndTransactionsKeepRootsAsTheCallsWouldHave() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("pending.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         let (a1, a2, a3) = (author("1"), author("2"), author("3"))
         garage.isAutosaveEnabled = false
         try garage.park(a1)                                         // a root, then referenced:
@@ -107,7 +107,7 @@ struct IntegrityTests {
 
     @Test func aSoundStoreIsOK() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("sound.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("sound.sqlite"))
         let shared = author("shared")
         try garage.parkAll([Book(id: 1, title: "", author: shared, coAuthors: [author("co")]),
                             Book(id: 2, title: "", author: shared)])
@@ -123,7 +123,7 @@ struct IntegrityTests {
     @Test func encryptedRowsAreNotReportedAsInvalidJSON() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("encrypted.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         garage.dataEncryptionDelegate = TestEncryptor()
         let orphan = author("orphan")
         try garage.park(Book(id: 1, title: "secret", author: orphan))
@@ -131,7 +131,7 @@ struct IntegrityTests {
         let encrypted = try garage.store.allStoredRows().filter { $0.isEncrypted && (try? JSONReader.parse($0.data)) == nil }.count
         #expect(encrypted == 3)
         // Checked and collected without the key: the reference lists are not encrypted.
-        let withoutKey = try Garage(path: path)
+        let withoutKey = try TestEngine.garage(path: path)
         #expect(try withoutKey.check().isOK)
         #expect(try withoutKey.collectGarbage(dryRun: false).objects == [ObjectKey(typeName: "Author", identifier: orphan.id.uuidString)])
         #expect(try garage.retrieve(Book.self, identifier: 1)?.author.name == "kept")
@@ -203,7 +203,7 @@ struct IntegrityTests {
     @Test func aDryRunListsExactlyTheUnreachableObjectsAndDeletesNothing() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("dry.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         let unreachable = try parkGraphsThenOrphanSome(in: garage)
         let before = try rowCount(garage)
         let report = try garage.collectGarbage()
@@ -218,7 +218,7 @@ struct IntegrityTests {
     @Test func collectingDeletesTheUnreachableObjectsAndNothingReachable() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("collect.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         let unreachable = try parkGraphsThenOrphanSome(in: garage)
         let before = try rowCount(garage)
         let report = try garage.collectGarbage(dryRun: false)
@@ -242,7 +242,7 @@ struct IntegrityTests {
     @Test func theUnsavedChangesOfTheGarageAreSafeAndStayUnsaved() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("unsaved.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         let (statusChanged, referenced, collected, kept) = (author("status"), author("referenced"), author("collected"), author("kept"))
         for (index, orphan) in [statusChanged, referenced, collected].enumerated() {
             try garage.park(Book(id: index, title: "", author: orphan))
@@ -258,7 +258,7 @@ struct IntegrityTests {
         #expect(report.objects == preview.objects)
         // Nothing saved: another garage on the file sees no loan.
         #expect(garage.hasUnsavedChanges)
-        #expect(try Garage(path: path).count(Loan.self) == 0)
+        #expect(try TestEngine.garage(path: path).count(Loan.self) == 0)
         try garage.save()
         #expect(try garage.syncStatus(for: statusChanged) == .synced)
         #expect(try garage.retrieve(Loan.self, identifier: "l")?.guarantor?.name == "referenced")

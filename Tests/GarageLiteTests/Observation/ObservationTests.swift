@@ -193,7 +193,7 @@ actor Archive {
 struct AsyncAPITests {
     @Test func parkRetrieveAndDeleteFromAnActor() async throws {
         let directory = try TemporaryDirectory()
-        let archive = Archive(garage: try Garage(path: directory.path("archive.sqlite")))
+        let archive = Archive(garage: try TestEngine.garage(path: directory.path("archive.sqlite")))
         try await archive.store([Memo(id: "a", text: "A"), Memo(id: "b", text: "B")])
         #expect(try await archive.memos().map(\.text) == ["A", "B"])
         #expect(try await archive.memo("b")?.text == "B")

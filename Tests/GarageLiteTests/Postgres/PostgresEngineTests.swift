@@ -14,13 +14,14 @@ struct PostgresEngineTests {
         return (TestEngine.schemaURL(TestEngine.postgresURL!, schema: schema), schema)
     }
 
-    /// Runs `sql` with psql on the tests' server, below the library.
+    /// Runs `sql` (or the script `file`) with psql on the tests' server, below the library.
     @discardableResult
-    static func psql(_ sql: String) throws -> String {
+    static func psql(_ sql: String? = nil, file: String? = nil) throws -> String {
         var components = URLComponents(string: TestEngine.postgresURL!)!
         components.queryItems = nil
+        let input = file.map { ["-f", $0] } ?? ["-c", sql ?? ""]
         let result = try ToolProcess.run(executable: URL(fileURLWithPath: "/usr/bin/psql"),
-                                         [components.string!, "-v", "ON_ERROR_STOP=1", "-tAc", sql])
+                                         [components.string!, "-v", "ON_ERROR_STOP=1", "-tA"] + input)
         try #require(result.exitCode == 0, "psql failed: \(result)")
         return String(decoding: result.stdoutData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -97,15 +98,22 @@ struct PostgresEngineTests {
         let (url, schema) = Self.newSchema()
         let garage = try Garage(postgresURL: url)
         try garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "b", text: "b")])
-        // psql holds a lock on "a" for two seconds in a transaction of its own.
-        let holder = Thread {
-            _ = try? Self.psql("BEGIN; SELECT 1 FROM \(schema).garage_object WHERE identifier = 'a' FOR UPDATE; "
-                               + "SELECT pg_sleep(2); COMMIT")
-        }
+        // psql locks "a" in a transaction of its own, says so, and holds it until told to end.
+        let directory = try TemporaryDirectory()
+        let ready = directory.path("ready"), done = directory.path("done"), script = directory.path("hold.sql")
+        try """
+            BEGIN;
+            SELECT 1 FROM \(schema).garage_object WHERE identifier = 'a' FOR UPDATE;
+            \\! touch \(ready)
+            \\! while [ ! -e \(done) ]; do sleep 0.02; done
+            COMMIT;
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let holder = Thread { _ = try? Self.psql(file: script) }
         holder.start()
-        let deadline = Date().addingTimeInterval(10)
-        while try Self.psql("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'garage_object' AND l.mode = 'RowShareLock'") == "0",
-              Date() < deadline {
+        defer { FileManager.default.createFile(atPath: done, contents: nil) }
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: ready) {
+            try #require(Date() < deadline, "psql did not lock the row")
             Thread.sleep(forTimeInterval: 0.02)
         }
         let claim = try garage.claim(Memo.self, limit: 10)

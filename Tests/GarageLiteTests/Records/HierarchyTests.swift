@@ -199,11 +199,11 @@ struct HierarchyTests {
 
     @Test func aGarageThatDidNotRegisterTheTypeNamesItOnRetrieve() async throws {
         let directory = try TemporaryDirectory()
-        let writer = try Garage(path: directory.path("school.sqlite"))
+        let writer = try TestEngine.garage(path: directory.path("school.sqlite"))
         try writer.register(HStudent.self, HTeacher.self)
         try await writer.park(school())
         try await writer.park(HSchool(id: "s2", people: [HPerson(firstName: "Only", lastName: "People")]))
-        let reader = try Garage(path: directory.path("school.sqlite"))
+        let reader = try TestEngine.garage(path: directory.path("school.sqlite"))
         #expect {
             _ = try reader.retrieve(HSchool.self, identifier: "s1")
         } throws: { error in
@@ -274,11 +274,11 @@ struct HierarchyTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("renamed.sqlite")
         do {
-            let old = try Garage(path: path)
+            let old = try TestEngine.garage(path: path)
             try old.register(HPupil.self)
             try old.park(HSchool(id: "s1", people: [HPupil(firstName: "Ann", lastName: "Lee")]))
         }
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         #expect(try garage.register(HLearner.self, formerTypeNames: ["HPupilOld"]) == 0)
         let school = try #require(try garage.retrieve(HSchool.self, identifier: "s1"))
         #expect((school.people[0] as? HLearner)?.firstName == "Ann")

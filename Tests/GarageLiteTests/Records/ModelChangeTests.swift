@@ -172,10 +172,10 @@ struct RenamingTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("ward.sqlite")
         do {
-            let old = try Garage(path: path)
+            let old = try TestEngine.garage(path: path)
             try await old.park(MWard(id: "w1", patients: [MPatient(id: "p1", name: "Ada"), MPatient(id: "p2", name: "Alan")]))
         }
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         #expect(try await garage.retrieve(MClient.self, identifier: "p1") == nil)
         #expect(try await garage.register(MClient.self, formerTypeNames: ["MPatient"]) == 2)
         #expect(try await garage.retrieve(MClient.self, identifier: "p1")?.name == "Ada")
@@ -186,7 +186,7 @@ struct RenamingTests {
         #expect(try await garage.register(MClient.self, formerTypeNames: ["MPatient"]) == 0)
         // Inside a transaction, the move is one of its changes: read at once, rolled back with it,
         // and made again by the next call.
-        let other = try Garage(path: path)
+        let other = try TestEngine.garage(path: path)
         try await other.park(MPatient(id: "p3", name: "Grace"))
         try other.beginTransaction()
         try await other.park(MPatient(id: "p4", name: "Emmy"))
@@ -206,7 +206,7 @@ struct RenamingTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("ward.sqlite")
         do {
-            let old = try Garage(path: path)
+            let old = try TestEngine.garage(path: path)
             try await old.park(MWard(id: "w1", patients: [MPatient(id: "p1", name: "Ada"), MPatient(id: "p2", name: "Alan")]))
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -222,7 +222,7 @@ struct RenamingTests {
             // Nothing to save, nothing written: the file keeps the former name.
             #expect(!garage.hasUnsavedChanges)
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-            let writable = try Garage(path: path)
+            let writable = try TestEngine.garage(path: path)
             #expect(try writable.count(MPatient.self) == 2)
         }()
         // The async variant reads through the same way.

@@ -80,10 +80,10 @@ struct PolymorphicTests {
 
         // Stored by a garage that knew the cat, read by one that doesn't.
         let directory = try TemporaryDirectory()
-        let knowing = try Garage(path: directory.path("pets.sqlite"))
+        let knowing = try TestEngine.garage(path: directory.path("pets.sqlite"))
         try knowing.register(PDog.self, PCat.self, PParrot.self)
         try knowing.park(household())
-        let forgetful = try Garage(path: directory.path("pets.sqlite"))
+        let forgetful = try TestEngine.garage(path: directory.path("pets.sqlite"))
         try forgetful.register(PDog.self, PParrot.self)
         #expect {
             _ = try forgetful.retrieve(PHousehold.self, identifier: "h1")

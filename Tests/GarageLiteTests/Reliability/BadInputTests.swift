@@ -170,7 +170,7 @@ struct BadIdentifierTests {
 struct BadSizeTests {
     @Test func aTenMegabyteObjectRoundTrips() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("garage.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("garage.sqlite"))
         try garage.park(Counter(id: 1, value: 1))
         let blob = Blob(id: "big", text: String(repeating: "0123456789abcdef", count: 655_360),   // 10 MB
                         bytes: Data((0..<1_048_576).map { UInt8(truncatingIfNeeded: $0) }),       // 1 MB
@@ -179,7 +179,7 @@ struct BadSizeTests {
         let retrieved = try #require(try garage.retrieve(Blob.self, identifier: "big"))
         #expect(retrieved == blob)
         #expect(try garage.retrieve(Counter.self, identifier: 1)?.value == 1)
-        #expect(try Garage(path: directory.path("garage.sqlite")).retrieve(Blob.self, identifier: "big") == blob)
+        #expect(try TestEngine.garage(path: directory.path("garage.sqlite")).retrieve(Blob.self, identifier: "big") == blob)
     }
 
     @Test func valuesNestedDeeperThanTheLimitAreRefusedNamingTheObject() throws {

@@ -73,7 +73,7 @@ struct PersistedTests {
 
     @Test func aLazyRandomDefaultIsPersistedOnce() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("persisted.garage"))
+        let garage = try TestEngine.garage(path: directory.path("persisted.garage"))
         let made = STCounter()
         @Persisted(id: "seed", in: garage, defaultValue: made.next() * 1_000 + Int.random(in: 1...999), defaultPersistence: .persistWhenNil)
         var seed: Int
@@ -89,7 +89,7 @@ struct PersistedTests {
 
         // Another wrapper, on another garage on the same file, reads the stored value: its own
         // default is never made.
-        let other = try Garage(path: directory.path("persisted.garage"))
+        let other = try TestEngine.garage(path: directory.path("persisted.garage"))
         let otherMade = STCounter()
         @Persisted(id: "seed", in: other, defaultValue: otherMade.next(), defaultPersistence: .persistWhenNil)
         var otherSeed: Int
@@ -119,7 +119,7 @@ struct PersistedTests {
     /// read it.
     @Test func aDefaultIsPersistedOnlyWhereNoneIsStored() async throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("first.garage"))
+        let garage = try TestEngine.garage(path: directory.path("first.garage"))
         let key = SettingsKey<GlobalSettings, String>(id: "install", defaultValue: "unused")
         let persister = Persisted(key, in: garage, defaultPersistence: .persistWhenNil).projectedValue
         // Stored meanwhile by someone else: the guarded write refuses, and the stored value is read.
@@ -152,8 +152,8 @@ struct PersistedTests {
     @Test(.timeLimit(.minutes(1)))
     func theProjectedValueReportsUpdatesFromAnotherGarage() async throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("updates.garage"))
-        let other = try Garage(path: directory.path("updates.garage"))
+        let garage = try TestEngine.garage(path: directory.path("updates.garage"))
+        let other = try TestEngine.garage(path: directory.path("updates.garage"))
         let model = STPlayerModel(garage: garage)
         var reader = STUpdateReader(model.$volume.updates)
 

@@ -236,8 +236,8 @@ struct SettingsUpdateValueTests {
     @Test func concurrentIncrementsFromTasksAndGaragesAreNotLost() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("settings.sqlite")
-        let first = try Garage(path: path, busyTimeout: 30)
-        let second = try Garage(path: path, busyTimeout: 30)
+        let first = try TestEngine.garage(path: path, busyTimeout: 30)
+        let second = try TestEngine.garage(path: path, busyTimeout: 30)
         #expect(try await first.updateValue(for: Self.counter) { $0 + 1 } == 1)   // from the default
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<8 {

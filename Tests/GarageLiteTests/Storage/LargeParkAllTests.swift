@@ -10,7 +10,7 @@ struct LargeParkAllTests {
 
     @Test func everyObjectAndReferenceIsParkedInOneCall() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("large.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("large.sqlite"))
         let author = Author(id: UUID(), name: "Shared")
         let books = (0..<count).map { Book(id: $0, title: "Book \($0)", author: author) }
         try garage.parkAll(books)

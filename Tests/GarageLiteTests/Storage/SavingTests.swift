@@ -7,18 +7,18 @@ struct SavingTests {
     @Test func autosaveIsOnByDefaultAndCommitsEveryCall() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("garage.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         #expect(garage.isAutosaveEnabled)
         try garage.park(Counter(id: 1, value: 1))
-        let other = try Garage(path: path)
+        let other = try TestEngine.garage(path: path)
         #expect(try other.retrieve(Counter.self, identifier: 1)?.value == 1)
     }
 
     @Test func withAutosaveOffChangesAreReadLocallyAndInvisibleElsewhereUntilSave() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("garage.sqlite")
-        let garage = try Garage(path: path)
-        let other = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
+        let other = try TestEngine.garage(path: path)
         try garage.park(Counter(id: 1, value: 1))
 
         garage.isAutosaveEnabled = false
@@ -48,8 +48,8 @@ struct SavingTests {
     @Test func unsavedChangesHoldNoWriteLock() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("garage.sqlite")
-        let garage = try Garage(path: path)
-        let other = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
+        let other = try TestEngine.garage(path: path)
         garage.isAutosaveEnabled = false
         try garage.park(Counter(id: 1, value: 1))
         // If unsaved changes held SQLite's write lock, this would wait and then fail as busy.
@@ -77,12 +77,12 @@ struct SavingTests {
     @Test func saveCommitsEverythingInOneTransaction() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("garage.sqlite")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         garage.isAutosaveEnabled = false
         try garage.parkAll((1...100).map { Counter(id: $0, value: $0) })
         try garage.deleteAll(Tree.self)
         try garage.save()
-        let other = try Garage(path: path)
+        let other = try TestEngine.garage(path: path)
         #expect(try other.count(Counter.self) == 100)
     }
 
@@ -116,8 +116,8 @@ struct SavingTests {
     @Test func transactionCommitsTogether() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("garage.sqlite")
-        let garage = try Garage(path: path)
-        let other = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
+        let other = try TestEngine.garage(path: path)
         try garage.transaction {
             try garage.park(Counter(id: 1, value: 1))
             try garage.park(Counter(id: 2, value: 2))
@@ -222,8 +222,8 @@ struct SavingTests {
     @Test func withAutosaveDisabledLeavesOtherThreadsAutosaving() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("garage.sqlite")
-        let garage = try Garage(path: path)
-        let other = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
+        let other = try TestEngine.garage(path: path)
         try garage.withAutosaveDisabled {
             try garage.park(Counter(id: 1, value: 1))
             let elsewhere = onAnotherThread { () -> Bool in

@@ -10,7 +10,7 @@ struct GaragePair {
     init() throws {
         directory = try TemporaryDirectory()
         let path = directory.path("store.garage")
-        a = try Garage(path: path)
-        b = try Garage(path: path)
+        a = try TestEngine.garage(path: path)
+        b = try TestEngine.garage(path: path)
     }
 }

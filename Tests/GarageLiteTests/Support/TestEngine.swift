@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GarageLite
 import GarageLitePostgres
@@ -25,8 +26,35 @@ enum TestEngine {
     /// A new, empty garage: in memory on SQLite, in a schema of its own on PostgreSQL.
     static func garage(encryptionKey: StoreKey? = nil) throws -> Garage {
         guard isPostgres, let url = postgresURL else { return try Garage(engine: .inMemory(), encryptionKey: encryptionKey) }
-        return try Garage(engine: .postgres(url: schemaURL(url, schema: newSchemaName())), encryptionKey: encryptionKey)
+        return try Garage(engine: .postgres(url: schemaURL(url, schema: newSchemaName()), options: options), encryptionKey: encryptionKey)
     }
+
+    /// The garage of the store at `path`: the file on SQLite; on PostgreSQL, the schema that
+    /// `path` names (the same path, the same schema), so that tests that open one store twice,
+    /// or with two garages, run on both engines.
+    static func garage(path: String, busyTimeout: TimeInterval = GarageEngine.defaultBusyTimeout,
+                       encryptionKey: StoreKey? = nil) throws -> Garage {
+        guard isPostgres, let url = postgresURL else {
+            return try Garage(path: path, busyTimeout: busyTimeout, encryptionKey: encryptionKey)
+        }
+        var options = Self.options
+        options.busyTimeout = busyTimeout
+        return try Garage(engine: .postgres(url: schemaURL(url, schema: schemaName(path: path)), options: options),
+                          encryptionKey: encryptionKey)
+    }
+
+    /// The schema a store path names on PostgreSQL.
+    static func schemaName(path: String) -> String {
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        return "p_" + SHA256.hash(data: Data(absolute.utf8)).map { String(format: "%02x", $0) }.joined().prefix(24)
+    }
+
+    /// The tests' garages open at most 2 connections each: the suite runs many at once.
+    static let options: PostgresGarageOptions = {
+        var options = PostgresGarageOptions()
+        options.maximumConnections = 2
+        return options
+    }()
 
     /// A schema name no other garage of this run has.
     static func newSchemaName() -> String {

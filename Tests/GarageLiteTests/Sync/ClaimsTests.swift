@@ -101,11 +101,11 @@ struct ClaimsTests {
         let path = directory.path("jobs.sqlite")
         let claim: Claim<Memo>
         do {
-            let garage = try Garage(path: path)
+            let garage = try TestEngine.garage(path: path)
             _ = try notes(garage, count: 2)
             claim = try garage.claim(Memo.self, limit: 2)
         }
-        let reopened = try Garage(path: path)
+        let reopened = try TestEngine.garage(path: path)
         #expect(try reopened.claim(Memo.self, limit: 5).isEmpty)
         #expect(try reopened.complete(claim).synced == ["m0", "m1"])
     }

@@ -99,7 +99,7 @@ struct DownloadTests {
     @Test func anEditParkedDuringDownloadsIsNeverLost() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("garage.sqlite")
-        let app = try Garage(path: path), job = try Garage(path: path)
+        let app = try TestEngine.garage(path: path), job = try TestEngine.garage(path: path)
         for round in 0..<100 {
             try await job.parkDownloaded([Self.book(1, "server \(round)")])
             async let edit: Void = app.park(Self.book(1, "edit \(round)"))

@@ -42,7 +42,7 @@ extension Ship: StoredTypeNamed {
 struct AsyncModelTests {
     @Test func classAndStructModelsRoundTripFromAsyncCode() async throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("crew.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("crew.sqlite"))
         let anne = Sailor(name: "Anne", rank: "captain")
         let mary = Sailor(name: "Mary", rank: "gunner")
         anne.shipmate = mary

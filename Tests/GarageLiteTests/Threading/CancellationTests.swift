@@ -48,7 +48,7 @@ struct CancellationTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("cancel.garage")
         let encrypted = operation == .rekey || operation == .changeEncryptionKey
-        let garage = try Garage(path: path, encryptionKey: encrypted ? Self.passphrase : nil)
+        let garage = try TestEngine.garage(path: path, encryptionKey: encrypted ? Self.passphrase : nil)
         try await garage.parkAll((0..<20).map { Piece(id: "i\($0)", value: $0) })
         try await garage.set(5, for: Self.volume)
         _ = try await garage.claim(Piece.self, limit: 3)
@@ -85,7 +85,7 @@ struct CancellationTests {
         #expect(try Self.snapshot(garage) == before)
         if encrypted {
             // Still locked with its key, which still opens it.
-            await #expect(try Garage(path: path, encryptionKey: Self.passphrase).count(Piece.self) == 20)
+            await #expect(try TestEngine.garage(path: path, encryptionKey: Self.passphrase).count(Piece.self) == 20)
         }
     }
 
@@ -139,9 +139,9 @@ struct CancellationTests {
     /// stays encrypted, the second rolls back, and every object reads; the next call finishes.
     @Test func anEncryptionCancelledPartWayStopsBetweenBatches() async throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("encrypt.garage"))
+        let garage = try TestEngine.garage(path: directory.path("encrypt.garage"))
         // Reads the rows as stored: without a delegate, a record holds the ciphertext.
-        let inspector = try Garage(path: directory.path("encrypt.garage"))
+        let inspector = try TestEngine.garage(path: directory.path("encrypt.garage"))
         try await garage.parkAll((0..<1_200).map { Piece(id: String(format: "i%04d", $0), value: $0) })
         let delegate = CancellingDelegate(cancelAt: 700)
         garage.dataEncryptionDelegate = delegate
@@ -158,8 +158,8 @@ struct CancellationTests {
     /// object reads with the delegate, and the next call finishes.
     @Test func aDecryptionCancelledPartWayStopsBetweenBatches() async throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("decrypt.garage"))
-        let inspector = try Garage(path: directory.path("decrypt.garage"))
+        let garage = try TestEngine.garage(path: directory.path("decrypt.garage"))
+        let inspector = try TestEngine.garage(path: directory.path("decrypt.garage"))
         let delegate = CancellingDelegate(cancelAt: 1_200 + 700)  // after the 1,200 parks' encryptions
         garage.dataEncryptionDelegate = delegate
         try await garage.parkAll((0..<1_200).map { Piece(id: String(format: "i%04d", $0), value: $0) })

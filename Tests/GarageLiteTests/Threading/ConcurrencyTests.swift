@@ -6,7 +6,7 @@ import Testing
 struct ConcurrencyTests {
     @Test func severalThreadsParkAndRetrieveAtOnce() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("garage.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("garage.sqlite"))
         let threads = 8
         let perThread = 50
         let failures = Protected<[String]>([])

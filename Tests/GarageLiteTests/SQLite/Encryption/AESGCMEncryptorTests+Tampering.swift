@@ -8,10 +8,17 @@ import Testing
 // (issue 25): each is an extension of the suite it belongs to.
 
 extension AESGCMEncryptorTests {
+    /// An encrypted garage on the SQLite file at `path`, which these tests change below the library.
+    func sqliteEncryptedGarage(_ path: String, key: SymmetricKey) throws -> Garage {
+        let garage = try Garage(path: path)
+        garage.dataEncryptionDelegate = try AESGCMEncryptor(key: key)
+        return garage
+    }
+
     @Test func aCiphertextMovedToAnotherRowOrTypeFailsNamingTheObject() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("bank.sqlite")
-        let garage = try encryptedGarage(path, key: SymmetricKey(size: .bits256))
+        let garage = try sqliteEncryptedGarage(path, key: SymmetricKey(size: .bits256))
         try garage.parkAll([EAccount(id: "alice", owner: "Alice", balance: 100),
                             EAccount(id: "bob", owner: "Bob", balance: 5)])
         try garage.park(ELedger(id: "bob", note: "x"))
@@ -50,7 +57,7 @@ extension AESGCMEncryptorTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("bank.sqlite")
         let key = SymmetricKey(size: .bits256)
-        let garage = try encryptedGarage(path, key: key)
+        let garage = try sqliteEncryptedGarage(path, key: key)
         try garage.parkAll((1...3).map { EAccount(id: "a\($0)", owner: "O\($0)", balance: $0) })
         let stored = try #require(try SQLiteFile(path).string("SELECT data FROM garage_object WHERE identifier = 'a1'"))
         var envelope = try #require(Data(base64Encoded: stored))
@@ -63,7 +70,7 @@ extension AESGCMEncryptorTests {
         let truncated = try #require(throws: GarageError.self) { try garage.retrieve(EAccount.self, identifier: "a2") }
         #expect(decryptionFailure(truncated, "a2")?.contains("truncated") == true, "\(truncated)")
 
-        let wrongKey = try encryptedGarage(path, key: SymmetricKey(size: .bits256))
+        let wrongKey = try sqliteEncryptedGarage(path, key: SymmetricKey(size: .bits256))
         let wrong = try #require(throws: GarageError.self) { try wrongKey.retrieve(EAccount.self, identifier: "a3") }
         #expect(decryptionFailure(wrong, "a3") != nil, "\(wrong)")
         #expect(try garage.retrieve(EAccount.self, identifier: "a3")?.owner == "O3")
@@ -77,7 +84,7 @@ extension AESGCMEncryptorTests {
         try plain.setSyncStatus(.synced, for: EAccount(id: "a0001", owner: "Plain-1", balance: 1))
         let before = try #require(try plain.metadata(EAccount.self, identifier: "a0001"))
 
-        let garage = try encryptedGarage(path, key: SymmetricKey(size: .bits256))
+        let garage = try sqliteEncryptedGarage(path, key: SymmetricKey(size: .bits256))
         #expect(throws: GarageError.unencryptedRow(typeName: "EAccount", identifier: "a0001")) {
             try garage.retrieve(EAccount.self, identifier: "a0001")
         }

@@ -41,7 +41,7 @@ struct SyncEnginePropertyTests {
         init(_ name: String, _ property: WritableKeyPath<EngineNote, String> & Sendable, path: String, server: ScriptedServer) throws {
             self.name = name
             self.property = property
-            garage = try Garage(path: path)
+            garage = try TestEngine.garage(path: path)
             var configuration = SyncEngine.Configuration()
             configuration.retryAfter = 0
             configuration.lease = 0            // a claim left by a killed sync is released by the next

@@ -15,7 +15,7 @@ struct SyncEngineTests {
 
     func device(_ name: String = "device", configuration: SyncEngine.Configuration = Self.quick,
                 merge: SyncMerge<EngineNote> = .fields()) throws -> (Garage, SyncEngine) {
-        let garage = try Garage(path: directory.path("\(name).garage"))
+        let garage = try TestEngine.garage(path: directory.path("\(name).garage"))
         let engine = SyncEngine(garage: garage, transport: ScriptedTransport(server: server),
                                 types: [.of(EngineNote.self, merge: merge)], configuration: configuration)
         return (garage, engine)
@@ -242,7 +242,7 @@ struct SyncEngineTests {
 
     /// A transport that gives up when cancelled: the batch goes back as it was, no failure counted.
     @Test func aCancelledUploadGivesTheBatchBackWithoutAFailure() async throws {
-        let garage = try Garage(path: directory.path("cancel.garage"))
+        let garage = try TestEngine.garage(path: directory.path("cancel.garage"))
         let engine = SyncEngine(garage: garage, transport: HangingTransport(), types: [.of(EngineNote.self)])
         try await garage.park(EngineNote(id: "n1"))
         let sync = Task { try await engine.sync() }
@@ -361,7 +361,7 @@ struct SyncEngineRunTests {
 
     /// A deletion alone is uploaded (a count of the objects to upload doesn't show it).
     @Test func aDeletionAloneIsUploaded() async throws {
-        let garage = try Garage(path: directory.path("run.garage"))
+        let garage = try TestEngine.garage(path: directory.path("run.garage"))
         let engine = engine(garage)
         try await garage.park(EngineNote(id: "n1"))
         try await engine.sync()
@@ -374,7 +374,7 @@ struct SyncEngineRunTests {
 
     /// A failed sync is tried again after a backoff (1 s, then 2 s), until the server answers.
     @Test func aFailedSyncIsRetriedAfterABackoff() async throws {
-        let garage = try Garage(path: directory.path("backoff.garage"))
+        let garage = try TestEngine.garage(path: directory.path("backoff.garage"))
         let engine = engine(garage)
         try await garage.park(EngineNote(id: "n1", a: "after two failures"))
         await server.script(failing: 2)
@@ -391,8 +391,8 @@ struct SyncEngineRunTests {
     /// The app edits through another garage on the same file (another process's, say): the
     /// engine observes its commits, and uploads them.
     @Test func anEditThroughAnotherGarageIsUploaded() async throws {
-        let engineGarage = try Garage(path: directory.path("shared.garage"))
-        let appGarage = try Garage(path: directory.path("shared.garage"))
+        let engineGarage = try TestEngine.garage(path: directory.path("shared.garage"))
+        let appGarage = try TestEngine.garage(path: directory.path("shared.garage"))
         let engine = engine(engineGarage)
         let running = Task { await engine.run() }
         #expect(await eventually { engine.status.lastSync != nil })
@@ -438,7 +438,7 @@ struct SyncEngineDuplicateTests {
     @Test func duplicatedRequestsAndAnswersChangeNothing() async throws {
         let directory = try TemporaryDirectory()
         let server = ScriptedServer()
-        let garage = try Garage(path: directory.path("duplicates.garage"))
+        let garage = try TestEngine.garage(path: directory.path("duplicates.garage"))
         let engine = SyncEngine(garage: garage, transport: DuplicatingTransport(server: server), types: [.of(EngineNote.self)])
         try await garage.parkAll([EngineNote(id: "n1", a: "one", tags: ["x"]), EngineNote(id: "n2", a: "two")])
         let report = try await engine.sync()
