@@ -775,11 +775,11 @@ struct GarageStorageSuiteTests {
             // Port: each store's stored text for Sam, read from its file, in place of
             // GarageStorage's internal fetchObject(for:identifier:) and gs_data: the record of
             // a garage opened on the file without a delegate holds the data as stored.
-            func storedData(_ garage: Garage) throws -> String? {
-                try TestEngine.garage(path: try #require(garage.path)).record(ObjectKey(typeName: className, identifier: "Sam"))?.json
+            func storedData(_ name: String) throws -> String? {
+                try TestEngine.garage(path: directory.path(name)).record(ObjectKey(typeName: className, identifier: "Sam"))?.json
             }
-            guard let encryptedString = try storedData(garage),
-                let unencryptedString = try storedData(unencryptedGarage) else {
+            guard let encryptedString = try storedData("CustomEncryptorGarage.sqlite"),
+                let unencryptedString = try storedData("NoEncryptorGarage.sqlite") else {
                     Issue.record("Failed to encode data, bailing test")
                     return
             }

@@ -183,4 +183,22 @@ struct PostgresEngineTests {
         try garage.park(Memo(id: "after", text: "written"))
         #expect(try garage.retrieveAll(Memo.self).map(\.id).sorted() == ["after", "before"])
     }
+
+    /// A role that may only read reads the garage, and its writes fail with `readOnlyStore`.
+    @Test func aRoleThatMayOnlyReadGetsReadOnlyStoreErrors() throws {
+        let (url, schema) = Self.newSchema()
+        try Garage(postgresURL: url).park(Memo(id: "m", text: "stored"))
+        let role = "reader_" + schema
+        try Self.psql("""
+            CREATE ROLE \(role) LOGIN; GRANT USAGE ON SCHEMA \(schema) TO \(role);
+            GRANT SELECT ON ALL TABLES IN SCHEMA \(schema) TO \(role)
+            """)
+        var components = URLComponents(string: url)!
+        components.user = role
+        let reader = try Garage(postgresURL: components.string!)
+        #expect(try reader.retrieve(Memo.self, identifier: "m")?.text == "stored")
+        let error = try #require(throws: GarageError.self) { try reader.park(Memo(id: "n", text: "refused")) }
+        guard case .readOnlyStore = error else { Issue.record("unexpected \(error)"); return }
+        #expect(try reader.retrieveAll(Memo.self).map(\.id) == ["m"])
+    }
 }

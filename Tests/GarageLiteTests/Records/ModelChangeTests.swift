@@ -206,7 +206,7 @@ struct RenamingTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("ward.sqlite")
         do {
-            let old = try TestEngine.garage(path: path)
+            let old = try Garage(path: path)   // its file is read below
             try await old.park(MWard(id: "w1", patients: [MPatient(id: "p1", name: "Ada"), MPatient(id: "p2", name: "Alan")]))
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -222,7 +222,7 @@ struct RenamingTests {
             // Nothing to save, nothing written: the file keeps the former name.
             #expect(!garage.hasUnsavedChanges)
             #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-            let writable = try TestEngine.garage(path: path)
+            let writable = try Garage(path: path)
             #expect(try writable.count(MPatient.self) == 2)
         }()
         // The async variant reads through the same way.

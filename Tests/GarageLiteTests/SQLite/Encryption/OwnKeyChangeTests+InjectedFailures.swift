@@ -53,7 +53,9 @@ extension OwnKeyChangeTests {
         try rawWrite(path, "DROP TRIGGER test_injected_failure")
         #expect(try garage.rekey(to: Self.passphrase("new")) == 100)     // the batch that failed, and the rest
         #expect(try !garage.encryptionStatus().isUnfinished)
-        try expectEveryObjectReads(path: path, key: Self.passphrase("new"), notes: 600)
+        let final = try Garage(path: path, encryptionKey: Self.passphrase("new"))
+        #expect(try final.retrieveAll(SKNote.self).count == 600)
+        #expect(try final.check().isOK)
     }
 
     /// A decryption stopped part-way by a storage failure says that the store still opens with
