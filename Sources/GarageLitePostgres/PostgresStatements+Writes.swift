@@ -5,22 +5,10 @@ import PostgresNIO
 // The statements that write rows and facts. The rules' writes (park, delete, statuses, claims'
 // ends, releases) are ``RowWriteStatements``' defaults, on `record` and `putRow` below.
 extension PostgresStatements {
+    /// One upsert, sent without waiting (``send(_:)``). The encryption guard, an `AFTER` trigger,
+    /// sees an insert or an update as it is, as SQLite's update-else-insert shows it its triggers.
     func putRow(_ row: StoredRow) throws {
-        // An update, else an insert, as SQLite's: the encryption guard tells the two apart.
-        let updated = try changes("""
-            UPDATE \(unescaped: objects) SET
-                data = \(row.data), is_encrypted = \(row.isEncrypted), sync_status = \(Int64(row.syncStatus.rawValue)),
-                creation_date = \(row.creationDate.timeIntervalSince1970),
-                modification_date = \(row.modificationDate.timeIntervalSince1970), revision = \(row.revision),
-                is_root = \(row.isRoot), refs = \(row.references), claim = \(row.claim),
-                claimed_at = \(row.claimedAt?.timeIntervalSince1970), is_deleted = \(row.isDeleted),
-                is_remote = \(row.isRemote), attempts = \(row.attempts), last_error = \(row.lastError),
-                retry_at = \(row.retryAt?.timeIntervalSince1970), base = \(row.base), server_version = \(row.serverVersion),
-                references_known = true
-            WHERE type = \(row.key.typeName) AND identifier = \(row.key.identifier)
-            """)
-        if updated > 0 { return }
-        try run("""
+        try send("""
             INSERT INTO \(unescaped: objects) (type, identifier, data, is_encrypted, sync_status, creation_date,
                 modification_date, revision, is_root, refs, claim, claimed_at, is_deleted, is_remote, attempts, last_error,
                 retry_at, base, server_version, references_known)
@@ -29,17 +17,33 @@ extension PostgresStatements {
                 \(row.modificationDate.timeIntervalSince1970), \(row.revision), \(row.isRoot), \(row.references),
                 \(row.claim), \(row.claimedAt?.timeIntervalSince1970), \(row.isDeleted), \(row.isRemote), \(row.attempts),
                 \(row.lastError), \(row.retryAt?.timeIntervalSince1970), \(row.base), \(row.serverVersion), true)
+            ON CONFLICT (type, identifier) DO UPDATE SET
+                data = excluded.data, is_encrypted = excluded.is_encrypted, sync_status = excluded.sync_status,
+                creation_date = excluded.creation_date, modification_date = excluded.modification_date,
+                revision = excluded.revision, is_root = excluded.is_root, refs = excluded.refs, claim = excluded.claim,
+                claimed_at = excluded.claimed_at, is_deleted = excluded.is_deleted, is_remote = excluded.is_remote,
+                attempts = excluded.attempts, last_error = excluded.last_error, retry_at = excluded.retry_at,
+                base = excluded.base, server_version = excluded.server_version, references_known = true
             """)
+        wrote(row.key, .some(row))
     }
 
     @discardableResult
     func purge(_ key: ObjectKey) throws -> Bool {
-        try changes("DELETE FROM \(unescaped: objects) WHERE type = \(key.typeName) AND identifier = \(key.identifier)") > 0
+        if let locked = lockedRow(key) {
+            // Known: no need to wait for the count.
+            try send("DELETE FROM \(unescaped: objects) WHERE type = \(key.typeName) AND identifier = \(key.identifier)")
+            wrote(key, .some(nil))
+            return locked != nil
+        }
+        defer { wrote(key, .some(nil)) }
+        return try changes("DELETE FROM \(unescaped: objects) WHERE type = \(key.typeName) AND identifier = \(key.identifier)") > 0
     }
 
     @discardableResult
     func insertImported(_ key: ObjectKey, _ row: ImportedRow) throws -> Bool {
-        try changes("""
+        wrote(key)
+        return try changes("""
             INSERT INTO \(unescaped: objects) (type, identifier, data, is_encrypted, sync_status, creation_date,
                 modification_date, revision, is_root, refs, is_remote, references_known)
             VALUES (\(key.typeName), \(key.identifier), \(row.data), \(row.isEncrypted), \(Int64(row.syncStatus.rawValue)),
@@ -51,7 +55,8 @@ extension PostgresStatements {
 
     @discardableResult
     func insertRecord(_ key: ObjectKey, _ row: StoredRow) throws -> Bool {
-        try changes("""
+        wrote(key)
+        return try changes("""
             INSERT INTO \(unescaped: objects) (type, identifier, data, is_encrypted, sync_status, creation_date,
                 modification_date, revision, is_root, refs, is_deleted, is_remote, attempts, last_error, retry_at, base,
                 server_version, references_known)
@@ -64,7 +69,10 @@ extension PostgresStatements {
     }
 
     func deleteAll(ofType type: String?, now: Date) throws -> Int {
-        guard let type else { return try changes("DELETE FROM \(unescaped: objects)") }
+        guard let type else {
+            wrote()
+            return try changes("DELETE FROM \(unescaped: objects)")
+        }
         return try deleteAllByRule(ofType: type, now: now)
     }
 
@@ -98,6 +106,7 @@ extension PostgresStatements {
             try putRow(renamed)
             moved += 1
         }
+        wrote()
         let needle = "\"\(from)\""
         for row in try run("""
             SELECT type, identifier, refs FROM \(unescaped: objects) WHERE strpos(refs, \(needle)) > 0
@@ -114,6 +123,7 @@ extension PostgresStatements {
     }
 
     func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int {
+        wrote()
         guard let identifiers else {
             return try changes("""
                 UPDATE \(unescaped: objects) SET attempts = 0, retry_at = NULL
@@ -149,7 +159,8 @@ extension PostgresStatements {
 
     @discardableResult
     func replaceData(of key: ObjectKey, previous: String, with data: String, base: String?, isEncrypted: Bool) throws -> Bool {
-        try changes("""
+        wrote(key)
+        return try changes("""
             UPDATE \(unescaped: objects) SET data = \(data), base = \(base), is_encrypted = \(isEncrypted)
             WHERE type = \(key.typeName) AND identifier = \(key.identifier) AND data = \(previous)
             """) > 0

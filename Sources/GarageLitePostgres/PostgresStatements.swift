@@ -20,6 +20,12 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     private let listener: PostgresCommitListener?
     /// How deep in `transaction`/`snapshot` this access is: 0 outside any.
     private var depth = 0
+    /// The writes sent in this transaction and not waited for yet (see ``send(_:)``).
+    private var sentWrites: [EventLoopFuture<PostgresQueryResult>] = []
+    /// The rows this writer's transaction has locked (read `FOR UPDATE`) or written, as they are
+    /// now, by key (`nil`: no row): no other transaction can change them before the commit, so a
+    /// second read of one (a rule's write reads the row the store just read) costs nothing.
+    private var lockedRows: [ObjectKey: StoredRow?] = [:]
     /// Whether this access runs a claim (``claimTransaction(_:)``).
     private var isClaiming = false
 
@@ -39,10 +45,38 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     private static let logger = Logger(label: "GarageLitePostgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// Runs `query` and returns its rows, waiting on this thread.
+    /// Runs `query` and returns its rows, waiting on this thread (after the writes sent before it).
     @discardableResult
     func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try connection.query(query, logger: Self.logger).wait()
+        try waitForSentWrites()
+        return try connection.query(query, logger: Self.logger).wait()
+    }
+
+    /// Sends `query`, a write whose result nothing needs, without waiting for it: in a
+    /// transaction, the next statement that waits (or the commit) waits for it first, and
+    /// throws its error. A park is then one round trip (its read), not two.
+    func send(_ query: PostgresQuery) throws {
+        guard depth > 0 else {
+            try run(query)
+            return
+        }
+        sentWrites.append(connection.query(query, logger: Self.logger))
+    }
+
+    /// Waits for the writes ``send(_:)`` sent, in order; throws the first one's error.
+    private func waitForSentWrites() throws {
+        guard !sentWrites.isEmpty else { return }
+        let writes = sentWrites
+        sentWrites = []
+        var firstError: (any Error)?
+        for write in writes {
+            do {
+                _ = try write.wait()
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        if let firstError { throw firstError }
     }
 
     /// Runs `sql`, which takes no parameters: one statement or several, separated by `;`.
@@ -121,12 +155,14 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         try execute(begin)
         depth += 1
         defer { depth -= 1 }
+        defer { lockedRows = [:] }
         do {
             if lock { try run("SELECT pg_advisory_xact_lock(hashtext(\(PostgresSchema.lockName(schema))))") }
             let result = try body()
             try execute("COMMIT")
             return result
         } catch {
+            try? waitForSentWrites()
             if !connection.isClosed { try? execute("ROLLBACK") }
             throw error
         }
@@ -191,17 +227,52 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     private var lockClause: String { writes && depth > 0 ? " FOR UPDATE" : "" }
 
     func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
-        try readRow("""
-            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
-            WHERE type = \(key.typeName) AND identifier = \(key.identifier) AND NOT is_deleted\(unescaped: lockClause)
-            """)
+        if let locked = lockedRows[key] { return locked?.isDeleted == false ? locked : nil }
+        guard isLocking else {
+            return try readRow("""
+                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+                WHERE type = \(key.typeName) AND identifier = \(key.identifier) AND NOT is_deleted
+                """)
+        }
+        let row = try rowOrTombstone(key, for: purpose)
+        return row?.isDeleted == false ? row : nil
     }
 
     func rowOrTombstone(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
-        try readRow("""
+        if let locked = lockedRows[key] { return locked }
+        let row = try readRow("""
             SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
             WHERE type = \(key.typeName) AND identifier = \(key.identifier)\(unescaped: lockClause)
             """)
+        if isLocking { lockedRows[key] = .some(row) }
+        return row
+    }
+
+    /// The row `key` as this transaction locked or wrote it (`.some(nil)`: no row), or `nil`
+    /// when it doesn't know.
+    func lockedRow(_ key: ObjectKey) -> StoredRow?? {
+        lockedRows[key]
+    }
+
+    /// Whether this access's reads of a row lock it (the writer, in a transaction).
+    private var isLocking: Bool { writes && depth > 0 }
+
+    /// Records what the transaction wrote into the row `key` (`nil`: removed it), or, when
+    /// `row` is not given, forgets every row read (a statement changed rows it can't tell).
+    func wrote(_ key: ObjectKey? = nil, _ row: StoredRow?? = nil) {
+        guard let key else {
+            lockedRows = [:]
+            return
+        }
+        if var row = row ?? nil {
+            row.provisional = nil
+            row.sealedFor = nil
+            lockedRows[key] = .some(row)
+        } else if row != nil {
+            lockedRows[key] = .some(nil)
+        } else {
+            lockedRows[key] = nil
+        }
     }
 
     func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead] {
@@ -350,7 +421,8 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// writes it (`RowRulesTests` holds that one to the rule).
     func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws {
         guard !keys.isEmpty else { return }
-        try run("""
+        wrote()
+        try send("""
             UPDATE \(unescaped: objects) SET sync_status = \(Int64(SyncStatus.syncing.rawValue)), claim = \(claim),
                 claimed_at = \(date.timeIntervalSince1970), is_remote = true,
                 base = CASE WHEN base IS NULL AND NOT is_deleted AND NOT is_remote THEN data ELSE base END
@@ -403,10 +475,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     }
 
     func record(_ key: ObjectKey) throws -> RowRead? {
-        try readRows("""
-            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
-            WHERE type = \(key.typeName) AND identifier = \(key.identifier)\(unescaped: lockClause)
-            """).first
+        try rowOrTombstone(key, for: .all).map { .row($0) }
     }
 
     func typeStatistics(maximumAttempts: Int) throws -> [TypeStatistics] {

@@ -4,9 +4,9 @@ import GarageLitePostgres
 import Testing
 
 /// The `garage` tool takes a `postgres://` URL wherever it takes a file, and moves a store
-/// between the engines without losing anything.
-@Suite("garage tool on PostgreSQL", .enabled(if: TestEngine.postgresURL != nil, "no PostgreSQL server: set GARAGE_POSTGRES_URL"))
-struct PostgresToolTests {
+/// between the engines without losing anything. (In the engine's suite, which runs one test at
+/// a time: one of them restarts the server.)
+extension PostgresEngineTests {
     @Test func exportFromSQLiteImportIntoPostgresAndBackKeepsEveryRecord() throws {
         let directory = try TemporaryDirectory()
         let source = directory.path("source.garage")
