@@ -200,3 +200,149 @@ extension PostgresStatements {
         }
     }
 }
+
+// Parks in batches: the batch's rows read at once, the rules applied in memory, the rows
+// written with one statement, sent without waiting.
+extension PostgresStatements {
+    func park(_ rows: [(key: ObjectKey, payload: RowPayload)], now: Date) throws -> [Bool] {
+        guard rows.count > 1, isInTransaction, writes else {
+            return try rows.map { try parkByRule($0.key, $0.payload, now: now) }
+        }
+        try lock(rows.map(\.key))
+        var results: [Bool] = []
+        var batch: [ObjectKey: StoredRow] = [:]
+        var order: [ObjectKey] = []
+        for (key, payload) in rows {
+            if batch[key] != nil {
+                // Parked twice in the batch: each version is written (and counted by the guard).
+                try write(order.compactMap { batch[$0] })
+                batch = [:]
+                order = []
+            }
+            let parked = RowRules.parked(payload, over: lockedRow(key) ?? nil, key: key, now: now)
+            results.append(parked.changes)
+            guard parked.changes else { continue }
+            batch[key] = parked.row
+            order.append(key)
+            wrote(key, .some(parked.row))
+        }
+        try write(order.compactMap { batch[$0] })
+        return results
+    }
+
+    /// Reads and locks the rows of `keys` this transaction doesn't know yet, in one statement.
+    private func lock(_ keys: [ObjectKey]) throws {
+        let unknown = keys.filter { lockedRow($0) == nil }
+        guard !unknown.isEmpty else { return }
+        let found = try readRows("""
+            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+            WHERE (type, identifier) IN (SELECT * FROM unnest(\(unknown.map(\.typeName))::text[], \(unknown.map(\.identifier))::text[]))
+            FOR UPDATE
+            """).map { try $0.get() }
+        for key in unknown { wrote(key, .some(nil)) }
+        for row in found { wrote(row.key, .some(row)) }
+    }
+
+    /// Writes `rows` (distinct keys) with one upsert, sent without waiting.
+    private func write(_ rows: [StoredRow]) throws {
+        guard !rows.isEmpty else { return }
+        if rows.count == 1 {
+            try putRow(rows[0])
+            return
+        }
+        let records = rows.map(UpsertRecord.init)
+        let json = String(decoding: try JSONEncoder().encode(records), as: UTF8.self)
+        try send("""
+            INSERT INTO \(unescaped: objects) (\(unescaped: UpsertRecord.columns))
+            SELECT \(unescaped: UpsertRecord.columns) FROM json_populate_recordset(NULL::\(unescaped: objects), \(json)::json)
+            ON CONFLICT (type, identifier) DO UPDATE SET
+                data = excluded.data, is_encrypted = excluded.is_encrypted, sync_status = excluded.sync_status,
+                creation_date = excluded.creation_date, modification_date = excluded.modification_date,
+                revision = excluded.revision, is_root = excluded.is_root, refs = excluded.refs, claim = excluded.claim,
+                claimed_at = excluded.claimed_at, is_deleted = excluded.is_deleted, is_remote = excluded.is_remote,
+                attempts = excluded.attempts, last_error = excluded.last_error, retry_at = excluded.retry_at,
+                base = excluded.base, server_version = excluded.server_version, references_known = true
+            """)
+    }
+}
+
+/// A row as `json_populate_recordset` reads it: the object table's columns by name.
+private struct UpsertRecord: Encodable {
+    static let columns = """
+        type, identifier, data, is_encrypted, sync_status, creation_date, modification_date, revision, is_root, refs, \
+        claim, claimed_at, is_deleted, is_remote, attempts, last_error, retry_at, base, server_version, references_known
+        """
+
+    var type: String
+    var identifier: String
+    var data: String
+    var is_encrypted: Bool
+    var sync_status: Int
+    var creation_date: Double
+    var modification_date: Double
+    var revision: Int64
+    var is_root: Bool
+    var refs: String
+    var claim: String?
+    var claimed_at: Double?
+    var is_deleted: Bool
+    var is_remote: Bool
+    var attempts: Int64
+    var last_error: String?
+    var retry_at: Double?
+    var base: String?
+    var server_version: String?
+    var references_known = true
+
+    init(_ row: StoredRow) {
+        type = row.key.typeName
+        identifier = row.key.identifier
+        data = row.data
+        is_encrypted = row.isEncrypted
+        sync_status = row.syncStatus.rawValue
+        creation_date = row.creationDate.timeIntervalSince1970
+        modification_date = row.modificationDate.timeIntervalSince1970
+        revision = row.revision
+        is_root = row.isRoot
+        refs = row.references
+        claim = row.claim
+        claimed_at = row.claimedAt?.timeIntervalSince1970
+        is_deleted = row.isDeleted
+        is_remote = row.isRemote
+        attempts = row.attempts
+        last_error = row.lastError
+        retry_at = row.retryAt?.timeIntervalSince1970
+        base = row.base
+        server_version = row.serverVersion
+    }
+
+    /// `nil` as JSON's `null` (the synthesized encoding leaves the key out, which reads as NULL too).
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(identifier, forKey: .identifier)
+        try container.encode(data, forKey: .data)
+        try container.encode(is_encrypted, forKey: .is_encrypted)
+        try container.encode(sync_status, forKey: .sync_status)
+        try container.encode(creation_date, forKey: .creation_date)
+        try container.encode(modification_date, forKey: .modification_date)
+        try container.encode(revision, forKey: .revision)
+        try container.encode(is_root, forKey: .is_root)
+        try container.encode(refs, forKey: .refs)
+        try container.encode(claim, forKey: .claim)
+        try container.encode(claimed_at, forKey: .claimed_at)
+        try container.encode(is_deleted, forKey: .is_deleted)
+        try container.encode(is_remote, forKey: .is_remote)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encode(last_error, forKey: .last_error)
+        try container.encode(retry_at, forKey: .retry_at)
+        try container.encode(base, forKey: .base)
+        try container.encode(server_version, forKey: .server_version)
+        try container.encode(references_known, forKey: .references_known)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case type, identifier, data, is_encrypted, sync_status, creation_date, modification_date, revision, is_root, refs
+        case claim, claimed_at, is_deleted, is_remote, attempts, last_error, retry_at, base, server_version, references_known
+    }
+}

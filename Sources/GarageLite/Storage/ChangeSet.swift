@@ -227,11 +227,25 @@ extension RowWriteStatements {
                 count = 0
             }
             if let bulk = segment.bulk, count > 0 { written?.record(bulk) }
+            // Runs of parks are written as batches (one round trip on an engine that pays per trip).
+            var parks: [(key: ObjectKey, payload: RowPayload)] = []
+            func writeParks() throws {
+                guard !parks.isEmpty else { return }
+                for (park, changed) in zip(parks, try park(parks, now: now)) where changed {
+                    written?.record(.park(park.payload), for: park.key)
+                }
+                parks = []
+            }
             for (key, change) in segment.rows {
+                if case .park(let payload) = change {
+                    parks.append((key, payload))
+                    continue
+                }
+                try writeParks()
                 let changed: Bool
                 switch change {
-                case .park(let payload):
-                    changed = try park(key, payload, now: now)
+                case .park:
+                    preconditionFailure("parks are batched above")
                 case .replace(let payload):
                     // A tombstone, which the park turns into an edit.
                     let deleted = try delete(key, now: now)
@@ -243,6 +257,7 @@ extension RowWriteStatements {
                 }
                 if changed { written?.record(change, for: key) }
             }
+            try writeParks()
         }
         return written
     }

@@ -124,8 +124,23 @@ extension Store {
                         // also a root) is this call's own, not stale.
                         var streamed: Set<ObjectKey> = []
                         while let batch = try stream.next() {
+                            // What to park (the guards decided), then the batch at once; a guard
+                            // that reads a row parked earlier in the batch reads it written.
+                            var parks: [(key: ObjectKey, payload: RowPayload)] = []
+                            var pending: Set<ObjectKey> = []
+                            func writeParks() throws {
+                                for (park, changed) in zip(parks, try statements.park(parks, now: now)) {
+                                    if changed { written?.record(.park(park.payload), for: park.key) }
+                                    if park.payload.revisionGuard?.revision != nil {
+                                        outcome.revisions[park.key] = try statements.row(park.key, for: .metadata)?.revision
+                                    }
+                                }
+                                parks = []
+                                pending = []
+                            }
                             for (key, payload) in batch {
                                 if let check = payload.revisionGuard, check.needsStoredRevision {
+                                    if pending.contains(key) { try writeParks() }
                                     let view = StoreView(statements, pending: nil)
                                     if !streamed.contains(key), try check.decide(key, storedIn: view) == .keep {
                                         // An encrypted copy can't be compared: its ciphertext differs every time.
@@ -136,13 +151,10 @@ extension Store {
                                     }
                                     streamed.insert(key)
                                 }
-                                if try statements.park(key, payload, now: now) {
-                                    written?.record(.park(payload), for: key)
-                                }
-                                if payload.revisionGuard?.revision != nil {
-                                    outcome.revisions[key] = try statements.row(key, for: .metadata)?.revision
-                                }
+                                parks.append((key, payload))
+                                pending.insert(key)
                             }
+                            try writeParks()
                         }
                     }
                 }

@@ -34,7 +34,7 @@ import Foundation
 /// its payload's (a download's, or a merge's), a completed claim the version the server gave
 /// the upload, a conflict with the server's deletion that deletion's
 /// (``Store/recordingServerVersions(_:)``); every other write keeps it.
-enum RowRules {
+package enum RowRules {
     // MARK: - Parking
 
     /// The row once `payload` is parked over `existing` (a tombstone too, which the park brings
@@ -47,7 +47,7 @@ enum RowRules {
     /// - The status: see ``status(parking:over:contentChanged:)``.
     /// - A row once parked as a root stays one; once `.synced`, a copy may be on the server
     ///   (``StoredRow/isRemote``), so that deleting it leaves a tombstone.
-    static func parked(
+    package static func parked(
         _ payload: RowPayload, over existing: StoredRow?, key: ObjectKey, now: Date
     ) -> (row: StoredRow, changes: Bool) {
         guard let existing else {

@@ -116,6 +116,10 @@ extension RowWriteStatements {
         try parkByRule(key, payload, now: now)
     }
 
+    package func park(_ rows: [(key: ObjectKey, payload: RowPayload)], now: Date) throws -> [Bool] {
+        try rows.map { try park($0.key, $0.payload, now: now) }
+    }
+
     @discardableResult package func delete(_ key: ObjectKey, now: Date) throws -> Bool {
         try deleteByRule(key, now: now)
     }

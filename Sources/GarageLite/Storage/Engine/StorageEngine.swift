@@ -177,6 +177,9 @@ package protocol RowWriteStatements: RowStatements {
     /// data does; a row once parked as a root stays one. Returns whether the row changed (a
     /// park of what is stored already writes nothing).
     @discardableResult func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool
+    /// Parks each row in order, as ``park(_:_:now:)`` does, and returns whether each changed: an
+    /// engine that pays per round trip (PostgreSQL) reads and writes the batch at once.
+    func park(_ rows: [(key: ObjectKey, payload: RowPayload)], now: Date) throws -> [Bool]
     /// Deletes the object: its row becomes a tombstone (`.notSynced`, for a sync job to
     /// upload) when a copy may be on the server, and goes otherwise. Returns whether there was
     /// an object.
