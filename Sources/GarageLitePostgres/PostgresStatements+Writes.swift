@@ -5,28 +5,48 @@ import PostgresNIO
 // The statements that write rows and facts. The rules' writes (park, delete, statuses, claims'
 // ends, releases) are ``RowWriteStatements``' defaults, on `record` and `putRow` below.
 extension PostgresStatements {
-    /// One upsert, sent without waiting (``send(_:)``). The encryption guard, an `AFTER` trigger,
-    /// sees an insert or an update as it is, as SQLite's update-else-insert shows it its triggers.
+    /// Stored with the transaction's next rows in one upsert (``buffer(_:)``). The encryption
+    /// guard, an `AFTER` trigger, sees an insert or an update as it is, as SQLite's
+    /// update-else-insert shows it its triggers.
     func putRow(_ row: StoredRow) throws {
-        try send("""
-            INSERT INTO \(unescaped: objects) (type, identifier, data, is_encrypted, sync_status, creation_date,
-                modification_date, revision, is_root, refs, claim, claimed_at, is_deleted, is_remote, attempts, last_error,
-                retry_at, base, server_version, references_known)
-            VALUES (\(row.key.typeName), \(row.key.identifier), \(row.data), \(row.isEncrypted),
-                \(Int64(row.syncStatus.rawValue)), \(row.creationDate.timeIntervalSince1970),
-                \(row.modificationDate.timeIntervalSince1970), \(row.revision), \(row.isRoot), \(row.references),
-                \(row.claim), \(row.claimedAt?.timeIntervalSince1970), \(row.isDeleted), \(row.isRemote), \(row.attempts),
-                \(row.lastError), \(row.retryAt?.timeIntervalSince1970), \(row.base), \(row.serverVersion), true)
-            ON CONFLICT (type, identifier) DO UPDATE SET
-                data = excluded.data, is_encrypted = excluded.is_encrypted, sync_status = excluded.sync_status,
-                creation_date = excluded.creation_date, modification_date = excluded.modification_date,
-                revision = excluded.revision, is_root = excluded.is_root, refs = excluded.refs, claim = excluded.claim,
-                claimed_at = excluded.claimed_at, is_deleted = excluded.is_deleted, is_remote = excluded.is_remote,
-                attempts = excluded.attempts, last_error = excluded.last_error, retry_at = excluded.retry_at,
-                base = excluded.base, server_version = excluded.server_version, references_known = true
-            """)
+        try buffer(row)
         wrote(row.key, .some(row))
     }
+
+    /// The upsert of `row`.
+    static func upsert(into objects: String, _ row: StoredRow) -> PostgresQuery {
+        """
+        INSERT INTO \(unescaped: objects) (type, identifier, data, is_encrypted, sync_status, creation_date,
+            modification_date, revision, is_root, refs, claim, claimed_at, is_deleted, is_remote, attempts, last_error,
+            retry_at, base, server_version, references_known)
+        VALUES (\(row.key.typeName), \(row.key.identifier), \(row.data), \(row.isEncrypted),
+            \(Int64(row.syncStatus.rawValue)), \(row.creationDate.timeIntervalSince1970),
+            \(row.modificationDate.timeIntervalSince1970), \(row.revision), \(row.isRoot), \(row.references),
+            \(row.claim), \(row.claimedAt?.timeIntervalSince1970), \(row.isDeleted), \(row.isRemote), \(row.attempts),
+            \(row.lastError), \(row.retryAt?.timeIntervalSince1970), \(row.base), \(row.serverVersion), true)
+        \(unescaped: onConflict)
+        """
+    }
+
+    /// The upsert of `rows` (distinct keys), in one statement.
+    static func upsert(into objects: String, _ rows: [StoredRow]) throws -> PostgresQuery {
+        let json = String(decoding: try JSONEncoder().encode(rows.map(UpsertRecord.init)), as: UTF8.self)
+        return """
+            INSERT INTO \(unescaped: objects) (\(unescaped: UpsertRecord.columns))
+            SELECT \(unescaped: UpsertRecord.columns) FROM json_populate_recordset(NULL::\(unescaped: objects), \(json)::json)
+            \(unescaped: onConflict)
+            """
+    }
+
+    private static let onConflict = """
+        ON CONFLICT (type, identifier) DO UPDATE SET
+            data = excluded.data, is_encrypted = excluded.is_encrypted, sync_status = excluded.sync_status,
+            creation_date = excluded.creation_date, modification_date = excluded.modification_date,
+            revision = excluded.revision, is_root = excluded.is_root, refs = excluded.refs, claim = excluded.claim,
+            claimed_at = excluded.claimed_at, is_deleted = excluded.is_deleted, is_remote = excluded.is_remote,
+            attempts = excluded.attempts, last_error = excluded.last_error, retry_at = excluded.retry_at,
+            base = excluded.base, server_version = excluded.server_version, references_known = true
+        """
 
     @discardableResult
     func purge(_ key: ObjectKey) throws -> Bool {
@@ -201,37 +221,18 @@ extension PostgresStatements {
     }
 }
 
-// Parks in batches: the batch's rows read at once, the rules applied in memory, the rows
-// written with one statement, sent without waiting.
+// Parks in batches: the batch's rows read at once, the rules applied, the rows written with
+// one statement (``PostgresStatements/buffer(_:)``), sent without waiting.
 extension PostgresStatements {
     func park(_ rows: [(key: ObjectKey, payload: RowPayload)], now: Date) throws -> [Bool] {
-        guard rows.count > 1, isInTransaction, writes else {
-            return try rows.map { try parkByRule($0.key, $0.payload, now: now) }
-        }
-        try lock(rows.map(\.key))
-        var results: [Bool] = []
-        var batch: [ObjectKey: StoredRow] = [:]
-        var order: [ObjectKey] = []
-        for (key, payload) in rows {
-            if batch[key] != nil {
-                // Parked twice in the batch: each version is written (and counted by the guard).
-                try write(order.compactMap { batch[$0] })
-                batch = [:]
-                order = []
-            }
-            let parked = RowRules.parked(payload, over: lockedRow(key) ?? nil, key: key, now: now)
-            results.append(parked.changes)
-            guard parked.changes else { continue }
-            batch[key] = parked.row
-            order.append(key)
-            wrote(key, .some(parked.row))
-        }
-        try write(order.compactMap { batch[$0] })
-        return results
+        try prepareToWrite(rows.map(\.key))
+        return try rows.map { try parkByRule($0.key, $0.payload, now: now) }
     }
 
-    /// Reads and locks the rows of `keys` this transaction doesn't know yet, in one statement.
-    private func lock(_ keys: [ObjectKey]) throws {
+    /// Reads and locks the rows of `keys` this transaction doesn't know yet, in one statement:
+    /// the rules' reads of them that follow cost nothing.
+    func prepareToWrite(_ keys: [ObjectKey]) throws {
+        guard keys.count > 1, isInTransaction, writes else { return }
         let unknown = keys.filter { lockedRow($0) == nil }
         guard !unknown.isEmpty else { return }
         let found = try readRows("""
@@ -241,28 +242,6 @@ extension PostgresStatements {
             """).map { try $0.get() }
         for key in unknown { wrote(key, .some(nil)) }
         for row in found { wrote(row.key, .some(row)) }
-    }
-
-    /// Writes `rows` (distinct keys) with one upsert, sent without waiting.
-    private func write(_ rows: [StoredRow]) throws {
-        guard !rows.isEmpty else { return }
-        if rows.count == 1 {
-            try putRow(rows[0])
-            return
-        }
-        let records = rows.map(UpsertRecord.init)
-        let json = String(decoding: try JSONEncoder().encode(records), as: UTF8.self)
-        try send("""
-            INSERT INTO \(unescaped: objects) (\(unescaped: UpsertRecord.columns))
-            SELECT \(unescaped: UpsertRecord.columns) FROM json_populate_recordset(NULL::\(unescaped: objects), \(json)::json)
-            ON CONFLICT (type, identifier) DO UPDATE SET
-                data = excluded.data, is_encrypted = excluded.is_encrypted, sync_status = excluded.sync_status,
-                creation_date = excluded.creation_date, modification_date = excluded.modification_date,
-                revision = excluded.revision, is_root = excluded.is_root, refs = excluded.refs, claim = excluded.claim,
-                claimed_at = excluded.claimed_at, is_deleted = excluded.is_deleted, is_remote = excluded.is_remote,
-                attempts = excluded.attempts, last_error = excluded.last_error, retry_at = excluded.retry_at,
-                base = excluded.base, server_version = excluded.server_version, references_known = true
-            """)
     }
 }
 

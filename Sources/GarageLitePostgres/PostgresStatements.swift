@@ -22,6 +22,9 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     private var depth = 0
     /// The writes sent in this transaction and not waited for yet (see ``send(_:)``).
     private var sentWrites: [EventLoopFuture<PostgresQueryResult>] = []
+    /// The rows stored in this transaction and not sent yet (see ``buffer(_:)``), and their keys.
+    private var bufferedRows: [StoredRow] = []
+    private var bufferedKeys: Set<ObjectKey> = []
     /// The rows this writer's transaction has locked (read `FOR UPDATE`) or written, as they are
     /// now, by key (`nil`: no row): no other transaction can change them before the commit, so a
     /// second read of one (a rule's write reads the row the store just read) costs nothing.
@@ -48,6 +51,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// Runs `query` and returns its rows, waiting on this thread (after the writes sent before it).
     @discardableResult
     func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        try sendBufferedRows()
         try waitForSentWrites()
         return try connection.query(query, logger: Self.logger).wait()
     }
@@ -60,6 +64,30 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             try run(query)
             return
         }
+        try sendBufferedRows()
+        sentWrites.append(connection.query(query, logger: Self.logger))
+    }
+
+    /// Stores `row` (``putRow(_:)``): in a transaction, with the rows stored after it, in one
+    /// statement sent before the next one (a batch of parks, a claim's end: one statement).
+    func buffer(_ row: StoredRow) throws {
+        guard depth > 0 else {
+            try run(Self.upsert(into: objects, row))
+            return
+        }
+        // A row stored twice: each version is written (the encryption guard counts each).
+        if bufferedKeys.contains(row.key) { try sendBufferedRows() }
+        bufferedRows.append(row)
+        bufferedKeys.insert(row.key)
+    }
+
+    /// Sends the buffered rows, one statement for them all.
+    private func sendBufferedRows() throws {
+        guard !bufferedRows.isEmpty else { return }
+        let rows = bufferedRows
+        bufferedRows = []
+        bufferedKeys = []
+        let query = rows.count == 1 ? Self.upsert(into: objects, rows[0]) : try Self.upsert(into: objects, rows)
         sentWrites.append(connection.query(query, logger: Self.logger))
     }
 
@@ -162,6 +190,8 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             try execute("COMMIT")
             return result
         } catch {
+            bufferedRows = []
+            bufferedKeys = []
             try? waitForSentWrites()
             if !connection.isClosed { try? execute("ROLLBACK") }
             throw error

@@ -90,6 +90,7 @@ extension Store {
             let isObserved = listener.isListening
             var changed: [(ObjectKey, SyncStatus)] = []
             let report = try Store.transaction(statements, claiming: true) {
+                try statements.prepareToWrite(ticket.identifiers.map { ObjectKey(typeName: ticket.typeName, identifier: $0) })
                 var report = ClaimReport()
                 for (index, (identifier, revision)) in zip(ticket.identifiers, ticket.revisions).enumerated() {
                     let key = ObjectKey(typeName: ticket.typeName, identifier: identifier)
@@ -183,7 +184,8 @@ extension Store {
                               _ change: @escaping @Sendable (inout StoredRow) -> Bool) -> StoreWork<[ObjectKey]> {
         StoreWork(operation: operation, access: .write { statements in
             try Store.transaction(statements) {
-                try keys.compactMap { key in
+                try statements.prepareToWrite(keys)
+                return try keys.compactMap { key in
                     guard var row = try statements.record(key)?.get(), change(&row) else { return nil }
                     try statements.putRow(row)
                     return key

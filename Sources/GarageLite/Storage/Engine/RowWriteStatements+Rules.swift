@@ -116,6 +116,8 @@ extension RowWriteStatements {
         try parkByRule(key, payload, now: now)
     }
 
+    package func prepareToWrite(_ keys: [ObjectKey]) throws {}
+
     package func park(_ rows: [(key: ObjectKey, payload: RowPayload)], now: Date) throws -> [Bool] {
         try rows.map { try park($0.key, $0.payload, now: now) }
     }

@@ -177,6 +177,9 @@ package protocol RowWriteStatements: RowStatements {
     /// data does; a row once parked as a root stays one. Returns whether the row changed (a
     /// park of what is stored already writes nothing).
     @discardableResult func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool
+    /// Says that the transaction will read and write the rows of `keys` (a claim's end): an engine
+    /// that pays per round trip (PostgreSQL) reads them at once; the others do nothing.
+    func prepareToWrite(_ keys: [ObjectKey]) throws
     /// Parks each row in order, as ``park(_:_:now:)`` does, and returns whether each changed: an
     /// engine that pays per round trip (PostgreSQL) reads and writes the batch at once.
     func park(_ rows: [(key: ObjectKey, payload: RowPayload)], now: Date) throws -> [Bool]
