@@ -13,7 +13,7 @@ public struct StoreStatistics: Sendable, Hashable {
     /// The store file's path (a PostgreSQL garage's address: `postgres://user@host:port/database#schema`),
     /// or `nil` in memory.
     public var path: String?
-    /// The store's format version (a PostgreSQL schema's is its own: ``GarageEngine/postgresFormatVersion``
+    /// The store's format version (a PostgreSQL schema's is its own: `GarageEngine.postgresFormatVersion`
     /// in the `GarageLitePostgres` product).
     public var formatVersion: Int
     /// The size of the store file, and of its write-ahead log (`-wal`), in bytes; 0 when there
