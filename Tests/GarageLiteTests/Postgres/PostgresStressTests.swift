@@ -16,6 +16,9 @@ import Testing
 // run is `GARAGE_POSTGRES_STRESS_OPERATIONS=10000 GARAGE_POSTGRES_STRESS_RESTARTS=8
 // .ci/with-postgres swift test --skip-build --filter PostgresStress`. GARAGE_STRESS_KEEP=<folder>
 // keeps the log and the processes' outputs.
+//
+// At the end: the two engine problems this test found, each reduced to a small test, disabled
+// until the engine is fixed.
 
 extension PostgresEngineTests {
     /// Four job processes claim, upload, complete, fail and give back from one garage while two
@@ -332,7 +335,7 @@ extension PostgresSyncCycle {
     }
 }
 
-// MARK: - The server's restart
+// MARK: - The server's restart, and what the stress test found
 
 extension PostgresEngineTests {
     /// Restarts the tests' server (`pg_ctl restart`, fast: its sessions are ended), its log
@@ -347,5 +350,69 @@ extension PostgresEngineTests {
         let restart = try ToolProcess.run(executable: URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
         try #require(restart.exitCode == 0, "pg_ctl restart failed: \(restart)")
         #expect(try psql(startTime) != before, "the server did not restart")
+    }
+
+    /// Found by the stress test: a claim's end (which takes its rows' locks, in the claim's
+    /// order, without the schema's lock) and a write of the same rows (`parkAll`,
+    /// `parkDownloaded`: the schema's lock, then the rows' in the order given) can wait for each
+    /// other; PostgreSQL ends one after `deadlock_timeout` (1 s) with 40P01, which the garage
+    /// reports as `storeBusy`, "kept it locked for longer than the busy timeout". Either order of
+    /// the park deadlocks: the claim's order of rows changed at one instant is the index's.
+    @Test(.disabled("engine issue: claim ends and multi-row writes deadlock (report of issue 27's stress test)"),
+          .enabled(if: server != nil && !TestEngine.isPostgres, "needs the test server alone"))
+    func aClaimsEndAndAParkOfItsRowsDoNotDeadlock() throws {
+        let (url, _) = Self.newSchema()
+        let jobs = try Garage(postgresURL: url), app = try Garage(postgresURL: url)
+        try app.parkAll([Memo(id: "a", text: "a"), Memo(id: "b", text: "b")])
+        let failures = Protected<[String]>([])
+        let rounds = 300
+        DispatchQueue.concurrentPerform(iterations: 2) { side in
+            for round in 0..<rounds {
+                do {
+                    if side == 0 {
+                        try jobs.complete(try jobs.claim(Memo.self, limit: 2))
+                    } else {
+                        try app.parkAll([Memo(id: "b", text: "b\(round)"), Memo(id: "a", text: "a\(round)")])
+                    }
+                } catch {
+                    failures.write { $0.append("\(side == 0 ? "claim" : "park") round \(round): \(error)") }
+                }
+            }
+        }
+        #expect(failures.read { $0 } == [])
+    }
+
+    /// Found by the stress test: a call made while the server restarts can wait forever. Its
+    /// statement waits (`EventLoopFuture.wait()` in `PostgresStatements.run`) for an answer that
+    /// never comes: postgres-nio 1.33.2 writes a query to its channel without a promise, so a query
+    /// written to a channel that closed is never failed (its "query hangs if connection is
+    /// closed" fix, #487, was reverted by #501); seen waiting for a COMMIT with the socket gone,
+    /// and for a transaction's statement with the socket in CLOSE-WAIT, the server's FATAL 57P01
+    /// unread. One garage parks while the server restarts 20 times; about one restart in 10–30
+    /// leaves the parks stuck.
+    @Test(.disabled("engine issue: a call can hang forever across a server restart (report of issue 27's stress test)"),
+          .enabled(if: server != nil && !TestEngine.isPostgres, "it restarts the server: .ci/with-postgres's only"))
+    func callsMadeWhileTheServerRestartsDoNotHang() throws {
+        let (url, _) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        let parks = Protected(0), stop = Protected(false)
+        Thread {
+            var index = 0
+            while !stop.read({ $0 }) {
+                index += 1
+                _ = try? garage.park(Memo(id: "m\(index % 10)", text: "\(index)"))
+                parks.write { $0 += 1 }
+            }
+        }.start()
+        defer { stop.write { $0 = true } }
+        for restart in 0..<20 {
+            Thread.sleep(forTimeInterval: 0.1)
+            try Self.restartServer()
+            // Parks go on (or fail, and the next connects again): 20 more are made at once.
+            let before = parks.read { $0 }
+            let deadline = Date().addingTimeInterval(30)
+            while parks.read({ $0 }) < before + 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            try #require(parks.read { $0 } >= before + 20, "a park made during restart \(restart) never returned")
+        }
     }
 }
