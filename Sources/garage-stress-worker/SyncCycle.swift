@@ -1,10 +1,13 @@
-// The sync cycle under stress: the processes of SyncStressTests' sync-cycle test, which share
-// one local store, one "server" store and one log. See main.swift for the command lines.
+// The sync cycle under stress: the processes of the sync-cycle tests (SyncStressTests on SQLite,
+// PostgresStressTests on PostgreSQL), which share one local store, one "server" store and one
+// log; the downloader is in SyncCycleDownloader.swift. See main.swift for the command lines.
 //
-// Files, next to `<store-path>`:
+// Files, next to `<store-path>` (on PostgreSQL, the two stores are schemas instead, and a
+// process carries on through a restart of the server: see SyncCycleStores.swift):
 //   <store-path>.server       the fake server: a garage of `SyncStressServerDocument`s, and of
 //                             `SyncStressServerChange`s, the documents changed on the server
 //                             that the downloader has not applied yet (its change feed)
+//   <store-path>.restart      created by the test before it restarts the PostgreSQL server
 //   <store-path>.server.lock  an flock(2) lock: the server handles one request at a time
 //   <store-path>.log          the shared log (one line per event, O_APPEND, see below)
 //   <store-path>.stop         created by the test at quiescence: jobs and downloader stop
@@ -40,7 +43,8 @@
 //               SYNCCHECK <rows>                               every local .synced editor document
 //                                                              is on the server, same version
 //   the test:   KILL <job> (after the job died of SIGKILL); its final sync writes a job's and
-//               the downloader's lines as `final`, and HELD <count> (objects held back at quiescence)
+//               the downloader's lines as `final`, and HELD <count> (objects held back at quiescence);
+//               SERVER restarting|restarted around a restart of the PostgreSQL server
 //
 // The server is locked (flock) for every upload and download: a download reads the server and
 // applies it locally while no upload runs, so it never applies a stale copy; an upload checks,
@@ -94,13 +98,18 @@ func logList(_ items: [String]) -> String {
     items.isEmpty ? "-" : items.joined(separator: ",")
 }
 
-/// The files of one sync-cycle run.
+/// The files of one sync-cycle run, and where its stores are (SyncCycleStores.swift).
 struct SyncFiles {
     let store: String
+    /// The PostgreSQL schemas of the store and the server, instead of the files.
+    var storeURL: String?
+    var serverURL: String?
     var server: String { store + ".server" }
     var lock: String { store + ".server.lock" }
     var log: String { store + ".log" }
     var stop: String { store + ".stop" }
+    /// Created by the test before it restarts the PostgreSQL server.
+    var restart: String { store + ".restart" }
     var isStopped: Bool { FileManager.default.fileExists(atPath: stop) }
 }
 
@@ -108,11 +117,14 @@ struct SyncFiles {
 
 /// Edits, deletes and re-creates `<name>-0` ..< `<name>-<count>`, `operations` times in all,
 /// checking before each operation that the document reads as this editor left it: downloads
-/// may change its `serverEdit` only.
+/// may change its `serverEdit` only. A park or delete that a server restart interrupted is
+/// followed by a read that tells whether it landed: it is logged if it did, made again if not.
 func runSyncEditor(files: SyncFiles, name: String, seed: String, count: Int, operations: Int, errors: Errors) throws {
     guard let append = AppendLog(path: files.log) else { throw POSIXError(.EIO) }
     let log = SyncLog(log: append, who: name, errors: errors)
-    let garage = try Garage(path: files.store, busyTimeout: 30)
+    let restarts = ServerRestarts(files: files, who: name)
+    let garage = try restarts.retrying("open the store") { try files.openStore() }
+    let editor = SyncEditorCalls(garage: garage, restarts: restarts, errors: errors, name: name)
     var random = SplitMix64(seed: seed)
     var last = [Int](repeating: 0, count: count)     // the last version parked, 0: never
     var present = [Bool](repeating: false, count: count)
@@ -120,7 +132,7 @@ func runSyncEditor(files: SyncFiles, name: String, seed: String, count: Int, ope
     for _ in 0..<operations {
         let index = Int.random(in: 0..<count, using: &random)
         let id = "\(name)-\(index)"
-        let document = try garage.retrieve(SyncStressDocument.self, identifier: id)
+        let document = try editor.read(id)
         if present[index] {
             guard let document else {
                 errors.report("\(name): \(id) is gone; last parked version \(last[index])")
@@ -131,12 +143,10 @@ func runSyncEditor(files: SyncFiles, name: String, seed: String, count: Int, ope
                 errors.report("\(name): \(id) reads version \(document.version) \"\(document.body)\", last parked \(last[index]) \"\(bodies[index])\"")
             }
             if Int.random(in: 0..<100, using: &random) < 20 {
-                if !(try garage.delete(SyncStressDocument.self, identifier: id)) {
-                    errors.report("\(name): deleting \(id) found nothing")
-                }
+                try editor.delete(id, version: last[index])
                 present[index] = false
                 log.write("DELETE", id, "\(last[index])")
-                if try garage.retrieve(SyncStressDocument.self, identifier: id) != nil {
+                if try editor.read(id) != nil {
                     errors.report("\(name): \(id) reads back after its deletion")
                 }
             } else {
@@ -144,7 +154,7 @@ func runSyncEditor(files: SyncFiles, name: String, seed: String, count: Int, ope
                 edited.version = last[index] + 1
                 edited.body = "\(id) v\(edited.version)"
                 edited.syncStatus = .notSynced
-                try garage.park(edited)
+                try editor.park(edited, over: last[index])
                 last[index] = edited.version
                 bodies[index] = edited.body
                 log.write("PARK", id, "\(edited.version)", "edit")
@@ -155,7 +165,7 @@ func runSyncEditor(files: SyncFiles, name: String, seed: String, count: Int, ope
             }
             let created = SyncStressDocument(id: id, version: last[index] + 1, body: "\(id) v\(last[index] + 1)",
                                              serverEdit: 0, syncStatus: .notSynced)
-            try garage.park(created)
+            try editor.park(created, over: nil)
             log.write("PARK", id, "\(created.version)", last[index] == 0 ? "create" : "recreate")
             last[index] = created.version
             bodies[index] = created.body
@@ -219,15 +229,31 @@ func endFields(_ claim: Claim<SyncStressDocument>, _ how: String, _ report: Clai
      logList(report.keptByApp), logList(report.lost), logList(report.deleted)]
 }
 
+/// What became of a claim's upload.
+enum SyncUploadOutcome {
+    case uploaded(SyncUpload)
+    /// The lease ran out first: nothing was sent.
+    case expired
+    /// A server restart interrupted it: the server may or may not have it.
+    case interrupted
+}
+
 /// Claims, uploads and completes batches until the stop file appears; fails some uploads
 /// (released with a retry delay, counting a failed attempt), gives some batches back, and
 /// recovers stale claims when it starts and every half interval.
+///
+/// Through a server restart: a claim it interrupted is forgotten (if it committed, its rows
+/// stay claimed by this live process until a recovery finds the claim stale); an upload it
+/// interrupted is a failed upload; a recovery it interrupted is made again later; a claim's
+/// end it interrupted is made again until it works (if the first one committed, the second
+/// finds its rows no longer the claim's, and reports them lost).
 func runSyncJob(files: SyncFiles, name: String, seed: String, staleInterval: TimeInterval, errors: Errors) throws {
     guard let append = AppendLog(path: files.log), let lock = ServerLock(path: files.lock) else { throw POSIXError(.EIO) }
     let log = SyncLog(log: append, who: name, errors: errors)
-    let garage = try Garage(path: files.store, busyTimeout: 30)
+    let restarts = ServerRestarts(files: files, who: name)
+    let garage = try restarts.retrying("open the store") { try files.openStore() }
     garage.maximumUploadAttempts = 3
-    let server = try Garage(path: files.server, busyTimeout: 30)
+    let server = try restarts.retrying("open the server") { try files.openServer() }
     var random = SplitMix64(seed: seed)
     log.write("START", "\(getpid())")
     let started = Date()
@@ -240,12 +266,14 @@ func runSyncJob(files: SyncFiles, name: String, seed: String, staleInterval: Tim
         }
         if Date().timeIntervalSince(lastRecovery) > staleInterval / 2 {
             log.write("RECOVERING", "\(staleInterval)")
-            let rows = try garage.releaseStaleClaims(olderThan: staleInterval)
-            log.write("RECOVERED", "\(rows)")
-            lastRecovery = Date()
+            if let rows = try restarts.attempt("releaseStaleClaims", { try garage.releaseStaleClaims(olderThan: staleInterval) }) {
+                log.write("RECOVERED", "\(rows)")
+                lastRecovery = Date()
+            }
         }
-        let claim = try garage.claim(SyncStressDocument.self, limit: Int.random(in: 1...6, using: &random))
-        if claim.isEmpty {
+        let limit = Int.random(in: 1...6, using: &random)
+        let taken = try restarts.attempt("claim", { try garage.claim(SyncStressDocument.self, limit: limit) })
+        guard let claim = taken, !claim.isEmpty else {
             Thread.sleep(forTimeInterval: 0.005)
             continue
         }
@@ -271,31 +299,35 @@ func runSyncJob(files: SyncFiles, name: String, seed: String, staleInterval: Tim
             how = "giveback"
         } else {
             log.write("UPLOADING", claim.id)
-            let upload: SyncUpload? = try lock.withLock {
+            let outcome: SyncUploadOutcome = try lock.withLock {
                 // The lease: a claim older than the stale interval may have been released and
                 // taken by another job, whose upload may already be on the server.
                 let age = Date().timeIntervalSince(claim.date)
                 if age >= staleInterval * 0.9 {
                     log.write("EXPIRED", claim.id, "\(age)")
-                    return nil
+                    return .expired
                 }
-                return try uploadClaim(claim, to: server)
+                return try restarts.attempt("upload \(claim.id)", { try uploadClaim(claim, to: server) }).map { .uploaded($0) } ?? .interrupted
             }
-            if let upload {
+            switch outcome {
+            case .uploaded(let upload):
                 log.write("UPLOADED", claim.id, logList(upload.uploaded), logList(upload.deleted), logList(upload.stale))
                 if !upload.stale.isEmpty { errors.report("\(name): the server has newer versions than claim \(claim.id): \(upload.stale)") }
                 Thread.sleep(forTimeInterval: Double(Int.random(in: 0...5, using: &random)) / 1000)
                 how = "complete"
-            } else {
+            case .expired:
                 how = "expired"
+            case .interrupted:
+                how = "fail"
             }
         }
         log.write("ENDING", claim.id, how)
-        let report: ClaimReport
-        switch how {
-        case "complete": report = try garage.complete(claim)
-        case "fail": report = try garage.release(claim, retryAfter: 0.02, error: FakeUploadError())
-        default: report = try garage.release(claim)
+        let report = try restarts.retrying("\(how) \(claim.id)") { () throws -> ClaimReport in
+            switch how {
+            case "complete": try garage.complete(claim)
+            case "fail": try garage.release(claim, retryAfter: 0.02, error: FakeUploadError())
+            default: try garage.release(claim)
+            }
         }
         log.write("END", endFields(claim, how == "complete" ? "complete" : "release", report).joined(separator: " "))
         switch how {
@@ -314,141 +346,18 @@ func runSyncJob(files: SyncFiles, name: String, seed: String, staleInterval: Tim
     print("STATS \(name): \(batches) batches, \(failed) failed, \(givenBack) given back, \(expired) expired, \(lost) rows lost")
 }
 
-// MARK: - Downloader (the server's side)
-
-/// Plays the server's side until the stop file appears: edits the `serverEdit` of editors'
-/// documents on the server, creates, edits and deletes its own documents `s-<n>`, and applies
-/// the server's changes to the local store with `parkDownloaded` / `deleteDownloaded`
-/// (`.keepLocal`); a change that conflicts with a local edit stays in the feed, to be
-/// downloaded again once the edit is uploaded.
-func runSyncDownloader(files: SyncFiles, name: String, seed: String, count: Int, errors: Errors) throws {
-    guard let append = AppendLog(path: files.log), let lock = ServerLock(path: files.lock) else { throw POSIXError(.EIO) }
-    let log = SyncLog(log: append, who: name, errors: errors)
-    let garage = try Garage(path: files.store, busyTimeout: 30)
-    let server = try Garage(path: files.server, busyTimeout: 30)
-    var random = SplitMix64(seed: seed)
-    var versions = [Int](repeating: 0, count: count)    // of the server's own documents
-    var downloads = 0, conflicts = 0
-    let started = Date()
-    while !files.isStopped {
-        if Date().timeIntervalSince(started) > 300 {
-            errors.report("\(name): still running after 5 minutes")
-            break
-        }
-        let roll = Int.random(in: 0..<100, using: &random)
-        try lock.withLock {
-            if roll < 30 {
-                // A server-side edit of an editor's document: its serverEdit only.
-                let ids = try server.identifiers(of: SyncStressServerDocument.self).filter { !$0.hasPrefix("s-") }
-                guard let id = ids.randomElement(using: &random),
-                      var document = try server.retrieve(SyncStressServerDocument.self, identifier: id) else { return }
-                document.serverEdit += 1
-                try server.transaction {
-                    try server.park(document)
-                    try server.park(SyncStressServerChange(id: id))
-                }
-                log.write("SEDIT", id, "\(document.version)", "\(document.serverEdit)")
-            } else if roll < 50 {
-                // The server's own documents: created, edited, deleted and created again.
-                let index = Int.random(in: 0..<count, using: &random)
-                let id = "s-\(index)"
-                let exists = try server.retrieve(SyncStressServerDocument.self, identifier: id) != nil
-                let kind = !exists ? "SCREATE" : Int.random(in: 0..<100, using: &random) < 30 ? "SDELETE" : "SUPDATE"
-                try server.transaction {
-                    if kind == "SDELETE" {
-                        try server.delete(SyncStressServerDocument.self, identifier: id)
-                    } else {
-                        versions[index] += 1
-                        try server.park(SyncStressServerDocument(id: id, version: versions[index], body: "\(id) v\(versions[index])",
-                                                                 serverEdit: versions[index]))
-                    }
-                    try server.park(SyncStressServerChange(id: id))
-                }
-                log.write(kind, id, "\(versions[index])")
-            } else if roll < 90 {
-                let changes = try server.retrieveAll(SyncStressServerChange.self).map(\.id).shuffled(using: &random).prefix(8)
-                if changes.isEmpty { return }
-                var present: [SyncStressDocument] = []
-                var absent: [String] = []
-                for id in changes {
-                    if let document = try server.retrieve(SyncStressServerDocument.self, identifier: id) {
-                        present.append(SyncStressDocument(id: id, version: document.version, body: document.body,
-                                                          serverEdit: document.serverEdit, syncStatus: .synced))
-                    } else {
-                        absent.append(id)
-                    }
-                }
-                var keep: Set<String> = []
-                if !present.isEmpty {
-                    log.write("DLBEGIN", logList(present.map { "\($0.id):\($0.version)" }))
-                    let report = try garage.parkDownloaded(present)
-                    let versionOf = Dictionary(uniqueKeysWithValues: present.map { ($0.id, $0.version) })
-                    log.write("DOWNLOAD", logList(report.applied.map { "\($0):\(versionOf[$0] ?? -1)" }),
-                              logList(report.conflicts.map { "\($0.object.identifier):\($0.localStatus.rawValue)" }))
-                    keep.formUnion(report.conflicts.map(\.object.identifier))
-                    check(report, downloaded: present.map(\.id), errors: errors, who: name)
-                    downloads += 1
-                    conflicts += report.conflicts.count
-                }
-                if !absent.isEmpty {
-                    log.write("DLDELBEGIN", logList(absent))
-                    let report = try garage.deleteDownloaded(SyncStressDocument.self, identifiers: absent)
-                    log.write("DLDELETE", logList(report.deleted), logList(report.conflicts.map(\.object.identifier)))
-                    keep.formUnion(report.conflicts.map(\.object.identifier))
-                    check(report, downloaded: absent, errors: errors, who: name)
-                    conflicts += report.conflicts.count
-                }
-                try server.transaction {
-                    for id in changes where !keep.contains(id) {
-                        try server.delete(SyncStressServerChange.self, identifier: id)
-                    }
-                }
-            } else {
-                // No edit is marked synced before the server has it: while the server is
-                // locked, each local .synced editor document is there, at the same version.
-                let synced = try garage.retrieveAll(SyncStressDocument.self, withStatus: .synced).filter { !$0.id.hasPrefix("s-") }
-                for document in synced {
-                    let copy = try server.retrieve(SyncStressServerDocument.self, identifier: document.id)
-                    if copy?.version != document.version {
-                        errors.report("\(name): \(document.id) is .synced at version \(document.version), the server has \(copy.map { "version \($0.version)" } ?? "nothing")")
-                    }
-                }
-                log.write("SYNCCHECK", "\(synced.count)")
-            }
-        }
-        Thread.sleep(forTimeInterval: Double(Int.random(in: 1...6, using: &random)) / 1000)
-    }
-    print("STATS \(name): \(downloads) downloads, \(conflicts) conflicts")
-}
-
-/// A download's conflicts are local edits kept: of editors' documents only, never of the
-/// server's own, which no one edits locally.
-private func check(_ report: DownloadReport, downloaded: [String], errors: Errors, who: String) {
-    for conflict in report.conflicts {
-        if conflict.resolution != .keptLocal || conflict.object.identifier.hasPrefix("s-")
-            || !(conflict.localStatus == .notSynced || conflict.localStatus == .syncing) {
-            errors.report("\(who): unexpected download conflict \(conflict) (\(conflict.localStatus), claimed: \(conflict.wasClaimed))")
-        }
-    }
-    let conflicted = Set(report.conflicts.map(\.object.identifier))
-    if !Set(report.applied + report.deleted).isDisjoint(with: conflicted) {
-        errors.report("\(who): a download both applied and kept \(report)")
-    }
-    for id in report.applied + report.deleted where !downloaded.contains(id) {
-        errors.report("\(who): a download reported \(id), which it did not carry")
-    }
-}
-
 // MARK: - Entry point
 
 /// Runs one process of the sync-cycle test; never returns.
 func runSyncRole(storePath: String, role: String, arguments: [String]) -> Never {
     let errors = Errors()
-    let files = SyncFiles(store: storePath)
-    guard arguments.count == 3 else {
-        print("ERROR usage: garage-stress-worker <store-path> \(role) <name> <seed> <argument>")
+    guard arguments.count == 3 || arguments.count == 5 else {
+        print("ERROR usage: garage-stress-worker <store-path> \(role) <name> <seed> <argument> [<store-url> <server-url>]")
         exit(2)
     }
+    // With two postgres:// URLs, the stores are their schemas (SyncCycleStores.swift).
+    let files = SyncFiles(store: storePath, storeURL: arguments.count == 5 ? arguments[3] : nil,
+                          serverURL: arguments.count == 5 ? arguments[4] : nil)
     let name = arguments[0], seed = arguments[1]
     do {
         switch role {

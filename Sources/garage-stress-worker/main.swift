@@ -6,6 +6,8 @@
 //     garage-stress-worker <store-path> sync-editor <name> <seed> <objects>x<operations>
 //     garage-stress-worker <store-path> sync-job <name> <seed> <stale-interval-seconds>
 //     garage-stress-worker <store-path> sync-downloader <name> <seed> <server-objects>
+//         (each sync- role takes two more arguments, <store-url> <server-url>, to run on the
+//         PostgreSQL schemas they name: see SyncCycleStores.swift)
 //     garage-stress-worker <store-path> setting <value>|-     (sets or removes StressSettings.greeting)
 //     garage-stress-worker <store-path> park-and-exit <count>   (see ParkAndExit.swift)
 //     garage-stress-worker <store-path> late-editor|late-downloader <name> <seed> <rounds>
@@ -41,6 +43,8 @@ final class Errors {
     func report(_ message: String) {
         count += 1
         print("ERROR \(message)")
+        // Now: a job may be killed with SIGKILL a moment later, which loses what stdio buffers.
+        fflush(nil)
     }
 }
 
@@ -235,7 +239,7 @@ guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
     print("             garage-stress-worker <store-path> claim-and-exit <count>")
     print("             garage-stress-worker <store-path> late-editor|late-downloader <name> <seed> <rounds>")
     print("             garage-stress-worker <store-path> note append|rename|file <id> <argument>")
-    print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument>")
+    print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument> [<store-url> <server-url>]")
     exit(2)
 }
 let storePath = arguments[1]

@@ -109,7 +109,7 @@ struct SyncCycleReplay {
         "PARK": 3, "DELETE": 2, "START": 1, "KILL": 0, "RECOVERING": 1, "RECOVERED": 1, "BEGIN": 4,
         "UPLOADING": 1, "UPLOADED": 4, "EXPIRED": 2, "ENDING": 2, "END": 8, "SEDIT": 3, "SCREATE": 2,
         "SUPDATE": 2, "SDELETE": 2, "DLBEGIN": 1, "DOWNLOAD": 2, "DLDELBEGIN": 1, "DLDELETE": 2,
-        "SYNCCHECK": 1, "HELD": 1,
+        "SYNCCHECK": 1, "HELD": 1, "SERVER": 1,
     ]
 
     private mutating func replay(kind: String, who: String, time: Double, _ fields: [String], line: String) {
@@ -202,6 +202,9 @@ struct SyncCycleReplay {
             count("synced check")
         case "HELD":
             count("held at quiescence", Int(fields[0]) ?? 0)
+        case "SERVER":
+            // The PostgreSQL server restarting, then restarted (PostgresStressTests).
+            count("server \(fields[0])")
         default:
             violations.append("unexpected \(line)")
         }

@@ -1,0 +1,418 @@
+import Foundation
+import GarageLitePostgres
+import GarageStressModels
+import Testing
+@testable import GarageLite
+
+// Issue 27's proof: the sync cycle of SyncStressTests (editors, jobs killed with SIGKILL, a
+// downloader, a fake server, a shared log replayed by SyncCycleReplay) on PostgreSQL, with a
+// restart of the server in the middle. The processes are garage-stress-worker's sync roles
+// (Sources/garage-stress-worker/SyncCycle.swift), given two schemas' URLs: the local store and
+// the server are schemas of the test's server; the run's log and marker files are in a folder.
+//
+// GARAGE_STRESS_SEED repeats a run's choices (not their timing); GARAGE_POSTGRES_STRESS_OPERATIONS
+// sets each editor's operations (1000 by default: about 20 s on two cores) and
+// GARAGE_POSTGRES_STRESS_RESTARTS the restarts (1), spread evenly over the editors' run: a long
+// run is `GARAGE_POSTGRES_STRESS_OPERATIONS=10000 GARAGE_POSTGRES_STRESS_RESTARTS=8
+// .ci/with-postgres swift test --skip-build --filter PostgresStress`. GARAGE_STRESS_KEEP=<folder>
+// keeps the log and the processes' outputs.
+//
+// At the end: the two engine problems this test found, each reduced to a small test, disabled
+// until the engine is fixed.
+
+extension PostgresEngineTests {
+    /// Four job processes claim, upload, complete, fail and give back from one garage while two
+    /// editors edit, delete and re-create, and a downloader plays the server's side; the test kills
+    /// a job with SIGKILL every few hundred milliseconds (and starts another), and restarts the
+    /// PostgreSQL server once the editors are half done. The workers carry on through the restart
+    /// (SyncCycleStores.swift). At quiescence: no object claimed by two live claims, no edit or
+    /// deletion lost, the store equal to the server.
+    @Test(.enabled(if: server != nil && !TestEngine.isPostgres,
+                   "it restarts the server: the throwaway one of .ci/with-postgres, and not while the behaviour suite runs on it"))
+    func processesSyncThroughKillsAndAServerRestart() throws {
+        let worker = try #require(stressWorkerExecutable(), "garage-stress-worker was not built: swift build --build-tests")
+        let environment = ProcessInfo.processInfo.environment
+        let seed = environment["GARAGE_STRESS_SEED"].flatMap { UInt64($0) } ?? 20_270_127
+        let operations = environment["GARAGE_POSTGRES_STRESS_OPERATIONS"].flatMap { Int($0) } ?? 1_000
+        let restarts = environment["GARAGE_POSTGRES_STRESS_RESTARTS"].flatMap { Int($0) } ?? 1
+        print("PostgresStress: seed \(seed), \(operations) operations per editor, \(restarts) restarts "
+              + "(GARAGE_STRESS_SEED, GARAGE_POSTGRES_STRESS_OPERATIONS, GARAGE_POSTGRES_STRESS_RESTARTS)")
+        let directory = try TemporaryDirectory()
+        defer {
+            if let keep = environment["GARAGE_STRESS_KEEP"] {
+                try? FileManager.default.removeItem(atPath: keep)
+                try? FileManager.default.copyItem(at: directory.url, to: URL(fileURLWithPath: keep))
+                print("PostgresStress: the run's files are in \(keep)")
+            }
+        }
+        var cycle = PostgresSyncCycle(directory: directory, worker: worker, seed: seed, operations: operations, restarts: restarts)
+        try cycle.run()
+    }
+}
+
+/// One run of the sync cycle on PostgreSQL: its processes, the server's restarts, and the checks.
+private struct PostgresSyncCycle {
+    let directory: TemporaryDirectory
+    let worker: URL
+    let seed: UInt64
+    let operations: Int
+    let restarts: Int
+    let editors = 2, objectsPerEditor = 10, serverObjects = 6, jobSlots = 4
+    let staleInterval = 1.0
+    let started = Date()
+    /// The base of the run's files: `.log`, `.stop`, `.restart`, `.server.lock`.
+    let storePath: String
+    let storeURL: String, serverURL: String
+    var launched: [WorkerProcess] = []
+
+    init(directory: TemporaryDirectory, worker: URL, seed: UInt64, operations: Int, restarts: Int) {
+        self.directory = directory
+        self.worker = worker
+        self.seed = seed
+        self.operations = operations
+        self.restarts = restarts
+        storePath = directory.path("local")
+        let base = TestEngine.postgresURL!
+        storeURL = TestEngine.schemaURL(base, schema: TestEngine.newSchemaName())
+        serverURL = TestEngine.schemaURL(base, schema: TestEngine.newSchemaName())
+    }
+
+    /// The test's garage on `url`, opened after the restarts (a garage held through a restart
+    /// would fail its next call on a connection the restart closed).
+    static func open(_ url: String) throws -> Garage {
+        var options = PostgresGarageOptions()
+        options.busyTimeout = 30
+        options.maximumConnections = 2
+        let garage = try Garage(postgresURL: url, options: options)
+        garage.maximumUploadAttempts = 3        // as in the jobs: a few objects get held
+        return garage
+    }
+
+    private mutating func launch(_ name: String, _ role: String, _ argument: String) throws -> WorkerProcess {
+        let process = try WorkerProcess(name: name, executable: worker,
+                                        arguments: [storePath, role, name, "\(seed)-\(name)", argument, storeURL, serverURL],
+                                        directory: directory.url)
+        launched.append(process)
+        return process
+    }
+
+    mutating func run() throws {
+        // Both schemas exist before the workers open them.
+        _ = try Self.open(storeURL)
+        _ = try Self.open(serverURL)
+        let log = try #require(SharedLogAppender(path: storePath + ".log"))
+        defer {
+            for process in launched { process.kill() }
+            for process in launched { _ = process.wait(timeout: 10) }
+        }
+        let editorProcesses = try (0..<editors).map { try launch("e\($0)", "sync-editor", "\(objectsPerEditor)x\(operations)") }
+        let downloader = try launch("dl", "sync-downloader", "\(serverObjects)")
+        var jobs = try (0..<jobSlots).map { try launch("job\($0).0", "sync-job", "\(staleInterval)") }
+
+        // While the editors run, a job dies of SIGKILL every 100 to 400 ms, and another starts;
+        // the server restarts when the editors have made their share of operations (read in the
+        // log: the restart comes at a point of their work, not at a time).
+        var random = SplitMix64(state: seed)
+        var kills = 0, restarted = 0
+        var incarnations = [Int](repeating: 0, count: jobSlots)
+        let restartPoints = (0..<restarts).map { editors * operations * ($0 + 1) / (restarts + 1) }
+        // Far more than they need (about 20 s for 1000 operations): a call that never returns fails the test.
+        let deadline = Date().addingTimeInterval(60 + Double(operations) / 20)
+        while !editorProcesses.allSatisfy({ $0.wait(timeout: 0) }) {
+            if Date() > deadline {
+                Issue.record("the editors did not end in time")
+                break
+            }
+            Thread.sleep(forTimeInterval: Double(Int.random(in: 100...400, using: &random)) / 1000)
+            if restarted < restartPoints.count, editorEvents() >= restartPoints[restarted] {
+                try restartServer(log: log, marker: storePath + ".restart")
+                restarted += 1
+            }
+            let slot = Int.random(in: 0..<jobSlots, using: &random)
+            jobs[slot].kill()
+            try #require(jobs[slot].wait(timeout: 30), "\(jobs[slot].name) did not die of SIGKILL")
+            #expect(jobs[slot].wasKilled, "\(jobs[slot].name) ended before it was killed:\n\(jobs[slot].outputText)")
+            log.write("KILL", jobs[slot].name)
+            kills += 1
+            incarnations[slot] += 1
+            jobs[slot] = try launch("job\(slot).\(incarnations[slot])", "sync-job", "\(staleInterval)")
+        }
+        #expect(restarted == restarts, "the server restarted \(restarted) times while the editors ran, not \(restarts)")
+
+        // Quiescence: the jobs and the downloader stop.
+        FileManager.default.createFile(atPath: storePath + ".stop", contents: nil)
+        for process in jobs + [downloader] where !process.wait(timeout: 60) {
+            Issue.record("\(process.name) did not stop within a minute")
+        }
+        for process in launched {
+            let text = process.outputText
+            #expect(process.outputLines(startingWith: "ERROR") == [], "\(process.name):\n\(text)")
+            #expect(process.wait(timeout: 0) && (process.exitedCleanly || process.wasKilled), "\(process.name) did not end well:\n\(text)")
+        }
+        let interrupted = launched.flatMap { $0.outputLines(startingWith: "RESTART ") }
+        let outcomes = launched.flatMap { $0.outputLines(startingWith: "INTERRUPTED ") }
+        var editorsLast: [String: SyncCycleReplay.EditorEvent] = [:]
+        for line in editorProcesses.flatMap({ $0.outputLines(startingWith: "LAST ") }) {
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 4, let version = Int(fields[2]) else {
+                Issue.record("an editor printed \(line)")
+                continue
+            }
+            editorsLast[fields[1]] = .init(version: version, deleted: fields[3] == "deleted")
+        }
+        #expect(editorsLast.count == editors * objectsPerEditor)
+
+        let garage = try Self.open(storeURL), server = try Self.open(serverURL)
+        let final = try PostgresSyncCycle.syncAtQuiescence(garage, server: server, log: log)
+        let replay = SyncCycleReplay(log: try String(contentsOfFile: storePath + ".log", encoding: .utf8))
+        #expect(replay.violations == [], "the log replay")
+        #expect(replay.lastEditorEvent == editorsLast, "the log holds every editor's last event")
+        let finalChecks = try checkFinalState(garage, server: server, replay: replay)
+
+        // The run did what it is meant to.
+        #expect(kills > 0 && replay.figure("recovery that released rows") + replay.figure("claim freed by a kill") > 0,
+                "no killed job's claim was recovered")
+        #expect(!interrupted.isEmpty, "the restart interrupted no call")
+        #expect(replay.figure("delete") > 0 && replay.figure("park recreate") > 0)
+        #expect(replay.figure("download applied") > 0 && replay.figure("end complete") > 0)
+
+        let f = replay.figure
+        print("""
+            PostgresStress summary (seed \(seed), \(String(format: "%.1f", Date().timeIntervalSince(started))) s): \
+            \(launched.count) processes (\(editors) editors, 1 downloader, \(launched.count - editors - 1) job processes in \(jobSlots) slots), \
+            \(kills) SIGKILLs, \(restarted) server restarts
+            PostgresStress restarts: \(interrupted.count) calls failed by a restart (\(Self.tally(interrupted, field: 1))); \
+            interrupted editor writes: \(outcomes.filter { $0.hasSuffix(" landed") }.count) had landed, \
+            \(outcomes.filter { $0.hasSuffix(" again") }.count) had not and were made again
+            PostgresStress editors: \(f("park create") + f("park edit") + f("park recreate")) parks (\(f("park create")) creates, \
+            \(f("park edit")) edits, \(f("park recreate")) re-creates), \(f("delete")) deletes; server side: \(f("server SEDIT")) edits, \
+            \(f("server SCREATE") + f("server SUPDATE") + f("server SDELETE")) changes of its own documents; downloads: \
+            \(f("download applied")) applied, \(f("download deleted")) deleted, \(f("download conflict kept local")) conflicts
+            PostgresStress jobs: \(f("claim")) claims (\(f("claimed object")) objects, \(f("claimed deletion")) deletions), \
+            \(f("end complete")) completes (\(f("synced by a claim")) synced, \(f("deletion uploaded")) deletions uploaded), \
+            \(f("end release")) releases (\(f("ending fail")) failed uploads, \(f("ending expired")) expired leases), \
+            \(f("lost from a claim")) rows lost from a claim, \(f("recovered rows")) rows recovered, \(f("claim freed by a kill")) claims freed by a kill; \
+            \(f("held at quiescence")) held at quiescence; final sync: \(final.batches) claims, \(final.downloaded) server changes
+            PostgresStress checks: \(replay.checksPerformed + finalChecks) (\(replay.checks.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")), \
+            final state: \(finalChecks)); \(replay.violations.count) violations
+            """)
+    }
+
+    /// How many PARK and DELETE lines the editors have logged.
+    private func editorEvents() -> Int {
+        let log = (try? String(contentsOfFile: storePath + ".log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { $0.hasPrefix("PARK ") || $0.hasPrefix("DELETE ") }.count
+    }
+
+    /// Restarts the server, having told the workers first (`marker`), and says so in the log.
+    private func restartServer(log: SharedLogAppender, marker: String) throws {
+        FileManager.default.createFile(atPath: marker, contents: nil)
+        log.write("SERVER", "test", "restarting")
+        try PostgresEngineTests.restartServer()
+        log.write("SERVER", "test", "restarted")
+    }
+
+    /// `<kind> <who> …` lines counted by their `field`th field.
+    private static func tally(_ lines: [String], field: Int) -> String {
+        var counts: [String: Int] = [:]
+        for line in lines {
+            let fields = line.split(separator: " ")
+            if fields.count > field { counts[String(fields[field]).split(separator: ".").first.map(String.init) ?? "", default: 0] += 1 }
+        }
+        return counts.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+    }
+}
+
+extension PostgresSyncCycle {
+    /// The sync at quiescence, as a job would run it (SyncStressTests' own): recover the killed
+    /// jobs' claims, retry the held objects, claim, upload and complete until nothing is left,
+    /// then download what the server changed. Its lines go to the log as `final`'s.
+    static func syncAtQuiescence(_ garage: Garage, server: Garage, log: SharedLogAppender) throws -> (batches: Int, downloaded: Int) {
+        let who = "final"
+        // No job runs any more: every claim left is a killed job's, or one a restart interrupted.
+        log.write("RECOVERING", who, "0")
+        log.write("RECOVERED", who, "\(try garage.releaseStaleClaims(olderThan: 0))")
+        log.write("HELD", who, "\(try garage.heldObjects(SyncStressDocument.self).count)")
+        try garage.retryHeld(SyncStressDocument.self)
+        var batches = 0
+        while batches < 1_000 {
+            let claim = try garage.claim(SyncStressDocument.self, limit: 25)
+            if claim.isEmpty { break }
+            batches += 1
+            log.write("BEGIN", who, claim.id, "\(claim.date.timeIntervalSince1970)",
+                      list(claim.objects.map { "\($0.id):\($0.version)" }), list(claim.deletions))
+            var newer: [SyncStressServerDocument] = []
+            for document in claim.objects {
+                let current = try server.retrieve(SyncStressServerDocument.self, identifier: document.id)
+                #expect((current?.version ?? 0) <= document.version, "\(document.id): the server has a newer version")
+                if current?.version != document.version {
+                    newer.append(SyncStressServerDocument(id: document.id, version: document.version,
+                                                          body: document.body, serverEdit: document.serverEdit))
+                }
+            }
+            try server.transaction {
+                try server.parkAll(newer)
+                for id in claim.deletions { try server.delete(SyncStressServerDocument.self, identifier: id) }
+            }
+            log.write("UPLOADED", who, claim.id, list(claim.objects.map { "\($0.id):\($0.version)" }), list(claim.deletions), "-")
+            log.write("ENDING", who, claim.id, "complete")
+            let report = try garage.complete(claim)
+            log.write("END", who, claim.id, "complete", list(report.synced), list(report.notSynced), list(report.deletionsUploaded),
+                      list(report.keptByApp), list(report.lost), list(report.deleted))
+            #expect(report.synced == claim.identifiers && report.deletionsUploaded == claim.deletions,
+                    "nothing edits during the final sync: \(report)")
+        }
+        let changes = try server.retrieveAll(SyncStressServerChange.self).map(\.id)
+        var present: [SyncStressDocument] = []
+        var absent: [String] = []
+        for id in changes {
+            if let copy = try server.retrieve(SyncStressServerDocument.self, identifier: id) {
+                present.append(SyncStressDocument(id: id, version: copy.version, body: copy.body, serverEdit: copy.serverEdit, syncStatus: .synced))
+            } else {
+                absent.append(id)
+            }
+        }
+        log.write("DLBEGIN", who, list(present.map { "\($0.id):\($0.version)" }))
+        let downloaded = try garage.parkDownloaded(present)
+        let versions = Dictionary(uniqueKeysWithValues: present.map { ($0.id, $0.version) })
+        log.write("DOWNLOAD", who, list(downloaded.applied.map { "\($0):\(versions[$0] ?? -1)" }), list(downloaded.conflicts.map(\.object.identifier)))
+        log.write("DLDELBEGIN", who, list(absent))
+        let deleted = try garage.deleteDownloaded(SyncStressDocument.self, identifiers: absent)
+        log.write("DLDELETE", who, list(deleted.deleted), list(deleted.conflicts.map(\.object.identifier)))
+        #expect(downloaded.conflicts == [] && deleted.conflicts == [], "everything is synced: no conflict")
+        #expect(downloaded.applied.count == present.count)
+        try server.transaction {
+            for id in changes { try server.delete(SyncStressServerChange.self, identifier: id) }
+        }
+        return (batches, changes.count)
+    }
+
+    /// The store equals the server, object for object, everything synced, no tombstone nor claim
+    /// left; each editor's document is where its last event left it on both sides (no edit, no
+    /// deletion lost), and each server document present was downloaded after its last deletion.
+    /// Returns how many checks it made.
+    func checkFinalState(_ garage: Garage, server: Garage, replay: SyncCycleReplay) throws -> Int {
+        var checks = 0
+        let local = try garage.retrieveAll(SyncStressDocument.self)
+        let localCopies = Dictionary(uniqueKeysWithValues: local.map {
+            ($0.id, SyncStressServerDocument(id: $0.id, version: $0.version, body: $0.body, serverEdit: $0.serverEdit))
+        })
+        let serverCopies = Dictionary(uniqueKeysWithValues: try server.retrieveAll(SyncStressServerDocument.self).map { ($0.id, $0) })
+        for id in Set(localCopies.keys).union(serverCopies.keys).sorted() {
+            checks += 1
+            #expect(localCopies[id] == serverCopies[id],
+                    "\(id): the store has \(localCopies[id].map { "\($0)" } ?? "nothing"), the server \(serverCopies[id].map { "\($0)" } ?? "nothing")")
+        }
+        #expect(local.filter { $0.syncStatus != .synced }.map(\.id) == [], "every object is synced")
+        let rows = try garage.store.allStoredRows()
+        #expect(rows.filter(\.isDeleted).map(\.key.identifier) == [], "no tombstone is left: every deletion reached the server")
+        #expect(rows.filter { $0.claim != nil }.map(\.key.identifier) == [], "no claim is left")
+        #expect(try server.count(SyncStressServerChange.self) == 0, "every server change was downloaded")
+        checks += 4
+        for (id, last) in replay.lastEditorEvent.sorted(by: { $0.key < $1.key }) {
+            checks += 1
+            if last.deleted {
+                #expect(localCopies[id] == nil && serverCopies[id] == nil, "\(id) was deleted last, at version \(last.version)")
+            } else {
+                #expect(localCopies[id]?.version == last.version && serverCopies[id]?.version == last.version,
+                        "\(id) was parked last at version \(last.version)")
+            }
+        }
+        for id in localCopies.keys.sorted() {
+            checks += 1
+            if id.hasPrefix("s-") {
+                #expect(replay.lastDownloadDeleted[id] == false, "\(id) is present, but was not downloaded since its deletion")
+            } else {
+                #expect(replay.lastEditorEvent[id] != nil, "\(id) is present, but no editor parked it")
+            }
+        }
+        return checks
+    }
+
+    /// "-" for an empty list, its items comma-separated otherwise (the log's lists).
+    private static func list(_ items: [String]) -> String {
+        items.isEmpty ? "-" : items.joined(separator: ",")
+    }
+}
+
+// MARK: - The server's restart, and what the stress test found
+
+extension PostgresEngineTests {
+    /// Restarts the tests' server (`pg_ctl restart`, fast: its sessions are ended), its log
+    /// going on in the file `.ci/with-postgres` started it with; checks that it did restart.
+    static func restartServer() throws {
+        let server = try #require(Self.server)
+        let startTime = "SELECT pg_postmaster_start_time()"
+        let before = try psql(startTime)
+        let serverLog = URL(fileURLWithPath: server.data).deletingLastPathComponent().appendingPathComponent("server.log").path
+        var command = ["\(server.bin)/pg_ctl", "-D", server.data, "-l", serverLog, "-m", "fast", "-w", "restart"]
+        if getuid() == 0 { command = ["/usr/sbin/runuser", "-u", "postgres", "--"] + command }
+        let restart = try ToolProcess.run(executable: URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
+        try #require(restart.exitCode == 0, "pg_ctl restart failed: \(restart)")
+        #expect(try psql(startTime) != before, "the server did not restart")
+    }
+
+    /// Found by the stress test: a claim's end (which takes its rows' locks, in the claim's
+    /// order, without the schema's lock) and a write of the same rows (`parkAll`,
+    /// `parkDownloaded`: the schema's lock, then the rows' in the order given) can wait for each
+    /// other; PostgreSQL ends one after `deadlock_timeout` (1 s) with 40P01, which the garage
+    /// reports as `storeBusy`, "kept it locked for longer than the busy timeout". Either order of
+    /// the park deadlocks: the claim's order of rows changed at one instant is the index's.
+    @Test(.disabled("engine issue: claim ends and multi-row writes deadlock (report of issue 27's stress test)"),
+          .enabled(if: server != nil && !TestEngine.isPostgres, "needs the test server alone"))
+    func aClaimsEndAndAParkOfItsRowsDoNotDeadlock() throws {
+        let (url, _) = Self.newSchema()
+        let jobs = try Garage(postgresURL: url), app = try Garage(postgresURL: url)
+        try app.parkAll([Memo(id: "a", text: "a"), Memo(id: "b", text: "b")])
+        let failures = Protected<[String]>([])
+        let rounds = 300
+        DispatchQueue.concurrentPerform(iterations: 2) { side in
+            for round in 0..<rounds {
+                do {
+                    if side == 0 {
+                        try jobs.complete(try jobs.claim(Memo.self, limit: 2))
+                    } else {
+                        try app.parkAll([Memo(id: "b", text: "b\(round)"), Memo(id: "a", text: "a\(round)")])
+                    }
+                } catch {
+                    failures.write { $0.append("\(side == 0 ? "claim" : "park") round \(round): \(error)") }
+                }
+            }
+        }
+        #expect(failures.read { $0 } == [])
+    }
+
+    /// Found by the stress test: a call made while the server restarts can wait forever. Its
+    /// statement waits (`EventLoopFuture.wait()` in `PostgresStatements.run`) for an answer that
+    /// never comes: postgres-nio 1.33.2 writes a query to its channel without a promise, so a query
+    /// written to a channel that closed is never failed (its "query hangs if connection is
+    /// closed" fix, #487, was reverted by #501); seen waiting for a COMMIT with the socket gone,
+    /// and for a transaction's statement with the socket in CLOSE-WAIT, the server's FATAL 57P01
+    /// unread. One garage parks while the server restarts 20 times; about one restart in 10–30
+    /// leaves the parks stuck.
+    @Test(.disabled("engine issue: a call can hang forever across a server restart (report of issue 27's stress test)"),
+          .enabled(if: server != nil && !TestEngine.isPostgres, "it restarts the server: .ci/with-postgres's only"))
+    func callsMadeWhileTheServerRestartsDoNotHang() throws {
+        let (url, _) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        let parks = Protected(0), stop = Protected(false)
+        Thread {
+            var index = 0
+            while !stop.read({ $0 }) {
+                index += 1
+                _ = try? garage.park(Memo(id: "m\(index % 10)", text: "\(index)"))
+                parks.write { $0 += 1 }
+            }
+        }.start()
+        defer { stop.write { $0 = true } }
+        for restart in 0..<20 {
+            Thread.sleep(forTimeInterval: 0.1)
+            try Self.restartServer()
+            // Parks go on (or fail, and the next connects again): 20 more are made at once.
+            let before = parks.read { $0 }
+            let deadline = Date().addingTimeInterval(30)
+            while parks.read({ $0 }) < before + 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            try #require(parks.read { $0 } >= before + 20, "a park made during restart \(restart) never returned")
+        }
+    }
+}
