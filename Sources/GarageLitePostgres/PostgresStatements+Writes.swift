@@ -229,8 +229,9 @@ extension PostgresStatements {
         return try rows.map { try parkByRule($0.key, $0.payload, now: now) }
     }
 
-    /// Reads and locks the rows of `keys` this transaction doesn't know yet, in one statement:
-    /// the rules' reads of them that follow cost nothing.
+    /// Reads and locks the rows of `keys` this transaction doesn't know yet, in one statement,
+    /// in key order: the rules' reads of them that follow cost nothing, and two transactions that
+    /// lock rows so (a batch of parks, a claim's end) can't wait for each other in a cycle.
     func prepareToWrite(_ keys: [ObjectKey]) throws {
         guard keys.count > 1, isInTransaction, writes else { return }
         let unknown = keys.filter { lockedRow($0) == nil }
@@ -238,7 +239,7 @@ extension PostgresStatements {
         let found = try readRows("""
             SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
             WHERE (type, identifier) IN (SELECT * FROM unnest(\(unknown.map(\.typeName))::text[], \(unknown.map(\.identifier))::text[]))
-            FOR UPDATE
+            ORDER BY type, identifier FOR UPDATE
             """).map { try $0.get() }
         for key in unknown { wrote(key, .some(nil)) }
         for row in found { wrote(row.key, .some(row)) }

@@ -53,7 +53,37 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
         try sendBufferedRows()
         try waitForSentWrites()
-        return try connection.query(query, logger: Self.logger).wait()
+        return try answer(connection.query(query, logger: Self.logger))
+    }
+
+    /// How long a statement's answer is waited for at most (the schema lock's wait is shorter:
+    /// `lock_timeout`, the busy timeout).
+    static let answerDeadline: Int64 = 120
+
+    /// The answer `future` brings, failing when the connection closes first.
+    ///
+    /// postgres-nio 1.33.2 writes a query to its channel without a promise: a query written to a
+    /// connection that just closed (a server restart) is never answered, and a plain `wait()`
+    /// would wait forever. The stress test of issue 27 found it.
+    private func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        let promise = future.eventLoop.makePromise(of: T.self)
+        let settled = Protected(false)
+        let settle = { @Sendable (result: Result<T, any Error>) in
+            if settled.write({ was in defer { was = true }; return !was }) { promise.completeWith(result) }
+        }
+        future.whenComplete(settle)
+        let connection = self.connection
+        connection.closeFuture.whenComplete { _ in
+            settle(.failure(PostgresConnections.Failure(reason: "the connection closed before the server answered (a restart, a lost network)")))
+        }
+        // A backstop for a connection that stops answering without closing (seen with its socket
+        // in CLOSE-WAIT, the server's goodbye unread): the connection is closed, the pool drops it.
+        let deadline = future.eventLoop.scheduleTask(in: .seconds(Self.answerDeadline)) {
+            settle(.failure(PostgresConnections.Failure(reason: "the server did not answer within \(Self.answerDeadline) seconds")))
+            PostgresConnections.closeSoon(connection)
+        }
+        defer { deadline.cancel() }
+        return try promise.futureResult.wait()
     }
 
     /// Sends `query`, a write whose result nothing needs, without waiting for it: in a
@@ -99,7 +129,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         var firstError: (any Error)?
         for write in writes {
             do {
-                _ = try write.wait()
+                _ = try answer(write)
             } catch {
                 if firstError == nil { firstError = error }
             }
@@ -166,11 +196,10 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         return try inTransaction("BEGIN", lock: true, body)
     }
 
-    /// A claim, or a claim's end, takes no lock but its rows': `claimableRows` locks the rows it
-    /// returns, skipping those other transactions hold (another worker's claim, a park in
-    /// progress), and an end's reads lock the rows it ends; so workers on many machines claim
-    /// and complete disjoint batches without waiting for each other. Ties of modification date
-    /// come in the index's order (``RowRules/claimOrder(_:_:)`` states them as a group), so
+    /// A claim takes no lock but its rows': `claimableRows` locks the rows it returns, skipping
+    /// those other transactions hold (another worker's claim, a park in progress), so workers on
+    /// many machines claim disjoint batches without waiting for each other. Ties of modification
+    /// date come in the index's order (``RowRules/claimOrder(_:_:)`` states them as a group), so
     /// that the claim reads the sync index without sorting.
     func claimTransaction<T>(_ body: () throws -> T) throws -> T {
         if depth > 0 { return try body() }
@@ -254,7 +283,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     /// In the writer's transaction, a row read to be written is locked until the commit, so
     /// that a claim (which takes no schema lock) can't change it between the read and the write.
-    private var lockClause: String { writes && depth > 0 ? " FOR UPDATE" : "" }
+    private var lockClause: String { isLocking ? " FOR UPDATE" : "" }
 
     func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
         if let locked = lockedRows[key] { return locked?.isDeleted == false ? locked : nil }
@@ -284,8 +313,10 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         lockedRows[key]
     }
 
-    /// Whether this access's reads of a row lock it (the writer, in a transaction).
-    private var isLocking: Bool { writes && depth > 0 }
+    /// Whether this access's reads of a row lock it: the writer, in a transaction, but a claim
+    /// (whose rows are locked by its `SKIP LOCKED` read; the rows its objects reference are read
+    /// without a lock, so that a claim never waits for a write).
+    private var isLocking: Bool { writes && depth > 0 && !isClaiming }
 
     /// Records what the transaction wrote into the row `key` (`nil`: removed it), or, when
     /// `row` is not given, forgets every row read (a statement changed rows it can't tell).

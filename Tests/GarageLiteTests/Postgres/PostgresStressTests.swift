@@ -358,8 +358,7 @@ extension PostgresEngineTests {
     /// other; PostgreSQL ends one after `deadlock_timeout` (1 s) with 40P01, which the garage
     /// reports as `storeBusy`, "kept it locked for longer than the busy timeout". Either order of
     /// the park deadlocks: the claim's order of rows changed at one instant is the index's.
-    @Test(.disabled("engine issue: claim ends and multi-row writes deadlock (report of issue 27's stress test)"),
-          .enabled(if: server != nil && !TestEngine.isPostgres, "needs the test server alone"))
+    @Test(.enabled(if: server != nil && !TestEngine.isPostgres, "needs the test server alone"))
     func aClaimsEndAndAParkOfItsRowsDoNotDeadlock() throws {
         let (url, _) = Self.newSchema()
         let jobs = try Garage(postgresURL: url), app = try Garage(postgresURL: url)
@@ -390,8 +389,7 @@ extension PostgresEngineTests {
     /// and for a transaction's statement with the socket in CLOSE-WAIT, the server's FATAL 57P01
     /// unread. One garage parks while the server restarts 20 times; about one restart in 10–30
     /// leaves the parks stuck.
-    @Test(.disabled("engine issue: a call can hang forever across a server restart (report of issue 27's stress test)"),
-          .enabled(if: server != nil && !TestEngine.isPostgres, "it restarts the server: .ci/with-postgres's only"))
+    @Test(.enabled(if: server != nil && !TestEngine.isPostgres, "it restarts the server: .ci/with-postgres's only"))
     func callsMadeWhileTheServerRestartsDoNotHang() throws {
         let (url, _) = Self.newSchema()
         let garage = try Garage(postgresURL: url)

@@ -214,13 +214,13 @@ package protocol RowWriteStatements: RowStatements {
     /// of each encrypted row moved is re-encrypted for its new key.
     func renameType(from: String, to: String, reseal: RowResealer?) throws -> Int
 
-    /// Runs `body`, a claim or a claim's end, in one transaction: ``transaction(_:)``, or, on an
-    /// engine whose claims scale out (PostgreSQL), a transaction without the store's write lock,
-    /// in which ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)`` locks the
-    /// rows it returns and skips those another transaction holds (`FOR UPDATE SKIP LOCKED`), and
-    /// every read of a row locks it until the commit: claims of several jobs, on several
-    /// machines, take and end disjoint rows without waiting for each other, and a write that
-    /// takes the store's lock waits for the rows a claim holds.
+    /// Runs `body`, a claim, in one transaction: ``transaction(_:)``, or, on an engine whose
+    /// claims scale out (PostgreSQL), a transaction without the store's write lock, in which
+    /// ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)`` locks the rows it
+    /// returns and skips those another transaction holds (`FOR UPDATE SKIP LOCKED`), and other
+    /// reads lock nothing: claims of several jobs, on several machines, take disjoint rows
+    /// without waiting for each other or for a write. (A claim's end takes the write lock: ending
+    /// claims under their rows' locks alone deadlocked with writes of the same rows.)
     func claimTransaction<T>(_ body: () throws -> T) throws -> T
     /// Moves the row to `.syncing` under `claim`.
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws
