@@ -130,6 +130,8 @@ final class PostgresConnections: Sendable {
     private func giveBack(_ connection: PostgresConnection, after error: (any Error)? = nil) {
         var broken = connection.isClosed
         if let error = error as? PSQLError, PostgresEngine.isConnectionLoss(error) { broken = true }
+        // A statement's answer that never came (closed, or past its deadline and being closed).
+        if error is Failure { broken = true }
         let keep = state.write { state -> Bool in
             guard !broken, !state.isClosed, state.idle.count < maximumIdle else {
                 state.open -= 1
