@@ -27,7 +27,7 @@ final class PostgresConnections: Sendable {
     private let eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
 
     private struct State {
-        var idle: [PostgresConnection] = []
+        var idle: [PooledConnection] = []
         var open = 0
         var isClosed = false
         var nextID = 1
@@ -61,7 +61,7 @@ final class PostgresConnections: Sendable {
     }
 
     /// Runs `body` with a connection of its own, on this thread.
-    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    func withConnection<T>(_ body: (PooledConnection) throws -> T) throws -> T {
         let connection = try lease()
         do {
             let result = try body(connection)
@@ -81,20 +81,20 @@ final class PostgresConnections: Sendable {
 
     /// Closes every idle connection, and the others as they come back.
     func close() {
-        let idle = state.write { state -> [PostgresConnection] in
+        let idle = state.write { state -> [PooledConnection] in
             state.isClosed = true
             defer { state.idle = [] }
             state.open -= state.idle.count
             return state.idle
         }
-        for connection in idle { Self.closeSoon(connection) }
+        for pooled in idle { Self.closeSoon(pooled.connection) }
         returned.broadcast()
     }
 
-    private func lease() throws -> PostgresConnection {
+    private func lease() throws -> PooledConnection {
         returned.lock()
         while true {
-            let choice = state.write { state -> PostgresConnection?? in
+            let choice = state.write { state -> PooledConnection?? in
                 if state.isClosed { return .some(nil) }
                 if let connection = state.idle.popLast() { return connection }
                 if state.open < maximumCount {
@@ -115,7 +115,7 @@ final class PostgresConnections: Sendable {
                 returned.unlock()
                 if state.read(\.isClosed) { throw Failure(reason: "the garage was closed") }
                 do {
-                    return try connect()
+                    return PooledConnection(try connect())
                 } catch {
                     state.write { $0.open -= 1 }
                     returned.broadcast()
@@ -127,9 +127,9 @@ final class PostgresConnections: Sendable {
         }
     }
 
-    private func giveBack(_ connection: PostgresConnection, after error: (any Error)? = nil) {
+    private func giveBack(_ connection: PooledConnection, after error: (any Error)? = nil) {
         var broken = connection.isClosed
-        if let error = error as? PSQLError, PostgresEngine.isConnectionLoss(error) { broken = true }
+        if let error, PostgresProblem.isConnectionLoss(error) { broken = true }
         // A statement's answer that never came (closed, or past its deadline and being closed).
         if error is Failure { broken = true }
         let keep = state.write { state -> Bool in
@@ -140,7 +140,7 @@ final class PostgresConnections: Sendable {
             state.idle.append(connection)
             return true
         }
-        if !keep { Self.closeSoon(connection) }
+        if !keep { Self.closeSoon(connection.connection) }
         returned.lock()
         returned.signal()
         returned.unlock()
@@ -158,12 +158,12 @@ final class PostgresConnections: Sendable {
             do {
                 connection = try PostgresConnection.connect(
                     on: eventLoopGroup.next(), configuration: configuration, id: id, logger: logger).wait()
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "53300" && Date() < deadline {
+            } catch where PostgresProblem.sqlState(error) == "53300" && Date() < deadline {
                 // too_many_connections: the server is at its limit; its other clients give some back.
                 Thread.sleep(forTimeInterval: pause)
                 pause = min(0.2, pause * 2)
             } catch {
-                throw Failure(reason: PostgresEngine.reason(error))
+                throw Failure(reason: PostgresProblem.reason(error))
             }
         }
         guard let connection else { throw Failure(reason: "no connection") }

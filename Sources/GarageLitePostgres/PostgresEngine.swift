@@ -81,7 +81,7 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
             throw error
         } catch {
             connections.close()
-            throw GarageError.cannotOpenStore(path: path, reason: PostgresEngine.reason(error))
+            throw GarageError.cannotOpenStore(path: path, reason: PostgresProblem.reason(error))
         }
         return PostgresEngine(connections: connections, schema: schema, path: path, origin: origin)
     }
@@ -158,52 +158,32 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
     func garageError(_ error: any Error, operation: String) -> any Error {
         let path = self.path ?? "postgres"
         if let refusal = error as? EncryptionGuard.Refusal { return refusal.garageError(path: path) }
-        guard let error = error as? PSQLError else {
-            if error is GarageError || error is CancellationError { return error }
-            if let error = error as? PostgresConnections.Failure { return error.garageError(path: path, operation: operation) }
-            return error
-        }
-        switch error.serverInfo?[.sqlState] {
+        if error is GarageError || error is CancellationError { return error }
+        if let error = error as? PostgresConnections.Failure { return error.garageError(path: path, operation: operation) }
+        switch PostgresProblem.sqlState(error) {
         case "55P03", "40001", "40P01":
             // lock_not_available (the lock timeout), serialization_failure, deadlock_detected.
             return GarageError.storeBusy(operation: operation, path: path)
         case "53100":
             return GarageError.storeFull(path: path, operation: operation)
         case "25006", "42501":
-            return GarageError.readOnlyStore(path: path, operation: operation, reason: Self.reason(error))
+            return GarageError.readOnlyStore(path: path, operation: operation, reason: PostgresProblem.reason(error))
         case "P0001":
-            if let message = error.serverInfo?[.message], let refusal = EncryptionGuard.Refusal(rawValue: message) {
+            if let message = PostgresProblem.message(error), let refusal = EncryptionGuard.Refusal(rawValue: message) {
                 return refusal.garageError(path: path)
             }
-            return GarageError.storageFailure(operation: operation, reason: Self.reason(error))
+            return GarageError.storageFailure(operation: operation, reason: PostgresProblem.reason(error))
         case "XX001", "XX002":
-            return GarageError.damagedStore(path: path, operation: operation, reason: Self.reason(error))
+            return GarageError.damagedStore(path: path, operation: operation, reason: PostgresProblem.reason(error))
         default:
-            if Self.isConnectionLoss(error) {
+            if PostgresProblem.isConnectionLoss(error) {
                 return GarageError.storageFailure(
-                    operation: operation, reason: "the connection to PostgreSQL at \(path) was lost (\(Self.reason(error))); "
+                    operation: operation, reason: "the connection to PostgreSQL at \(path) was lost (\(PostgresProblem.reason(error))); "
                         + "whether this operation's transaction committed is unknown only if it was committing; the next "
                         + "call connects again")
             }
-            return GarageError.storageFailure(operation: operation, reason: Self.reason(error))
+            guard error is PSQLError || error is PostgresError else { return error }
+            return GarageError.storageFailure(operation: operation, reason: PostgresProblem.reason(error))
         }
-    }
-
-    /// Whether `error` says the connection is gone (the server restarted, the network dropped):
-    /// the pool then drops the connection, and the next call makes a new one.
-    static func isConnectionLoss(_ error: PSQLError) -> Bool {
-        [.serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown].contains(error.code)
-            || ["57P01", "57P02", "57P03", "08000", "08003", "08006"].contains(error.serverInfo?[.sqlState] ?? "")
-    }
-
-    /// What PostgreSQL said, for an error's reason.
-    static func reason(_ error: any Error) -> String {
-        guard let error = error as? PSQLError else { return "\(error)" }
-        if let message = error.serverInfo?[.message] {
-            let state = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
-            return message + state
-        }
-        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
-        return "\(error.code)"
     }
 }

@@ -13,40 +13,32 @@ extension PostgresStatements {
         wrote(row.key, .some(row))
     }
 
-    /// The upsert of `row`.
-    static func upsert(into objects: String, _ row: StoredRow) -> PostgresQuery {
-        """
-        INSERT INTO \(unescaped: objects) (type, identifier, data, is_encrypted, sync_status, creation_date,
-            modification_date, revision, is_root, refs, claim, claimed_at, is_deleted, is_remote, attempts, last_error,
-            retry_at, base, server_version, references_known)
-        VALUES (\(row.key.typeName), \(row.key.identifier), \(row.data), \(row.isEncrypted),
-            \(Int64(row.syncStatus.rawValue)), \(row.creationDate.timeIntervalSince1970),
-            \(row.modificationDate.timeIntervalSince1970), \(row.revision), \(row.isRoot), \(row.references),
-            \(row.claim), \(row.claimedAt?.timeIntervalSince1970), \(row.isDeleted), \(row.isRemote), \(row.attempts),
-            \(row.lastError), \(row.retryAt?.timeIntervalSince1970), \(row.base), \(row.serverVersion), true)
-        \(unescaped: onConflict)
-        """
-    }
+    /// The columns ``PostgresStatement/upsert`` writes, and their types (`references_known`
+    /// aside: a row the garage writes knows its references).
+    static let upsertColumns: [(name: String, type: String)] = [
+        ("type", "text"), ("identifier", "text"), ("data", "text"), ("is_encrypted", "bool"), ("sync_status", "int8"),
+        ("creation_date", "float8"), ("modification_date", "float8"), ("revision", "int8"), ("is_root", "bool"),
+        ("refs", "text"), ("claim", "text"), ("claimed_at", "float8"), ("is_deleted", "bool"), ("is_remote", "bool"),
+        ("attempts", "int8"), ("last_error", "text"), ("retry_at", "float8"), ("base", "text"), ("server_version", "text"),
+    ]
 
-    /// The upsert of `rows` (distinct keys), in one statement.
-    static func upsert(into objects: String, _ rows: [StoredRow]) throws -> PostgresQuery {
-        let json = String(decoding: try JSONEncoder().encode(rows.map(UpsertRecord.init)), as: UTF8.self)
-        return """
-            INSERT INTO \(unescaped: objects) (\(unescaped: UpsertRecord.columns))
-            SELECT \(unescaped: UpsertRecord.columns) FROM json_populate_recordset(NULL::\(unescaped: objects), \(json)::json)
-            \(unescaped: onConflict)
-            """
+    /// The parameters of ``PostgresStatement/upsert`` for `rows`: one array a column.
+    static func upsertBinds(_ rows: [StoredRow]) -> [PostgresData] {
+        [
+            PostgresArray.texts(rows.map(\.key.typeName)), PostgresArray.texts(rows.map(\.key.identifier)),
+            PostgresArray.texts(rows.map(\.data)), PostgresArray.bools(rows.map(\.isEncrypted)),
+            PostgresArray.int8s(rows.map { Int64($0.syncStatus.rawValue) }),
+            PostgresArray.float8s(rows.map(\.creationDate.timeIntervalSince1970)),
+            PostgresArray.float8s(rows.map(\.modificationDate.timeIntervalSince1970)),
+            PostgresArray.int8s(rows.map(\.revision)), PostgresArray.bools(rows.map(\.isRoot)),
+            PostgresArray.texts(rows.map(\.references)), PostgresArray.texts(rows.map(\.claim)),
+            PostgresArray.float8s(rows.map { $0.claimedAt?.timeIntervalSince1970 }),
+            PostgresArray.bools(rows.map(\.isDeleted)), PostgresArray.bools(rows.map(\.isRemote)),
+            PostgresArray.int8s(rows.map(\.attempts)), PostgresArray.texts(rows.map(\.lastError)),
+            PostgresArray.float8s(rows.map { $0.retryAt?.timeIntervalSince1970 }), PostgresArray.texts(rows.map(\.base)),
+            PostgresArray.texts(rows.map(\.serverVersion)),
+        ]
     }
-
-    private static let onConflict = """
-        ON CONFLICT (type, identifier) DO UPDATE SET
-            data = excluded.data, is_encrypted = excluded.is_encrypted, sync_status = excluded.sync_status,
-            creation_date = excluded.creation_date, modification_date = excluded.modification_date,
-            revision = excluded.revision, is_root = excluded.is_root, refs = excluded.refs, claim = excluded.claim,
-            claimed_at = excluded.claimed_at, is_deleted = excluded.is_deleted, is_remote = excluded.is_remote,
-            attempts = excluded.attempts, last_error = excluded.last_error, retry_at = excluded.retry_at,
-            base = excluded.base, server_version = excluded.server_version, references_known = true
-        """
 
     @discardableResult
     func purge(_ key: ObjectKey) throws -> Bool {
@@ -236,93 +228,9 @@ extension PostgresStatements {
         guard keys.count > 1, isInTransaction, writes else { return }
         let unknown = keys.filter { lockedRow($0) == nil }
         guard !unknown.isEmpty else { return }
-        let found = try readRows("""
-            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
-            WHERE (type, identifier) IN (SELECT * FROM unnest(\(unknown.map(\.typeName))::text[], \(unknown.map(\.identifier))::text[]))
-            ORDER BY type, identifier FOR UPDATE
-            """).map { try $0.get() }
+        let found = try readRows(.lockRows, [PostgresArray.texts(unknown.map(\.typeName)),
+                                              PostgresArray.texts(unknown.map(\.identifier))]).map { try $0.get() }
         for key in unknown { wrote(key, .some(nil)) }
         for row in found { wrote(row.key, .some(row)) }
-    }
-}
-
-/// A row as `json_populate_recordset` reads it: the object table's columns by name.
-private struct UpsertRecord: Encodable {
-    static let columns = """
-        type, identifier, data, is_encrypted, sync_status, creation_date, modification_date, revision, is_root, refs, \
-        claim, claimed_at, is_deleted, is_remote, attempts, last_error, retry_at, base, server_version, references_known
-        """
-
-    var type: String
-    var identifier: String
-    var data: String
-    var is_encrypted: Bool
-    var sync_status: Int
-    var creation_date: Double
-    var modification_date: Double
-    var revision: Int64
-    var is_root: Bool
-    var refs: String
-    var claim: String?
-    var claimed_at: Double?
-    var is_deleted: Bool
-    var is_remote: Bool
-    var attempts: Int64
-    var last_error: String?
-    var retry_at: Double?
-    var base: String?
-    var server_version: String?
-    var references_known = true
-
-    init(_ row: StoredRow) {
-        type = row.key.typeName
-        identifier = row.key.identifier
-        data = row.data
-        is_encrypted = row.isEncrypted
-        sync_status = row.syncStatus.rawValue
-        creation_date = row.creationDate.timeIntervalSince1970
-        modification_date = row.modificationDate.timeIntervalSince1970
-        revision = row.revision
-        is_root = row.isRoot
-        refs = row.references
-        claim = row.claim
-        claimed_at = row.claimedAt?.timeIntervalSince1970
-        is_deleted = row.isDeleted
-        is_remote = row.isRemote
-        attempts = row.attempts
-        last_error = row.lastError
-        retry_at = row.retryAt?.timeIntervalSince1970
-        base = row.base
-        server_version = row.serverVersion
-    }
-
-    /// `nil` as JSON's `null` (the synthesized encoding leaves the key out, which reads as NULL too).
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(type, forKey: .type)
-        try container.encode(identifier, forKey: .identifier)
-        try container.encode(data, forKey: .data)
-        try container.encode(is_encrypted, forKey: .is_encrypted)
-        try container.encode(sync_status, forKey: .sync_status)
-        try container.encode(creation_date, forKey: .creation_date)
-        try container.encode(modification_date, forKey: .modification_date)
-        try container.encode(revision, forKey: .revision)
-        try container.encode(is_root, forKey: .is_root)
-        try container.encode(refs, forKey: .refs)
-        try container.encode(claim, forKey: .claim)
-        try container.encode(claimed_at, forKey: .claimed_at)
-        try container.encode(is_deleted, forKey: .is_deleted)
-        try container.encode(is_remote, forKey: .is_remote)
-        try container.encode(attempts, forKey: .attempts)
-        try container.encode(last_error, forKey: .last_error)
-        try container.encode(retry_at, forKey: .retry_at)
-        try container.encode(base, forKey: .base)
-        try container.encode(server_version, forKey: .server_version)
-        try container.encode(references_known, forKey: .references_known)
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case type, identifier, data, is_encrypted, sync_status, creation_date, modification_date, revision, is_root, refs
-        case claim, claimed_at, is_deleted, is_remote, attempts, last_error, retry_at, base, server_version, references_known
     }
 }

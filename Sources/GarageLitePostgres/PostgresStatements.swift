@@ -12,7 +12,7 @@ import PostgresNIO
 /// (``RowWriteStatements``' default implementations: read the row, apply ``RowRules``, store it
 /// with ``putRow(_:)``), so this engine has no copy of them to keep equal.
 final class PostgresStatements: RowWriteStatements, CountsOtherCommits, MeasuresItsStorage {
-    let connection: PostgresConnection
+    let connection: PooledConnection
     let schema: String
     /// Whether this access is the writer's: its reads of a row in a transaction lock the row.
     let writes: Bool
@@ -21,7 +21,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// How deep in `transaction`/`snapshot` this access is: 0 outside any.
     private var depth = 0
     /// The writes sent in this transaction and not waited for yet (see ``send(_:)``).
-    private var sentWrites: [EventLoopFuture<PostgresQueryResult>] = []
+    private var sentWrites: [EventLoopFuture<Void>] = []
     /// The rows stored in this transaction and not sent yet (see ``buffer(_:)``), and their keys.
     private var bufferedRows: [StoredRow] = []
     private var bufferedKeys: Set<ObjectKey> = []
@@ -32,7 +32,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// Whether this access runs a claim (``claimTransaction(_:)``).
     private var isClaiming = false
 
-    init(connection: PostgresConnection, schema: String, writes: Bool = false, listener: PostgresCommitListener? = nil) {
+    init(connection: PooledConnection, schema: String, writes: Bool = false, listener: PostgresCommitListener? = nil) {
         self.connection = connection
         self.schema = schema
         self.writes = writes
@@ -53,37 +53,26 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
         try sendBufferedRows()
         try waitForSentWrites()
-        return try answer(connection.query(query, logger: Self.logger))
+        return try connection.answer(connection.connection.query(query, logger: Self.logger))
     }
 
-    /// How long a statement's answer is waited for at most (the schema lock's wait is shorter:
-    /// `lock_timeout`, the busy timeout).
-    static let answerDeadline: Int64 = 120
+    /// Runs the prepared `statement` with `binds` and returns its rows, waiting on this thread
+    /// (after the writes sent before it).
+    func run(_ statement: PostgresStatement, _ binds: [PostgresData] = []) throws -> [PostgresRow] {
+        try sendBufferedRows()
+        try waitForSentWrites()
+        return try connection.answer(connection.execute(statement, schema: schema, binds))
+    }
 
-    /// The answer `future` brings, failing when the connection closes first.
-    ///
-    /// postgres-nio 1.33.2 writes a query to its channel without a promise: a query written to a
-    /// connection that just closed (a server restart) is never answered, and a plain `wait()`
-    /// would wait forever. The stress test of issue 27 found it.
-    private func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
-        let promise = future.eventLoop.makePromise(of: T.self)
-        let settled = Protected(false)
-        let settle = { @Sendable (result: Result<T, any Error>) in
-            if settled.write({ was in defer { was = true }; return !was }) { promise.completeWith(result) }
+    /// Sends the prepared `statement`, whose rows nothing needs, without waiting for it (see
+    /// ``send(_:)``); outside a transaction, runs it.
+    func send(_ statement: PostgresStatement, _ binds: [PostgresData] = []) throws {
+        guard depth > 0 else {
+            try run(statement, binds)
+            return
         }
-        future.whenComplete(settle)
-        let connection = self.connection
-        connection.closeFuture.whenComplete { _ in
-            settle(.failure(PostgresConnections.Failure(reason: "the connection closed before the server answered (a restart, a lost network)")))
-        }
-        // A backstop for a connection that stops answering without closing (seen with its socket
-        // in CLOSE-WAIT, the server's goodbye unread): the connection is closed, the pool drops it.
-        let deadline = future.eventLoop.scheduleTask(in: .seconds(Self.answerDeadline)) {
-            settle(.failure(PostgresConnections.Failure(reason: "the server did not answer within \(Self.answerDeadline) seconds")))
-            PostgresConnections.closeSoon(connection)
-        }
-        defer { deadline.cancel() }
-        return try promise.futureResult.wait()
+        try sendBufferedRows()
+        sentWrites.append(try connection.execute(statement, schema: schema, binds).map { _ in })
     }
 
     /// Sends `query`, a write whose result nothing needs, without waiting for it: in a
@@ -95,14 +84,14 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             return
         }
         try sendBufferedRows()
-        sentWrites.append(connection.query(query, logger: Self.logger))
+        sentWrites.append(connection.connection.query(query, logger: Self.logger).map { _ in })
     }
 
     /// Stores `row` (``putRow(_:)``): in a transaction, with the rows stored after it, in one
     /// statement sent before the next one (a batch of parks, a claim's end: one statement).
     func buffer(_ row: StoredRow) throws {
         guard depth > 0 else {
-            try run(Self.upsert(into: objects, row))
+            try run(.upsert, Self.upsertBinds([row]))
             return
         }
         // A row stored twice: each version is written (the encryption guard counts each).
@@ -117,8 +106,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         let rows = bufferedRows
         bufferedRows = []
         bufferedKeys = []
-        let query = rows.count == 1 ? Self.upsert(into: objects, rows[0]) : try Self.upsert(into: objects, rows)
-        sentWrites.append(connection.query(query, logger: Self.logger))
+        sentWrites.append(try connection.execute(.upsert, schema: schema, Self.upsertBinds(rows)).map { _ in })
     }
 
     /// Waits for the writes ``send(_:)`` sent, in order; throws the first one's error.
@@ -129,7 +117,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         var firstError: (any Error)?
         for write in writes {
             do {
-                _ = try answer(write)
+                _ = try connection.answer(write)
             } catch {
                 if firstError == nil { firstError = error }
             }
@@ -184,7 +172,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     func snapshot<T>(_ body: () throws -> T) throws -> T {
         if depth > 0 { return try body() }
-        return try inTransaction("BEGIN ISOLATION LEVEL REPEATABLE READ", body)
+        return try inTransaction(.beginSnapshot, body)
     }
 
     /// A write transaction takes the schema's lock first, as SQLite's `BEGIN IMMEDIATE` takes
@@ -193,7 +181,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// reads and writes in it are never interleaved with another writer's.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         if depth > 0 { return try body() }
-        return try inTransaction("BEGIN", lock: true, body)
+        return try inTransaction(.begin, lock: true, body)
     }
 
     /// A claim takes no lock but its rows': `claimableRows` locks the rows it returns, skipping
@@ -205,18 +193,22 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         if depth > 0 { return try body() }
         isClaiming = true
         defer { isClaiming = false }
-        return try inTransaction("BEGIN", body)
+        return try inTransaction(.begin, body)
     }
 
-    private func inTransaction<T>(_ begin: String, lock: Bool = false, _ body: () throws -> T) throws -> T {
-        try execute(begin)
+    /// Runs `body` in a transaction. Its `BEGIN`, the schema's lock and the `COMMIT` are sent
+    /// without waiting (the first statement that waits waits for them too), so that a
+    /// transaction costs no round trip of its own: a claim is two, its read and its commit.
+    private func inTransaction<T>(_ begin: PostgresStatement, lock: Bool = false, _ body: () throws -> T) throws -> T {
         depth += 1
         defer { depth -= 1 }
         defer { lockedRows = [:] }
         do {
-            if lock { try run("SELECT pg_advisory_xact_lock(hashtext(\(PostgresSchema.lockName(schema))))") }
+            try send(begin)
+            if lock { try send(.lockSchema, [PostgresData(string: PostgresSchema.lockName(schema))]) }
             let result = try body()
-            try execute("COMMIT")
+            try send(.commit)
+            try waitForSentWrites()
             return result
         } catch {
             bufferedRows = []
@@ -245,7 +237,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// Reads a row of ``columns``. The schema types every column, and forbids NULL where a value
     /// belongs: a row that does not decode is unreadable (a column changed below the library).
     static func readRow(_ row: PostgresRow) -> RowRead {
-        let cells = row.makeRandomAccess()
+        let cells = Cells(row)
         let type = (try? cells[0].decode(String.self)) ?? "?"
         let identifier = (try? cells[1].decode(String.self)) ?? "?"
         let key = ObjectKey(typeName: type, identifier: identifier)
@@ -269,7 +261,23 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
                 serverVersion: try cells[17].decode(String?.self)))
         } catch {
             return .unreadable(key, .corruptData(typeName: type, identifier: identifier,
-                                                 reason: "a column can't be read (\(PostgresEngine.reason(error)))"))
+                                                 reason: "a column can't be read (\(PostgresProblem.reason(error)))"))
+        }
+    }
+
+    /// The cells of a row, each read in the binary format: every answer of postgres-nio is
+    /// binary, but a prepared statement's rows are labelled text (see ``PooledConnection``).
+    struct Cells {
+        private let row: PostgresRandomAccessRow
+
+        init(_ row: PostgresRow) {
+            self.row = row.makeRandomAccess()
+        }
+
+        subscript(index: Int) -> PostgresCell {
+            var cell = row[index]
+            cell.format = .binary
+            return cell
         }
     }
 
@@ -277,32 +285,27 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         try run(query).rows.map(Self.readRow)
     }
 
-    private func readRow(_ query: PostgresQuery) throws -> StoredRow? {
-        try run(query).rows.first.map { try Self.readRow($0).get() }
+    func readRows(_ statement: PostgresStatement, _ binds: [PostgresData]) throws -> [RowRead] {
+        try run(statement, binds).map(Self.readRow)
     }
 
-    /// In the writer's transaction, a row read to be written is locked until the commit, so
-    /// that a claim (which takes no schema lock) can't change it between the read and the write.
-    private var lockClause: String { isLocking ? " FOR UPDATE" : "" }
+    private func readRow(_ statement: PostgresStatement, _ key: ObjectKey) throws -> StoredRow? {
+        try run(statement, [PostgresData(string: key.typeName), PostgresData(string: key.identifier)])
+            .first.map { try Self.readRow($0).get() }
+    }
 
     func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
         if let locked = lockedRows[key] { return locked?.isDeleted == false ? locked : nil }
-        guard isLocking else {
-            return try readRow("""
-                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
-                WHERE type = \(key.typeName) AND identifier = \(key.identifier) AND NOT is_deleted
-                """)
-        }
+        guard isLocking else { return try readRow(.liveRow, key) }
         let row = try rowOrTombstone(key, for: purpose)
         return row?.isDeleted == false ? row : nil
     }
 
     func rowOrTombstone(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
         if let locked = lockedRows[key] { return locked }
-        let row = try readRow("""
-            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
-            WHERE type = \(key.typeName) AND identifier = \(key.identifier)\(unescaped: lockClause)
-            """)
+        // In the writer's transaction, a row read to be written is locked until the commit, so
+        // that a claim (which takes no schema lock) can't change it between the read and the write.
+        let row = try readRow(isLocking ? .rowForUpdate : .row, key)
         if isLocking { lockedRows[key] = .some(row) }
         return row
     }
@@ -342,23 +345,29 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             """)
     }
 
-    /// A page of 500 rows at a time, none held open across `body`: a connection runs one query
-    /// at a time, and `body` reads the rows a row references on the same connection.
+    /// A page of 500 rows at a time, none held open across `body` (a connection runs one query
+    /// at a time, and `body` reads the rows a row references on the same connection); the next
+    /// page is asked for before `body` sees this one's rows, so the server reads it meanwhile.
     func forEachRow(ofType type: String, for purpose: RowPurpose, _ body: (RowRead) throws -> Void) throws {
-        var after: String?
+        let limit = 500
+        func page(after identifier: String) throws -> EventLoopFuture<[PostgresRow]> {
+            try sendBufferedRows()
+            return try connection.execute(.page, schema: schema, [
+                PostgresData(string: type), PostgresData(string: identifier), PostgresData(int64: Int64(limit))])
+        }
+        try waitForSentWrites()
+        var next = try page(after: "")
         while true {
-            let page = try rows(ofType: type, after: after, limit: 500, for: purpose)
-            for row in page { try body(row) }
-            guard page.count == 500, let last = page.last else { return }
-            after = last.key.identifier
+            let reads = try connection.answer(next).map(Self.readRow)
+            let isLast = reads.count < limit
+            if !isLast, let last = reads.last { next = try page(after: last.key.identifier) }
+            for read in reads { try body(read) }
+            if isLast { return }
         }
     }
 
     func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead] {
-        try readRows("""
-            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
-            WHERE type = \(type) AND identifier > \(identifier ?? "") AND NOT is_deleted ORDER BY identifier LIMIT \(Int64(limit))
-            """)
+        try readRows(.page, [PostgresData(string: type), PostgresData(string: identifier ?? ""), PostgresData(int64: Int64(limit))])
     }
 
     func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead] {
@@ -468,27 +477,18 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     func claimableRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                        now: Date, maximumAttempts: Int) throws -> [RowRead] {
-        let reads = try readRows("""
-            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
-            WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type) AND claim IS NULL
-                AND (retry_at IS NULL OR retry_at <= \(now.timeIntervalSince1970)) AND attempts < \(Int64(maximumAttempts))
-                AND NOT (is_deleted AND sync_status = \(Int64(SyncStatus.synced.rawValue)))
-            ORDER BY modification_date LIMIT \(Int64(limit + excluding.count))\(unescaped: isClaiming ? " FOR UPDATE SKIP LOCKED" : "")
-            """)
+        let reads = try readRows(isClaiming ? .claimableSkippingLocked : .claimable, [
+            PostgresData(int64: Int64(status.rawValue)), PostgresData(string: type), PostgresData(double: now.timeIntervalSince1970),
+            PostgresData(int64: Int64(maximumAttempts)), PostgresData(int64: Int64(limit + excluding.count))])
         return Array((excluding.isEmpty ? reads : reads.filter { !excluding.contains($0.key) }).prefix(limit))
     }
 
-    /// One statement for the batch: ``RowRules/claimed(_:claim:at:)``, as SQLite's `markClaimedSQL`
-    /// writes it (`RowRulesTests` holds that one to the rule).
+    /// One statement for the batch (``PostgresStatement/markClaimed``).
     func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws {
         guard !keys.isEmpty else { return }
         wrote()
-        try send("""
-            UPDATE \(unescaped: objects) SET sync_status = \(Int64(SyncStatus.syncing.rawValue)), claim = \(claim),
-                claimed_at = \(date.timeIntervalSince1970), is_remote = true,
-                base = CASE WHEN base IS NULL AND NOT is_deleted AND NOT is_remote THEN data ELSE base END
-            WHERE (type, identifier) IN (SELECT * FROM unnest(\(keys.map(\.typeName))::text[], \(keys.map(\.identifier))::text[]))
-            """)
+        try send(.markClaimed, [PostgresData(string: claim), PostgresData(double: date.timeIntervalSince1970),
+                                PostgresArray.texts(keys.map(\.typeName)), PostgresArray.texts(keys.map(\.identifier))])
     }
 
     func claimedRows() throws -> [(key: ObjectKey, claim: String)] {

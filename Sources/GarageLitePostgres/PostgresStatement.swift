@@ -1,0 +1,128 @@
+import Foundation
+import GarageLite
+import NIOCore
+import PostgresNIO
+
+/// The statements a garage runs again and again, prepared once per connection
+/// (``PooledConnection``): the server parses and plans each once, and a call sends only its
+/// parameters. The rest (counts, listings, maintenance) are sent as they come.
+enum PostgresStatement: Hashable, Sendable {
+    case begin, beginSnapshot, commit
+    /// The schema's write lock: `$1` the lock's name (``PostgresSchema/lockName(_:)``).
+    case lockSchema
+    /// A live row: `$1` type, `$2` identifier.
+    case liveRow
+    /// A row or tombstone, and the same locked for the transaction: `$1` type, `$2` identifier.
+    case row, rowForUpdate
+    /// A page of live rows in identifier order: `$1` type, `$2` after this identifier, `$3` limit.
+    case page
+    /// The rows a claim may take, oldest change first, and the same skipping (and locking)
+    /// rows other transactions hold: `$1` status, `$2` type, `$3` now, `$4` maximum attempts,
+    /// `$5` limit.
+    case claimable, claimableSkippingLocked
+    /// ``RowRules/claimed(_:claim:at:)`` for a batch: `$1` claim, `$2` date, `$3` types, `$4` identifiers.
+    case markClaimed
+    /// Locks and reads rows, in key order: `$1` types, `$2` identifiers.
+    case lockRows
+    /// Stores rows of distinct keys, inserted or replaced: one array a column, in
+    /// ``PostgresStatements/upsertColumns``' order (``PostgresStatements/upsertBinds(_:)``).
+    case upsert
+
+    func sql(schema: String) -> String {
+        let objects = "\(schema).garage_object"
+        let columns = PostgresStatements.columns
+        switch self {
+        case .begin: return "BEGIN"
+        case .beginSnapshot: return "BEGIN ISOLATION LEVEL REPEATABLE READ"
+        case .commit: return "COMMIT"
+        case .lockSchema: return "SELECT pg_advisory_xact_lock(hashtext($1))"
+        case .liveRow:
+            return "SELECT \(columns) FROM \(objects) WHERE type = $1 AND identifier = $2 AND NOT is_deleted"
+        case .row:
+            return "SELECT \(columns) FROM \(objects) WHERE type = $1 AND identifier = $2"
+        case .rowForUpdate:
+            return "SELECT \(columns) FROM \(objects) WHERE type = $1 AND identifier = $2 FOR UPDATE"
+        case .page:
+            return """
+                SELECT \(columns) FROM \(objects) WHERE type = $1 AND identifier > $2 AND NOT is_deleted
+                ORDER BY identifier LIMIT $3
+                """
+        case .claimable, .claimableSkippingLocked:
+            // Ties of modification date come in the index's order (RowRules.claimOrder states
+            // them as a group), so the sync index is read without a sort.
+            return """
+                SELECT \(columns) FROM \(objects)
+                WHERE sync_status = $1 AND type = $2 AND claim IS NULL AND (retry_at IS NULL OR retry_at <= $3)
+                    AND attempts < $4 AND NOT (is_deleted AND sync_status = \(SyncStatus.synced.rawValue))
+                ORDER BY modification_date LIMIT $5\(self == .claimableSkippingLocked ? " FOR UPDATE SKIP LOCKED" : "")
+                """
+        case .markClaimed:
+            // RowRules.claimed, as SQLite's markClaimedSQL writes it (RowRulesTests holds that one to the rule).
+            return """
+                UPDATE \(objects) SET sync_status = \(SyncStatus.syncing.rawValue), claim = $1, claimed_at = $2, is_remote = true,
+                    base = CASE WHEN base IS NULL AND NOT is_deleted AND NOT is_remote THEN data ELSE base END
+                WHERE (type, identifier) IN (SELECT * FROM unnest($3::text[], $4::text[]))
+                """
+        case .lockRows:
+            return """
+                SELECT \(columns) FROM \(objects)
+                WHERE (type, identifier) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+                ORDER BY type, identifier FOR UPDATE
+                """
+        case .upsert:
+            let arrays = PostgresStatements.upsertColumns.enumerated()
+                .map { "$\($0.offset + 1)::\($0.element.type)[]" }.joined(separator: ", ")
+            let names = PostgresStatements.upsertColumns.map(\.name).joined(separator: ", ")
+            let updates = PostgresStatements.upsertColumns.dropFirst(2)
+                .map { "\($0.name) = excluded.\($0.name)" }.joined(separator: ", ")
+            return """
+                INSERT INTO \(objects) (\(names), references_known)
+                SELECT *, true FROM unnest(\(arrays))
+                ON CONFLICT (type, identifier) DO UPDATE SET \(updates), references_known = true
+                """
+        }
+    }
+}
+
+/// Arrays as PostgreSQL's binary format writes them (one dimension, from 1; `nil` as NULL),
+/// for the upsert's columns.
+enum PostgresArray {
+    static func texts(_ values: [String?]) -> PostgresData {
+        array(values, element: .text, array: .textArray) { buffer, value in buffer.writeString(value) }
+    }
+
+    static func int8s(_ values: [Int64]) -> PostgresData {
+        array(values, element: .int8, array: .int8Array) { buffer, value in buffer.writeInteger(value) }
+    }
+
+    static func float8s(_ values: [Double?]) -> PostgresData {
+        array(values, element: .float8, array: .float8Array) { buffer, value in buffer.writeInteger(value.bitPattern) }
+    }
+
+    static func bools(_ values: [Bool]) -> PostgresData {
+        array(values, element: .bool, array: .boolArray) { buffer, value in buffer.writeInteger(value ? 1 : 0, as: UInt8.self) }
+    }
+
+    private static func array<Value>(_ values: [Value?], element: PostgresDataType, array: PostgresDataType,
+                                     write: (inout ByteBuffer, Value) -> Void) -> PostgresData {
+        var buffer = ByteBufferAllocator().buffer(capacity: 20 + values.count * 16)
+        buffer.writeInteger(values.isEmpty ? 0 : 1, as: Int32.self)
+        buffer.writeInteger(values.contains { $0 == nil } ? 1 : 0, as: Int32.self)
+        buffer.writeInteger(element.rawValue)
+        if !values.isEmpty {
+            buffer.writeInteger(Int32(values.count))
+            buffer.writeInteger(1, as: Int32.self)
+            for value in values {
+                guard let value else {
+                    buffer.writeInteger(-1, as: Int32.self)
+                    continue
+                }
+                let lengthIndex = buffer.writerIndex
+                buffer.writeInteger(0, as: Int32.self)
+                write(&buffer, value)
+                buffer.setInteger(Int32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
+            }
+        }
+        return PostgresData(type: array, formatCode: .binary, value: buffer)
+    }
+}
