@@ -1,6 +1,7 @@
 import Foundation
 import GarageLite
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 
@@ -54,37 +55,59 @@ final class PooledConnection: Sendable {
     /// `lock_timeout`, the busy timeout).
     static let answerDeadline: Int64 = 120
 
-    /// The answer `future` brings, waited for on this thread; fails when the connection closes
-    /// first, or when the server doesn't answer within ``answerDeadline`` seconds (seen with a
-    /// socket in CLOSE-WAIT, the server's goodbye unread: the connection is then closed, and the
-    /// pool drops it).
+    /// The answer `future` brings, waited for on this thread (see ``answers(_:)``).
     func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
-        let promise = future.eventLoop.makePromise(of: T.self)
-        let settled = Protected(false)
-        let settle = { @Sendable (result: Result<T, any Error>) in
-            if settled.write({ was in defer { was = true }; return !was }) { promise.completeWith(result) }
+        try answers([future])[0].get()
+    }
+
+    /// The answers `futures` bring, in order, waited for on this thread: each fails when the
+    /// connection closes first, or when the server doesn't answer them all within
+    /// ``answerDeadline`` seconds (seen with a socket in CLOSE-WAIT, the server's goodbye unread:
+    /// the connection is then closed, and the pool drops it).
+    ///
+    /// One hop to the event loop, however many futures: their callbacks are added there, and
+    /// this thread sleeps on a condition until the last one comes (a future's `wait()`, or a
+    /// callback added from this thread, costs a hop each, and a timer scheduled and cancelled
+    /// two more: together most of a by-identifier retrieve's client time).
+    func answers<T: Sendable>(_ futures: [EventLoopFuture<T>]) throws -> [Result<T, any Error>] {
+        guard let loop = futures.first?.eventLoop else { return [] }
+        let done = ConditionLock(value: false)
+        let outcome = Protected<[Result<T, any Error>]?>(nil)
+        let finish = { @Sendable (results: [Result<T, any Error>]) in
+            done.lock()
+            outcome.write { if $0 == nil { $0 = results } }
+            done.unlock(withValue: true)
         }
         let wait = state.write { state -> Int? in
             guard !state.isClosed else { return nil }
             defer { state.nextWait += 1 }
-            state.waiting[state.nextWait] = { settle(.failure($0)) }
+            state.waiting[state.nextWait] = { error in finish(futures.map { _ in Result<T, any Error>.failure(error) }) }
             return state.nextWait
         }
         guard let wait else {
-            settle(.failure(PostgresConnections.Failure(reason: "the connection closed before the server answered (a restart, a lost network)")))
-            return try promise.futureResult.wait()
+            let error = PostgresConnections.Failure(reason: "the connection closed before the server answered (a restart, a lost network)")
+            return futures.map { _ in Result<T, any Error>.failure(error) }
         }
-        future.whenComplete(settle)
-        let connection = self.connection
-        let deadline = future.eventLoop.scheduleTask(in: .seconds(Self.answerDeadline)) {
-            settle(.failure(PostgresConnections.Failure(reason: "the server did not answer within \(Self.answerDeadline) seconds")))
+        defer { state.write { _ = $0.waiting.removeValue(forKey: wait) } }
+        loop.execute {
+            let gathered = NIOLoopBoundBox((results: [Result<T, any Error>?](repeating: nil, count: futures.count),
+                                            remaining: futures.count), eventLoop: loop)
+            for (index, future) in futures.enumerated() {
+                future.whenComplete { result in
+                    gathered.value.results[index] = result
+                    gathered.value.remaining -= 1
+                    if gathered.value.remaining == 0 { finish(gathered.value.results.map { $0! }) }
+                }
+            }
+        }
+        if done.lock(whenValue: true, timeoutSeconds: Double(Self.answerDeadline)) {
+            done.unlock()
+        } else {
+            finish(futures.map { _ in Result<T, any Error>.failure(PostgresConnections.Failure(
+                reason: "the server did not answer within \(Self.answerDeadline) seconds")) })
             PostgresConnections.closeSoon(connection)
         }
-        defer {
-            deadline.cancel()
-            state.write { _ = $0.waiting.removeValue(forKey: wait) }
-        }
-        return try promise.futureResult.wait()
+        return outcome.read { $0 ?? [] }
     }
 
     /// Runs `statement` with `binds`, prepared on this connection at its first use; its rows.

@@ -21,7 +21,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// How deep in `transaction`/`snapshot` this access is: 0 outside any.
     private var depth = 0
     /// The writes sent in this transaction and not waited for yet (see ``send(_:)``).
-    private var sentWrites: [EventLoopFuture<Void>] = []
+    private var sentWrites: [EventLoopFuture<[PostgresRow]>] = []
     /// The rows stored in this transaction and not sent yet (see ``buffer(_:)``), and their keys.
     private var bufferedRows: [StoredRow] = []
     private var bufferedKeys: Set<ObjectKey> = []
@@ -56,12 +56,21 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         return try connection.answer(connection.connection.query(query, logger: Self.logger))
     }
 
+    /// Waits for the writes sent before `future` and for `future`, at once (a connection
+    /// answers in order); throws the first error.
+    private func answer(after future: EventLoopFuture<[PostgresRow]>) throws -> [PostgresRow] {
+        let writes = sentWrites
+        sentWrites = []
+        let results = try connection.answers(writes + [future])
+        for result in results.dropLast() { _ = try result.get() }
+        return try results[results.count - 1].get()
+    }
+
     /// Runs the prepared `statement` with `binds` and returns its rows, waiting on this thread
     /// (after the writes sent before it).
     func run(_ statement: PostgresStatement, _ binds: [PostgresData] = []) throws -> [PostgresRow] {
         try sendBufferedRows()
-        try waitForSentWrites()
-        return try connection.answer(connection.execute(statement, schema: schema, binds))
+        return try answer(after: connection.execute(statement, schema: schema, binds))
     }
 
     /// Sends the prepared `statement`, whose rows nothing needs, without waiting for it (see
@@ -72,7 +81,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             return
         }
         try sendBufferedRows()
-        sentWrites.append(try connection.execute(statement, schema: schema, binds).map { _ in })
+        sentWrites.append(try connection.execute(statement, schema: schema, binds))
     }
 
     /// Sends `query`, a write whose result nothing needs, without waiting for it: in a
@@ -84,7 +93,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             return
         }
         try sendBufferedRows()
-        sentWrites.append(connection.connection.query(query, logger: Self.logger).map { _ in })
+        sentWrites.append(connection.connection.query(query, logger: Self.logger).map(\.rows))
     }
 
     /// Stores `row` (``putRow(_:)``): in a transaction, with the rows stored after it, in one
@@ -106,7 +115,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         let rows = bufferedRows
         bufferedRows = []
         bufferedKeys = []
-        sentWrites.append(try connection.execute(.upsert, schema: schema, Self.upsertBinds(rows)).map { _ in })
+        sentWrites.append(try connection.execute(.upsert, schema: schema, Self.upsertBinds(rows)))
     }
 
     /// Waits for the writes ``send(_:)`` sent, in order; throws the first one's error.
@@ -114,15 +123,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         guard !sentWrites.isEmpty else { return }
         let writes = sentWrites
         sentWrites = []
-        var firstError: (any Error)?
-        for write in writes {
-            do {
-                _ = try connection.answer(write)
-            } catch {
-                if firstError == nil { firstError = error }
-            }
-        }
-        if let firstError { throw firstError }
+        for result in try connection.answers(writes) { _ = try result.get() }
     }
 
     /// Runs `sql`, which takes no parameters: one statement or several, separated by `;`.
@@ -207,8 +208,8 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             try send(begin)
             if lock { try send(.lockSchema, [PostgresData(string: PostgresSchema.lockName(schema))]) }
             let result = try body()
-            try send(.commit)
-            try waitForSentWrites()
+            try sendBufferedRows()
+            _ = try answer(after: connection.execute(.commit, schema: schema, []))
             return result
         } catch {
             bufferedRows = []
@@ -405,10 +406,9 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             return try connection.execute(.page, schema: schema, [
                 PostgresData(string: type), PostgresData(string: identifier), PostgresData(int64: Int64(limit))])
         }
-        try waitForSentWrites()
         var next = try page(after: "")
         while true {
-            let reads = try connection.answer(next).map(Self.readRow)
+            let reads = try answer(after: next).map(Self.readRow)
             let isLast = reads.count < limit
             if !isLast, let last = reads.last { next = try page(after: last.key.identifier) }
             for read in reads { try body(read) }
