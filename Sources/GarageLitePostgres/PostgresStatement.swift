@@ -8,8 +8,9 @@ import PostgresNIO
 /// parameters. The rest (counts, listings, maintenance) are sent as they come.
 enum PostgresStatement: Hashable, Sendable {
     case begin, beginSnapshot, commit
-    /// The schema's write lock: `$1` the lock's name (``PostgresSchema/lockName(_:)``).
-    case lockSchema
+    /// The schema's write lock, and the same shared (a claim's end): `$1` the lock's name
+    /// (``PostgresSchema/lockName(_:)``).
+    case lockSchema, lockSchemaShared
     /// A live row: `$1` type, `$2` identifier.
     case liveRow
     /// A row or tombstone, and the same locked for the transaction: `$1` type, `$2` identifier.
@@ -36,6 +37,7 @@ enum PostgresStatement: Hashable, Sendable {
         case .beginSnapshot: return "BEGIN ISOLATION LEVEL REPEATABLE READ"
         case .commit: return "COMMIT"
         case .lockSchema: return "SELECT pg_advisory_xact_lock(hashtext($1))"
+        case .lockSchemaShared: return "SELECT pg_advisory_xact_lock_shared(hashtext($1))"
         case .liveRow:
             return "SELECT \(columns) FROM \(objects) WHERE type = $1 AND identifier = $2 AND NOT is_deleted"
         case .row:

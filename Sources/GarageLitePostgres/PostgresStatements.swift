@@ -70,7 +70,21 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// (after the writes sent before it).
     func run(_ statement: PostgresStatement, _ binds: [PostgresData] = []) throws -> [PostgresRow] {
         try sendBufferedRows()
-        return try answer(after: connection.execute(statement, schema: schema, binds))
+        return try answer(after: execute(statement, binds))
+    }
+
+    /// Sends the prepared `statement` with `binds`; its rows come with the future.
+    ///
+    /// A statement's first use on a connection prepares it, and waits for that: after a write
+    /// sent and not waited for that failed (a lock's timeout), the preparation fails too, as
+    /// the transaction is aborted; the write's error is then the one thrown.
+    private func execute(_ statement: PostgresStatement, _ binds: [PostgresData]) throws -> EventLoopFuture<[PostgresRow]> {
+        do {
+            return try connection.execute(statement, schema: schema, binds)
+        } catch {
+            try waitForSentWrites()
+            throw error
+        }
     }
 
     /// Sends the prepared `statement`, whose rows nothing needs, without waiting for it (see
@@ -81,7 +95,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             return
         }
         try sendBufferedRows()
-        sentWrites.append(try connection.execute(statement, schema: schema, binds))
+        sentWrites.append(try execute(statement, binds))
     }
 
     /// Sends `query`, a write whose result nothing needs, without waiting for it: in a
@@ -115,7 +129,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         let rows = bufferedRows
         bufferedRows = []
         bufferedKeys = []
-        sentWrites.append(try connection.execute(.upsert, schema: schema, Self.upsertBinds(rows)))
+        sentWrites.append(try execute(.upsert, Self.upsertBinds(rows)))
     }
 
     /// Waits for the writes ``send(_:)`` sent, in order; throws the first one's error.
@@ -182,7 +196,15 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// reads and writes in it are never interleaved with another writer's.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         if depth > 0 { return try body() }
-        return try inTransaction(.begin, lock: true, body)
+        return try inTransaction(.begin, lock: .lockSchema, body)
+    }
+
+    /// A claim's end takes the schema's lock shared: writers wait for it, as for a write, but
+    /// the ends of other claims don't. It locks its rows (``prepareToWrite(_:)``), which no other
+    /// claim holds, in key order.
+    func claimEndTransaction<T>(_ body: () throws -> T) throws -> T {
+        if depth > 0 { return try body() }
+        return try inTransaction(.begin, lock: .lockSchemaShared, body)
     }
 
     /// A claim takes no lock but its rows': `claimableRows` locks the rows it returns, skipping
@@ -200,16 +222,16 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// Runs `body` in a transaction. Its `BEGIN`, the schema's lock and the `COMMIT` are sent
     /// without waiting (the first statement that waits waits for them too), so that a
     /// transaction costs no round trip of its own: a claim is two, its read and its commit.
-    private func inTransaction<T>(_ begin: PostgresStatement, lock: Bool = false, _ body: () throws -> T) throws -> T {
+    private func inTransaction<T>(_ begin: PostgresStatement, lock: PostgresStatement? = nil, _ body: () throws -> T) throws -> T {
         depth += 1
         defer { depth -= 1 }
         defer { lockedRows = [:] }
         do {
             try send(begin)
-            if lock { try send(.lockSchema, [PostgresData(string: PostgresSchema.lockName(schema))]) }
+            if let lock { try send(lock, [PostgresData(string: PostgresSchema.lockName(schema))]) }
             let result = try body()
             try sendBufferedRows()
-            _ = try answer(after: connection.execute(.commit, schema: schema, []))
+            _ = try answer(after: execute(.commit, []))
             return result
         } catch {
             bufferedRows = []
@@ -403,7 +425,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         let limit = 500
         func page(after identifier: String) throws -> EventLoopFuture<[PostgresRow]> {
             try sendBufferedRows()
-            return try connection.execute(.page, schema: schema, [
+            return try execute(.page, [
                 PostgresData(string: type), PostgresData(string: identifier), PostgresData(int64: Int64(limit))])
         }
         var next = try page(after: "")

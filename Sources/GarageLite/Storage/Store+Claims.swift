@@ -22,7 +22,7 @@ extension Store {
             let claimID = ClaimOwner.current.claimText()
             let date = Date()
             let limit = max(0, limit)
-            let claim = try Store.transaction(statements, claiming: true) {
+            let claim = try Store.transaction(statements, .claim) {
                 let decode = decoding(StoreView(statements, pending: nil))
                 var objects: [T] = []
                 var claimed: [StoredRow] = []
@@ -89,9 +89,10 @@ extension Store {
         StoreWork(operation: "\(operation) a claim of \(ticket.typeName)", access: .write({ [listener] statements in
             let isObserved = listener.isListening
             var changed: [(ObjectKey, SyncStatus)] = []
-            // Under the store's write lock (a claim's end that took only its rows' locks, on
-            // PostgreSQL, deadlocked with writes of the same rows: issue 27's stress test).
-            let report = try Store.transaction(statements) {
+            // Shutting out the store's writers (a claim's end that took only its rows' locks, on
+            // PostgreSQL, deadlocked with writes of the same rows: issue 27's stress test), not
+            // the ends of other claims, whose rows are others.
+            let report = try Store.transaction(statements, .claimEnd) {
                 try statements.prepareToWrite(ticket.identifiers.map { ObjectKey(typeName: ticket.typeName, identifier: $0) })
                 var report = ClaimReport()
                 for (index, (identifier, revision)) in zip(ticket.identifiers, ticket.revisions).enumerated() {

@@ -165,15 +165,31 @@ final class Store: Sendable {
     /// Runs `body` in one write transaction of `statements`: every write of the store is one.
     /// The transaction commits when `body` returns, unless the `async` call it runs for was
     /// cancelled meanwhile: then it rolls back and throws `CancellationError`, so that a
-    /// cancelled call never commits.
-    static func transaction<T>(_ statements: any RowWriteStatements, claiming: Bool = false,
+    /// cancelled call never commits. A claim and a claim's end say so (`kind`): on an engine
+    /// whose claims scale out, they don't wait for each other (``RowWriteStatements/claimTransaction(_:)``,
+    /// ``RowWriteStatements/claimEndTransaction(_:)``).
+    static func transaction<T>(_ statements: any RowWriteStatements, _ kind: TransactionKind = .write,
                                _ body: () throws -> T) throws -> T {
         func checked() throws -> T {
             let result = try body()
             try checkNotCancelled()
             return result
         }
-        return claiming ? try statements.claimTransaction(checked) : try statements.transaction(checked)
+        switch kind {
+        case .write: return try statements.transaction(checked)
+        case .claim: return try statements.claimTransaction(checked)
+        case .claimEnd: return try statements.claimEndTransaction(checked)
+        }
+    }
+
+    /// What a write transaction does (``transaction(_:_:_:)``).
+    enum TransactionKind {
+        /// Any write.
+        case write
+        /// Takes a batch of rows for a sync job.
+        case claim
+        /// Ends a claim: writes only the claim's own rows.
+        case claimEnd
     }
 
     /// Throws `CancellationError` when the `async` call the current work runs for was

@@ -121,6 +121,43 @@ struct PostgresEngineTests {
         try garage.complete(claim)
     }
 
+    /// The end of a claim takes the schema's write lock shared: it doesn't wait for another
+    /// claim's end (psql holds the lock shared, as an end does), while a write, which takes it
+    /// alone, waits, then fails as busy.
+    @Test func endsOfClaimsShareTheWriteLockThatWritesTakeAlone() throws {
+        let (url, schema) = Self.newSchema()
+        var options = PostgresGarageOptions()
+        options.busyTimeout = 0.5
+        let garage = try Garage(postgresURL: url, options: options)
+        try garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "b", text: "b")])
+        let claim = try garage.claim(Memo.self, limit: 10)
+        let directory = try TemporaryDirectory()
+        let ready = directory.path("ready"), done = directory.path("done"), script = directory.path("hold.sql")
+        try """
+            BEGIN;
+            SELECT pg_advisory_xact_lock_shared(hashtext('GarageLite write \(schema)'));
+            \\! touch \(ready)
+            \\! while [ ! -e \(done) ]; do sleep 0.02; done
+            COMMIT;
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let holder = Thread { _ = try? Self.psql(file: script) }
+        holder.start()
+        defer { FileManager.default.createFile(atPath: done, contents: nil) }
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: ready) {
+            try #require(Date() < deadline, "psql did not take the lock")
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let report = try garage.complete(claim)
+        #expect(report.synced.sorted() == ["a", "b"])
+        let error = try #require(throws: GarageError.self) { try garage.park(Memo(id: "c", text: "c")) }
+        guard case .storeBusy = error else {
+            Issue.record("expected storeBusy, got \(error)")
+            return
+        }
+        #expect(try garage.retrieve(Memo.self, identifier: "c") == nil)
+    }
+
     /// Another garage's commits reach this garage's observers through LISTEN/NOTIFY.
     @Test func anotherGaragesCommitsAreObserved() async throws {
         let (url, _) = Self.newSchema()

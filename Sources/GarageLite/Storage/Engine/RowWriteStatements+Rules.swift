@@ -146,6 +146,10 @@ extension RowWriteStatements {
         try transaction(body)
     }
 
+    package func claimEndTransaction<T>(_ body: () throws -> T) throws -> T {
+        try transaction(body)
+    }
+
     package func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?,
                           uploaded: String?, version: String?) throws {
         try endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded, version: version)

@@ -222,6 +222,11 @@ package protocol RowWriteStatements: RowStatements {
     /// without waiting for each other or for a write. (A claim's end takes the write lock: ending
     /// claims under their rows' locks alone deadlocked with writes of the same rows.)
     func claimTransaction<T>(_ body: () throws -> T) throws -> T
+    /// Runs `body`, the end of a claim, which writes only the claim's own rows, in one
+    /// transaction: ``transaction(_:)``, or, on an engine whose claims scale out (PostgreSQL),
+    /// one that shuts out the store's writers but not the ends of other claims (the write lock
+    /// taken shared): claims are disjoint, so several jobs end theirs side by side.
+    func claimEndTransaction<T>(_ body: () throws -> T) throws -> T
     /// Moves the row to `.syncing` under `claim`.
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws
     /// Moves the rows to `.syncing` under `claim` (``markClaimed(_:claim:at:)`` for each).
