@@ -26,6 +26,36 @@ struct PostgresEngineTests {
         return String(decoding: result.stdoutData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Runs `sql` in a psql transaction that stays open until the returned `release` is
+    /// called: what it locks, it holds meanwhile.
+    static func holdInPsql(_ sql: String) throws -> (release: () -> Void, directory: TemporaryDirectory) {
+        let directory = try TemporaryDirectory()
+        let ready = directory.path("ready"), done = directory.path("done"), script = directory.path("hold.sql")
+        try """
+            BEGIN;
+            \(sql)
+            \\! touch \(ready)
+            \\! while [ ! -e \(done) ]; do sleep 0.02; done
+            COMMIT;
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let holder = Thread { _ = try? Self.psql(file: script) }
+        holder.start()
+        let release = { _ = FileManager.default.createFile(atPath: done, contents: nil) }
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: ready) {
+            guard Date() < deadline else {
+                release()
+                throw PsqlDidNotRun(sql: sql)
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return (release, directory)
+    }
+
+    struct PsqlDidNotRun: Error {
+        var sql: String
+    }
+
     @Test func aNewSchemaIsCreatedAndOpensAgainWithItsObjects() throws {
         let (url, schema) = Self.newSchema()
         do {
@@ -98,24 +128,9 @@ struct PostgresEngineTests {
         let (url, schema) = Self.newSchema()
         let garage = try Garage(postgresURL: url)
         try garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "b", text: "b")])
-        // psql locks "a" in a transaction of its own, says so, and holds it until told to end.
-        let directory = try TemporaryDirectory()
-        let ready = directory.path("ready"), done = directory.path("done"), script = directory.path("hold.sql")
-        try """
-            BEGIN;
-            SELECT 1 FROM \(schema).garage_object WHERE identifier = 'a' FOR UPDATE;
-            \\! touch \(ready)
-            \\! while [ ! -e \(done) ]; do sleep 0.02; done
-            COMMIT;
-            """.write(toFile: script, atomically: true, encoding: .utf8)
-        let holder = Thread { _ = try? Self.psql(file: script) }
-        holder.start()
-        defer { FileManager.default.createFile(atPath: done, contents: nil) }
-        let deadline = Date().addingTimeInterval(120)
-        while !FileManager.default.fileExists(atPath: ready) {
-            try #require(Date() < deadline, "psql did not lock the row")
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        // psql locks "a" in a transaction of its own, and holds it until told to end.
+        let hold = try Self.holdInPsql("SELECT 1 FROM \(schema).garage_object WHERE identifier = 'a' FOR UPDATE;")
+        defer { hold.release() }
         let claim = try garage.claim(Memo.self, limit: 10)
         #expect(claim.identifiers == ["b"])
         try garage.complete(claim)
@@ -131,23 +146,8 @@ struct PostgresEngineTests {
         let garage = try Garage(postgresURL: url, options: options)
         try garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "b", text: "b")])
         let claim = try garage.claim(Memo.self, limit: 10)
-        let directory = try TemporaryDirectory()
-        let ready = directory.path("ready"), done = directory.path("done"), script = directory.path("hold.sql")
-        try """
-            BEGIN;
-            SELECT pg_advisory_xact_lock_shared(hashtext('GarageLite write \(schema)'));
-            \\! touch \(ready)
-            \\! while [ ! -e \(done) ]; do sleep 0.02; done
-            COMMIT;
-            """.write(toFile: script, atomically: true, encoding: .utf8)
-        let holder = Thread { _ = try? Self.psql(file: script) }
-        holder.start()
-        defer { FileManager.default.createFile(atPath: done, contents: nil) }
-        let deadline = Date().addingTimeInterval(120)
-        while !FileManager.default.fileExists(atPath: ready) {
-            try #require(Date() < deadline, "psql did not take the lock")
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        let hold = try Self.holdInPsql("SELECT pg_advisory_xact_lock_shared(hashtext('GarageLite write \(schema)'));")
+        defer { hold.release() }
         let report = try garage.complete(claim)
         #expect(report.synced.sorted() == ["a", "b"])
         let error = try #require(throws: GarageError.self) { try garage.park(Memo(id: "c", text: "c")) }

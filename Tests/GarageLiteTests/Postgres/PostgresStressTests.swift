@@ -167,7 +167,7 @@ private struct PostgresSyncCycle {
         let replay = SyncCycleReplay(log: try String(contentsOfFile: storePath + ".log", encoding: .utf8))
         #expect(replay.violations == [], "the log replay")
         #expect(replay.lastEditorEvent == editorsLast, "the log holds every editor's last event")
-        let finalChecks = try checkFinalState(garage, server: server, replay: replay)
+        let finalChecks = try replay.checkFinalState(garage, server: server)
 
         // The run did what it is meant to.
         #expect(kills > 0 && replay.figure("recovery that released rows") + replay.figure("claim freed by a kill") > 0,
@@ -285,48 +285,6 @@ extension PostgresSyncCycle {
             for id in changes { try server.delete(SyncStressServerChange.self, identifier: id) }
         }
         return (batches, changes.count)
-    }
-
-    /// The store equals the server, object for object, everything synced, no tombstone nor claim
-    /// left; each editor's document is where its last event left it on both sides (no edit, no
-    /// deletion lost), and each server document present was downloaded after its last deletion.
-    /// Returns how many checks it made.
-    func checkFinalState(_ garage: Garage, server: Garage, replay: SyncCycleReplay) throws -> Int {
-        var checks = 0
-        let local = try garage.retrieveAll(SyncStressDocument.self)
-        let localCopies = Dictionary(uniqueKeysWithValues: local.map {
-            ($0.id, SyncStressServerDocument(id: $0.id, version: $0.version, body: $0.body, serverEdit: $0.serverEdit))
-        })
-        let serverCopies = Dictionary(uniqueKeysWithValues: try server.retrieveAll(SyncStressServerDocument.self).map { ($0.id, $0) })
-        for id in Set(localCopies.keys).union(serverCopies.keys).sorted() {
-            checks += 1
-            #expect(localCopies[id] == serverCopies[id],
-                    "\(id): the store has \(localCopies[id].map { "\($0)" } ?? "nothing"), the server \(serverCopies[id].map { "\($0)" } ?? "nothing")")
-        }
-        #expect(local.filter { $0.syncStatus != .synced }.map(\.id) == [], "every object is synced")
-        let rows = try garage.store.allStoredRows()
-        #expect(rows.filter(\.isDeleted).map(\.key.identifier) == [], "no tombstone is left: every deletion reached the server")
-        #expect(rows.filter { $0.claim != nil }.map(\.key.identifier) == [], "no claim is left")
-        #expect(try server.count(SyncStressServerChange.self) == 0, "every server change was downloaded")
-        checks += 4
-        for (id, last) in replay.lastEditorEvent.sorted(by: { $0.key < $1.key }) {
-            checks += 1
-            if last.deleted {
-                #expect(localCopies[id] == nil && serverCopies[id] == nil, "\(id) was deleted last, at version \(last.version)")
-            } else {
-                #expect(localCopies[id]?.version == last.version && serverCopies[id]?.version == last.version,
-                        "\(id) was parked last at version \(last.version)")
-            }
-        }
-        for id in localCopies.keys.sorted() {
-            checks += 1
-            if id.hasPrefix("s-") {
-                #expect(replay.lastDownloadDeleted[id] == false, "\(id) is present, but was not downloaded since its deletion")
-            } else {
-                #expect(replay.lastEditorEvent[id] != nil, "\(id) is present, but no editor parked it")
-            }
-        }
-        return checks
     }
 
     /// "-" for an empty list, its items comma-separated otherwise (the log's lists).

@@ -1,5 +1,6 @@
 import Foundation
 import GarageStressModels
+import Testing
 @testable import GarageLite
 
 // The sync-cycle stress test's log, replayed: the worker's processes (SyncCycle.swift in
@@ -300,4 +301,48 @@ struct SyncCycleReplay {
     /// The figures of a run, for the summary.
     func figure(_ event: String) -> Int { counts[event, default: 0] }
     var checksPerformed: Int { checks.values.reduce(0, +) }
+}
+
+extension SyncCycleReplay {
+    /// The store equals the server, object for object, everything synced, no tombstone nor claim
+    /// left; each editor's document is where its last event left it on both sides (no edit, no
+    /// deletion lost), and each server document present was downloaded after its last deletion.
+    /// Returns how many checks it made.
+    func checkFinalState(_ garage: Garage, server: Garage) throws -> Int {
+        var checks = 0
+        let local = try garage.retrieveAll(SyncStressDocument.self)
+        let localCopies = Dictionary(uniqueKeysWithValues: local.map {
+            ($0.id, SyncStressServerDocument(id: $0.id, version: $0.version, body: $0.body, serverEdit: $0.serverEdit))
+        })
+        let serverCopies = Dictionary(uniqueKeysWithValues: try server.retrieveAll(SyncStressServerDocument.self).map { ($0.id, $0) })
+        for id in Set(localCopies.keys).union(serverCopies.keys).sorted() {
+            checks += 1
+            #expect(localCopies[id] == serverCopies[id],
+                    "\(id): the store has \(localCopies[id].map { "\($0)" } ?? "nothing"), the server \(serverCopies[id].map { "\($0)" } ?? "nothing")")
+        }
+        #expect(local.filter { $0.syncStatus != .synced }.map(\.id) == [], "every object is synced")
+        let rows = try garage.store.allStoredRows()
+        #expect(rows.filter(\.isDeleted).map(\.key.identifier) == [], "no tombstone is left: every deletion reached the server")
+        #expect(rows.filter { $0.claim != nil }.map(\.key.identifier) == [], "no claim is left")
+        #expect(try server.count(SyncStressServerChange.self) == 0, "every server change was downloaded")
+        checks += 4
+        for (id, last) in lastEditorEvent.sorted(by: { $0.key < $1.key }) {
+            checks += 1
+            if last.deleted {
+                #expect(localCopies[id] == nil && serverCopies[id] == nil, "\(id) was deleted last, at version \(last.version)")
+            } else {
+                #expect(localCopies[id]?.version == last.version && serverCopies[id]?.version == last.version,
+                        "\(id) was parked last at version \(last.version)")
+            }
+        }
+        for id in localCopies.keys.sorted() {
+            checks += 1
+            if id.hasPrefix("s-") {
+                #expect(lastDownloadDeleted[id] == false, "\(id) is present, but was not downloaded since its deletion")
+            } else {
+                #expect(lastEditorEvent[id] != nil, "\(id) is present, but no editor parked it")
+            }
+        }
+        return checks
+    }
 }

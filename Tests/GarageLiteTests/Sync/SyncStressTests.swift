@@ -448,44 +448,9 @@ struct SyncStressTests {
         #expect(replay.violations == [], "the log replay")
         #expect(replay.lastEditorEvent == editorsLast, "the log holds every editor's last event")
 
-        // The server's copy equals the store, object for object, and everything is synced.
-        var finalChecks = 0
-        let local = try garage.retrieveAll(SyncStressDocument.self)
-        let localCopies = Dictionary(uniqueKeysWithValues: local.map {
-            ($0.id, SyncStressServerDocument(id: $0.id, version: $0.version, body: $0.body, serverEdit: $0.serverEdit))
-        })
-        let serverCopies = Dictionary(uniqueKeysWithValues: try server.retrieveAll(SyncStressServerDocument.self).map { ($0.id, $0) })
-        for id in Set(localCopies.keys).union(serverCopies.keys).sorted() {
-            finalChecks += 1
-            #expect(localCopies[id] == serverCopies[id], "\(id): the store has \(localCopies[id].map { "\($0)" } ?? "nothing"), the server \(serverCopies[id].map { "\($0)" } ?? "nothing")")
-        }
-        #expect(local.filter { $0.syncStatus != .synced }.map(\.id) == [], "every object is synced")
-        let rows = try garage.store.allStoredRows()
-        #expect(rows.filter(\.isDeleted).map(\.key.identifier) == [], "no tombstone is left: every deletion reached the server")
-        #expect(rows.filter { $0.claim != nil }.map(\.key.identifier) == [], "no claim is left")
-        #expect(try server.count(SyncStressServerChange.self) == 0, "every server change was downloaded")
-        finalChecks += 4
-
-        // No delete lost, no object resurrected: each editor document is where its last
-        // event left it, on both sides; each server document present locally was downloaded
-        // after its last deletion.
-        for (id, last) in replay.lastEditorEvent.sorted(by: { $0.key < $1.key }) {
-            finalChecks += 1
-            if last.deleted {
-                #expect(localCopies[id] == nil && serverCopies[id] == nil, "\(id) was deleted last, at version \(last.version)")
-            } else {
-                #expect(localCopies[id]?.version == last.version && serverCopies[id]?.version == last.version,
-                        "\(id) was parked last at version \(last.version)")
-            }
-        }
-        for id in localCopies.keys.sorted() {
-            finalChecks += 1
-            if id.hasPrefix("s-") {
-                #expect(replay.lastDownloadDeleted[id] == false, "\(id) is present, but was not downloaded since its deletion")
-            } else {
-                #expect(replay.lastEditorEvent[id] != nil, "\(id) is present, but no editor parked it")
-            }
-        }
+        // The server's copy equals the store, object for object, everything synced; no edit nor
+        // deletion lost, no object resurrected.
+        let finalChecks = try replay.checkFinalState(garage, server: server)
 
         // The run did what it is meant to.
         #expect(kills > 0 && replay.figure("recovery that released rows") + replay.figure("claim freed by a kill") > 0,
