@@ -163,7 +163,8 @@ private struct PostgresSyncCycle {
         #expect(editorsLast.count == editors * objectsPerEditor)
 
         let garage = try Self.open(storeURL), server = try Self.open(serverURL)
-        let final = try PostgresSyncCycle.syncAtQuiescence(garage, server: server, log: log)
+        // Every claim left is a killed job's, or one a restart interrupted.
+        let final = try SyncStressTests.syncAtQuiescence(garage, server: server, log: log)
         let replay = SyncCycleReplay(log: try String(contentsOfFile: storePath + ".log", encoding: .utf8))
         #expect(replay.violations == [], "the log replay")
         #expect(replay.lastEditorEvent == editorsLast, "the log holds every editor's last event")
@@ -220,76 +221,6 @@ private struct PostgresSyncCycle {
             if fields.count > field { counts[String(fields[field]).split(separator: ".").first.map(String.init) ?? "", default: 0] += 1 }
         }
         return counts.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
-    }
-}
-
-extension PostgresSyncCycle {
-    /// The sync at quiescence, as a job would run it (SyncStressTests' own): recover the killed
-    /// jobs' claims, retry the held objects, claim, upload and complete until nothing is left,
-    /// then download what the server changed. Its lines go to the log as `final`'s.
-    static func syncAtQuiescence(_ garage: Garage, server: Garage, log: SharedLogAppender) throws -> (batches: Int, downloaded: Int) {
-        let who = "final"
-        // No job runs any more: every claim left is a killed job's, or one a restart interrupted.
-        log.write("RECOVERING", who, "0")
-        log.write("RECOVERED", who, "\(try garage.releaseStaleClaims(olderThan: 0))")
-        log.write("HELD", who, "\(try garage.heldObjects(SyncStressDocument.self).count)")
-        try garage.retryHeld(SyncStressDocument.self)
-        var batches = 0
-        while batches < 1_000 {
-            let claim = try garage.claim(SyncStressDocument.self, limit: 25)
-            if claim.isEmpty { break }
-            batches += 1
-            log.write("BEGIN", who, claim.id, "\(claim.date.timeIntervalSince1970)",
-                      list(claim.objects.map { "\($0.id):\($0.version)" }), list(claim.deletions))
-            var newer: [SyncStressServerDocument] = []
-            for document in claim.objects {
-                let current = try server.retrieve(SyncStressServerDocument.self, identifier: document.id)
-                #expect((current?.version ?? 0) <= document.version, "\(document.id): the server has a newer version")
-                if current?.version != document.version {
-                    newer.append(SyncStressServerDocument(id: document.id, version: document.version,
-                                                          body: document.body, serverEdit: document.serverEdit))
-                }
-            }
-            try server.transaction {
-                try server.parkAll(newer)
-                for id in claim.deletions { try server.delete(SyncStressServerDocument.self, identifier: id) }
-            }
-            log.write("UPLOADED", who, claim.id, list(claim.objects.map { "\($0.id):\($0.version)" }), list(claim.deletions), "-")
-            log.write("ENDING", who, claim.id, "complete")
-            let report = try garage.complete(claim)
-            log.write("END", who, claim.id, "complete", list(report.synced), list(report.notSynced), list(report.deletionsUploaded),
-                      list(report.keptByApp), list(report.lost), list(report.deleted))
-            #expect(report.synced == claim.identifiers && report.deletionsUploaded == claim.deletions,
-                    "nothing edits during the final sync: \(report)")
-        }
-        let changes = try server.retrieveAll(SyncStressServerChange.self).map(\.id)
-        var present: [SyncStressDocument] = []
-        var absent: [String] = []
-        for id in changes {
-            if let copy = try server.retrieve(SyncStressServerDocument.self, identifier: id) {
-                present.append(SyncStressDocument(id: id, version: copy.version, body: copy.body, serverEdit: copy.serverEdit, syncStatus: .synced))
-            } else {
-                absent.append(id)
-            }
-        }
-        log.write("DLBEGIN", who, list(present.map { "\($0.id):\($0.version)" }))
-        let downloaded = try garage.parkDownloaded(present)
-        let versions = Dictionary(uniqueKeysWithValues: present.map { ($0.id, $0.version) })
-        log.write("DOWNLOAD", who, list(downloaded.applied.map { "\($0):\(versions[$0] ?? -1)" }), list(downloaded.conflicts.map(\.object.identifier)))
-        log.write("DLDELBEGIN", who, list(absent))
-        let deleted = try garage.deleteDownloaded(SyncStressDocument.self, identifiers: absent)
-        log.write("DLDELETE", who, list(deleted.deleted), list(deleted.conflicts.map(\.object.identifier)))
-        #expect(downloaded.conflicts == [] && deleted.conflicts == [], "everything is synced: no conflict")
-        #expect(downloaded.applied.count == present.count)
-        try server.transaction {
-            for id in changes { try server.delete(SyncStressServerChange.self, identifier: id) }
-        }
-        return (batches, changes.count)
-    }
-
-    /// "-" for an empty list, its items comma-separated otherwise (the log's lists).
-    private static func list(_ items: [String]) -> String {
-        items.isEmpty ? "-" : items.joined(separator: ",")
     }
 }
 

@@ -443,7 +443,7 @@ struct SyncStressTests {
         }
         #expect(editorsLast.count == editors * objectsPerEditor)
 
-        let final = try syncAtQuiescence(garage, server: server, log: log)
+        let final = try Self.syncAtQuiescence(garage, server: server, log: log)
         let replay = SyncCycleReplay(log: try String(contentsOfFile: logPath, encoding: .utf8))
         #expect(replay.violations == [], "the log replay")
         #expect(replay.lastEditorEvent == editorsLast, "the log holds every editor's last event")
@@ -484,7 +484,8 @@ struct SyncStressTests {
     /// The sync at quiescence, as a job would run it: recover the killed jobs' claims, retry
     /// the held objects, claim, upload and complete until nothing is left, then download what
     /// the server changed. Its lines go to the log, as a job's and the downloader's.
-    private func syncAtQuiescence(_ garage: Garage, server: Garage, log: SharedLogAppender,
+    /// (PostgresStressTests ends its run with it too.)
+    static func syncAtQuiescence(_ garage: Garage, server: Garage, log: SharedLogAppender,
                                   sourceLocation: SourceLocation = #_sourceLocation) throws -> (batches: Int, downloaded: Int) {
         let who = "final"
         // No job runs any more: every claim left is a killed job's.
