@@ -151,15 +151,7 @@ private struct PostgresSyncCycle {
         }
         let interrupted = launched.flatMap { $0.outputLines(startingWith: "RESTART ") }
         let outcomes = launched.flatMap { $0.outputLines(startingWith: "INTERRUPTED ") }
-        var editorsLast: [String: SyncCycleReplay.EditorEvent] = [:]
-        for line in editorProcesses.flatMap({ $0.outputLines(startingWith: "LAST ") }) {
-            let fields = line.split(separator: " ").map(String.init)
-            guard fields.count == 4, let version = Int(fields[2]) else {
-                Issue.record("an editor printed \(line)")
-                continue
-            }
-            editorsLast[fields[1]] = .init(version: version, deleted: fields[3] == "deleted")
-        }
+        let editorsLast = SyncCycleReplay.lastEvents(editorProcesses.flatMap { $0.outputLines(startingWith: "LAST ") })
         #expect(editorsLast.count == editors * objectsPerEditor)
 
         let garage = try Self.open(storeURL), server = try Self.open(serverURL)

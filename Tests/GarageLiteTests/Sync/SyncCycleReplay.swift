@@ -304,6 +304,21 @@ struct SyncCycleReplay {
 }
 
 extension SyncCycleReplay {
+    /// The editors' last events, from the lines they print at their end
+    /// (`LAST <identifier> <version> present|deleted`).
+    static func lastEvents(_ lines: [String]) -> [String: EditorEvent] {
+        var events: [String: EditorEvent] = [:]
+        for line in lines {
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 4, let version = Int(fields[2]) else {
+                Issue.record("an editor printed \(line)")
+                continue
+            }
+            events[fields[1]] = EditorEvent(version: version, deleted: fields[3] == "deleted")
+        }
+        return events
+    }
+
     /// The store equals the server, object for object, everything synced, no tombstone nor claim
     /// left; each editor's document is where its last event left it on both sides (no edit, no
     /// deletion lost), and each server document present was downloaded after its last deletion.

@@ -432,15 +432,7 @@ struct SyncStressTests {
             #expect(ended && (process.exitedCleanly || process.wasKilled),
                     "\(process.name) did not end well:\n\(text)")
         }
-        var editorsLast: [String: SyncCycleReplay.EditorEvent] = [:]
-        for line in editorProcesses.flatMap({ $0.outputLines(startingWith: "LAST ") }) {
-            let fields = line.split(separator: " ").map(String.init)
-            guard fields.count == 4, let version = Int(fields[2]) else {
-                Issue.record("an editor printed \(line)")
-                continue
-            }
-            editorsLast[fields[1]] = .init(version: version, deleted: fields[3] == "deleted")
-        }
+        let editorsLast = SyncCycleReplay.lastEvents(editorProcesses.flatMap { $0.outputLines(startingWith: "LAST ") })
         #expect(editorsLast.count == editors * objectsPerEditor)
 
         let final = try Self.syncAtQuiescence(garage, server: server, log: log)
