@@ -39,7 +39,7 @@ public enum GarageError: Error, Equatable, Sendable {
     /// The store at `path` could not be opened or created.
     case cannotOpenStore(path: String, reason: String)
 
-    /// The file at `path` is not a GarageLite store. It was left untouched.
+    /// The file (or PostgreSQL schema) at `path` is not a GarageLite store. It was left untouched.
     case notAGarageStore(path: String, reason: String)
 
     /// The store at `path` was written by a newer version of GarageLite, with a file
@@ -231,11 +231,14 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .unsupportedIDConformance(idType):
             return "Identifiable ID type '\(idType)' must be String, UUID, or LosslessStringConvertible"
         case let .cannotOpenStore(path, reason) where path.hasPrefix("postgres://"):
-            return "Cannot open the garage store at \(path): \(reason). Check that the server runs and accepts "
-                + "this user's connections, and that the user may create the schema (or that it exists)."
+            return "Cannot open the garage store at \(path): \(reason). Check the URL (its schema, database and user), "
+                + "that the server runs and accepts this user's connections, and that the user may create the schema."
         case let .cannotOpenStore(path, reason):
             return "Cannot open the garage store at \(path): \(reason). Check that the folder exists "
                 + "and that this process may read and write there."
+        case let .notAGarageStore(path, reason) where path.hasPrefix("postgres://"):
+            return "The schema at \(path) is not a GarageLite garage (\(reason)); it was left untouched. "
+                + "Use another schema, or drop this one if it is not needed."
         case let .notAGarageStore(path, reason):
             return "The file at \(path) is not a GarageLite store (\(reason)); it was left untouched. "
                 + "Open another path, or move the file away if it is not needed."

@@ -10,6 +10,10 @@ public struct PostgresGarageOptions: Sendable {
     /// The most connections the garage opens at once (reads run in parallel on them; writes
     /// take one at a time): 8 by default.
     public var maximumConnections = 8
+    /// Whether opening a schema that doesn't exist creates the garage there (the default), or
+    /// fails with ``GarageError/cannotOpenStore(path:reason:)``, as `Garage.readOnly(path:)`
+    /// does for a missing file (the `garage` tool's commands that don't create a store).
+    public var createsSchema = true
 
     /// The default options.
     public init() {}

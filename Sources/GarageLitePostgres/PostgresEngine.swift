@@ -74,7 +74,8 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
             ])
         do {
             try connections.withConnection { connection in
-                try PostgresSchema.migrate(PostgresStatements(connection: connection, schema: schema), path: path)
+                try PostgresSchema.migrate(PostgresStatements(connection: connection, schema: schema), path: path,
+                                           creating: options.createsSchema)
             }
         } catch let error as GarageError {
             connections.close()

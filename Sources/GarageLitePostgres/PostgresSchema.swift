@@ -52,7 +52,8 @@ enum PostgresSchema {
     /// untouched: a schema with tables but no `garage_format`, or of another application, is not
     /// a garage; a newer version is refused. One transaction, under the schema's lock, so that two
     /// instances opening a new schema at once create it once.
-    static func migrate(_ statements: PostgresStatements, path: String, migrations: [Migration] = Self.migrations) throws {
+    static func migrate(_ statements: PostgresStatements, path: String, creating: Bool = true,
+                        migrations: [Migration] = Self.migrations) throws {
         let schema = statements.schema
         let newestVersion = migrations.last?.version ?? 0
         try statements.transaction {
@@ -74,6 +75,10 @@ enum PostgresSchema {
                 throw GarageError.newerFormatVersion(path: path, version: version, supportedVersion: newestVersion)
             }
             guard version < newestVersion else { return }
+            if version == 0, tables.isEmpty, !creating {
+                throw GarageError.cannotOpenStore(path: path, reason: "there is no garage in the schema \(schema) (opening it "
+                    + "with PostgresGarageOptions.createsSchema creates one there, as garage import does)")
+            }
             if version == 0 {
                 try statements.execute("""
                     CREATE SCHEMA IF NOT EXISTS \(schema);

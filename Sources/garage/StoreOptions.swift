@@ -13,10 +13,13 @@ struct StoreOptions: ParsableArguments {
     /// Whether the store is a PostgreSQL garage (a `postgres://` URL) rather than a file.
     var isPostgres: Bool { store.hasPrefix("postgres://") || store.hasPrefix("postgresql://") }
 
-    /// The garage at ``store``, opened with `encryptionKey`: a file, or a PostgreSQL schema
-    /// (created when it doesn't exist).
-    func open(encryptionKey: StoreKey?) throws -> Garage {
-        isPostgres ? try Garage(postgresURL: store, encryptionKey: encryptionKey) : try Garage(path: store, encryptionKey: encryptionKey)
+    /// The garage at ``store``, opened with `encryptionKey`: a file, or a PostgreSQL schema,
+    /// which must hold a garage unless `creating`.
+    func open(encryptionKey: StoreKey?, creating: Bool) throws -> Garage {
+        guard isPostgres else { return try Garage(path: store, encryptionKey: encryptionKey) }
+        var options = PostgresGarageOptions()
+        options.createsSchema = creating
+        return try Garage(postgresURL: store, options: options, encryptionKey: encryptionKey)
     }
 
     @Option(name: .long, help: ArgumentHelp(
@@ -52,7 +55,7 @@ struct StoreOptions: ParsableArguments {
     /// it is copied (with its log) to a temporary folder, and the copy is upgraded and read.
     func openForReadingUpgraded() throws -> (garage: Garage, upgradedFrom: Int?) {
         // A PostgreSQL schema is read as it is: no read-only mode, and no upgrade to copy.
-        if isPostgres { return (try open(encryptionKey: try key()), nil) }
+        if isPostgres { return (try open(encryptionKey: try key(), creating: false), nil) }
         try requireFile()
         do {
             return (try Garage.readOnly(path: store, encryptionKey: try key()), nil)
@@ -88,7 +91,7 @@ struct StoreOptions: ParsableArguments {
     /// The store, opened for writing; it must exist unless `creating`.
     func openForWriting(creating: Bool = false) throws -> Garage {
         if !creating { try requireFile() }
-        return try open(encryptionKey: try key())
+        return try open(encryptionKey: try key(), creating: creating)
     }
 }
 

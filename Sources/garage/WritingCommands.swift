@@ -330,7 +330,7 @@ struct Rekey: ParsableCommand {
                 if try store.key() == nil {
                     // A plain store: opening it with the key encrypts it.
                     try store.requireFile()
-                    let garage = try Progress.run("encrypting") { try store.open(encryptionKey: newKey) }
+                    let garage = try Progress.run("encrypting") { try store.open(encryptionKey: newKey, creating: false) }
                     count = try garage.statistics().types.reduce(0) { $0 + $1.count }
                     done = "Encrypted"
                 } else {

@@ -46,4 +46,27 @@ extension PostgresEngineTests {
         #expect(try garage.retrieveAll(Memo.self).map(\.id).sorted() == ["m0", "m1", "m3", "m4"])
         #expect(try garage.check().isOK)
     }
+
+    /// A command that reads (or changes) a store refuses a schema that holds no garage, and
+    /// creates nothing, as it refuses a missing file; `import` creates the garage.
+    @Test func readCommandsRefuseASchemaWithoutAGarageAndCreateNothing() throws {
+        let schema = TestEngine.newSchemaName()
+        let url = TestEngine.schemaURL(TestEngine.postgresURL!, schema: schema)
+        for command in [["stats", url], ["list", url], ["check", url], ["export", url], ["gc", url]] {
+            let result = try ToolProcess.run(command)
+            #expect(result.exitCode != 0, "\(command[0]): \(result)")
+            #expect(result.stderr.contains("there is no garage in the schema \(schema)"), "\(command[0]): \(result.stderr)")
+        }
+        #expect(try Self.psql("SELECT count(*) FROM information_schema.schemata WHERE schema_name = '\(schema)'") == "0")
+
+        var options = PostgresGarageOptions()
+        options.createsSchema = false
+        let error = try #require(throws: GarageError.self) { try Garage(postgresURL: url, options: options) }
+        guard case .cannotOpenStore = error else {
+            Issue.record("expected cannotOpenStore, got \(error)")
+            return
+        }
+        try Garage(postgresURL: url).park(Memo(id: "m", text: "memo"))
+        #expect(try Garage(postgresURL: url, options: options).retrieve(Memo.self, identifier: "m")?.text == "memo")
+    }
 }
