@@ -50,26 +50,38 @@ extension PostgresStatements {
 
     /// References of live rows (whose lists are usable and exact) to rows that don't exist, in
     /// the order of the referencing rows, then of their lists. A reference to a deletion the
-    /// server has (a `.synced` tombstone) is not dangling.
+    /// server has (a `.synced` tombstone) is not dangling. One query for the targets of a page
+    /// of rows, not one a reference.
     func danglingReferences(limit: Int?) throws -> [(from: ObjectKey, to: ObjectKey)] {
         var dangling: [(from: ObjectKey, to: ObjectKey)] = []
-        try forEachLiveRecord(knownReferencesOnly: true) { row in
-            guard row.references != ReferenceList.empty, let keys = try? ReferenceList.decode(row.references) else { return true }
-            for key in keys where try !exists(key) {
-                dangling.append((row.key, key))
-                if let limit, dangling.count >= limit { return false }
+        try forEachLivePage(knownReferencesOnly: true) { page in
+            let lists = page.compactMap { row -> (ObjectKey, [ObjectKey])? in
+                guard row.references != ReferenceList.empty, let keys = try? ReferenceList.decode(row.references) else { return nil }
+                return (row.key, keys)
+            }
+            let existing = try existingKeys(Array(Set(lists.flatMap(\.1))))
+            for (from, keys) in lists {
+                for key in keys where !existing.contains(key) {
+                    dangling.append((from, key))
+                    if let limit, dangling.count >= limit { return false }
+                }
             }
             return true
         }
         return dangling
     }
 
-    /// Whether `key` names a live row, or a deletion the server has.
-    private func exists(_ key: ObjectKey) throws -> Bool {
-        try !run("""
-            SELECT 1 FROM \(unescaped: objects) WHERE type = \(key.typeName) AND identifier = \(key.identifier)
+    /// Which of `keys` name a live row, or a deletion the server has.
+    private func existingKeys(_ keys: [ObjectKey]) throws -> Set<ObjectKey> {
+        guard !keys.isEmpty else { return [] }
+        return Set(try run("""
+            SELECT type, identifier FROM \(unescaped: objects)
+            WHERE (type, identifier) IN (SELECT * FROM unnest(\(keys.map(\.typeName))::text[], \(keys.map(\.identifier))::text[]))
                 AND (NOT is_deleted OR sync_status = \(Int64(SyncStatus.synced.rawValue)))
-            """).rows.isEmpty
+            """).rows.map { row in
+            let (type, identifier) = try row.decode((String, String).self)
+            return ObjectKey(typeName: type, identifier: identifier)
+        })
     }
 
     /// The walk follows the reference index from the roots' references (and `extraRoots`);
@@ -101,6 +113,14 @@ extension PostgresStatements {
 
     /// Calls `body` with every live row, in key order, a page at a time, until it returns `false`.
     private func forEachLiveRecord(knownReferencesOnly: Bool = false, _ body: (StoredRow) throws -> Bool) throws {
+        try forEachLivePage(knownReferencesOnly: knownReferencesOnly) { page in
+            for row in page where try !body(row) { return false }
+            return true
+        }
+    }
+
+    /// Calls `body` with the live rows, in key order, 500 at a time, until it returns `false`.
+    private func forEachLivePage(knownReferencesOnly: Bool, _ body: ([StoredRow]) throws -> Bool) throws {
         var after: ObjectKey?
         while true {
             let page: [RowRead] = try readRows("""
@@ -109,10 +129,11 @@ extension PostgresStatements {
                     AND (references_known OR NOT \(knownReferencesOnly))
                 ORDER BY type, identifier LIMIT 500
                 """)
-            for read in page {
-                guard case .row(let row) = read else { continue }
-                if try !body(row) { return }
+            let rows = page.compactMap { read -> StoredRow? in
+                guard case .row(let row) = read else { return nil }
+                return row
             }
+            if try !body(rows) { return }
             guard page.count == 500, let last = page.last else { return }
             after = last.key
         }
