@@ -236,12 +236,10 @@ extension GarageError: CustomStringConvertible, LocalizedError {
         case let .cannotOpenStore(path, reason):
             return "Cannot open the garage store at \(path): \(reason). Check that the folder exists "
                 + "and that this process may read and write there."
-        case let .notAGarageStore(path, reason) where path.hasPrefix("postgres://"):
-            return "The schema at \(path) is not a GarageLite garage (\(reason)); it was left untouched. "
-                + "Use another schema, or drop this one if it is not needed."
         case let .notAGarageStore(path, reason):
-            return "The file at \(path) is not a GarageLite store (\(reason)); it was left untouched. "
-                + "Open another path, or move the file away if it is not needed."
+            let isSchema = path.hasPrefix("postgres://")
+            return "The \(isSchema ? "schema" : "file") at \(path) is not a GarageLite store (\(reason)); it was left untouched. "
+                + (isSchema ? "Use another schema, or drop this one" : "Open another path, or move the file away") + " if it is not needed."
         case let .newerFormatVersion(path, version, supported):
             return "The garage store at \(path) has format version \(version), but this version of "
                 + "GarageLite reads versions up to \(supported); the file was left untouched. "
