@@ -238,8 +238,9 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "and that this process may read and write there."
         case let .notAGarageStore(path, reason):
             let isSchema = path.hasPrefix("postgres://")
-            return "The \(isSchema ? "schema" : "file") at \(path) is not a GarageLite store (\(reason)); it was left untouched. "
-                + (isSchema ? "Use another schema, or drop this one" : "Open another path, or move the file away") + " if it is not needed."
+            return "The \(isSchema ? "schema" : "file") at \(path) is not a GarageLite store (\(reason)); it was left "
+                + "untouched. " + (isSchema ? "Use another schema, or drop this one" : "Open another path, or move the file away")
+                + " if it is not needed."
         case let .newerFormatVersion(path, version, supported):
             return "The garage store at \(path) has format version \(version), but this version of "
                 + "GarageLite reads versions up to \(supported); the file was left untouched. "
