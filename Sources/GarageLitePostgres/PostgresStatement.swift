@@ -17,12 +17,15 @@ enum PostgresStatement: Hashable, Sendable {
     case row, rowForUpdate
     /// A page of live rows in identifier order: `$1` type, `$2` after this identifier, `$3` limit.
     case page
-    /// The rows a claim may take, oldest change first, and the same skipping (and locking)
-    /// rows other transactions hold: `$1` status, `$2` type, `$3` now, `$4` maximum attempts,
-    /// `$5` limit.
-    case claimable, claimableSkippingLocked
-    /// ``RowRules/claimed(_:claim:at:)`` for a batch: `$1` claim, `$2` date, `$3` types, `$4` identifiers.
-    case markClaimed
+    /// The rows a claim may take, oldest change first (a claim takes them with
+    /// ``claimRows``): `$1` status, `$2` type, `$3` now, `$4` maximum attempts, `$5` limit.
+    case claimable
+    /// Takes the rows a claim may take, oldest change first, skipping (and locking) rows other
+    /// transactions hold, marks them claimed (``RowRules/claimed(_:claim:at:)``, as SQLite's
+    /// `markClaimedSQL` writes it, which `RowRulesTests` holds to the rule) and returns them as
+    /// they were: `$1` status, `$2` type, `$3` now, `$4` maximum attempts, `$5` limit, `$6` the
+    /// claim, `$7` identifiers to leave out.
+    case claimRows
     /// Locks and reads rows, in key order: `$1` types, `$2` identifiers.
     case lockRows
     /// Stores rows of distinct keys, inserted or replaced: one array a column, in
@@ -49,21 +52,28 @@ enum PostgresStatement: Hashable, Sendable {
                 SELECT \(columns) FROM \(objects) WHERE type = $1 AND identifier > $2 AND NOT is_deleted
                 ORDER BY identifier LIMIT $3
                 """
-        case .claimable, .claimableSkippingLocked:
+        case .claimable:
             // Ties of modification date come in the index's order (RowRules.claimOrder states
             // them as a group), so the sync index is read without a sort.
             return """
                 SELECT \(columns) FROM \(objects)
                 WHERE sync_status = $1 AND type = $2 AND claim IS NULL AND (retry_at IS NULL OR retry_at <= $3)
                     AND attempts < $4 AND NOT (is_deleted AND sync_status = \(SyncStatus.synced.rawValue))
-                ORDER BY modification_date LIMIT $5\(self == .claimableSkippingLocked ? " FOR UPDATE SKIP LOCKED" : "")
+                ORDER BY modification_date LIMIT $5
                 """
-        case .markClaimed:
-            // RowRules.claimed, as SQLite's markClaimedSQL writes it (RowRulesTests holds that one to the rule).
+        case .claimRows:
+            let old = columns.split(separator: ",").map { "old." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
             return """
-                UPDATE \(objects) SET sync_status = \(SyncStatus.syncing.rawValue), claim = $1, claimed_at = $2, is_remote = true,
-                    base = CASE WHEN base IS NULL AND NOT is_deleted AND NOT is_remote THEN data ELSE base END
-                WHERE (type, identifier) IN (SELECT * FROM unnest($3::text[], $4::text[]))
+                UPDATE \(objects) AS o SET sync_status = \(SyncStatus.syncing.rawValue), claim = $6, claimed_at = $3,
+                    is_remote = true, base = CASE WHEN o.base IS NULL AND NOT o.is_deleted AND NOT o.is_remote THEN o.data ELSE o.base END
+                FROM (
+                    SELECT \(columns) FROM \(objects)
+                    WHERE sync_status = $1 AND type = $2 AND claim IS NULL AND (retry_at IS NULL OR retry_at <= $3)
+                        AND attempts < $4 AND NOT (is_deleted AND sync_status = \(SyncStatus.synced.rawValue))
+                        AND identifier <> ALL($7::text[])
+                    ORDER BY modification_date LIMIT $5 FOR UPDATE SKIP LOCKED) AS old
+                WHERE o.type = old.type AND o.identifier = old.identifier
+                RETURNING \(old)
                 """
         case .lockRows:
             return """

@@ -207,11 +207,12 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         return try inTransaction(.begin, lock: .lockSchemaShared, body)
     }
 
-    /// A claim takes no lock but its rows': `claimableRows` locks the rows it returns, skipping
-    /// those other transactions hold (another worker's claim, a park in progress), so workers on
-    /// many machines claim disjoint batches without waiting for each other. Ties of modification
-    /// date come in the index's order (``RowRules/claimOrder(_:_:)`` states them as a group), so
-    /// that the claim reads the sync index without sorting.
+    /// A claim takes no lock but its rows': ``claimRows(ofType:status:limit:excluding:claim:now:maximumAttempts:)``
+    /// locks the rows it takes, skipping those other transactions hold (another worker's claim, a
+    /// park in progress), so workers on many machines claim disjoint batches without waiting for
+    /// each other; its other reads (the rows its objects reference) lock nothing. Ties of
+    /// modification date come in the index's order (``RowRules/claimOrder(_:_:)`` states them as
+    /// a group), so that the claim reads the sync index without sorting.
     func claimTransaction<T>(_ body: () throws -> T) throws -> T {
         if depth > 0 { return try body() }
         isClaiming = true
@@ -549,18 +550,29 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     func claimableRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                        now: Date, maximumAttempts: Int) throws -> [RowRead] {
-        let reads = try readRows(isClaiming ? .claimableSkippingLocked : .claimable, [
+        let reads = try readRows(.claimable, [
             PostgresData(int64: Int64(status.rawValue)), PostgresData(string: type), PostgresData(double: now.timeIntervalSince1970),
             PostgresData(int64: Int64(maximumAttempts)), PostgresData(int64: Int64(limit + excluding.count))])
         return Array((excluding.isEmpty ? reads : reads.filter { !excluding.contains($0.key) }).prefix(limit))
     }
 
-    /// One statement for the batch (``PostgresStatement/markClaimed``).
-    func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws {
-        guard !keys.isEmpty else { return }
+    /// One statement (``PostgresStatement/claimRows``): the rows read, marked, and returned as
+    /// they were, in claim order (the statement returns them in the order it updated them).
+    /// Every row it takes is readable: the schema types each column, and the status is the one
+    /// asked for.
+    func claimRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
+                   claim: String, now: Date, maximumAttempts: Int) throws -> [RowRead] {
         wrote()
-        try send(.markClaimed, [PostgresData(string: claim), PostgresData(double: date.timeIntervalSince1970),
-                                PostgresArray.texts(keys.map(\.typeName)), PostgresArray.texts(keys.map(\.identifier))])
+        let reads = try readRows(.claimRows, [
+            PostgresData(int64: Int64(status.rawValue)), PostgresData(string: type), PostgresData(double: now.timeIntervalSince1970),
+            PostgresData(int64: Int64(maximumAttempts)), PostgresData(int64: Int64(limit)), PostgresData(string: claim),
+            PostgresArray.texts(excluding.map(\.identifier))])
+        return reads.sorted { first, second in
+            switch (first, second) {
+            case (.row(let first), .row(let second)): return RowRules.claimOrder(first, second)
+            default: return first.key < second.key
+            }
+        }
     }
 
     func claimedRows() throws -> [(key: ObjectKey, claim: String)] {

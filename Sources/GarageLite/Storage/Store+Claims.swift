@@ -29,17 +29,21 @@ extension Store {
                 var deleted: [StoredRow] = []
                 var failures: [RetrievalFailure] = []
                 var deletedVersions: [DeletedVersion<T>] = []
+                // The rows that don't decode, as they were: claimRows marked them.
+                var givenBack: [StoredRow] = []
                 while claimed.count + deleted.count < limit {
-                    // The rows taken already are marked claimed once, at the end: left out here.
-                    let reads = try statements.claimableRows(
+                    // The rows taken are marked as they are read, so the next read skips them; the
+                    // unreadable ones, left as they are, are left out.
+                    let reads = try statements.claimRows(
                         ofType: type, status: status, limit: limit - claimed.count - deleted.count,
-                        excluding: Set(failures.map { ObjectKey(typeName: type, identifier: $0.identifier) }
-                            + (claimed + deleted).map(\.key)),
-                        now: date, maximumAttempts: maximumAttempts)
+                        excluding: Set(failures.map { ObjectKey(typeName: type, identifier: $0.identifier) }),
+                        claim: claimID, now: date, maximumAttempts: maximumAttempts)
                     if reads.isEmpty { break }
                     for read in reads {
+                        var taken: StoredRow?
                         do {
                             var row = try read.get()
+                            taken = row
                             if row.isDeleted {
                                 deleted.append(row)
                                 // The version deleted, when the tombstone kept it and it decodes.
@@ -53,10 +57,12 @@ extension Store {
                             }
                         } catch where isRowFailure(error) {
                             failures.append(RetrievalFailure(typeName: type, identifier: read.key.identifier, error: error))
+                            if let taken { givenBack.append(taken) }
                         }
                     }
                 }
-                try statements.markClaimed((claimed + deleted).map(\.key), claim: claimID, at: date)
+                // A row that doesn't decode stays as it was, unclaimed.
+                for row in givenBack { try statements.putRow(row) }
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
                              uploaded: claimed.map { ($0.data, $0.isEncrypted, RowRules.claimed($0, claim: claimID, at: date).base) },

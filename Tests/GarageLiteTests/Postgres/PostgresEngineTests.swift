@@ -94,6 +94,24 @@ struct PostgresEngineTests {
         #expect(throws: GarageError.self) { try Garage(postgresURL: "postgres://garage@127.0.0.1:1/postgres?sslmode=disable") }
     }
 
+    /// A claim takes and marks its rows in one statement; a row whose JSON doesn't decode
+    /// (written below the library) is given back as it was: unclaimed, `.notSynced`, reported.
+    @Test func aClaimGivesBackARowItCannotDecode() throws {
+        let (url, schema) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        for index in 0..<4 { try garage.park(Memo(id: "m\(index)", text: "memo \(index)")) }     // oldest first
+        try Self.psql("UPDATE \(schema).garage_object SET data = 'not json' WHERE identifier = 'm0'")
+        let claim = try garage.claim(Memo.self, limit: 2)
+        #expect(claim.identifiers == ["m1", "m2"])
+        #expect(claim.failures.map(\.identifier) == ["m0"])
+        #expect(try garage.metadata(Memo.self, identifier: "m0")?.syncStatus == .notSynced)
+        #expect(try garage.metadata(Memo.self, identifier: "m0")?.claimDate == nil)
+        #expect(try Self.psql("SELECT data FROM \(schema).garage_object WHERE identifier = 'm0'") == "not json")
+        #expect(try garage.complete(claim).synced == ["m1", "m2"])
+        let next = try garage.claim(Memo.self, limit: 10)
+        #expect(next.identifiers == ["m3"] && next.failures.map(\.identifier) == ["m0"])
+    }
+
     /// Garages with engines of their own (as on several machines) claim from one schema at once:
     /// each row is claimed once, and every row is uploaded.
     @Test func garagesOnOneSchemaClaimDisjointBatches() throws {

@@ -208,7 +208,7 @@ package enum RowRules {
     /// one its index of statuses gives without sorting (SQLite: the order the rows were
     /// inserted); this rule puts them in identifier order (bytewise), and `RowRulesTests`
     /// compares the two as groups of ties.
-    static func claimOrder(_ first: StoredRow, _ second: StoredRow) -> Bool {
+    package static func claimOrder(_ first: StoredRow, _ second: StoredRow) -> Bool {
         if first.modificationDate != second.modificationDate { return first.modificationDate < second.modificationDate }
         return Array(first.key.identifier.utf8).lexicographicallyPrecedes(second.key.identifier.utf8)
     }

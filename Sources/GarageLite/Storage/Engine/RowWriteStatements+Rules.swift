@@ -146,6 +146,14 @@ extension RowWriteStatements {
         try transaction(body)
     }
 
+    package func claimRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
+                           claim: String, now: Date, maximumAttempts: Int) throws -> [RowRead] {
+        let reads = try claimableRows(ofType: type, status: status, limit: limit, excluding: excluding, now: now,
+                                      maximumAttempts: maximumAttempts)
+        try markClaimed(reads.compactMap { try? $0.get().key }, claim: claim, at: now)
+        return reads
+    }
+
     package func claimEndTransaction<T>(_ body: () throws -> T) throws -> T {
         try transaction(body)
     }

@@ -227,6 +227,13 @@ package protocol RowWriteStatements: RowStatements {
     /// one that shuts out the store's writers but not the ends of other claims (the write lock
     /// taken shared): claims are disjoint, so several jobs end theirs side by side.
     func claimEndTransaction<T>(_ body: () throws -> T) throws -> T
+    /// Takes up to `limit` of the rows ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)``
+    /// gives, marks those it can read claimed by `claim` at `now` (``markClaimed(_:claim:at:)``),
+    /// and returns them as they were before, in ``RowRules/claimOrder(_:_:)``; a row it can't
+    /// read is returned unreadable, and left as it is. The default reads, then marks; PostgreSQL
+    /// does both in one statement.
+    func claimRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
+                   claim: String, now: Date, maximumAttempts: Int) throws -> [RowRead]
     /// Moves the row to `.syncing` under `claim`.
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws
     /// Moves the rows to `.syncing` under `claim` (``markClaimed(_:claim:at:)`` for each).
