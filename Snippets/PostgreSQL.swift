@@ -12,8 +12,8 @@ struct Order: Codable, Identifiable, Syncable, Sendable {
     var syncStatus: SyncStatus = .notSynced
 }
 
-/// Your web service, which takes a batch of orders.
-func upload(_ orders: [Order]) async throws {}
+/// Your web service, which takes a batch of orders, and the identifiers of orders deleted.
+func upload(_ orders: [Order], deleting deleted: [String]) async throws {}
 // snippet.show
 
 // The schema "orders" of the database "shop", created on first use; every instance opens the same.
@@ -23,8 +23,8 @@ try garage.park(Order(id: "o-1", total: 4_200))
 // A worker on any machine: claims skip the rows other workers hold (FOR UPDATE SKIP LOCKED).
 while true {
     let claim = try await garage.claim(Order.self, limit: 100)
-    if claim.objects.isEmpty { break }
-    try await upload(claim.objects)
+    if claim.isEmpty { break }          // no edit and no deletion left
+    try await upload(claim.objects, deleting: claim.deletions)
     try await garage.complete(claim)
 }
 // snippet.end

@@ -196,7 +196,7 @@ public enum GarageError: Error, Equatable, Sendable {
     /// ``Garage/encryptUnencryptedObjects()-6b6nq``, or delete the object.
     case unencryptedRow(typeName: String, identifier: String)
     /// The store at `path` is encrypted (it holds a key record) and was opened, or written,
-    /// without its key: open it with `Garage(path:encryptionKey:)`. Nothing was read or written.
+    /// without its key: open it with its `encryptionKey:`. Nothing was read or written.
     case encryptionKeyRequired(path: String)
     /// The key given for the store at `path` is not the one it is locked with: it does not
     /// unwrap the store's data key (whose authentication tag is the key check value). Nothing
@@ -361,7 +361,7 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "encryption was turned on, encrypt it with garage.encryptUnencryptedObjects(); otherwise delete it."
         case let .encryptionKeyRequired(path):
             return "The store at \(path) is encrypted, and this garage has no key for it: nothing was read or written. "
-                + "Open it with its key: Garage(path:encryptionKey:) with .passphrase(_:) or .key(_:)."
+                + "Open it with its key: the garage's encryptionKey: .passphrase(_:) or .key(_:)."
         case let .wrongEncryptionKey(path, reason):
             return "The key given for the store at \(path) is not its key (\(reason)): nothing was read or written. "
                 + "Open it with the passphrase or key it was locked with; without it, its objects can't be read."

@@ -166,8 +166,18 @@ enum PostgresProblem {
             return message + (sqlState(error).map { " (SQLSTATE \($0))" } ?? "")
         }
         if let error = error as? PSQLError {
-            if let underlying = error.underlying { return "\(error.code): \(underlying)" }
-            return "\(error.code)"
+            switch error.code {
+            case .sslUnsupported:
+                return "the server does not offer TLS, which sslmode=require asks for (sslmode=prefer or disable connects "
+                    + "without it, on a network you trust)"
+            case .connectionError where "\(error.underlying.map { "\($0)" } ?? "")".contains("Connection refused"):
+                return "the connection was refused: no server listens at that host and port"
+            case .serverClosedConnection:
+                return "the server closed the connection"
+            default:
+                if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+                return "\(error.code)"
+            }
         }
         return "\(error)"
     }

@@ -24,7 +24,7 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
     let connections: PostgresConnections
     /// The schema of the store (a validated lowercase identifier).
     let schema: String
-    /// The address of the store, without its password: `postgres://user@host:port/database#schema`.
+    /// The address of the store, without its password: `postgres://user@host:port/database?schema=schema`.
     let path: String?
     var isReadOnly: Bool { false }
     /// This engine's name in the `garage.origin` setting of its connections, which the schema's

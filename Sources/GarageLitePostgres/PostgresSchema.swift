@@ -37,15 +37,17 @@ enum PostgresSchema {
     /// The name of the schema's write lock (an advisory lock on its hash).
     static func lockName(_ schema: String) -> String { "GarageLite write \(schema)" }
 
-    /// The store's address in errors: `postgres://user@host:port/database#schema`, no password.
+    /// The store's address in errors: `postgres://user@host:port/database?schema=schema`, no
+    /// password (a Unix socket's folder in a `host` query item), as `Garage(postgresURL:)` reads it.
     static func address(_ configuration: PostgresConnection.Configuration, schema: String) -> String {
-        let server: String
+        let database = configuration.database ?? configuration.username
         if let socket = configuration.unixSocketPath {
-            server = socket
-        } else {
-            server = "\(configuration.host ?? "localhost"):\(configuration.port ?? 5432)"
+            let folder = (socket as NSString).deletingLastPathComponent
+            let port = socket.split(separator: ".").last.map(String.init) ?? "5432"
+            return "postgres://\(configuration.username)@localhost:\(port)/\(database)?host=\(folder)&schema=\(schema)"
         }
-        return "postgres://\(configuration.username)@\(server)/\(configuration.database ?? configuration.username)#\(schema)"
+        return "postgres://\(configuration.username)@\(configuration.host ?? "localhost"):\(configuration.port ?? 5432)/\(database)"
+            + "?schema=\(schema)"
     }
 
     /// Brings the schema to ``formatVersion``, creating it when it does not exist, or refuses it

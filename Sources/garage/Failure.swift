@@ -31,6 +31,9 @@ struct Failure: Error, CustomStringConvertible {
         message = (error as? GarageError).map { error in
             [error.description, error.recoverySuggestion].compactMap { $0 }.joined(separator: "\n")
         } ?? String(describing: error)
+        if case .encryptionKeyRequired? = error as? GarageError {
+            message += "\nGive garage the store's key: --key-file PATH (a passphrase, or base64:KEY), or GARAGE_KEY."
+        }
         switch error as? GarageError {
         case .notAGarageStore?, .notAGarageStorageStore?: kind = .notAStore
         case .newerFormatVersion?: kind = .newerFormat

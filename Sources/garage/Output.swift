@@ -4,11 +4,22 @@ import GarageLite
 /// What the tool prints: text, tables and JSON on standard output, messages on standard error.
 enum Output {
     static func line(_ text: String = "") {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(text, to: .standardOutput)
     }
 
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        write(text, to: .standardError)
+    }
+
+    /// Writes a line; when the reader went away (`garage list … | head`), ends the tool quietly,
+    /// with the status a shell gives a process that SIGPIPE stopped (SIGPIPE itself is ignored:
+    /// the networking library turns it off).
+    private static func write(_ text: String, to handle: FileHandle) {
+        do {
+            try handle.write(contentsOf: Data((text + "\n").utf8))
+        } catch {
+            exit(141)
+        }
     }
 
     /// `value` as pretty-printed JSON with sorted keys, dates in ISO 8601.

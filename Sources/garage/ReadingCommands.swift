@@ -42,11 +42,13 @@ struct Stats: ParsableCommand {
             var statistics = try garage.statistics()
             // Of the store itself, not of an upgraded copy.
             if let upgradedFrom { statistics.formatVersion = upgradedFrom }
-            func size(_ path: String) -> Int {
-                ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+            if upgradedFrom != nil {
+                func size(_ path: String) -> Int {
+                    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+                }
+                statistics.fileSize = size(store.store)
+                statistics.logSize = size(store.store + "-wal")
             }
-            statistics.fileSize = size(store.store)
-            statistics.logSize = size(store.store + "-wal")
             if output.json {
                 try Output.json(JSON(
                     path: store.store, formatVersion: statistics.formatVersion, fileBytes: statistics.fileSize,
@@ -64,7 +66,8 @@ struct Stats: ParsableCommand {
             }
             Output.line("Store:      \(store.store)")
             Output.line("Format:     version \(statistics.formatVersion)")
-            Output.line("Size:       \(statistics.fileSize) bytes, log \(statistics.logSize) bytes")
+            Output.line(store.isPostgres ? "Size:       \(statistics.fileSize) bytes (its tables and indexes on the server)"
+                : "Size:       \(statistics.fileSize) bytes, log \(statistics.logSize) bytes")
             let encrypted = statistics.types.reduce(0) { $0 + $1.encryptedCount }
             Output.line("Encrypted:  " + (statistics.isEncrypted ? "yes, with a key"
                 : encrypted > 0 ? "no key; \(encrypted) objects encrypted by the app's DataEncryptionDelegate" : "no"))

@@ -10,7 +10,7 @@ import Foundation
 /// }
 /// ```
 public struct StoreStatistics: Sendable, Hashable {
-    /// The store file's path (a PostgreSQL garage's address: `postgres://user@host:port/database#schema`),
+    /// The store file's path (a PostgreSQL garage's address: `postgres://user@host:port/database?schema=schema`),
     /// or `nil` in memory.
     public var path: String?
     /// The store's format version (a PostgreSQL schema's is its own: `GarageEngine.postgresFormatVersion`

@@ -100,8 +100,8 @@ public struct IntegrityReport: Sendable, Equatable, CustomStringConvertible {
     /// A summary line, then one line per problem.
     public var description: String {
         if isOK {
-            return "The store is sound: SQLite finds the file intact, every unencrypted object is valid "
-                + "JSON, and every reference leads to a parked object."
+            return "The store is sound: every unencrypted object is valid JSON, every reference leads to a "
+                + "parked object, and the storage reports no damage (SQLite checks its file)."
         }
         let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
         let header = isTruncated
