@@ -27,20 +27,31 @@ struct PostgresEngineTests {
     }
 
     /// Runs `sql` in a psql transaction that stays open until the returned `release` is
-    /// called: what it locks, it holds meanwhile.
-    static func holdInPsql(_ sql: String) throws -> (release: () -> Void, directory: TemporaryDirectory) {
+    /// called (or two minutes pass, so that a test that fails early leaves nothing running):
+    /// what it locks, it holds meanwhile.
+    static func holdInPsql(_ sql: String) throws -> () -> Void {
         let directory = try TemporaryDirectory()
         let ready = directory.path("ready"), done = directory.path("done"), script = directory.path("hold.sql")
         try """
             BEGIN;
             \(sql)
             \\! touch \(ready)
-            \\! while [ ! -e \(done) ]; do sleep 0.02; done
+            \\! i=0; while [ ! -e \(done) ] && [ $i -lt 6000 ]; do sleep 0.02; i=$((i+1)); done
             COMMIT;
             """.write(toFile: script, atomically: true, encoding: .utf8)
-        let holder = Thread { _ = try? Self.psql(file: script) }
+        let finished = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            _ = try? Self.psql(file: script)
+            finished.signal()
+        }
         holder.start()
-        let release = { _ = FileManager.default.createFile(atPath: done, contents: nil) }
+        // Waits for psql to see the file and end, before the folder (which the closure keeps) goes.
+        let release = {
+            withExtendedLifetime(directory) {
+                _ = FileManager.default.createFile(atPath: done, contents: nil)
+                _ = finished.wait(timeout: .now() + 30)
+            }
+        }
         let deadline = Date().addingTimeInterval(120)
         while !FileManager.default.fileExists(atPath: ready) {
             guard Date() < deadline else {
@@ -49,7 +60,7 @@ struct PostgresEngineTests {
             }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        return (release, directory)
+        return release
     }
 
     struct PsqlDidNotRun: Error {
@@ -147,8 +158,8 @@ struct PostgresEngineTests {
         let garage = try Garage(postgresURL: url)
         try garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "b", text: "b")])
         // psql locks "a" in a transaction of its own, and holds it until told to end.
-        let hold = try Self.holdInPsql("SELECT 1 FROM \(schema).garage_object WHERE identifier = 'a' FOR UPDATE;")
-        defer { hold.release() }
+        let release = try Self.holdInPsql("SELECT 1 FROM \(schema).garage_object WHERE identifier = 'a' FOR UPDATE;")
+        defer { release() }
         let claim = try garage.claim(Memo.self, limit: 10)
         #expect(claim.identifiers == ["b"])
         try garage.complete(claim)
@@ -164,8 +175,8 @@ struct PostgresEngineTests {
         let garage = try Garage(postgresURL: url, options: options)
         try garage.parkAll([Memo(id: "a", text: "a"), Memo(id: "b", text: "b")])
         let claim = try garage.claim(Memo.self, limit: 10)
-        let hold = try Self.holdInPsql("SELECT pg_advisory_xact_lock_shared(hashtext('GarageLite write \(schema)'));")
-        defer { hold.release() }
+        let release = try Self.holdInPsql("SELECT pg_advisory_xact_lock_shared(hashtext('GarageLite write \(schema)'));")
+        defer { release() }
         let report = try garage.complete(claim)
         #expect(report.synced.sorted() == ["a", "b"])
         let error = try #require(throws: GarageError.self) { try garage.park(Memo(id: "c", text: "c")) }
