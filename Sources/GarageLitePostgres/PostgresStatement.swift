@@ -31,6 +31,10 @@ enum PostgresStatement: Hashable, Sendable {
     /// Stores rows of distinct keys, inserted or replaced: one array a column, in
     /// ``PostgresStatements/upsertColumns``' order (``PostgresStatements/upsertBinds(_:)``).
     case upsert
+    /// Writes the sync columns of rows whose other columns don't change (a claim's end, a
+    /// status): one array a column, in ``PostgresStatements/statusColumns``' order
+    /// (``PostgresStatements/statusBinds(_:)``). The encryption guard, on `data`, doesn't run.
+    case updateStatuses
 
     func sql(schema: String) -> String {
         let objects = "\(schema).garage_object"
@@ -91,6 +95,15 @@ enum PostgresStatement: Hashable, Sendable {
                 INSERT INTO \(objects) (\(names), references_known)
                 SELECT *, true FROM unnest(\(arrays))
                 ON CONFLICT (type, identifier) DO UPDATE SET \(updates), references_known = true
+                """
+        case .updateStatuses:
+            let columns = PostgresStatements.statusColumns
+            let arrays = columns.enumerated().map { "$\($0.offset + 1)::\($0.element.type)[]" }.joined(separator: ", ")
+            let sets = columns.dropFirst(2).map { "\($0.name) = u.\($0.name)" }.joined(separator: ", ")
+            return """
+                UPDATE \(objects) AS o SET \(sets), references_known = true
+                FROM unnest(\(arrays)) AS u(\(columns.map(\.name).joined(separator: ", ")))
+                WHERE o.type = u.type AND o.identifier = u.identifier
                 """
         }
     }

@@ -22,6 +22,25 @@ extension PostgresStatements {
         ("attempts", "int8"), ("last_error", "text"), ("retry_at", "float8"), ("base", "text"), ("server_version", "text"),
     ]
 
+    /// The columns ``PostgresStatement/updateStatuses`` writes (after the key), and their types.
+    static let statusColumns: [(name: String, type: String)] = [
+        ("type", "text"), ("identifier", "text"), ("sync_status", "int8"), ("claim", "text"), ("claimed_at", "float8"),
+        ("attempts", "int8"), ("last_error", "text"), ("retry_at", "float8"), ("base", "text"), ("server_version", "text"),
+        ("is_remote", "bool"),
+    ]
+
+    /// The parameters of ``PostgresStatement/updateStatuses`` for `rows`: one array a column.
+    static func statusBinds(_ rows: [StoredRow]) -> [PostgresData] {
+        [
+            PostgresArray.texts(rows.map(\.key.typeName)), PostgresArray.texts(rows.map(\.key.identifier)),
+            PostgresArray.int8s(rows.map { Int64($0.syncStatus.rawValue) }), PostgresArray.texts(rows.map(\.claim)),
+            PostgresArray.float8s(rows.map { $0.claimedAt?.timeIntervalSince1970 }), PostgresArray.int8s(rows.map(\.attempts)),
+            PostgresArray.texts(rows.map(\.lastError)), PostgresArray.float8s(rows.map { $0.retryAt?.timeIntervalSince1970 }),
+            PostgresArray.texts(rows.map(\.base)), PostgresArray.texts(rows.map(\.serverVersion)),
+            PostgresArray.bools(rows.map(\.isRemote)),
+        ]
+    }
+
     /// The parameters of ``PostgresStatement/upsert`` for `rows`: one array a column.
     static func upsertBinds(_ rows: [StoredRow]) -> [PostgresData] {
         [

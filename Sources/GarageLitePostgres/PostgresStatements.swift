@@ -22,8 +22,10 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     private var depth = 0
     /// The writes sent in this transaction and not waited for yet (see ``send(_:)``).
     private var sentWrites: [EventLoopFuture<[PostgresRow]>] = []
-    /// The rows stored in this transaction and not sent yet (see ``buffer(_:)``), and their keys.
+    /// The rows stored in this transaction and not sent yet (see ``buffer(_:)``), and their keys;
+    /// those whose content is the stored row's (only their sync columns changed) apart.
     private var bufferedRows: [StoredRow] = []
+    private var bufferedStatusRows: [StoredRow] = []
     private var bufferedKeys: Set<ObjectKey> = []
     /// The rows this writer's transaction has locked (read `FOR UPDATE`) or written, as they are
     /// now, by key (`nil`: no row): no other transaction can change them before the commit, so a
@@ -119,17 +121,32 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         }
         // A row stored twice: each version is written (the encryption guard counts each).
         if bufferedKeys.contains(row.key) { try sendBufferedRows() }
-        bufferedRows.append(row)
+        // The row as stored, which this transaction holds locked: when only the sync columns
+        // differ (a claim's end, a status), they alone are written.
+        if case .some(.some(let stored)) = lockedRows[row.key], Self.hasSameContent(row, stored) {
+            bufferedStatusRows.append(row)
+        } else {
+            bufferedRows.append(row)
+        }
         bufferedKeys.insert(row.key)
     }
 
-    /// Sends the buffered rows, one statement for them all.
+    /// Whether `row` and `stored` differ at most in their sync columns (``PostgresStatement/updateStatuses``).
+    private static func hasSameContent(_ row: StoredRow, _ stored: StoredRow) -> Bool {
+        row.data == stored.data && row.isEncrypted == stored.isEncrypted && row.creationDate == stored.creationDate
+            && row.modificationDate == stored.modificationDate && row.revision == stored.revision
+            && row.isRoot == stored.isRoot && row.references == stored.references && row.isDeleted == stored.isDeleted
+    }
+
+    /// Sends the buffered rows: one upsert for them all, one update for those whose sync
+    /// columns alone changed.
     private func sendBufferedRows() throws {
-        guard !bufferedRows.isEmpty else { return }
-        let rows = bufferedRows
+        let rows = bufferedRows, statusRows = bufferedStatusRows
         bufferedRows = []
+        bufferedStatusRows = []
         bufferedKeys = []
-        sentWrites.append(try execute(.upsert, Self.upsertBinds(rows)))
+        if !rows.isEmpty { sentWrites.append(try execute(.upsert, Self.upsertBinds(rows))) }
+        if !statusRows.isEmpty { sentWrites.append(try execute(.updateStatuses, Self.statusBinds(statusRows))) }
     }
 
     /// Waits for the writes ``send(_:)`` sent, in order; throws the first one's error.
@@ -236,6 +253,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             return result
         } catch {
             bufferedRows = []
+            bufferedStatusRows = []
             bufferedKeys = []
             try? waitForSentWrites()
             if !connection.isClosed { try? execute("ROLLBACK") }
