@@ -203,6 +203,20 @@ struct GarageToolTests {
         #expect(try jsonArray(none).isEmpty, "\(none)")
     }
 
+    /// `garage list … | head`: when the reader goes away, the tool ends quietly, with the status
+    /// a shell gives a process that SIGPIPE stopped, not a crash report.
+    @Test func listEndsQuietlyWhenItsReaderGoesAway() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("many.garage")
+        try Garage(path: path).parkAll((0..<3_000).map { GTItem(id: String(format: "item-%05d", $0), name: "item \($0)", count: $0) })
+        let tool = try ToolProcess.garage().path
+        let result = try ToolProcess.run(executable: URL(fileURLWithPath: "/bin/bash"),
+                                         ["-c", "set -o pipefail; '\(tool)' list '\(path)' | head -n 1"])
+        #expect(result.exitCode == 141, "\(result)")
+        #expect(result.stdout.hasPrefix("TYPE"), "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+    }
+
     @Test func listRefusesAnUnknownStatusOrLimitAsAUsageError() throws {
         let directory = try TemporaryDirectory()
         let path = try makeStore(in: directory)
