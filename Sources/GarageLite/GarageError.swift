@@ -268,7 +268,7 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "after that operation returns."
         case let .storageFailure(operation, reason):
             return "The garage store failed to \(operation): \(reason). Nothing of that operation was "
-                + "written; check the file, its folder and the free space, then try again."
+                + "written; check the store's file and folder (or its server) and the free space, then try again."
         case let .readOnlyStore(path, operation, reason):
             return "The garage store at \(path) is read-only (\(reason)), so \(operation) was refused; "
                 + "nothing was written, and reading still works. To write, make the file and its folder "

@@ -161,6 +161,9 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
         if let refusal = error as? EncryptionGuard.Refusal { return refusal.garageError(path: path) }
         if error is GarageError || error is CancellationError { return error }
         if let error = error as? PostgresConnections.Failure { return error.garageError(path: path, operation: operation) }
+        if let error = error as? PostgresStatements.RolledBack {
+            return GarageError.storageFailure(operation: operation, reason: error.description)
+        }
         switch PostgresProblem.sqlState(error) {
         case "55P03", "40001", "40P01":
             // lock_not_available (the lock timeout), serialization_failure, deadlock_detected.

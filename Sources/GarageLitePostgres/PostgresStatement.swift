@@ -7,7 +7,7 @@ import PostgresNIO
 /// (``PooledConnection``): the server parses and plans each once, and a call sends only its
 /// parameters. The rest (counts, listings, maintenance) are sent as they come.
 enum PostgresStatement: Hashable, Sendable {
-    case begin, beginSnapshot, commit
+    case begin, beginSnapshot
     /// The schema's write lock, and the same shared (a claim's end): `$1` the lock's name
     /// (``PostgresSchema/lockName(_:)``).
     case lockSchema, lockSchemaShared
@@ -42,7 +42,6 @@ enum PostgresStatement: Hashable, Sendable {
         switch self {
         case .begin: return "BEGIN"
         case .beginSnapshot: return "BEGIN ISOLATION LEVEL REPEATABLE READ"
-        case .commit: return "COMMIT"
         case .lockSchema: return "SELECT pg_advisory_xact_lock(hashtext($1))"
         case .lockSchemaShared: return "SELECT pg_advisory_xact_lock_shared(hashtext($1))"
         case .liveRow:
@@ -101,7 +100,7 @@ enum PostgresStatement: Hashable, Sendable {
             let arrays = columns.enumerated().map { "$\($0.offset + 1)::\($0.element.type)[]" }.joined(separator: ", ")
             let sets = columns.dropFirst(2).map { "\($0.name) = u.\($0.name)" }.joined(separator: ", ")
             return """
-                UPDATE \(objects) AS o SET \(sets), references_known = true
+                UPDATE \(objects) AS o SET \(sets)
                 FROM unnest(\(arrays)) AS u(\(columns.map(\.name).joined(separator: ", ")))
                 WHERE o.type = u.type AND o.identifier = u.identifier
                 """

@@ -55,7 +55,28 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
         try sendBufferedRows()
         try waitForSentWrites()
-        return try connection.answer(connection.connection.query(query, logger: Self.logger))
+        return try recordingFailure { try connection.answer(connection.connection.query(query, logger: Self.logger)) }
+    }
+
+    /// The first statement of this transaction that failed: PostgreSQL then refuses the others,
+    /// and answers its `COMMIT` with a rollback. Kept so that a failure a caller caught (a read in
+    /// a `try?`) still fails the transaction, with its own error, rather than a silent rollback.
+    private var transactionFailure: (any Error)?
+
+    /// Runs `body`, a statement's wait; records its failure as the transaction's.
+    /// A statement refused because an earlier one failed (25P02) throws the earlier error.
+    private func recordingFailure<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            guard depth > 0 else { throw error }
+            if let first = transactionFailure {
+                if PostgresProblem.sqlState(error) == "25P02" { throw first }
+            } else {
+                transactionFailure = error
+            }
+            throw error
+        }
     }
 
     /// Waits for the writes sent before `future` and for `future`, at once (a connection
@@ -63,9 +84,11 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     private func answer(after future: EventLoopFuture<[PostgresRow]>) throws -> [PostgresRow] {
         let writes = sentWrites
         sentWrites = []
-        let results = try connection.answers(writes + [future])
-        for result in results.dropLast() { _ = try result.get() }
-        return try results[results.count - 1].get()
+        return try recordingFailure {
+            let results = try connection.answers(writes + [future])
+            for result in results.dropLast() { _ = try result.get() }
+            return try results[results.count - 1].get()
+        }
     }
 
     /// Runs the prepared `statement` with `binds` and returns its rows, waiting on this thread
@@ -93,7 +116,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// ``send(_:)``); outside a transaction, runs it.
     func send(_ statement: PostgresStatement, _ binds: [PostgresData] = []) throws {
         guard depth > 0 else {
-            try run(statement, binds)
+            _ = try run(statement, binds)
             return
         }
         try sendBufferedRows()
@@ -116,7 +139,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// statement sent before the next one (a batch of parks, a claim's end: one statement).
     func buffer(_ row: StoredRow) throws {
         guard depth > 0 else {
-            try run(.upsert, Self.upsertBinds([row]))
+            _ = try run(.upsert, Self.upsertBinds([row]))
             return
         }
         // A row stored twice: each version is written (the encryption guard counts each).
@@ -154,7 +177,9 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         guard !sentWrites.isEmpty else { return }
         let writes = sentWrites
         sentWrites = []
-        for result in try connection.answers(writes) { _ = try result.get() }
+        try recordingFailure {
+            for result in try connection.answers(writes) { _ = try result.get() }
+        }
     }
 
     /// Runs `sql`, which takes no parameters: one statement or several, separated by `;`.
@@ -242,14 +267,24 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// transaction costs no round trip of its own: a claim is two, its read and its commit.
     private func inTransaction<T>(_ begin: PostgresStatement, lock: PostgresStatement? = nil, _ body: () throws -> T) throws -> T {
         depth += 1
+        transactionFailure = nil
         defer { depth -= 1 }
-        defer { lockedRows = [:] }
+        defer {
+            lockedRows = [:]
+            transactionFailure = nil
+        }
         do {
             try send(begin)
             if let lock { try send(lock, [PostgresData(string: PostgresSchema.lockName(schema))]) }
             let result = try body()
             try sendBufferedRows()
-            _ = try answer(after: execute(.commit, []))
+            if let failure = transactionFailure { throw failure }
+            // Unprepared, for its answer: `COMMIT`, or `ROLLBACK` when a statement failed unseen.
+            let commit = connection.connection.query("COMMIT", logger: Self.logger).flatMapThrowing { result -> [PostgresRow] in
+                guard result.metadata.command == "COMMIT" else { throw RolledBack(command: result.metadata.command) }
+                return []
+            }
+            _ = try answer(after: commit)
             return result
         } catch {
             bufferedRows = []
@@ -258,6 +293,15 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             try? waitForSentWrites()
             if !connection.isClosed { try? execute("ROLLBACK") }
             throw error
+        }
+    }
+
+    /// PostgreSQL answered a `COMMIT` with another command (`ROLLBACK`): a statement of the
+    /// transaction failed, and nothing of it was written.
+    struct RolledBack: Error, CustomStringConvertible {
+        var command: String
+        var description: String {
+            "PostgreSQL answered the commit with \(command): a statement of the transaction failed, so nothing of it was written"
         }
     }
 
@@ -416,6 +460,8 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// Records what the transaction wrote into the row `key` (`nil`: removed it), or, when
     /// `row` is not given, forgets every row read (a statement changed rows it can't tell).
     func wrote(_ key: ObjectKey? = nil, _ row: StoredRow?? = nil) {
+        // Outside a transaction nothing holds the row: nothing to remember.
+        guard depth > 0 else { return }
         guard let key else {
             lockedRows = [:]
             return
@@ -574,6 +620,13 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         return Array((excluding.isEmpty ? reads : reads.filter { !excluding.contains($0.key) }).prefix(limit))
     }
 
+    /// The sync columns of `originals` written back as they were (``PostgresStatement/updateStatuses``):
+    /// the marking changed only those, and the rows are this claim's, locked.
+    func restoreClaimed(_ originals: [StoredRow]) throws {
+        wrote()
+        try send(.updateStatuses, Self.statusBinds(originals))
+    }
+
     /// One statement (``PostgresStatement/claimRows``): the rows read, marked, and returned as
     /// they were, in claim order (the statement returns them in the order it updated them).
     /// Every row it takes is readable: the schema types each column, and the status is the one
@@ -585,10 +638,13 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             PostgresData(int64: Int64(status.rawValue)), PostgresData(string: type), PostgresData(double: now.timeIntervalSince1970),
             PostgresData(int64: Int64(maximumAttempts)), PostgresData(int64: Int64(limit)), PostgresData(string: claim),
             PostgresArray.texts(excluding.map(\.identifier))])
+        // Readable rows in claim order, then any other by key (none: see above).
         return reads.sorted { first, second in
             switch (first, second) {
             case (.row(let first), .row(let second)): return RowRules.claimOrder(first, second)
-            default: return first.key < second.key
+            case (.row, .unreadable): return true
+            case (.unreadable, .row): return false
+            case (.unreadable, .unreadable): return first.key < second.key
             }
         }
     }

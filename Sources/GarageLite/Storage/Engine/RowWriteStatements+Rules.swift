@@ -154,6 +154,10 @@ extension RowWriteStatements {
         return reads
     }
 
+    package func restoreClaimed(_ originals: [StoredRow]) throws {
+        for original in originals { try putRow(original) }
+    }
+
     package func claimEndTransaction<T>(_ body: () throws -> T) throws -> T {
         try transaction(body)
     }

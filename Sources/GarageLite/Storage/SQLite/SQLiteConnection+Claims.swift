@@ -70,6 +70,22 @@ extension SQLiteConnection {
         WHERE type = ? AND identifier = ?
         """)
 
+    /// The columns the marking changed, as they were: the others (the reference list's state
+    /// among them, which `putRow` would set) stay as they are.
+    func restoreClaimed(_ originals: [StoredRow]) throws {
+        for row in originals {
+            try execute(Self.restoreClaimedSQL, [
+                .integer(row.syncStatus.rawValue), .text(row.claim), .real(row.claimedAt?.timeIntervalSince1970),
+                .bool(row.isRemote), .text(row.base), .text(row.key.typeName), .text(row.key.identifier),
+            ])
+        }
+    }
+
+    private static let restoreClaimedSQL = compact("""
+        UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = ?, base = ?
+        WHERE type = ? AND identifier = ?
+        """)
+
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
                   failure: (error: String?, retryAt: Date)?, uploaded: String?, version: String?) throws {
         try execute(Self.endClaimSQL, [
