@@ -35,6 +35,10 @@ enum PostgresStatement: Hashable, Sendable {
     /// status): one array a column, in ``PostgresStatements/statusColumns``' order
     /// (``PostgresStatements/statusBinds(_:)``). The encryption guard, on `data`, doesn't run.
     case updateStatuses
+    /// Gives back rows a claim took, as they were (the columns its marking changed), those still
+    /// under the claim: `$1` types, `$2` identifiers, `$3` statuses, `$4` isRemote, `$5` bases,
+    /// `$6` the claim. A status the app changed meanwhile (no longer `.syncing`) stays.
+    case restoreClaimed
 
     func sql(schema: String) -> String {
         let objects = "\(schema).garage_object"
@@ -94,6 +98,13 @@ enum PostgresStatement: Hashable, Sendable {
                 INSERT INTO \(objects) (\(names), references_known)
                 SELECT *, true FROM unnest(\(arrays))
                 ON CONFLICT (type, identifier) DO UPDATE SET \(updates), references_known = true
+                """
+        case .restoreClaimed:
+            return """
+                UPDATE \(objects) AS o SET claim = NULL, claimed_at = NULL, is_remote = u.is_remote, base = u.base,
+                    sync_status = CASE WHEN o.sync_status = \(SyncStatus.syncing.rawValue) THEN u.sync_status ELSE o.sync_status END
+                FROM unnest($1::text[], $2::text[], $3::int8[], $4::bool[], $5::text[]) AS u(type, identifier, sync_status, is_remote, base)
+                WHERE o.type = u.type AND o.identifier = u.identifier AND o.claim = $6
                 """
         case .updateStatuses:
             let columns = PostgresStatements.statusColumns

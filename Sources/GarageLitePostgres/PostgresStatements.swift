@@ -255,12 +255,33 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// each other; its other reads (the rows its objects reference) lock nothing. Ties of
     /// modification date come in the index's order (``RowRules/claimOrder(_:_:)`` states them as
     /// a group), so that the claim reads the sync index without sorting.
+    ///
+    /// It needs no transaction: ``claimRows(ofType:status:limit:excluding:claim:now:maximumAttempts:)``
+    /// takes and marks its rows in one statement, which commits alone, so a claim is one round
+    /// trip. When `body` fails after that (a row that can't be decoded throws, the task was
+    /// cancelled), the rows it took are given back, as they were, before the error goes on; a
+    /// claim that can't give them back (the connection is lost) leaves them to
+    /// `releaseStaleClaims`, as a job killed with its claim does.
     func claimTransaction<T>(_ body: () throws -> T) throws -> T {
         if depth > 0 { return try body() }
         isClaiming = true
-        defer { isClaiming = false }
-        return try inTransaction(.begin, body)
+        takenRows = []
+        defer {
+            isClaiming = false
+            takenRows = []
+            claimID = nil
+        }
+        do {
+            return try body()
+        } catch {
+            if let claimID, !takenRows.isEmpty { try? restoreClaimed(takenRows, claim: claimID) }
+            throw error
+        }
     }
+
+    /// The rows this access's claim took, as they were, and its claim: given back if the claim fails.
+    private var takenRows: [StoredRow] = []
+    private var claimID: String?
 
     /// Runs `body` in a transaction. Its `BEGIN`, the schema's lock and the `COMMIT` are sent
     /// without waiting (the first statement that waits waits for them too), so that a
@@ -622,9 +643,13 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     /// The sync columns of `originals` written back as they were (``PostgresStatement/updateStatuses``):
     /// the marking changed only those, and the rows are this claim's, locked.
-    func restoreClaimed(_ originals: [StoredRow]) throws {
+    func restoreClaimed(_ originals: [StoredRow], claim: String) throws {
         wrote()
-        try send(.updateStatuses, Self.statusBinds(originals))
+        takenRows = takenRows.filter { taken in !originals.contains { $0.key == taken.key } }
+        try send(.restoreClaimed, [
+            PostgresArray.texts(originals.map(\.key.typeName)), PostgresArray.texts(originals.map(\.key.identifier)),
+            PostgresArray.int8s(originals.map { Int64($0.syncStatus.rawValue) }), PostgresArray.bools(originals.map(\.isRemote)),
+            PostgresArray.texts(originals.map(\.base)), PostgresData(string: claim)])
     }
 
     /// One statement (``PostgresStatement/claimRows``): the rows read, marked, and returned as
@@ -634,10 +659,12 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     func claimRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                    claim: String, now: Date, maximumAttempts: Int) throws -> [RowRead] {
         wrote()
+        claimID = claim
         let reads = try readRows(.claimRows, [
             PostgresData(int64: Int64(status.rawValue)), PostgresData(string: type), PostgresData(double: now.timeIntervalSince1970),
             PostgresData(int64: Int64(maximumAttempts)), PostgresData(int64: Int64(limit)), PostgresData(string: claim),
             PostgresArray.texts(excluding.map(\.identifier))])
+        takenRows += reads.compactMap { try? $0.get() }
         // Readable rows in claim order, then any other by key (none: see above).
         return reads.sorted { first, second in
             switch (first, second) {

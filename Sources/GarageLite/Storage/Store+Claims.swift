@@ -62,7 +62,7 @@ extension Store {
                     }
                 }
                 // A row that doesn't decode stays as it was, unclaimed.
-                if !givenBack.isEmpty { try statements.restoreClaimed(givenBack) }
+                if !givenBack.isEmpty { try statements.restoreClaimed(givenBack, claim: claimID) }
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
                              uploaded: claimed.map { ($0.data, $0.isEncrypted, RowRules.claimed($0, claim: claimID, at: date).base) },

@@ -42,3 +42,51 @@ extension PostgresEngineTests {
         #expect(try engine.read("test") { try $0.metadata("written") } == "yes", "the connection carries on")
     }
 }
+
+/// A memo whose decoding calls ``CancellingMemo/onDecode`` (a claim decodes what it takes).
+struct CancellingMemo: Codable, Identifiable, Syncable, Sendable {
+    var id: String
+    var syncStatus: SyncStatus = .notSynced
+
+    init(id: String) { self.id = id }
+
+    static let onDecode = Protected<(@Sendable () -> Void)?>(nil)
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        syncStatus = try container.decodeIfPresent(SyncStatus.self, forKey: .syncStatus) ?? .notSynced
+        Self.onDecode.read { $0 }?()
+    }
+}
+
+extension PostgresEngineTests {
+    /// A claim takes and marks its rows in one statement that commits alone; when its task is
+    /// cancelled after that (while it decodes them), the rows are given back: nothing is claimed.
+    @Test func aClaimCancelledAfterItsStatementGivesItsRowsBack() async throws {
+        let (url, _) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        try await garage.parkAll((0..<5).map { CancellingMemo(id: "m\($0)") })
+        let started = Protected<Task<Claim<CancellingMemo>, any Error>?>(nil)
+        // The first decoding waits until the task is known, then cancels it: after the claim's
+        // statement committed, before the claim returns.
+        CancellingMemo.onDecode.write {
+            $0 = {
+                let deadline = Date().addingTimeInterval(30)
+                while started.read({ $0 }) == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+                started.read { $0 }?.cancel()
+            }
+        }
+        defer { CancellingMemo.onDecode.write { $0 = nil } }
+        let task = Task { try await garage.claim(CancellingMemo.self, limit: 5) }
+        started.write { $0 = task }
+        let outcome = await task.result
+        CancellingMemo.onDecode.write { $0 = nil }
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        for index in 0..<5 {
+            let metadata = try await garage.metadata(CancellingMemo.self, identifier: "m\(index)")
+            #expect(metadata?.syncStatus == .notSynced && metadata?.claimDate == nil, "m\(index): \(String(describing: metadata))")
+        }
+        #expect(try await garage.claim(CancellingMemo.self, limit: 10).identifiers.count == 5)
+    }
+}

@@ -154,8 +154,8 @@ extension RowWriteStatements {
         return reads
     }
 
-    package func restoreClaimed(_ originals: [StoredRow]) throws {
-        for original in originals { try putRow(original) }
+    package func restoreClaimed(_ originals: [StoredRow], claim: String) throws {
+        for original in originals where try fullRow(original.key)?.claim == claim { try putRow(original) }
     }
 
     package func claimEndTransaction<T>(_ body: () throws -> T) throws -> T {

@@ -235,9 +235,10 @@ package protocol RowWriteStatements: RowStatements {
     func claimRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                    claim: String, now: Date, maximumAttempts: Int) throws -> [RowRead]
     /// Gives back rows ``claimRows(ofType:status:limit:excluding:claim:now:maximumAttempts:)``
-    /// took (`originals`, as it returned them): what the marking changed (status, claim, claim
-    /// date, `isRemote`, base) goes back to the original's, and nothing else is written.
-    func restoreClaimed(_ originals: [StoredRow]) throws
+    /// took for `claim` (`originals`, as it returned them): what the marking changed (status,
+    /// claim, claim date, `isRemote`, base) goes back to the original's, and nothing else is
+    /// written; a row no longer under `claim` is left alone.
+    func restoreClaimed(_ originals: [StoredRow], claim: String) throws
     /// Moves the row to `.syncing` under `claim`.
     func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws
     /// Moves the rows to `.syncing` under `claim` (``markClaimed(_:claim:at:)`` for each).

@@ -72,18 +72,18 @@ extension SQLiteConnection {
 
     /// The columns the marking changed, as they were: the others (the reference list's state
     /// among them, which `putRow` would set) stay as they are.
-    func restoreClaimed(_ originals: [StoredRow]) throws {
+    func restoreClaimed(_ originals: [StoredRow], claim: String) throws {
         for row in originals {
             try execute(Self.restoreClaimedSQL, [
                 .integer(row.syncStatus.rawValue), .text(row.claim), .real(row.claimedAt?.timeIntervalSince1970),
-                .bool(row.isRemote), .text(row.base), .text(row.key.typeName), .text(row.key.identifier),
+                .bool(row.isRemote), .text(row.base), .text(row.key.typeName), .text(row.key.identifier), .text(claim),
             ])
         }
     }
 
     private static let restoreClaimedSQL = compact("""
         UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = ?, base = ?
-        WHERE type = ? AND identifier = ?
+        WHERE type = ? AND identifier = ? AND claim = ?
         """)
 
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
