@@ -33,8 +33,11 @@ final class PooledConnection: Sendable {
     }
     private let state = Protected(State())
 
-    init(_ connection: PostgresConnection) {
+    /// `busyTimeout`: how long a write waits for the schema's lock (`lock_timeout`), which the
+    /// deadline of an answer leaves room for.
+    init(_ connection: PostgresConnection, busyTimeout: TimeInterval) {
         self.connection = connection
+        answerDeadline = Self.answerDeadline(busyTimeout: busyTimeout)
         // One callback for the connection's life (one per wait would pile up on a connection
         // the pool keeps for hours).
         connection.closeFuture.whenComplete { [state] _ in
@@ -51,9 +54,14 @@ final class PooledConnection: Sendable {
 
     var isClosed: Bool { connection.isClosed }
 
-    /// How long a statement's answer is waited for at most (the schema lock's wait is shorter:
-    /// `lock_timeout`, the busy timeout).
-    static let answerDeadline: Int64 = 120
+    /// How long a statement's answer is waited for at most: 120 seconds, or a minute more than
+    /// the busy timeout (a statement may wait that long for the schema's lock).
+    let answerDeadline: Int64
+
+    /// The deadline of an answer for a garage with `busyTimeout`, in seconds.
+    static func answerDeadline(busyTimeout: TimeInterval) -> Int64 {
+        max(120, Int64(busyTimeout.rounded(.up)) + 60)
+    }
 
     /// The answer `future` brings, waited for on this thread (see ``answers(_:)``).
     func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
@@ -100,11 +108,11 @@ final class PooledConnection: Sendable {
                 }
             }
         }
-        if done.lock(whenValue: true, timeoutSeconds: Double(Self.answerDeadline)) {
+        if done.lock(whenValue: true, timeoutSeconds: Double(answerDeadline)) {
             done.unlock()
         } else {
             finish(futures.map { _ in Result<T, any Error>.failure(PostgresConnections.Failure(
-                reason: "the server did not answer within \(Self.answerDeadline) seconds")) })
+                reason: "the server did not answer within \(answerDeadline) seconds")) })
             PostgresConnections.closeSoon(connection)
         }
         return outcome.read { $0 ?? [] }

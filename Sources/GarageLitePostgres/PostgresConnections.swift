@@ -115,7 +115,7 @@ final class PostgresConnections: Sendable {
                 returned.unlock()
                 if state.read(\.isClosed) { throw Failure(reason: "the garage was closed") }
                 do {
-                    return PooledConnection(try connect())
+                    return PooledConnection(try connect(), busyTimeout: busyTimeout)
                 } catch {
                     state.write { $0.open -= 1 }
                     returned.broadcast()

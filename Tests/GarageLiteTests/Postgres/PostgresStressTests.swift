@@ -289,7 +289,7 @@ extension PostgresEngineTests {
             try Self.restartServer()
             // Parks go on (or fail, and the next connects again): 20 more are made at once.
             let before = parks.read { $0 }
-            // Longer than the engine's deadline for an answer (120 s): a call may fail, none waits forever.
+            // Longer than the engine's deadline for an answer (120 s at this busy timeout): a call may fail, none waits forever.
             let deadline = Date().addingTimeInterval(150)
             while parks.read({ $0 }) < before + 20, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
             try #require(parks.read { $0 } >= before + 20, "a park made during restart \(restart) never returned")

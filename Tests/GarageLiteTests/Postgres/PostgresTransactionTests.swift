@@ -90,3 +90,13 @@ extension PostgresEngineTests {
         #expect(try await garage.claim(CancellingMemo.self, limit: 10).identifiers.count == 5)
     }
 }
+
+extension PostgresEngineTests {
+    /// A statement may wait for the schema's lock as long as the busy timeout: the deadline of
+    /// its answer, after which the connection is dropped, leaves it a minute more.
+    @Test func anAnswersDeadlineOutlastsTheBusyTimeout() {
+        #expect(PooledConnection.answerDeadline(busyTimeout: 10) == 120)
+        #expect(PooledConnection.answerDeadline(busyTimeout: 300) == 360)
+        #expect(PooledConnection.answerDeadline(busyTimeout: 90.5) == 151)
+    }
+}
