@@ -24,8 +24,15 @@ enum PostgresStatement: Hashable, Sendable {
     /// transactions hold, marks them claimed (``RowRules/claimed(_:claim:at:)``, as SQLite's
     /// `markClaimedSQL` writes it, which `RowRulesTests` holds to the rule) and returns them as
     /// they were: `$1` status, `$2` type, `$3` now, `$4` maximum attempts, `$5` limit, `$6` the
-    /// claim, `$7` identifiers to leave out.
+    /// claim, `$7` identifiers to leave out. After the row's columns, the version it wrote
+    /// (``StoredRow/rowVersion``): its `xmin`, which any later write of the row changes.
     case claimRows
+    /// Ends claims of rows nothing wrote since (``PostgresStatements/endClaimsIfUnchanged(_:)``),
+    /// in one statement that takes the schema's lock shared first (`$13` the lock's name), as a
+    /// claim's end does: writes their sync columns as ``updateStatuses`` does, with their versions
+    /// in `$12`, only if each row's `xmin` is still its version, and then all of them or none;
+    /// returns the identifiers of those written.
+    case endClaimsIfUnchanged
     /// Locks and reads rows, in key order: `$1` types, `$2` identifiers.
     case lockRows
     /// Stores rows of distinct keys, inserted or replaced: one array a column, in
@@ -80,7 +87,7 @@ enum PostgresStatement: Hashable, Sendable {
                         AND identifier <> ALL($7::text[])
                     ORDER BY modification_date LIMIT $5 FOR UPDATE SKIP LOCKED) AS old
                 WHERE o.type = old.type AND o.identifier = old.identifier
-                RETURNING \(old)
+                RETURNING \(old), o.xmin::text::int8
                 """
         case .lockRows:
             return """
@@ -105,6 +112,27 @@ enum PostgresStatement: Hashable, Sendable {
                     sync_status = CASE WHEN o.sync_status = \(SyncStatus.syncing.rawValue) THEN u.sync_status ELSE o.sync_status END
                 FROM unnest($1::text[], $2::text[], $3::int8[], $4::bool[], $5::text[]) AS u(type, identifier, sync_status, is_remote, base)
                 WHERE o.type = u.type AND o.identifier = u.identifier AND o.claim = $6
+                """
+        case .endClaimsIfUnchanged:
+            let columns = PostgresStatements.statusColumns
+            let arrays = columns.enumerated().map { "$\($0.offset + 1)::\($0.element.type)[]" }.joined(separator: ", ")
+            let sets = columns.dropFirst(2).map { "\($0.name) = u.\($0.name)" }.joined(separator: ", ")
+            let stamps = "$\(columns.count + 1)::int8[]", lockName = "$\(columns.count + 2)"
+            // One statement, its own transaction. The lock (a materialized CTE the join scans)
+            // comes before the first row the update locks, whatever the plan, as a claim end's
+            // transaction takes it first. The count reads the statement's snapshot: a writer
+            // that commits a change to one of the rows between the snapshot and the lock is
+            // seen by the update alone (which rechecks each row it locks), which then skips
+            // that row and ends the others.
+            return """
+                WITH schema_lock AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(hashtext(\(lockName))))
+                UPDATE \(objects) AS o SET \(sets)
+                FROM unnest(\(arrays), \(stamps)) AS u(\(columns.map(\.name).joined(separator: ", ")), stamp), schema_lock
+                WHERE o.type = u.type AND o.identifier = u.identifier AND o.xmin::text::int8 = u.stamp
+                    AND (SELECT count(*) FROM \(objects) AS c, unnest($1::text[], $2::text[], \(stamps)) AS k(type, identifier, stamp)
+                         WHERE c.type = k.type AND c.identifier = k.identifier AND c.xmin::text::int8 = k.stamp)
+                        = cardinality($1::text[])
+                RETURNING o.identifier
                 """
         case .updateStatuses:
             let columns = PostgresStatements.statusColumns

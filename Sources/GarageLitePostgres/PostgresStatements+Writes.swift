@@ -253,3 +253,24 @@ extension PostgresStatements {
         for row in found { wrote(row.key, .some(row)) }
     }
 }
+
+// Claims' ends without reads.
+extension PostgresStatements {
+    /// One statement (``PostgresStatement/endClaimsIfUnchanged``), which takes the schema's
+    /// lock shared, as ``claimEndTransaction(_:)`` does, and commits alone. A claim's end in a
+    /// transaction already open (none the store runs) reads its rows instead.
+    func endClaimsIfUnchanged(_ rows: [StoredRow]) throws -> Set<ObjectKey> {
+        guard !isInTransaction, !rows.isEmpty else { return [] }
+        var stamps: [Int64] = []
+        for row in rows {
+            guard let stamp = row.rowVersion else { return [] }
+            stamps.append(stamp)
+        }
+        let ended = try run(.endClaimsIfUnchanged, Self.statusBinds(rows) + [
+            PostgresArray.int8s(stamps), PostgresData(string: PostgresSchema.lockName(schema))])
+        return try Set(ended.map { row in
+            var cells = Cells(row)
+            return ObjectKey(typeName: rows[0].key.typeName, identifier: try cells.text())
+        })
+    }
+}

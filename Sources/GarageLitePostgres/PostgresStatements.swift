@@ -359,13 +359,16 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             let claimedAt = try cells.optionalFloat8(), isDeleted = try cells.bool(), attempts = try cells.int8()
             let lastError = try cells.optionalText(), retryAt = try cells.optionalFloat8(), base = try cells.optionalText()
             let serverVersion = try cells.optionalText(), isRemote = try cells.bool()
-            return .row(StoredRow(
+            var row = StoredRow(
                 key: key, data: data, isEncrypted: isEncrypted, syncStatus: status,
                 creationDate: Date(timeIntervalSince1970: creationDate), modificationDate: Date(timeIntervalSince1970: modificationDate),
                 revision: revision, isRoot: isRoot, references: references, claim: claim,
                 claimedAt: claimedAt.map(Date.init(timeIntervalSince1970:)), isDeleted: isDeleted, attempts: attempts,
                 lastError: lastError, retryAt: retryAt.map(Date.init(timeIntervalSince1970:)), isRemote: isRemote, base: base,
-                serverVersion: serverVersion))
+                serverVersion: serverVersion)
+            // A claim's rows come with the xmin of the version it wrote (PostgresStatement.claimRows).
+            if cells.hasMore { row.rowVersion = try cells.int8() }
+            return .row(row)
         } catch {
             return .unreadable(key, .corruptData(typeName: type, identifier: identifier, reason: "a column can't be read (\(error))"))
         }
@@ -380,7 +383,15 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
         init(_ row: PostgresRow) {
             cells = row.makeIterator()
+            count = row.count
         }
+
+        /// The row's cells, and how many were read.
+        private let count: Int
+        private var read = 0
+
+        /// Whether a cell is left to read.
+        var hasMore: Bool { read < count }
 
         /// Why a cell can't be read: its column, and what it holds.
         struct Unreadable: Error, CustomStringConvertible {
@@ -389,6 +400,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
         private mutating func next(_ type: PostgresDataType, _ expected: String) throws -> ByteBuffer? {
             guard let cell = cells.next() else { throw Unreadable(description: "a column is missing") }
+            read += 1
             guard cell.dataType == type else {
                 throw Unreadable(description: "\(cell.columnName) is \(cell.dataType), not \(expected)")
             }

@@ -63,9 +63,11 @@ extension Store {
                 }
                 // A row that doesn't decode stays as it was, unclaimed.
                 if !givenBack.isEmpty { try statements.restoreClaimed(givenBack, claim: claimID) }
+                let claimedRows = claimed.map { RowRules.claimed($0, claim: claimID, at: date) }
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
-                             uploaded: claimed.map { ($0.data, $0.isEncrypted, RowRules.claimed($0, claim: claimID, at: date).base) },
+                             uploaded: zip(claimed, claimedRows).map { ($0.data, $0.isEncrypted, $1.base) },
+                             claimedRows: claimedRows.allSatisfy { $0.rowVersion != nil } ? claimedRows : [],
                              serverVersions: claimed.map(\.serverVersion),
                              deletions: deleted.map(\.key.identifier), deletionRevisions: deleted.map(\.revision),
                              deletionVersions: deleted.map(\.serverVersion),
@@ -90,78 +92,111 @@ extension Store {
 
     /// Ends a claim, each row as `end` says. A tombstone completed is purged: the server has
     /// the deletion.
+    ///
+    /// When the engine gave the claimed rows their versions (``ClaimTicket/claimedRows``), the rules end
+    /// the rows as the claim left them, and the engine stores them unread if nothing wrote them
+    /// since (``RowWriteStatements/endClaimsIfUnchanged(_:)``: on PostgreSQL one round trip, not
+    /// two). The rows something did write, and every row otherwise, are read and ended in one
+    /// transaction.
     func endingClaim(_ ticket: ClaimTicket, _ operation: String,
                      end: @escaping @Sendable (_ identifier: String) -> ClaimEnd) -> StoreWork<ClaimReport> {
         StoreWork(operation: "\(operation) a claim of \(ticket.typeName)", access: .write({ [listener] statements in
             let isObserved = listener.isListening
+            var report = ClaimReport()
             var changed: [(ObjectKey, SyncStatus)] = []
-            // Shutting out the store's writers (a claim's end that took only its rows' locks, on
-            // PostgreSQL, deadlocked with writes of the same rows: issue 27's stress test), not
-            // the ends of other claims, whose rows are others.
-            let report = try Store.transaction(statements, .claimEnd) {
-                try statements.prepareToWrite(ticket.identifiers.map { ObjectKey(typeName: ticket.typeName, identifier: $0) })
-                var report = ClaimReport()
-                for (index, (identifier, revision)) in zip(ticket.identifiers, ticket.revisions).enumerated() {
-                    let key = ObjectKey(typeName: ticket.typeName, identifier: identifier)
-                    guard let row = try statements.rowOrTombstone(key, for: .metadata) else {
-                        report.deleted.append(identifier)
-                        continue
-                    }
-                    guard row.claim == ticket.id else {
-                        report.lost.append(identifier)
-                        continue
-                    }
-                    let how = end(identifier)
-                    let status: SyncStatus?
-                    var failure: (error: String?, retryAt: Date)?
-                    // A completed upload of a row changed meanwhile: what was uploaded is what
-                    // the server has, the base of the change (in the row's encryption only).
-                    var uploaded: String?
-                    var version: String?
-                    var completed = false
-                    switch how {
-                    case .completed(let accepted):
-                        version = accepted
-                        completed = true
-                        status = row.revision == revision ? .synced : .notSynced
-                        if status == .notSynced, index < ticket.uploaded.count, !row.isDeleted,
-                           ticket.uploaded[index].isEncrypted == row.isEncrypted,
-                           try statements.rowOrTombstone(key, for: .all)?.base == ticket.uploaded[index].base {
-                            uploaded = ticket.uploaded[index].data
-                        }
-                    case .released:
-                        status = row.syncStatus == .syncing ? .notSynced : nil
-                    case .failed(let error, let retryAt):
-                        status = row.syncStatus == .syncing ? .notSynced : nil
-                        failure = (error, retryAt)
-                    }
-                    if row.isDeleted, status == .synced {
-                        // The server has the deletion. While a referrer names the object, its
-                        // tombstone stays, `.synced` (as a deletion downloaded from the server
-                        // does), so that the referrer reads without it.
-                        if try statements.isReferenced(key) {
-                            try statements.endClaim(key, status: .synced, completed: true, failure: nil, uploaded: nil, version: nil)
-                        } else {
-                            try statements.purge(key)
-                        }
-                        report.deletionsUploaded.append(identifier)
-                        continue
-                    }
-                    try statements.endClaim(key, status: status, completed: completed, failure: failure, uploaded: uploaded,
-                                            version: version)
-                    if failure != nil { report.failedUploads.append(identifier) }
-                    switch status {
-                    case .synced?: report.synced.append(identifier)
-                    case .notSynced?: report.notSynced.append(identifier)
-                    default: report.keptByApp.append(identifier)
-                    }
-                    if isObserved, let status, status != row.syncStatus { changed.append((key, status)) }
+            var ended: Set<ObjectKey> = []
+            if !ticket.claimedRows.isEmpty, ticket.claimedRows.count == ticket.identifiers.count {
+                let ends = ticket.claimedRows.map { Self.rowEnd($0, end($0.key.identifier), claimedRevision: $0.revision) }
+                ended = try statements.endClaimsIfUnchanged(zip(ticket.claimedRows, ends).map { row, rowEnd in
+                    RowRules.endingClaim(row, status: rowEnd.status, completed: rowEnd.completed, failure: rowEnd.failure,
+                                         version: rowEnd.version)
+                })
+                for (row, rowEnd) in zip(ticket.claimedRows, ends) where ended.contains(row.key) {
+                    report.record(row.key.identifier, rowEnd)
+                    if isObserved, let status = rowEnd.status, status != row.syncStatus { changed.append((row.key, status)) }
                 }
-                return report
+            }
+            if ended.count < ticket.identifiers.count {
+                // Shutting out the store's writers (a claim's end that took only its rows' locks,
+                // on PostgreSQL, deadlocked with writes of the same rows: issue 27's stress
+                // test), not the ends of other claims, whose rows are others.
+                let (readReport, readChanges) = try Store.transaction(statements, .claimEnd) {
+                    try Self.endingReadRows(ticket, statements, skipping: ended, end: end)
+                }
+                report.merge(readReport)
+                changed += readChanges
             }
             if isObserved { listener.committed(.statusChanges(changed)) }
             return report
         }), isCancellable: false)
+    }
+
+    /// What ending its claim as `how` says does to `row`, a row under the claim that had
+    /// `claimedRevision` when claimed: the status it ends with (`nil`: the app's, kept),
+    /// whether the upload completed, the failure it counts, the server's version it records.
+    private static func rowEnd(_ row: StoredRow, _ how: ClaimEnd, claimedRevision: Int64) -> RowEnd {
+        switch how {
+        case .completed(let version):
+            return RowEnd(status: row.revision == claimedRevision ? .synced : .notSynced, completed: true, version: version)
+        case .released:
+            return RowEnd(status: row.syncStatus == .syncing ? .notSynced : nil)
+        case .failed(let error, let retryAt):
+            return RowEnd(status: row.syncStatus == .syncing ? .notSynced : nil, failure: (error, retryAt))
+        }
+    }
+
+    /// See ``rowEnd(_:_:claimedRevision:)``.
+    struct RowEnd {
+        var status: SyncStatus?
+        var completed = false
+        var failure: (error: String?, retryAt: Date)?
+        var version: String?
+    }
+
+    /// Ends the claim of `ticket`'s rows but those of `skipping`, each read (and, on
+    /// PostgreSQL, locked) first, in the caller's transaction.
+    private static func endingReadRows(_ ticket: ClaimTicket, _ statements: any RowWriteStatements, skipping: Set<ObjectKey>,
+                                       end: (_ identifier: String) -> ClaimEnd) throws -> (ClaimReport, [(ObjectKey, SyncStatus)]) {
+        var report = ClaimReport()
+        var changed: [(ObjectKey, SyncStatus)] = []
+        let keys = ticket.identifiers.map { ObjectKey(typeName: ticket.typeName, identifier: $0) }
+        try statements.prepareToWrite(keys.filter { !skipping.contains($0) })
+        for (index, (key, revision)) in zip(keys, ticket.revisions).enumerated() where !skipping.contains(key) {
+            guard let row = try statements.rowOrTombstone(key, for: .metadata) else {
+                report.deleted.append(key.identifier)
+                continue
+            }
+            guard row.claim == ticket.id else {
+                report.lost.append(key.identifier)
+                continue
+            }
+            let rowEnd = rowEnd(row, end(key.identifier), claimedRevision: revision)
+            // A completed upload of a row changed meanwhile: what was uploaded is what the
+            // server has, the base of the change (in the row's encryption only).
+            var uploaded: String?
+            if rowEnd.completed, rowEnd.status == .notSynced, index < ticket.uploaded.count, !row.isDeleted,
+               ticket.uploaded[index].isEncrypted == row.isEncrypted,
+               try statements.rowOrTombstone(key, for: .all)?.base == ticket.uploaded[index].base {
+                uploaded = ticket.uploaded[index].data
+            }
+            if row.isDeleted, rowEnd.status == .synced {
+                // The server has the deletion. While a referrer names the object, its tombstone
+                // stays, `.synced` (as a deletion downloaded from the server does), so that the
+                // referrer reads without it.
+                if try statements.isReferenced(key) {
+                    try statements.endClaim(key, status: .synced, completed: true, failure: nil, uploaded: nil, version: nil)
+                } else {
+                    try statements.purge(key)
+                }
+                report.deletionsUploaded.append(key.identifier)
+                continue
+            }
+            try statements.endClaim(key, status: rowEnd.status, completed: rowEnd.completed, failure: rowEnd.failure,
+                                    uploaded: uploaded, version: rowEnd.version)
+            report.record(key.identifier, rowEnd)
+            if let status = rowEnd.status, status != row.syncStatus { changed.append((key, status)) }
+        }
+        return (report, changed)
     }
 
     /// Renews the claim `ticket` names: its rows still under it are claimed at `date`, so that

@@ -162,6 +162,10 @@ extension RowWriteStatements {
         try transaction(body)
     }
 
+    package func endClaimsIfUnchanged(_ rows: [StoredRow]) throws -> Set<ObjectKey> {
+        []
+    }
+
     package func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?,
                           uploaded: String?, version: String?) throws {
         try endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded, version: version)

@@ -227,6 +227,15 @@ package protocol RowWriteStatements: RowStatements {
     /// one that shuts out the store's writers but not the ends of other claims (the write lock
     /// taken shared): claims are disjoint, so several jobs end theirs side by side.
     func claimEndTransaction<T>(_ body: () throws -> T) throws -> T
+    /// Ends claims without reading their rows: stores `rows` (each as ending its claim makes
+    /// it from the row as the claim left it, with that row's ``StoredRow/rowVersion``) in a
+    /// transaction of its own, which shuts out writers as ``claimEndTransaction(_:)`` does, if
+    /// every row is still as the claim left it (nothing else wrote it since: its version is the
+    /// row's); returns the keys it stored: all, or none (or those still unchanged, when a write
+    /// of one of them, or another end of the same claim, commits at that instant). An engine
+    /// that keeps no row versions stores none; the store then reads the rows and ends their
+    /// claims in ``claimEndTransaction(_:)``.
+    func endClaimsIfUnchanged(_ rows: [StoredRow]) throws -> Set<ObjectKey>
     /// Takes up to `limit` of the rows ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)``
     /// gives, marks those it can read claimed by `claim` at `now` (``markClaimed(_:claim:at:)``),
     /// and returns them as they were before, in ``RowRules/claimOrder(_:_:)``; a row it can't

@@ -61,6 +61,10 @@ package struct StoredRow: Sendable {
     /// The server's version this row is based on (``ObjectMetadata/serverVersion``): set by a
     /// download, a merge with one, or an accepted upload; kept by the app's edits and deletions.
     package var serverVersion: String? = nil
+    /// The engine's mark of this version of the row, when it keeps one (PostgreSQL: the `xmin`
+    /// of the version a claim wrote): a write conditioned on it applies only while nothing else
+    /// wrote the row (``RowWriteStatements/endClaimsIfUnchanged(_:)``). Not a column.
+    package var rowVersion: Int64? = nil
 
     /// A row with these columns (an engine's reader makes them).
     package init(key: ObjectKey, data: String, isEncrypted: Bool, syncStatus: SyncStatus, creationDate: Date,

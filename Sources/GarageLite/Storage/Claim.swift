@@ -23,6 +23,10 @@ public struct Claim<Object> {
     /// during the upload once it completes, if that base is still the row's (a rewrite of the
     /// rows' encryption meanwhile changes it, and the data is then in a retired key).
     var uploaded: [(data: String, isEncrypted: Bool, base: String?)] = []
+    /// The rows of `objects` as the claim left them, when the engine gave each its version
+    /// (``StoredRow/rowVersion``): their claim then ends without reading them, if nothing wrote them
+    /// since. Empty otherwise.
+    var claimedRows: [StoredRow] = []
     /// The server's version each object is based on (``ObjectMetadata/serverVersion``), in
     /// the order of ``identifiers``.
     var serverVersions: [String?] = []
@@ -60,7 +64,7 @@ public struct Claim<Object> {
     /// What ending the claim needs: everything but the objects.
     var ticket: ClaimTicket {
         ClaimTicket(id: id, typeName: typeName, identifiers: identifiers + deletions,
-                    revisions: revisions + deletionRevisions, uploaded: uploaded)
+                    revisions: revisions + deletionRevisions, uploaded: uploaded, claimedRows: claimedRows)
     }
 }
 
@@ -89,6 +93,8 @@ struct ClaimTicket: Sendable {
     /// The data of the first `uploaded.count` identifiers (the objects, not the deletions)
     /// when claimed: see ``Claim``.
     var uploaded: [(data: String, isEncrypted: Bool, base: String?)]
+    /// See ``Claim/claimedRows``.
+    var claimedRows: [StoredRow] = []
 }
 
 /// What ending a claim did to each of its objects, by identifier.
@@ -117,6 +123,27 @@ public struct ClaimReport: Sendable, Hashable {
     public var lost: [String] = []
 
     public init() {}
+
+    /// Adds an object ended as `end` says.
+    mutating func record(_ identifier: String, _ end: Store.RowEnd) {
+        if end.failure != nil { failedUploads.append(identifier) }
+        switch end.status {
+        case .synced?: synced.append(identifier)
+        case .notSynced?: notSynced.append(identifier)
+        default: keptByApp.append(identifier)
+        }
+    }
+
+    /// Adds what `other` did.
+    mutating func merge(_ other: ClaimReport) {
+        synced += other.synced
+        deletionsUploaded += other.deletionsUploaded
+        notSynced += other.notSynced
+        keptByApp += other.keptByApp
+        failedUploads += other.failedUploads
+        deleted += other.deleted
+        lost += other.lost
+    }
 }
 
 /// An object held back from sync jobs after too many failed uploads: see
