@@ -29,11 +29,17 @@ extension PostgresEngineTests {
         return (url, garage)
     }
 
+    /// The engine of the garage at `url`, below the store.
+    private static func openEngine(_ url: String) throws -> PostgresEngine {
+        let (configuration, schema) = try PostgresURL.parse(url)
+        var options = PostgresGarageOptions()
+        options.createsSchema = false
+        return try PostgresEngine.open(configuration: configuration, schema: schema, options: options)
+    }
+
     /// Every row of `garage`'s memos, by identifier.
     private static func memoRows(_ url: String) throws -> [String: StoredRow] {
-        let (configuration, schema) = try PostgresURL.parse(url)
-        let engine = try PostgresEngine.open(configuration: configuration, schema: schema,
-                                             options: { var options = PostgresGarageOptions(); options.createsSchema = false; return options }())
+        let engine = try openEngine(url)
         let rows = try engine.read("test") { try $0.records(ofType: "StampedMemo", after: nil, limit: 100) }
         return Dictionary(uniqueKeysWithValues: try rows.map { try ($0.key.identifier, $0.get()) })
     }
@@ -83,17 +89,21 @@ extension PostgresEngineTests {
          row.serverVersion ?? "-", "\(row.isRemote)", "\(row.isDeleted)"]
     }
 
+    /// The rows of `claim` completed by the write without reads alone, with the server's version
+    /// `v2`: the keys it stored.
+    private static func completeWithoutReads(_ claim: Claim<StampedMemo>, _ url: String) throws -> Set<ObjectKey> {
+        let engine = try openEngine(url)
+        let ended = claim.claimedRows.map {
+            RowRules.endingClaim($0, status: .synced, completed: true, failure: nil, version: "v2")
+        }
+        return try engine.write("test") { try $0.endClaimsIfUnchanged(ended) }
+    }
+
     /// A claim nothing wrote since ends with the write without reads alone, every row at once.
     @Test func aClaimNothingWroteEndsWithoutReads() throws {
         let (url, garage) = try Self.schemaWithClaimableMemos()
         let claim = try garage.claim(StampedMemo.self, limit: 10)
-        let (configuration, schema) = try PostgresURL.parse(url)
-        let engine = try PostgresEngine.open(configuration: configuration, schema: schema,
-                                             options: { var options = PostgresGarageOptions(); options.createsSchema = false; return options }())
-        let ended = claim.claimedRows.map {
-            RowRules.endingClaim($0, status: .synced, completed: true, failure: nil, version: "v2")
-        }
-        let stored = try engine.write("test") { try $0.endClaimsIfUnchanged(ended) }
+        let stored = try Self.completeWithoutReads(claim, url)
         #expect(stored == Set(claim.keys))
         let rows = try Self.memoRows(url)
         #expect(rows.count == 6 && rows.values.allSatisfy {
@@ -130,14 +140,7 @@ extension PostgresEngineTests {
         let (url, garage) = try Self.schemaWithClaimableMemos()
         let claim = try garage.claim(StampedMemo.self, limit: 10)
         try garage.park(StampedMemo(id: "m4", text: "during the upload"))
-
-        let (configuration, schema) = try PostgresURL.parse(url)
-        let engine = try PostgresEngine.open(configuration: configuration, schema: schema,
-                                             options: { var options = PostgresGarageOptions(); options.createsSchema = false; return options }())
-        let ended = claim.claimedRows.map {
-            RowRules.endingClaim($0, status: .synced, completed: true, failure: nil, version: "v2")
-        }
-        let stored = try engine.write("test") { try $0.endClaimsIfUnchanged(ended) }
+        let stored = try Self.completeWithoutReads(claim, url)
         #expect(stored.isEmpty, "all of them or none")
         #expect(try Self.memoRows(url).values.allSatisfy { $0.claim == claim.id }, "every row is still under the claim")
 
