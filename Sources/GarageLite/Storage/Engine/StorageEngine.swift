@@ -117,6 +117,13 @@ package protocol RowStatements {
     /// The distinct type names of the rows.
     func types() throws -> [String]
 
+    /// The identifiers of the live rows of `query`'s type that match it, in its order (ties in
+    /// identifier order), at most its limit: the rule of `RowQuery+Evaluation`, which the
+    /// default implementation runs over every row of the type.
+    func identifiers(matching query: RowQuery) throws -> [String]
+    /// How many live rows of `query`'s type match it, its order and limit aside.
+    func count(matching query: RowQuery) throws -> Int
+
     /// Up to `limit` rows, tombstones too, with every column and ``StoredRow/isRemote``: of
     /// `type` (or of every type), after the row `key` (`nil`: from the first), in key order.
     /// A row whose key is not UTF-8 text is unreadable.

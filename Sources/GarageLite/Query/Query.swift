@@ -1,0 +1,118 @@
+/// A question about the objects of one type: which match a predicate, in what order, how
+/// many. Retrieve its objects with `garage.retrieve(_:)`, count them with
+/// `garage.count(_:)`, list their identifiers with `garage.identifiers(_:)`.
+///
+/// ```swift
+/// let work = Query(Note.self)
+///     .filter(Field("notebook") == "Work" && Field("tags").contains("urgent"))
+///     .sorted(by: Field("title"))
+///     .limit(20)
+/// let notes = try garage.retrieve(work)
+/// ```
+///
+/// A query names stored properties by their coding keys (``Field``). The store answers it
+/// with SQL over the objects' JSON; the objects it returns are whole graphs, as
+/// `garage.retrieve(_:identifier:)` builds them, read from one snapshot.
+public struct Query<Object>: Sendable {
+    /// What the objects must match (``QueryPredicate/all`` unless filtered).
+    public private(set) var predicate: QueryPredicate = .all
+    /// The orders, the first one first; ties are in identifier order.
+    public private(set) var sortOrders: [QuerySort] = []
+    /// The most objects the query returns; `nil`: every one.
+    public private(set) var limit: Int?
+
+    /// A query of every object of type `type`, in identifier order.
+    public init(_ type: Object.Type) {}
+
+    /// The query, keeping only the objects that match `predicate` too.
+    public func filter(_ predicate: QueryPredicate) -> Query {
+        var query = self
+        query.predicate = self.predicate.node == .all ? predicate : self.predicate && predicate
+        return query
+    }
+
+    /// The query, sorted by `field` after its other orders (in `order`; objects without the
+    /// property first when ascending, then booleans, numbers, strings, in that order).
+    public func sorted(by field: Field, _ order: QuerySort.Order = .ascending) -> Query {
+        var query = self
+        query.sortOrders.append(QuerySort(key: .field(field), order: order))
+        return query
+    }
+
+    /// The query, sorted by the date each object was last parked after its other orders.
+    public func sortedByModificationDate(_ order: QuerySort.Order = .ascending) -> Query {
+        var query = self
+        query.sortOrders.append(QuerySort(key: .modificationDate, order: order))
+        return query
+    }
+
+    /// The query, returning at most `count` objects.
+    public func limit(_ count: Int) -> Query {
+        var query = self
+        query.limit = max(0, count)
+        return query
+    }
+}
+
+/// One order of a query: by a stored property or by the modification date.
+public struct QuerySort: Sendable, Hashable {
+    /// What is sorted on.
+    public enum Key: Sendable, Hashable {
+        /// A stored property.
+        case field(Field)
+        /// When the object was last parked.
+        case modificationDate
+    }
+
+    /// Ascending or descending.
+    public enum Order: Sendable, Hashable {
+        case ascending, descending
+    }
+
+    public var key: Key
+    public var order: Order
+}
+
+/// A query as an engine answers it: the type's rows (by stored type name) that match, in order.
+package struct RowQuery: Sendable, Hashable {
+    package var typeName: String
+    package var predicate: QueryPredicate.Node
+    package var sortOrders: [QuerySort]
+    package var limit: Int?
+
+    init<Object>(_ query: Query<Object>, typeName: String) {
+        self.typeName = typeName
+        predicate = query.predicate.node
+        sortOrders = query.sortOrders
+        limit = query.limit
+    }
+
+    package init(typeName: String, predicate: QueryPredicate, sortOrders: [QuerySort] = [], limit: Int? = nil) {
+        self.typeName = typeName
+        self.predicate = predicate.node
+        self.sortOrders = sortOrders
+        self.limit = limit
+    }
+
+    /// The stored properties the query reads (not the sync status, nor the dates).
+    package var fields: [Field] {
+        var fields: [Field] = []
+        func collect(_ node: QueryPredicate.Node) {
+            switch node {
+            case .all, .syncStatus: break
+            case .compare(let field, _, _), .isNull(let field), .hasPrefix(let field, _), .containsText(let field, _),
+                 .arrayContains(let field, _):
+                fields.append(field)
+            case .and(let left, let right), .or(let left, let right):
+                collect(left)
+                collect(right)
+            case .not(let inner): collect(inner)
+            }
+        }
+        collect(predicate)
+        for sort in sortOrders {
+            if case .field(let field) = sort.key { fields.append(field) }
+        }
+        return fields
+    }
+}

@@ -1,0 +1,177 @@
+/// A stored property of an object, by its coding key, or a path of coding keys into nested
+/// values: `Field("title")`, `Field("address", "city")`.
+///
+/// A field names what the object's JSON holds, as its `CodingKeys` spell it, not the Swift
+/// property: a property encoded under another key is queried by that key.
+public struct Field: Sendable, Hashable, CustomStringConvertible {
+    /// The coding keys from the object to the value.
+    public let path: [String]
+
+    /// The property `key`, then each of `keys` in the value before it.
+    public init(_ key: String, _ keys: String...) {
+        path = [key] + keys
+    }
+
+    public var description: String { path.joined(separator: ".") }
+}
+
+/// What a query's objects must match: comparisons of their stored properties with values,
+/// combined with `&&`, `||` and `!`.
+///
+/// ```swift
+/// let urgent = Field("tags").contains("urgent") && !(Field("done") == true)
+/// let recent = Field("notebook") == "Work" || Field("pinned") == true
+/// ```
+///
+/// A comparison with a value of one kind (a string, a number, a boolean) matches only the
+/// objects whose property holds a value of that kind; `!=` is the negation of `==`, so it
+/// matches a missing property, and one of another kind.
+public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
+    /// The comparisons a predicate is made of.
+    package indirect enum Node: Sendable, Hashable {
+        /// Matches every object.
+        case all
+        case compare(Field, Comparison, QueryValue.Content)
+        /// The property is null or missing.
+        case isNull(Field)
+        /// The property is a string that starts with the text (Unicode scalar by scalar).
+        case hasPrefix(Field, String)
+        /// The property is a string that contains the text, ASCII letters in any case.
+        case containsText(Field, String)
+        /// The property is an array one of whose elements equals the value.
+        case arrayContains(Field, QueryValue.Content)
+        /// The object's row has this sync status.
+        case syncStatus(SyncStatus)
+        case and(Node, Node)
+        case or(Node, Node)
+        case not(Node)
+    }
+
+    /// How a comparison compares.
+    package enum Comparison: String, Sendable, Hashable {
+        case equal = "=="
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
+    }
+
+    package let node: Node
+
+    init(_ node: Node) {
+        self.node = node
+    }
+
+    /// Every object.
+    public static let all = QueryPredicate(.all)
+
+    /// The objects whose sync status is `status` (the row's, whatever the object encodes).
+    public static func syncStatus(_ status: SyncStatus) -> QueryPredicate {
+        QueryPredicate(.syncStatus(status))
+    }
+
+    public var description: String { Self.describe(node) }
+
+    private static func describe(_ node: Node) -> String {
+        switch node {
+        case .all: return "all"
+        case .compare(let field, let comparison, let value):
+            return "\(field) \(comparison.rawValue) \(QueryValue(value))"
+        case .isNull(let field): return "\(field) == null"
+        case .hasPrefix(let field, let prefix): return "\(field) hasPrefix \"\(prefix)\""
+        case .containsText(let field, let text): return "\(field) containsText \"\(text)\""
+        case .arrayContains(let field, let value): return "\(field) contains \(QueryValue(value))"
+        case .syncStatus(let status): return "syncStatus == \(status)"
+        case .and(let left, let right): return "(\(describe(left)) && \(describe(right)))"
+        case .or(let left, let right): return "(\(describe(left)) || \(describe(right)))"
+        case .not(let inner): return "!(\(describe(inner)))"
+        }
+    }
+
+    /// Both must match.
+    public static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
+        QueryPredicate(.and(lhs.node, rhs.node))
+    }
+
+    /// Either must match.
+    public static func || (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
+        QueryPredicate(.or(lhs.node, rhs.node))
+    }
+
+    /// Must not match.
+    public static prefix func ! (predicate: QueryPredicate) -> QueryPredicate {
+        QueryPredicate(.not(predicate.node))
+    }
+}
+
+extension Field {
+    private func compare(_ comparison: QueryPredicate.Comparison, _ value: some QueryValueConvertible) -> QueryPredicate {
+        let content = value.queryValue.content
+        if content == .null {
+            // Null is equal to null, and no more nor less than anything.
+            return QueryPredicate(comparison == .equal ? .isNull(self) : .not(.all))
+        }
+        return QueryPredicate(.compare(self, comparison, content))
+    }
+
+    /// The property equals `value` (`nil`: is null or missing).
+    public static func == (field: Field, value: some QueryValueConvertible) -> QueryPredicate {
+        field.compare(.equal, value)
+    }
+
+    /// The property doesn't equal `value`: it is missing, of another kind, or another value.
+    public static func != (field: Field, value: some QueryValueConvertible) -> QueryPredicate {
+        !(field == value)
+    }
+
+    /// The property is less than `value`: strings by their UTF-8 bytes, numbers as numbers,
+    /// `false` before `true`.
+    public static func < (field: Field, value: some QueryValueConvertible) -> QueryPredicate {
+        field.compare(.less, value)
+    }
+
+    /// The property is less than or equal to `value` (see `<`).
+    public static func <= (field: Field, value: some QueryValueConvertible) -> QueryPredicate {
+        field.compare(.lessOrEqual, value)
+    }
+
+    /// The property is greater than `value` (see `<`).
+    public static func > (field: Field, value: some QueryValueConvertible) -> QueryPredicate {
+        field.compare(.greater, value)
+    }
+
+    /// The property is greater than or equal to `value` (see `<`).
+    public static func >= (field: Field, value: some QueryValueConvertible) -> QueryPredicate {
+        field.compare(.greaterOrEqual, value)
+    }
+
+    /// The property is within `range` (both bounds included).
+    public func isBetween<V: QueryValueConvertible>(_ lower: V, and upper: V) -> QueryPredicate {
+        self >= lower && self <= upper
+    }
+
+    /// The property equals one of `values`.
+    public func isIn<V: QueryValueConvertible>(_ values: [V]) -> QueryPredicate {
+        values.map { self == $0 }.reduce(QueryPredicate(.not(.all))) { $0 || $1 }
+    }
+
+    /// The property is null, or the object doesn't encode it.
+    public var isNull: QueryPredicate { QueryPredicate(.isNull(self)) }
+
+    /// The property is a string that starts with `prefix` (compared Unicode scalar by scalar,
+    /// as stored: no normalization, case matters).
+    public func hasPrefix(_ prefix: String) -> QueryPredicate {
+        QueryPredicate(.hasPrefix(self, prefix))
+    }
+
+    /// The property is a string that contains `text`, ignoring the case of ASCII letters (`"milk"`
+    /// finds `"Buy MILK"`; other letters match as they are, on every engine).
+    public func containsText(_ text: String) -> QueryPredicate {
+        QueryPredicate(.containsText(self, text))
+    }
+
+    /// The property is an array one of whose elements equals `value` (a tag in `tags`).
+    public func contains(_ value: some QueryValueConvertible) -> QueryPredicate {
+        QueryPredicate(.arrayContains(self, value.queryValue.content))
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+// Queries answered by their rule (`RowQuery+Evaluation`): every live row of the type read,
+// its JSON parsed, matched and sorted in Swift. These are the default implementations of the
+// query requirements, so that an engine without a query compiler answers correctly; SQLite
+// and PostgreSQL compile queries to SQL, and `QueryRuleTests` holds them to these.
+extension RowStatements {
+    /// The live rows of `query`'s type that match it, sorted, with their sort values: by rule.
+    package func matchingRows(_ query: RowQuery, _ rows: (_ body: (RowRead) throws -> Void) throws -> Void)
+        throws -> [(values: [RowQuery.SortValue], identifier: String)] {
+        let readsContent = !query.fields.isEmpty
+        var matching: [(values: [RowQuery.SortValue], identifier: String)] = []
+        try rows { read in
+            let row = try read.get()
+            let json: JSONValue
+            if readsContent {
+                do {
+                    json = try JSONReader.parse(row.data)
+                } catch {
+                    throw GarageError.corruptData(typeName: row.key.typeName, identifier: row.key.identifier,
+                                                  reason: "its JSON can't be read for a query (\(error))")
+                }
+            } else {
+                json = .null
+            }
+            guard query.matches(json, status: row.syncStatus) else { return }
+            matching.append((query.sortValues(json, modificationDate: row.modificationDate), row.key.identifier))
+        }
+        if !query.sortOrders.isEmpty { matching.sort { query.precedes($0, $1) } }
+        if let limit = query.limit, matching.count > limit { matching.removeLast(matching.count - limit) }
+        return matching
+    }
+
+    package func identifiersByRule(matching query: RowQuery) throws -> [String] {
+        try matchingRows(query) { body in try forEachRow(ofType: query.typeName, for: .all, body) }.map(\.identifier)
+    }
+
+    package func identifiers(matching query: RowQuery) throws -> [String] {
+        try identifiersByRule(matching: query)
+    }
+
+    package func count(matching query: RowQuery) throws -> Int {
+        var counted = query
+        counted.limit = nil
+        counted.sortOrders = []
+        return try identifiers(matching: counted).count
+    }
+}
