@@ -1,0 +1,191 @@
+import Foundation
+import GarageLite
+import PostgresNIO
+
+// Queries (`RowQuery`) in SQL over the objects' JSON, read as `json` (which keeps what `jsonb`
+// refuses) once per row: each condition reads as the rule (`RowQuery+Evaluation`) says, held
+// to it by `QueryRuleTests` on this engine. A comparison matches only a value of its own kind
+// (every cast is behind a CASE on the kind), strings compare in the "C" collation (by bytes),
+// numbers as doubles, and every condition is true or false, never NULL.
+extension PostgresStatements {
+    func identifiers(matching query: RowQuery) throws -> [String] {
+        var compiled = PostgresQueryCompiler(objects: objects, query: query)
+        compiled.appendOrderAndLimit()
+        return try run(compiled.statement).rows.map { try $0.decode(String.self) }
+    }
+
+    func count(matching query: RowQuery) throws -> Int {
+        var counted = query
+        counted.sortOrders = []
+        counted.limit = nil
+        let compiled = PostgresQueryCompiler(objects: objects, query: counted, selecting: "count(*)")
+        guard let row = try run(compiled.statement).rows.first else { return 0 }
+        return Int(try row.decode(Int64.self))
+    }
+}
+
+/// Writes a ``RowQuery`` as one PostgreSQL statement, its values bound.
+struct PostgresQueryCompiler {
+    private var sql = PostgresQuery.StringInterpolation(literalCapacity: 512, interpolationCount: 8)
+    private let rowQuery: RowQuery
+
+    /// `SELECT selecting FROM` the type's live rows, each row's JSON parsed once (`j`), `WHERE`
+    /// the query's condition.
+    init(objects: String, query: RowQuery, selecting: String = "o.identifier") {
+        rowQuery = query
+        sql.appendLiteral("SELECT \(selecting) FROM \(objects) AS o CROSS JOIN LATERAL (SELECT o.data::json AS j OFFSET 0) AS x ")
+        sql.appendLiteral("WHERE o.type = ")
+        sql.appendInterpolation(query.typeName)
+        sql.appendLiteral(" AND NOT o.is_deleted AND ")
+        append(query.predicate)
+    }
+
+    /// The statement.
+    var statement: PostgresQuery { PostgresQuery(stringInterpolation: sql) }
+
+    /// Appends the query's orders (ties in identifier order) and its limit.
+    mutating func appendOrderAndLimit() {
+        sql.appendLiteral(" ORDER BY ")
+        for sort in rowQuery.sortOrders {
+            let direction = sort.order == .ascending ? "ASC" : "DESC"
+            switch sort.key {
+            case .modificationDate:
+                sql.appendLiteral("o.modification_date \(direction), ")
+            case .field(let field):
+                sql.appendLiteral("CASE COALESCE(json_typeof(x.j #> ")
+                appendPath(field)
+                sql.appendLiteral("), 'null') WHEN 'null' THEN 0 WHEN 'boolean' THEN 1 WHEN 'number' THEN 2 WHEN 'string' THEN 3 ELSE 4 END \(direction), ")
+                for (kind, cast) in [("boolean", "::boolean"), ("number", "::float8"), ("string", " COLLATE \"C\"")] {
+                    sql.appendLiteral("CASE WHEN json_typeof(x.j #> ")
+                    appendPath(field)
+                    sql.appendLiteral(") = '\(kind)' THEN (x.j #>> ")
+                    appendPath(field)
+                    sql.appendLiteral(")\(cast) END \(direction), ")
+                }
+            }
+        }
+        sql.appendLiteral("o.identifier")
+        if let limit = rowQuery.limit {
+            sql.appendLiteral(" LIMIT ")
+            sql.appendInterpolation(Int64(limit))
+        }
+    }
+
+    private mutating func appendPath(_ field: Field) {
+        sql.appendInterpolation(field.path)
+        sql.appendLiteral("::text[]")
+    }
+
+    /// Appends `x.j #> path`, the value at `field` as `json` (NULL when missing).
+    private mutating func appendValue(_ field: Field) {
+        sql.appendLiteral("(x.j #> ")
+        appendPath(field)
+        sql.appendLiteral(")")
+    }
+
+    private mutating func append(_ node: QueryPredicate.Node) {
+        switch node {
+        case .all:
+            sql.appendLiteral("true")
+        case .syncStatus(let status):
+            sql.appendLiteral("o.sync_status = ")
+            sql.appendInterpolation(Int64(status.rawValue))
+        case .compare(let field, let comparison, let value):
+            let operation = comparison == .equal ? "=" : comparison.rawValue
+            sql.appendLiteral("COALESCE(")
+            appendTyped(field, value, element: false)
+            sql.appendLiteral(" \(operation) ")
+            appendOperand(value)
+            sql.appendLiteral(", false)")
+        case .isNull(let field):
+            sql.appendLiteral("COALESCE(json_typeof")
+            appendValue(field)
+            sql.appendLiteral(", 'null') = 'null'")
+        case .hasPrefix(let field, let prefix):
+            sql.appendLiteral("COALESCE(starts_with(CASE WHEN json_typeof")
+            appendValue(field)
+            sql.appendLiteral(" = 'string' THEN x.j #>> ")
+            appendPath(field)
+            sql.appendLiteral(" END, ")
+            sql.appendInterpolation(prefix)
+            sql.appendLiteral("), false)")
+        case .containsText(let field, let text):
+            sql.appendLiteral("COALESCE(strpos(lower(CASE WHEN json_typeof")
+            appendValue(field)
+            sql.appendLiteral(" = 'string' THEN x.j #>> ")
+            appendPath(field)
+            sql.appendLiteral(" END COLLATE \"C\"), lower(")
+            sql.appendInterpolation(text)
+            sql.appendLiteral("::text COLLATE \"C\")) > 0, false)")
+        case .arrayContains(let field, let value):
+            guard value != .null else {
+                sql.appendLiteral("false")     // null equals no element, as no property
+                return
+            }
+            sql.appendLiteral("COALESCE(json_typeof")
+            appendValue(field)
+            sql.appendLiteral(" = 'array' AND EXISTS (SELECT 1 FROM json_array_elements(CASE WHEN json_typeof")
+            appendValue(field)
+            sql.appendLiteral(" = 'array' THEN x.j #> ")
+            appendPath(field)
+            sql.appendLiteral(" END) AS e(element) WHERE ")
+            appendTyped(nil, value, element: true)
+            sql.appendLiteral(" = ")
+            appendOperand(value)
+            sql.appendLiteral("), false)")
+        case .and(let left, let right):
+            sql.appendLiteral("(")
+            append(left)
+            sql.appendLiteral(" AND ")
+            append(right)
+            sql.appendLiteral(")")
+        case .or(let left, let right):
+            sql.appendLiteral("(")
+            append(left)
+            sql.appendLiteral(" OR ")
+            append(right)
+            sql.appendLiteral(")")
+        case .not(let inner):
+            sql.appendLiteral("NOT (")
+            append(inner)
+            sql.appendLiteral(")")
+        }
+    }
+
+    /// The value at `field` (or the array element `e.element`) as SQL of `value`'s kind, NULL
+    /// when it holds another kind.
+    private mutating func appendTyped(_ field: Field?, _ value: QueryValue.Content, element: Bool) {
+        let (kind, cast): (String, String)
+        switch value {
+        case .string: (kind, cast) = ("string", " COLLATE \"C\"")
+        case .number: (kind, cast) = ("number", "::float8")
+        case .bool: (kind, cast) = ("boolean", "::boolean")
+        case .null: (kind, cast) = ("null", "")
+        }
+        if element {
+            sql.appendLiteral("CASE WHEN json_typeof(e.element) = '\(kind)' THEN (e.element #>> '{}')\(cast) END")
+        } else if let field {
+            sql.appendLiteral("CASE WHEN json_typeof")
+            appendValue(field)
+            sql.appendLiteral(" = '\(kind)' THEN (x.j #>> ")
+            appendPath(field)
+            sql.appendLiteral(")\(cast) END")
+        }
+    }
+
+    private mutating func appendOperand(_ value: QueryValue.Content) {
+        switch value {
+        case .string(let string):
+            sql.appendInterpolation(string)
+            sql.appendLiteral("::text COLLATE \"C\"")
+        case .number(let number):
+            sql.appendInterpolation(number)
+            sql.appendLiteral("::float8")
+        case .bool(let bool):
+            sql.appendInterpolation(bool)
+            sql.appendLiteral("::boolean")
+        case .null:
+            sql.appendLiteral("NULL")
+        }
+    }
+}
