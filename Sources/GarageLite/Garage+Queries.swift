@@ -32,12 +32,12 @@ extension Garage {
     /// ```swift
     /// let open = try garage.count(Query(Task.self).filter(Field("done") == false))
     /// ```
-    public func count<T>(_ query: Query<T>) throws -> Int {
+    public func count<T: Decodable>(_ query: Query<T>) throws -> Int {
         try run(counting(query))
     }
 
     /// How many objects `query` matches (see `garage.count(_:)`) without blocking the calling thread.
-    public nonisolated(nonsending) func count<T>(_ query: Query<T>) async throws -> Int {
+    public nonisolated(nonsending) func count<T: Decodable>(_ query: Query<T>) async throws -> Int {
         try await run(counting(query))
     }
 
@@ -47,13 +47,13 @@ extension Garage {
     /// ```swift
     /// let pinned = try garage.identifiers(Query(Note.self).filter(Field("pinned") == true))
     /// ```
-    public func identifiers<T>(_ query: Query<T>) throws -> [String] {
+    public func identifiers<T: Decodable>(_ query: Query<T>) throws -> [String] {
         try run(listing(query))
     }
 
     /// The identifiers of the objects `query` matches (see `garage.identifiers(_:)`) without
     /// blocking the calling thread.
-    public nonisolated(nonsending) func identifiers<T>(_ query: Query<T>) async throws -> [String] {
+    public nonisolated(nonsending) func identifiers<T: Decodable>(_ query: Query<T>) async throws -> [String] {
         try await run(listing(query))
     }
 
@@ -69,28 +69,47 @@ extension Garage {
         }
     }
 
-    private func counting<T>(_ query: Query<T>) throws -> StoreWork<Int> {
+    private func counting<T: Decodable>(_ query: Query<T>) throws -> StoreWork<Int> {
         let rowQuery = try self.rowQuery(query)
         return reading("count a query of \(rowQuery.typeName)") { view in try view.count(matching: rowQuery) }
     }
 
-    private func listing<T>(_ query: Query<T>) throws -> StoreWork<[String]> {
+    private func listing<T: Decodable>(_ query: Query<T>) throws -> StoreWork<[String]> {
         let rowQuery = try self.rowQuery(query)
         return reading("query \(rowQuery.typeName)") { view in try view.identifiers(matching: rowQuery) }
     }
 
-    /// `query` as the store answers it, once checked: a garage that encrypts its objects can
-    /// filter and sort by what the rows hold beside them only.
-    private func rowQuery<T>(_ query: Query<T>) throws -> RowQuery {
+    /// `query` as the store answers it, once checked against what `T`'s JSON can hold
+    /// (``QueryShape``); a garage that encrypts its objects can filter and sort by what the
+    /// rows hold beside them only.
+    private func rowQuery<T: Decodable>(_ query: Query<T>) throws -> RowQuery {
         let typeName = try storedTypeName(T.self, listing: "query")
         let rowQuery = RowQuery(query, typeName: typeName)
+        if let problem = rowQuery.problem(in: QueryShape.of(T.self)) {
+            throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query), reason: problem)
+        }
         if configuration().dataEncryptionDelegate != nil, let field = rowQuery.fields.first {
             throw GarageError.invalidQuery(
-                typeName: typeName, query: "\(query.predicate)",
+                typeName: typeName, query: Self.describe(query),
                 reason: "the garage encrypts its objects, so the store can't read their property \(field) (README, "
                     + "\"Querying\"); a query of an encrypted garage filters by sync status and sorts by modification "
                     + "date only")
         }
         return rowQuery
+    }
+
+    /// The query as an error shows it: its predicate and its orders.
+    private static func describe<T>(_ query: Query<T>) -> String {
+        var text = "where \(query.predicate)"
+        let orders = query.sortOrders.map { sort -> String in
+            let key: String
+            switch sort.key {
+            case .field(let field): key = "\(field)"
+            case .modificationDate: key = "modification date"
+            }
+            return key + (sort.order == .ascending ? "" : " descending")
+        }
+        if !orders.isEmpty { text += " sorted by " + orders.joined(separator: ", ") }
+        return text
     }
 }

@@ -119,6 +119,16 @@ extension Field {
         field.compare(.equal, value)
     }
 
+    /// The property equals `value`: `Field("due") == nil` is null or missing.
+    public static func == (field: Field, value: QueryValue) -> QueryPredicate {
+        field.compare(.equal, value)
+    }
+
+    /// The property doesn't equal `value`: `Field("due") != nil` is present and not null.
+    public static func != (field: Field, value: QueryValue) -> QueryPredicate {
+        !(field == value)
+    }
+
     /// The property doesn't equal `value`: it is missing, of another kind, or another value.
     public static func != (field: Field, value: some QueryValueConvertible) -> QueryPredicate {
         !(field == value)

@@ -1,0 +1,156 @@
+import Foundation
+
+/// What a type's JSON can hold, as its `Decodable` conformance asks for it: each coding key
+/// and the kind of its value. A query is checked against it at its first use, so that a
+/// misspelled property or a comparison with a value of the wrong kind is an error, not an
+/// empty result.
+///
+/// It is learnt by decoding the type from a decoder that answers every request with a
+/// placeholder and writes down what was asked (``ShapeDecoder``). A conformance that refuses
+/// the placeholders (a custom `init(from:)` that validates, an enum that is not `CaseIterable`)
+/// leaves the shape *open* from there on: the keys asked before are known, the others are
+/// not refused.
+indirect enum QueryShape: Sendable, Equatable {
+    /// A value of one kind.
+    case string, number, bool
+    /// A date, in the garage's date encoding (a string or a number).
+    case date
+    /// An object: its keys; `isOpen` when some of its keys may not be known.
+    case object([String: QueryShape], isOpen: Bool)
+    case array(QueryShape)
+    /// A nested `Identifiable` value, stored as its own object: its JSON here is its identifier.
+    case reference(String)
+    /// Anything (a custom encoding).
+    case unknown
+
+    /// The shape of `type`, learnt once per type.
+    static func of<T: Decodable>(_ type: T.Type) -> QueryShape {
+        let key = ObjectIdentifier(type)
+        if let known = cache.read({ $0[key] }) { return known }
+        let shape = ShapeDecoder.shape(of: type, isRoot: true)
+        cache.write { $0[key] = shape }
+        return shape
+    }
+
+    private static let cache = Protected<[ObjectIdentifier: QueryShape]>([:])
+
+    /// Why `field` can't be queried in a value of this shape, or `nil` when it can; `shape`
+    /// becomes the shape of the value at `field` (`.unknown` when it is not known).
+    func problem(with field: Field, shape: inout QueryShape) -> String? {
+        var current = self
+        for (index, key) in field.path.enumerated() {
+            let walked = field.path[..<index].joined(separator: ".")
+            switch current {
+            case .object(let keys, let isOpen):
+                if let next = keys[key] {
+                    current = next
+                } else if isOpen {
+                    current = .unknown
+                } else {
+                    let known = keys.keys.sorted().joined(separator: ", ")
+                    return "\(walked.isEmpty ? "the type" : walked) has no property \"\(key)\" (its coding keys: \(known))"
+                }
+            case .reference(let type):
+                return "\(walked) is a reference to a \(type), stored as an object of its own: its JSON here is its "
+                    + "identifier, so a query can't look inside it (query \(type), then filter by the identifiers)"
+            case .unknown:
+                shape = .unknown
+                return nil
+            default:
+                return "\(walked) holds \(current.kindName), which has no property \"\(key)\""
+            }
+        }
+        shape = current
+        return nil
+    }
+
+    /// A short name of what the shape holds.
+    var kindName: String {
+        switch self {
+        case .string: return "strings"
+        case .number: return "numbers"
+        case .bool: return "booleans"
+        case .date: return "dates"
+        case .object: return "objects"
+        case .array: return "arrays"
+        case .reference: return "references (identifiers)"
+        case .unknown: return "values of any kind"
+        }
+    }
+
+    /// Whether a value of `kind` (a ``QueryValue``'s) may be found in a value of this shape.
+    func accepts(_ value: QueryValue.Content) -> Bool {
+        switch (self, value) {
+        case (.unknown, _), (_, .null): return true
+        case (.string, .string), (.reference, .string), (.number, .number), (.bool, .bool): return true
+        case (.date, .string), (.date, .number): return true
+        default: return false
+        }
+    }
+}
+
+extension RowQuery {
+    /// Why the query can't be asked of objects of `shape` (a property they don't have, a
+    /// comparison with a value of another kind than the property's, an order by a property
+    /// that holds arrays or objects), or `nil` when it can.
+    func problem(in shape: QueryShape) -> String? {
+        func fieldShape(_ field: Field) -> (QueryShape, String?) {
+            var found = QueryShape.unknown
+            let problem = shape.problem(with: field, shape: &found)
+            return (found, problem)
+        }
+        func check(_ node: QueryPredicate.Node) -> String? {
+            switch node {
+            case .all, .syncStatus: return nil
+            case .and(let left, let right), .or(let left, let right): return check(left) ?? check(right)
+            case .not(let inner): return check(inner)
+            case .isNull(let field): return fieldShape(field).1
+            case .compare(let field, _, let value):
+                let (found, problem) = fieldShape(field)
+                if let problem { return problem }
+                if case .array = found { return "\(field) holds arrays: compare their elements with contains(_:)" }
+                if case .object = found { return "\(field) holds objects: compare one of their properties, Field(\(field.path.map { "\"\($0)\"" }.joined(separator: ", ")), \"…\")" }
+                return found.accepts(value) ? nil : "\(field) holds \(found.kindName), not \(QueryValue(value).kindName)"
+            case .hasPrefix(let field, _), .containsText(let field, _):
+                let (found, problem) = fieldShape(field)
+                if let problem { return problem }
+                switch found {
+                case .string, .date, .reference, .unknown: return nil
+                default: return "\(field) holds \(found.kindName), not strings: hasPrefix and containsText read strings"
+                }
+            case .arrayContains(let field, let value):
+                let (found, problem) = fieldShape(field)
+                if let problem { return problem }
+                switch found {
+                case .unknown: return nil
+                case .array(let element):
+                    return element.accepts(value) ? nil : "\(field) holds arrays of \(element.kindName), not of \(QueryValue(value).kindName)"
+                default: return "\(field) holds \(found.kindName), not arrays: contains(_:) looks for an element of an array"
+                }
+            }
+        }
+        if let problem = check(predicate) { return problem }
+        for sort in sortOrders {
+            guard case .field(let field) = sort.key else { continue }
+            let (found, problem) = fieldShape(field)
+            if let problem { return problem }
+            switch found {
+            case .array, .object: return "\(field) holds \(found.kindName), which have no order: sort by one of their properties"
+            default: continue
+            }
+        }
+        return nil
+    }
+}
+
+extension QueryValue {
+    /// A short name of the value's kind, for errors.
+    var kindName: String {
+        switch content {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .number: return "a number"
+        case .string: return "a string"
+        }
+    }
+}
