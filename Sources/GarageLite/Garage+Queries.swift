@@ -27,6 +27,40 @@ extension Garage {
         try await run(retrieving(query))
     }
 
+    /// Retrieves one page of the objects `query` matches: the first page, or the one after
+    /// `cursor`, the previous page's ``QueryPage/next``. The query's limit is the page's size
+    /// (``defaultQueryPageSize`` when it has none).
+    ///
+    /// ```swift
+    /// let byTitle = Query(Note.self).sorted(by: Field("title")).limit(50)
+    /// var page = try garage.retrievePage(byTitle)
+    /// show(page.objects)
+    /// while let next = page.next {
+    ///     page = try garage.retrievePage(byTitle, after: next)
+    ///     show(page.objects)
+    /// }
+    /// ```
+    ///
+    /// A page starts after the last object of the one before in the query's order, not after a
+    /// count: objects parked or deleted between two pages neither repeat an object nor skip one.
+    ///
+    /// - throws: ``GarageError/invalidQuery(typeName:query:reason:)`` for a cursor of a query
+    ///   with other orders, and as `retrieve(_:)` does.
+    public func retrievePage<T: Decodable & SendableMetatype>(_ query: Query<T>, after cursor: QueryCursor? = nil) throws -> QueryPage<T> {
+        try run(retrievingPage(query, after: cursor))
+    }
+
+    /// Retrieves one page of the objects `query` matches (see `retrievePage(_:after:)`)
+    /// without blocking the calling thread.
+    public nonisolated(nonsending) func retrievePage<T: Decodable & SendableMetatype>(
+        _ query: Query<T>, after cursor: QueryCursor? = nil
+    ) async throws -> QueryPage<T> {
+        try await run(retrievingPage(query, after: cursor))
+    }
+
+    /// The size of a page of a query without a limit (`retrievePage(_:after:)`).
+    public static let defaultQueryPageSize = 100
+
     /// How many objects `query` matches, its limit aside.
     ///
     /// ```swift
@@ -66,6 +100,39 @@ extension Garage {
                 try view.row(ObjectKey(typeName: rowQuery.typeName, identifier: identifier))
                     .map { try configuration.decode(T.self, $0, with: decoder) }
             }
+        }
+    }
+
+    private func retrievingPage<T: Decodable & SendableMetatype>(_ query: Query<T>, after cursor: QueryCursor?) throws
+        -> StoreWork<QueryPage<T>> {
+        var rowQuery = try self.rowQuery(query.limit == nil ? query.limit(Self.defaultQueryPageSize) : query)
+        let orders = rowQuery.ordersText
+        if let cursor {
+            guard cursor.orders == orders, cursor.values.count == rowQuery.sortOrders.count else {
+                throw GarageError.invalidQuery(typeName: rowQuery.typeName, query: Self.describe(query),
+                                               reason: "the cursor is of a query with other orders: pass the cursor of this query's last page")
+            }
+            rowQuery.after = (cursor.values, cursor.identifier)
+        }
+        let configuration = configuration()
+        let readsFields = rowQuery.sortOrders.contains { if case .field = $0.key { true } else { false } }
+        let pageQuery = rowQuery
+        return reading("query \(pageQuery.typeName)") { view in
+            let rowQuery = pageQuery
+            let decoder = configuration.decoder(view)
+            var page = QueryPage<T>(objects: [], next: nil)
+            var last: StoredRow?
+            for identifier in try view.identifiers(matching: rowQuery) {
+                guard let row = try view.row(ObjectKey(typeName: rowQuery.typeName, identifier: identifier), for: .all) else { continue }
+                page.objects.append(try configuration.decode(T.self, row, with: decoder))
+                last = row
+            }
+            if let last, page.objects.count == rowQuery.limit {
+                let json = readsFields ? try JSONReader.parse(last.data) : .null
+                page.next = QueryCursor(orders: orders, values: rowQuery.sortValues(json, modificationDate: last.modificationDate),
+                                        identifier: last.key.identifier)
+            }
+            return page
         }
     }
 

@@ -38,6 +38,98 @@ struct PostgresQueryCompiler {
         sql.appendInterpolation(query.typeName)
         sql.appendLiteral(" AND NOT o.is_deleted AND ")
         append(query.predicate)
+        if let position = query.after {
+            sql.appendLiteral(" AND (")
+            appendAfter(query.sortOrders[...], position.values[...], position.identifier)
+            sql.appendLiteral(")")
+        }
+    }
+
+    /// The rank an order sorts on first: missing or null, boolean, number, string, the rest.
+    private mutating func appendRank(_ key: QuerySort.Key) {
+        guard case .field(let field) = key else {
+            sql.appendLiteral("0")
+            return
+        }
+        sql.appendLiteral("CASE COALESCE(json_typeof(x.j #> ")
+        appendPath(field)
+        sql.appendLiteral("), 'null') WHEN 'null' THEN 0 WHEN 'boolean' THEN 1 WHEN 'number' THEN 2 WHEN 'string' THEN 3 ELSE 4 END")
+    }
+
+    /// The value an order sorts on within a rank of `value`'s kind.
+    private mutating func appendSortValue(_ key: QuerySort.Key, _ value: RowQuery.SortValue) {
+        guard case .field(let field) = key else {
+            sql.appendLiteral("o.modification_date")
+            return
+        }
+        let (kind, cast): (String, String)
+        switch value {
+        case .bool: (kind, cast) = ("boolean", "::boolean")
+        case .number: (kind, cast) = ("number", "::float8")
+        default: (kind, cast) = ("string", " COLLATE \"C\"")
+        }
+        sql.appendLiteral("CASE WHEN json_typeof(x.j #> ")
+        appendPath(field)
+        sql.appendLiteral(") = '\(kind)' THEN (x.j #>> ")
+        appendPath(field)
+        sql.appendLiteral(")\(cast) END")
+    }
+
+    private mutating func appendSortOperand(_ value: RowQuery.SortValue) -> Bool {
+        switch value {
+        case .bool(let flag): sql.appendInterpolation(flag); sql.appendLiteral("::boolean")
+        case .number(let number): sql.appendInterpolation(number); sql.appendLiteral("::float8")
+        case .string(let string): sql.appendInterpolation(string); sql.appendLiteral("::text COLLATE \"C\"")
+        case .none, .other: return false
+        }
+        return true
+    }
+
+    /// The rows after a cursor's position in the orders: after it on the first order, or level
+    /// with it there and after it on the next, and so on; then by identifier (the rule's
+    /// `precedes`).
+    private mutating func appendAfter(_ orders: ArraySlice<QuerySort>, _ values: ArraySlice<RowQuery.SortValue>,
+                                      _ identifier: String) {
+        guard let sort = orders.first, let value = values.first else {
+            sql.appendLiteral("o.identifier > ")
+            sql.appendInterpolation(identifier)
+            sql.appendLiteral("::text COLLATE \"C\"")
+            return
+        }
+        let later = sort.order == .ascending ? ">" : "<"
+        let rank = Int64(value.rank)
+        sql.appendLiteral("COALESCE(")
+        appendRank(sort.key)
+        sql.appendLiteral(" \(later) ")
+        sql.appendInterpolation(rank)
+        sql.appendLiteral(", false)")
+        var hasValue = false
+        if case .none = value {} else if case .other = value {} else { hasValue = true }
+        if hasValue {
+            // Within the cursor's rank, every row's value is of the cursor's kind.
+            sql.appendLiteral(" OR COALESCE(")
+            appendRank(sort.key)
+            sql.appendLiteral(" = ")
+            sql.appendInterpolation(rank)
+            sql.appendLiteral(" AND ")
+            appendSortValue(sort.key, value)
+            sql.appendLiteral(" \(later) ")
+            _ = appendSortOperand(value)
+            sql.appendLiteral(", false)")
+        }
+        sql.appendLiteral(" OR (COALESCE(")
+        appendRank(sort.key)
+        sql.appendLiteral(" = ")
+        sql.appendInterpolation(rank)
+        if hasValue {
+            sql.appendLiteral(" AND ")
+            appendSortValue(sort.key, value)
+            sql.appendLiteral(" = ")
+            _ = appendSortOperand(value)
+        }
+        sql.appendLiteral(", false) AND (")
+        appendAfter(orders.dropFirst(), values.dropFirst(), identifier)
+        sql.appendLiteral("))")
     }
 
     /// The statement.

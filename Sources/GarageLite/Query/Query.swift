@@ -79,6 +79,22 @@ package struct RowQuery: Sendable, Hashable {
     package var predicate: QueryPredicate.Node
     package var sortOrders: [QuerySort]
     package var limit: Int?
+    /// Where the rows start: after this position in the query's order (its sort values, then
+    /// its identifier), for a page after the first (``QueryCursor``).
+    package var after: (values: [SortValue], identifier: String)?
+
+    package static func == (lhs: RowQuery, rhs: RowQuery) -> Bool {
+        lhs.typeName == rhs.typeName && lhs.predicate == rhs.predicate && lhs.sortOrders == rhs.sortOrders
+            && lhs.limit == rhs.limit && lhs.after?.values == rhs.after?.values && lhs.after?.identifier == rhs.after?.identifier
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(typeName)
+        hasher.combine(predicate)
+        hasher.combine(sortOrders)
+        hasher.combine(limit)
+        hasher.combine(after?.identifier)
+    }
 
     init<Object>(_ query: Query<Object>, typeName: String) {
         self.typeName = typeName

@@ -97,14 +97,14 @@ extension RowQuery {
 
     /// What an object sorts by, for one of the query's orders: its kind's rank (missing or
     /// null, boolean, number, string, anything else), then its value within the kind.
-    package enum SortValue: Sendable {
+    package enum SortValue: Sendable, Hashable, Codable {
         case none
         case bool(Bool)
         case number(Double)
         case string(String)
         case other
 
-        var rank: Int {
+        package var rank: Int {
             switch self {
             case .none: return 0
             case .bool: return 1

@@ -251,4 +251,54 @@ struct QueryRuleTests {
             }
         }
     }
+
+    /// Pages after cursors add up to the query's objects; objects parked and deleted between
+    /// pages neither repeat an object nor skip one that was there throughout.
+    @Test(arguments: [false, true])
+    func pagesAddUpAndStayStableWhileTheStoreChanges(unsaved: Bool) throws {
+        for seed in 0..<Self.seeds {
+            var random = SplitMix64(state: 0x5061_6765 &+ UInt64(seed))
+            let garage = try TestEngine.garage()
+            let notes = (0..<40).map { Self.randomNote($0, &random) }
+            if unsaved { garage.isAutosaveEnabled = false }
+            try garage.parkAll(notes)
+            for round in 0..<12 {
+                let (query, judge, sorts, _) = Self.randomQuery(&random)
+                let size = Int.random(in: 1...7, using: &random)
+                let paged = query.limit(size)
+                let expected = Self.expected(notes, judge, sorts: sorts, limit: nil)
+                let described = "seed \(seed) round \(round): \(query.predicate), sorted by \(sorts.map { "\($0.0) \($0.1)" }), pages of \(size)"
+                var seen: [String] = []
+                var page = try garage.retrievePage(paged)
+                seen += page.objects.map(\.id)
+                while let next = page.next {
+                    page = try garage.retrievePage(paged, after: next)
+                    seen += page.objects.map(\.id)
+                }
+                #expect(seen == expected, "\(described)")
+
+                // The same, with objects parked and deleted after the first page.
+                var first = try garage.retrievePage(paged)
+                var stable = Set(expected)
+                let added = (0..<3).map { Self.randomNote(1_000 + round * 10 + $0, &random) }
+                try garage.parkAll(added)
+                if let gone = expected.last, !first.objects.map(\.id).contains(gone) {
+                    try garage.delete(QueryNote.self, identifier: gone)
+                    stable.remove(gone)
+                }
+                var later = first.objects.map(\.id)
+                while let next = first.next {
+                    first = try garage.retrievePage(paged, after: next)
+                    later += first.objects.map(\.id)
+                }
+                #expect(Set(later).count == later.count, "no object twice: \(described)")
+                #expect(stable.isSubset(of: Set(later)), "no object skipped: \(described)")
+                for note in added { try garage.delete(QueryNote.self, identifier: note.id) }
+                if let gone = expected.last, !stable.contains(gone), let note = notes.first(where: { $0.id == gone }) {
+                    try garage.park(note)
+                }
+            }
+        }
+    }
 }
+

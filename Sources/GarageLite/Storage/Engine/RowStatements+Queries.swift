@@ -27,6 +27,7 @@ extension RowStatements {
             matching.append((query.sortValues(json, modificationDate: row.modificationDate), row.key.identifier))
         }
         if !query.sortOrders.isEmpty { matching.sort { query.precedes($0, $1) } }
+        if let after = query.after { matching.removeAll { !query.precedes(after, $0) } }
         if let limit = query.limit, matching.count > limit { matching.removeLast(matching.count - limit) }
         return matching
     }

@@ -53,6 +53,11 @@ struct SQLiteQuery {
     init?(_ query: RowQuery) {
         guard query.fields.allSatisfy({ $0.path.allSatisfy { !$0.contains("\"") } }) else { return nil }
         condition = compile(query.predicate)
+        if let position = query.after {
+            let after = Self.after(query.sortOrders[...], position.values[...], position.identifier)
+            condition = "(\(condition)) AND (\(after.sql))"
+            arguments += after.arguments
+        }
         for sort in query.sortOrders {
             let direction = sort.order == .ascending ? "ASC" : "DESC"
             switch sort.key {
