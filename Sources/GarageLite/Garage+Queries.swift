@@ -149,7 +149,7 @@ extension Garage {
     /// `query` as the store answers it, once checked against what `T`'s JSON can hold
     /// (``QueryShape``); a garage that encrypts its objects can filter and sort by what the
     /// rows hold beside them only.
-    private func rowQuery<T: Decodable>(_ query: Query<T>) throws -> RowQuery {
+    func rowQuery<T: Decodable>(_ query: Query<T>) throws -> RowQuery {
         let typeName = try storedTypeName(T.self, listing: "query")
         let rowQuery = RowQuery(query, typeName: typeName)
         if let problem = rowQuery.problem(in: QueryShape.of(T.self)) {
@@ -166,7 +166,7 @@ extension Garage {
     }
 
     /// The query as an error shows it: its predicate and its orders.
-    private static func describe<T>(_ query: Query<T>) -> String {
+    static func describe<T>(_ query: Query<T>) -> String {
         var text = "where \(query.predicate)"
         let orders = query.sortOrders.map { sort -> String in
             let key: String
