@@ -58,6 +58,33 @@ extension Garage {
         try await run(retrievingPage(query, after: cursor))
     }
 
+    /// The records of the objects a query of records matches (``Query/init(recordsOf:)``), in
+    /// its order, at most its limit: what the store holds, as `records(ofType:after:limit:)`
+    /// returns it, without the app's types.
+    public func records(matching query: Query<ObjectRecord>) throws -> [ObjectRecord] {
+        try Self.records(run(readingRecords(query)), configuration().encryption)
+    }
+
+    /// The records of the objects a query of records matches (see `records(matching:)`)
+    /// without blocking the calling thread.
+    public nonisolated(nonsending) func records(matching query: Query<ObjectRecord>) async throws -> [ObjectRecord] {
+        try Self.records(await run(readingRecords(query)), configuration().encryption)
+    }
+
+    private func readingRecords(_ query: Query<ObjectRecord>) throws -> StoreWork<[StoredRow]> {
+        let typeName = query.recordTypeName ?? ""
+        let rowQuery = RowQuery(query, typeName: typeName)
+        if configuration().encryption.delegate != nil, let field = rowQuery.fields.first {
+            throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query),
+                                           reason: "the store's objects are encrypted, so it can't read their property \(field)")
+        }
+        return reading("query \(typeName)") { view in
+            try view.identifiers(matching: rowQuery).compactMap { identifier in
+                try view.statements.record(ObjectKey(typeName: typeName, identifier: identifier))?.get()
+            }
+        }
+    }
+
     /// The size of a page of a query without a limit (`retrievePage(_:after:)`).
     public static let defaultQueryPageSize = 100
 

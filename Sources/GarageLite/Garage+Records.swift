@@ -171,7 +171,7 @@ extension Garage {
     }
 
     /// The records of `rows`, decrypted.
-    private static func records(_ rows: [StoredRow], _ encryption: EncryptionStage) throws -> [ObjectRecord] {
+    static func records(_ rows: [StoredRow], _ encryption: EncryptionStage) throws -> [ObjectRecord] {
         try rows.map { row in
             let key = row.key
             var json = row.data

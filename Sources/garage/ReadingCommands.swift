@@ -107,6 +107,17 @@ struct ListObjects: ParsableCommand {
     var limit: Int?
     @Flag(help: "List tombstones too.")
     var deleted = false
+    @Option(name: .long, help: ArgumentHelp(
+        "Only the objects (of --type) this condition holds for, e.g. 'tags contains work and not (done == true)'.",
+        discussion: "Conditions: PATH == | != | < | <= | > | >= VALUE, PATH contains VALUE, PATH hasPrefix TEXT, "
+            + "PATH containsText TEXT, PATH is null, status == STATUS; combined with and, or, not and parentheses. "
+            + "PATH is a coding key, or keys joined by dots (address.city); VALUE is \"text\", a number, true, false, "
+            + "null, or a word (a string).", valueName: "condition"))
+    var `where`: String?
+    @Option(name: .long, help: ArgumentHelp(
+        "Order by this property (property:desc descending; 'modified': the modification date); repeat for ties.",
+        valueName: "property"))
+    var sort: [String] = []
     @OptionGroup var output: OutputOptions
 
     struct Line: Encodable {
@@ -124,6 +135,33 @@ struct ListObjects: ParsableCommand {
             throw ValidationError("unknown status '\(status)': use undetermined, notSynced, syncing or synced")
         }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if `where` != nil || !sort.isEmpty {
+            guard type != nil else { throw ValidationError("--where and --sort query the objects of one type: add --type") }
+            guard !deleted else { throw ValidationError("--where and --sort find objects, not tombstones: leave out --deleted") }
+        }
+        if let condition = `where` {
+            do {
+                _ = try WhereExpression.parse(condition)
+            } catch {
+                throw ValidationError("--where: \(error)")
+            }
+        }
+    }
+
+    /// The query of `--where` and `--sort`, with `--status` and `--limit`.
+    private func query(ofType type: String) throws -> Query<ObjectRecord> {
+        var query = Query(recordsOf: type)
+        if let condition = `where` { query = query.filter(try WhereExpression.parse(condition)) }
+        if let status = status.flatMap(SyncStatus.init(name:)) { query = query.filter(.syncStatus(status)) }
+        for key in sort {
+            let descending = key.hasSuffix(":desc")
+            let name = descending ? String(key.dropLast(5)) : key.hasSuffix(":asc") ? String(key.dropLast(4)) : key
+            let order: QuerySort.Order = descending ? .descending : .ascending
+            query = name == "modified" ? query.sortedByModificationDate(order)
+                : query.sorted(by: Field(path: name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)), order)
+        }
+        if let limit { query = query.limit(limit) }
+        return query
     }
 
     func run() throws {
@@ -132,7 +170,14 @@ struct ListObjects: ParsableCommand {
             let wanted = status.flatMap(SyncStatus.init(name:))
             var lines: [Line] = []
             var after: ObjectKey?
-            scan: while true {
+            if let type, `where` != nil || !sort.isEmpty {
+                lines = try garage.records(matching: query(ofType: type)).map { record in
+                    Line(type: record.typeName, identifier: record.identifier, status: record.syncStatus.name,
+                         revision: record.revision, modificationDate: record.modificationDate,
+                         bytes: record.json.utf8.count, isDeleted: record.isDeleted)
+                }
+            }
+            scan: while `where` == nil && sort.isEmpty {
                 let page = try garage.records(ofType: type, after: after)
                 guard let last = page.last else { break }
                 after = last.key

@@ -24,6 +24,9 @@ public struct Query<Object>: Sendable {
     /// A query of every object of type `type`, in identifier order.
     public init(_ type: Object.Type) {}
 
+    /// The stored type name of a query of records (``init(recordsOf:)``).
+    var recordTypeName: String?
+
     /// The query, keeping only the objects that match `predicate` too.
     public func filter(_ predicate: QueryPredicate) -> Query {
         var query = self
@@ -130,5 +133,19 @@ package struct RowQuery: Sendable, Hashable {
             if case .field(let field) = sort.key { fields.append(field) }
         }
         return fields
+    }
+}
+
+extension Query where Object == ObjectRecord {
+    /// A query of the records (``ObjectRecord``) of the objects stored under the type name
+    /// `typeName`, for tools without the app's Swift types (the `garage` tool's `list --where`).
+    /// Its fields are not checked against a type: a misspelled one matches nothing.
+    ///
+    /// ```swift
+    /// let work = Query(recordsOf: "Note").filter(Field("tags").contains("work"))
+    /// for record in try garage.records(matching: work) { print(record.identifier) }
+    /// ```
+    public init(recordsOf typeName: String) {
+        recordTypeName = typeName
     }
 }

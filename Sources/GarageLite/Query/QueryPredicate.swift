@@ -12,6 +12,12 @@ public struct Field: Sendable, Hashable, CustomStringConvertible {
         path = [key] + keys
     }
 
+    /// The value at `path`, a list of coding keys (not empty).
+    public init(path: [String]) {
+        precondition(!path.isEmpty, "a field names at least one coding key")
+        self.path = path
+    }
+
     public var description: String { path.joined(separator: ".") }
 }
 

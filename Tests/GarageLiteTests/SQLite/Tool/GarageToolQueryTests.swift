@@ -1,0 +1,33 @@
+import Foundation
+import GarageLite
+import Testing
+
+/// Issue 28: `garage list --where … --sort …` answers a query of one type's records.
+extension GarageToolTests {
+    @Test func listWhereAndSortQueryOneType() throws {
+        let directory = try TemporaryDirectory()
+        let path = try makeStore(in: directory)
+
+        let counted = try garage("list", path, "--type", "GTItem", "--where", "count >= 2 and not (name == Charlie)", "--json")
+        #expect(counted.exitCode == 0, "\(counted)")
+        #expect(try listedKeys(counted) == ["GTItem(b)"], "the tombstone d is no object")
+
+        let sorted = try garage("list", path, "--type", "GTItem", "--where", "name hasPrefix 'A' or count > 2", "--sort", "count:desc",
+                                "--json")
+        #expect(try listedKeys(sorted) == ["GTItem(c)", "GTItem(a)"])
+
+        let withStatus = try garage("list", path, "--type", "GTItem", "--where", "status == synced or name containsText alpha",
+                                    "--sort", "name", "--json")
+        #expect(try listedKeys(withStatus) == ["GTItem(a)", "GTItem(b)"])
+        let limited = try garage("list", path, "--type", "GTItem", "--sort", "name:desc", "--limit", "1", "--json")
+        #expect(try listedKeys(limited) == ["GTItem(c)"])
+
+        // Mistakes are usage errors that say what is wrong.
+        let noType = try garage("list", path, "--where", "count > 1")
+        #expect(noType.exitCode == 64 && noType.stderr.contains("--type"), "\(noType)")
+        let unclosed = try garage("list", path, "--type", "GTItem", "--where", "(count > 1")
+        #expect(unclosed.exitCode == 64 && unclosed.stderr.contains("never closed"), "\(unclosed)")
+        let badOperator = try garage("list", path, "--type", "GTItem", "--where", "count => 1")
+        #expect(badOperator.exitCode == 64 && badOperator.stderr.contains("unknown operator"), "\(badOperator)")
+    }
+}
