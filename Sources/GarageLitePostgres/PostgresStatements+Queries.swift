@@ -14,6 +14,29 @@ extension PostgresStatements {
         return try run(compiled.statement).rows.map { try $0.decode(String.self) }
     }
 
+    /// An expression index over the type's live rows, on the expressions the query SQL's
+    /// conditions compare (``PostgresQueryCompiler/indexedExpression(_:_:)``).
+    func createQueryIndex(_ definition: QueryIndexDefinition) throws {
+        let expressions = zip(definition.fields, definition.kinds)
+            .map { "(\(PostgresQueryCompiler.indexedExpression($0, $1, row: "data")))" }.joined(separator: ", ")
+        try run(PostgresQuery(unsafeSQL: """
+            CREATE INDEX IF NOT EXISTS \(definition.name) ON \(objects) (\(expressions))
+            WHERE type = \(PostgresQueryCompiler.literal(definition.typeName)) AND NOT is_deleted
+            """))
+    }
+
+    func dropQueryIndex(_ definition: QueryIndexDefinition) throws {
+        try run(PostgresQuery(unsafeSQL: "DROP INDEX IF EXISTS \(schema).\(definition.name)"))
+    }
+
+    /// PostgreSQL's plan of the statement that answers `query` (`EXPLAIN`), one line a node:
+    /// what tests read to see an index used.
+    func queryPlan(matching query: RowQuery) throws -> [String] {
+        var compiled = PostgresQueryCompiler(objects: objects, query: query, selecting: "o.identifier", explaining: true)
+        compiled.appendOrderAndLimit()
+        return try run(compiled.statement).rows.map { try $0.decode(String.self) }
+    }
+
     func count(matching query: RowQuery) throws -> Int {
         var counted = query
         counted.sortOrders = []
@@ -31,17 +54,54 @@ struct PostgresQueryCompiler {
 
     /// `SELECT selecting FROM` the type's live rows, each row's JSON parsed once (`j`), `WHERE`
     /// the query's condition.
-    init(objects: String, query: RowQuery, selecting: String = "o.identifier") {
+    init(objects: String, query: RowQuery, selecting: String = "o.identifier", explaining: Bool = false) {
         rowQuery = query
-        sql.appendLiteral("SELECT \(selecting) FROM \(objects) AS o CROSS JOIN LATERAL (SELECT o.data::json AS j OFFSET 0) AS x ")
-        sql.appendLiteral("WHERE o.type = ")
-        sql.appendInterpolation(query.typeName)
-        sql.appendLiteral(" AND NOT o.is_deleted AND ")
+        sql.appendLiteral("\(explaining ? "EXPLAIN " : "")SELECT \(selecting) FROM \(objects) AS o CROSS JOIN LATERAL (SELECT o.data::json AS j OFFSET 0) AS x ")
+        // The type a literal, as an index's WHERE writes it (createQueryIndex).
+        sql.appendLiteral("WHERE o.type = \(Self.literal(query.typeName)) AND NOT o.is_deleted AND ")
         append(query.predicate)
+        appendIndexedTerms(query.predicate)
         if let position = query.after {
             sql.appendLiteral(" AND (")
             appendAfter(query.sortOrders[...], position.values[...], position.identifier)
             sql.appendLiteral(")")
+        }
+    }
+
+    /// `text` as an SQL string literal.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    /// The value at `field` of `kind`, as an index orders it and a condition compares it: the
+    /// text of a string in the "C" collation, a number as a double, a boolean; NULL for a value
+    /// of another kind. `row` is the row's `data` column, as the statement names it.
+    static func indexedExpression(_ field: Field, _ kind: QueryIndexDefinition.Kind, row: String) -> String {
+        let path = "ARRAY[" + field.path.map(literal).joined(separator: ", ") + "]::text[]"
+        switch kind {
+        case .string:
+            return "(\(row)::json #>> \(path)) COLLATE \"C\""
+        case .number:
+            return "CASE WHEN json_typeof(\(row)::json #> \(path)) = 'number' THEN (\(row)::json #>> \(path))::float8 END"
+        case .bool:
+            return "CASE WHEN json_typeof(\(row)::json #> \(path)) = 'boolean' THEN (\(row)::json #>> \(path))::boolean END"
+        }
+    }
+
+    /// The comparisons every match makes, again, bare: terms an index can answer (each is
+    /// true wherever its condition is, so they change no answer).
+    private mutating func appendIndexedTerms(_ predicate: QueryPredicate.Node) {
+        var node = predicate
+        var conjuncts: [QueryPredicate.Node] = []
+        while case .and(let left, let right) = node {
+            conjuncts.append(right)
+            node = left
+        }
+        conjuncts.append(node)
+        for case .compare(let field, let comparison, let value) in conjuncts.reversed() {
+            guard let kind = QueryIndexDefinition.kind(of: value) else { continue }
+            sql.appendLiteral(" AND (\(Self.indexedExpression(field, kind, row: "o.data"))) \(comparison == .equal ? "=" : comparison.rawValue) ")
+            appendOperand(value)
         }
     }
 

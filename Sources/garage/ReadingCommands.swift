@@ -34,6 +34,8 @@ struct Stats: ParsableCommand {
         var isEncrypted: Bool
         var objects: Int
         var types: [TypeJSON]
+        /// The indexes declared for queries, as `Type(field, field)`.
+        var indexes: [String]
     }
 
     func run() throws {
@@ -49,6 +51,7 @@ struct Stats: ParsableCommand {
                 statistics.fileSize = size(store.store)
                 statistics.logSize = size(store.store + "-wal")
             }
+            let indexes = try garage.indexes().map(\.description)
             if output.json {
                 try Output.json(JSON(
                     path: store.store, formatVersion: statistics.formatVersion, fileBytes: statistics.fileSize,
@@ -61,7 +64,7 @@ struct Stats: ParsableCommand {
                             openClaims: type.openClaims, held: type.heldObjects, tombstones: type.tombstones,
                             oldestUnsyncedChange: type.oldestUnsyncedChange, dataBytes: type.dataSize,
                             encrypted: type.encryptedCount)
-                    }))
+                    }, indexes: indexes))
                 return
             }
             Output.line("Store:      \(store.store)")
@@ -72,6 +75,7 @@ struct Stats: ParsableCommand {
             Output.line("Encrypted:  " + (statistics.isEncrypted ? "yes, with a key"
                 : encrypted > 0 ? "no key; \(encrypted) objects encrypted by the app's DataEncryptionDelegate" : "no"))
             Output.line("Objects:    \(statistics.types.reduce(0) { $0 + $1.count }) of \(statistics.types.count) types")
+            if !indexes.isEmpty { Output.line("Indexes:    \(indexes.joined(separator: ", "))") }
             guard !statistics.types.isEmpty else { return }
             Output.line()
             Output.table(

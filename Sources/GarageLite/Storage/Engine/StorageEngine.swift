@@ -243,6 +243,12 @@ package protocol RowWriteStatements: RowStatements {
     /// that keeps no row versions stores none; the store then reads the rows and ends their
     /// claims in ``claimEndTransaction(_:)``.
     func endClaimsIfUnchanged(_ rows: [StoredRow]) throws -> Set<ObjectKey>
+    /// Creates the index `definition` describes, if it is missing: over the live rows of its
+    /// type, each field's value read from the row's JSON by the very expression the engine's
+    /// query SQL compares, so that a query's condition on it reads the index.
+    func createQueryIndex(_ definition: QueryIndexDefinition) throws
+    /// Drops the index `definition` names, if present.
+    func dropQueryIndex(_ definition: QueryIndexDefinition) throws
     /// Takes up to `limit` of the rows ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)``
     /// gives, marks those it can read claimed by `claim` at `now` (``markClaimed(_:claim:at:)``),
     /// and returns them as they were before, in ``RowRules/claimOrder(_:_:)``; a row it can't

@@ -8,14 +8,7 @@ import GRDB
 // (never NULL, so that NOT negates it).
 extension SQLiteConnection {
     func identifiers(matching query: RowQuery) throws -> [String] {
-        guard let compiled = SQLiteQuery(query) else { return try identifiersByRule(matching: query) }
-        var sql = "SELECT identifier FROM garage_object WHERE type = ? AND isDeleted = 0 AND \(compiled.condition)"
-        sql += " ORDER BY " + (compiled.orderings + ["identifier"]).joined(separator: ", ")
-        var arguments = [query.typeName] + compiled.arguments + compiled.orderingArguments
-        if let limit = query.limit {
-            sql += " LIMIT ?"
-            arguments.append(limit)
-        }
+        guard let (sql, arguments) = SQLiteQuery.identifiersStatement(query) else { return try identifiersByRule(matching: query) }
         return try readingJSON(query) {
             try String.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments))
         }
@@ -23,10 +16,27 @@ extension SQLiteConnection {
 
     func count(matching query: RowQuery) throws -> Int {
         guard let compiled = SQLiteQuery(query) else { return try identifiersByRule(matching: query).count }
-        let sql = "SELECT COUNT(*) FROM garage_object WHERE type = ? AND isDeleted = 0 AND \(compiled.condition)"
+        let sql = "SELECT COUNT(*) FROM garage_object WHERE \(compiled.rows) AND \(compiled.condition)"
         return try readingJSON(query) {
-            try Int.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments([query.typeName] + compiled.arguments)) ?? 0
+            try Int.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(compiled.arguments)) ?? 0
         }
+    }
+
+    /// An expression index over the type's live rows, on the expressions the query SQL's
+    /// conditions compare (``SQLiteQuery/indexedExpression(_:)``).
+    func createQueryIndex(_ definition: QueryIndexDefinition) throws {
+        let expressions = definition.fields.map(SQLiteQuery.indexedExpression).joined(separator: ", ")
+        try db.execute(sql: """
+            CREATE INDEX IF NOT EXISTS "\(definition.name)" ON garage_object (\(expressions))
+            WHERE type = \(SQLiteQuery.literal(definition.typeName)) AND isDeleted = 0
+            """)
+        // Without statistics, SQLite's planner rates the primary key's (type = ?) as good as
+        // the new index: its statistics tell it how few rows share a value.
+        try db.execute(sql: "ANALYZE \"\(definition.name)\"")
+    }
+
+    func dropQueryIndex(_ definition: QueryIndexDefinition) throws {
+        try db.execute(sql: "DROP INDEX IF EXISTS \"\(definition.name)\"")
     }
 
     /// Runs `body`; when SQLite finds a row's JSON malformed (which fails the whole statement),
@@ -50,9 +60,57 @@ struct SQLiteQuery {
 
     /// `nil` when a key can't be written in a JSON path (it holds a double quote): the rule
     /// answers that query.
+    /// The rows a query reads: the live rows of its type, written as an index's `WHERE` is
+    /// (the type a literal), so that SQLite may read an index of the type (``createQueryIndex``).
+    var rows = ""
+
+    /// The statement of the identifiers `query` matches, in its order, and its arguments.
+    static func identifiersStatement(_ query: RowQuery) -> (sql: String, arguments: [(any DatabaseValueConvertible)?])? {
+        guard let compiled = SQLiteQuery(query) else { return nil }
+        var sql = "SELECT identifier FROM garage_object WHERE \(compiled.rows) AND \(compiled.condition)"
+        sql += " ORDER BY " + (compiled.orderings + ["identifier"]).joined(separator: ", ")
+        var arguments = compiled.arguments + compiled.orderingArguments
+        if let limit = query.limit {
+            sql += " LIMIT ?"
+            arguments.append(limit)
+        }
+        return (sql, arguments)
+    }
+
+    /// `text` as an SQL string literal.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    /// The value at `field`, as an index orders it and a condition compares it.
+    static func indexedExpression(_ field: Field) -> String {
+        "json_extract(data, \(literal(path(field))))"
+    }
+
     init?(_ query: RowQuery) {
         guard query.fields.allSatisfy({ $0.path.allSatisfy { !$0.contains("\"") } }) else { return nil }
+        rows = "type = \(Self.literal(query.typeName)) AND isDeleted = 0"
         condition = compile(query.predicate)
+        // The comparisons every match makes, again, bare: terms an index can answer (each is
+        // true wherever its condition is, so they change no answer).
+        var node = query.predicate
+        var conjuncts: [QueryPredicate.Node] = []
+        while case .and(let left, let right) = node {
+            conjuncts.append(right)
+            node = left
+        }
+        conjuncts.append(node)
+        for case .compare(let field, let comparison, let value) in conjuncts.reversed() {
+            let bound: (any DatabaseValueConvertible)?
+            switch value {
+            case .string(let string): bound = string
+            case .number(let number): bound = number
+            case .bool(let flag): bound = flag ? 1 : 0
+            case .null: continue
+            }
+            condition += " AND \(Self.indexedExpression(field)) \(comparison == .equal ? "=" : comparison.rawValue) ?"
+            arguments.append(bound)
+        }
         if let position = query.after {
             let after = Self.after(query.sortOrders[...], position.values[...], position.identifier)
             condition = "(\(condition)) AND (\(after.sql))"

@@ -30,4 +30,14 @@ extension GarageToolTests {
         let badOperator = try garage("list", path, "--type", "GTItem", "--where", "count => 1")
         #expect(badOperator.exitCode == 64 && badOperator.stderr.contains("unknown operator"), "\(badOperator)")
     }
+
+    @Test func statsListsTheQueryIndexes() throws {
+        let directory = try TemporaryDirectory()
+        let path = try makeStore(in: directory)
+        try Garage(path: path).index(GTItem.self, on: Field("name"))
+        let text = try garage("stats", path)
+        #expect(text.exitCode == 0 && text.stdout.contains("Indexes:    GTItem(name)"), "\(text)")
+        let json = try garage("stats", path, "--json")
+        #expect((try self.json(json) as? [String: Any])?["indexes"] as? [String] == ["GTItem(name)"], "\(json)")
+    }
 }

@@ -1,0 +1,81 @@
+import Foundation
+
+// The indexes an app declares for its queries (Storage/Store+QueryIndexes.swift).
+extension Garage {
+    /// Creates an index of the objects of type `T` on `fields`, unless the store has it: a
+    /// query that compares one of them with a value (`==`, `<`, … ; the first field of the index
+    /// for SQLite's planner) then reads the index rather than every object of the type.
+    ///
+    /// ```swift
+    /// try garage.index(Note.self, on: Field("notebook"))
+    /// let work = try garage.retrieve(Query(Note.self).filter(Field("notebook") == "Work"))
+    /// ```
+    ///
+    /// The index is an expression index of the engine (SQLite's over `json_extract`,
+    /// PostgreSQL's over the `json` value), kept by the engine on every write of the type, and
+    /// recorded in the store: `indexes()` lists it, `garage stats` shows it. Creating
+    /// it reads every object of the type once. Returns whether it created it.
+    ///
+    /// - throws: ``GarageError/invalidQuery(typeName:query:reason:)`` for a field the type
+    ///   doesn't encode, one that holds arrays, objects, dates or values of several kinds (an
+    ///   index orders strings, numbers or booleans), and in a garage that encrypts its objects.
+    @discardableResult
+    public func index<T: Decodable>(_ type: T.Type, on fields: Field...) throws -> Bool {
+        try run(store.creatingQueryIndex(indexDefinition(T.self, fields)))
+    }
+
+    /// Creates an index (see `index(_:on:)`) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func index<T: Decodable>(_ type: T.Type, on fields: Field...) async throws -> Bool {
+        try await run(store.creatingQueryIndex(indexDefinition(T.self, fields)))
+    }
+
+    /// Drops the index of the objects of type `T` on `fields`; returns whether the store had it.
+    @discardableResult
+    public func dropIndex<T: Decodable>(_ type: T.Type, on fields: Field...) throws -> Bool {
+        try run(store.droppingQueryIndex(QueryIndexDefinition(typeName: storedTypeName(T.self), fields: fields, kinds: [])))
+    }
+
+    /// Drops an index (see `dropIndex(_:on:)`) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func dropIndex<T: Decodable>(_ type: T.Type, on fields: Field...) async throws -> Bool {
+        try await run(store.droppingQueryIndex(QueryIndexDefinition(typeName: storedTypeName(T.self), fields: fields, kinds: [])))
+    }
+
+    /// The indexes the store has for queries, by type name.
+    public func indexes() throws -> [QueryIndex] {
+        try run(store.readingQueryIndexes()).map { QueryIndex(typeName: $0.typeName, fields: $0.fields) }
+    }
+
+    /// The indexes the store has for queries (see `indexes()`) without blocking the
+    /// calling thread.
+    public nonisolated(nonsending) func indexes() async throws -> [QueryIndex] {
+        try await run(store.readingQueryIndexes()).map { QueryIndex(typeName: $0.typeName, fields: $0.fields) }
+    }
+
+    /// The index of `T` on `fields`, each field's kind from what `T`'s JSON holds there.
+    private func indexDefinition<T: Decodable>(_ type: T.Type, _ fields: [Field]) throws -> QueryIndexDefinition {
+        let typeName = try storedTypeName(T.self)
+        let described = "index on \(fields.map(\.description).joined(separator: ", "))"
+        func refuse(_ reason: String) -> GarageError {
+            GarageError.invalidQuery(typeName: typeName, query: described, reason: reason)
+        }
+        guard !fields.isEmpty else { throw refuse("an index needs at least one field") }
+        if configuration().dataEncryptionDelegate != nil {
+            throw refuse("the garage encrypts its objects, so the store can't read their properties to index them")
+        }
+        let shape = QueryShape.of(T.self)
+        let kinds: [QueryIndexDefinition.Kind] = try fields.map { field in
+            if field.path.contains(where: { $0.contains("\"") }) { throw refuse("\(field): a key with a double quote can't be indexed") }
+            var found = QueryShape.unknown
+            if let problem = shape.problem(with: field, shape: &found) { throw refuse(problem) }
+            switch found {
+            case .string, .reference: return .string
+            case .number: return .number
+            case .bool: return .bool
+            default: throw refuse("\(field) holds \(found.kindName): an index orders strings, numbers or booleans")
+            }
+        }
+        return QueryIndexDefinition(typeName: typeName, fields: fields, kinds: kinds)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// An index the app declared on stored properties of a type (``Garage/index(_:on:)``): the
+/// store keeps the properties' values in order, so that a query that compares or sorts by them
+/// reads the index instead of every object of the type.
+public struct QueryIndex: Sendable, Hashable, CustomStringConvertible {
+    /// The stored type name of the indexed objects.
+    public var typeName: String
+    /// The indexed properties, in the index's order.
+    public var fields: [Field]
+
+    public var description: String { "\(typeName)(\(fields.map(\.description).joined(separator: ", ")))" }
+}
+
+/// An index as the store records it and an engine creates it: its name, its type, and each
+/// field with the kind of value the index orders (a comparison with a value of that kind can
+/// use it).
+package struct QueryIndexDefinition: Sendable, Hashable, Codable {
+    /// The kind of value an indexed field holds, as the type's JSON encodes it.
+    package enum Kind: String, Sendable, Hashable, Codable {
+        case string, number, bool
+    }
+
+    /// The engine's name of the index: `garage_query_` and a hash of the rest.
+    package var name: String
+    package var typeName: String
+    package var paths: [[String]]
+    package var kinds: [Kind]
+
+    package var fields: [Field] { paths.map { Field(path: $0) } }
+
+    init(typeName: String, fields: [Field], kinds: [Kind]) {
+        self.typeName = typeName
+        paths = fields.map(\.path)
+        self.kinds = kinds
+        // A stable name from the definition (FNV-1a, 64 bits): the same index, the same name.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(typeName)\u{1F}\(paths.map { $0.joined(separator: "\u{1E}") }.joined(separator: "\u{1D}"))".utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        name = "garage_query_" + String(hash, radix: 16)
+    }
+
+    /// The kind of a comparison's value, when an index of that kind orders it.
+    package static func kind(of value: QueryValue.Content) -> Kind? {
+        switch value {
+        case .string: return .string
+        case .number: return .number
+        case .bool: return .bool
+        case .null: return nil
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+@testable import GarageLite
+@testable import GarageLitePostgres
+import Testing
+
+/// Issue 28: on PostgreSQL, a query whose condition compares an indexed property reads the
+/// index (the plan of the statement the engine runs).
+extension PostgresEngineTests {
+    @Test func aComparisonOfAnIndexedPropertyReadsTheIndexOnPostgreSQL() throws {
+        let (url, _) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        var random = SplitMix64(state: 7)
+        try garage.parkAll((0..<3_000).map { QueryRuleTests.randomNote($0, &random) })
+        try Self.psql("ANALYZE")
+        let (configuration, schema) = try PostgresURL.parse(url)
+        var options = PostgresGarageOptions()
+        options.createsSchema = false
+        let engine = try PostgresEngine.open(configuration: configuration, schema: schema, options: options)
+        func plan(_ query: RowQuery) throws -> String {
+            try engine.read("plan") { statements in
+                try #require(statements as? PostgresStatements).queryPlan(matching: query).joined(separator: "\n")
+            }
+        }
+        let byTitle = RowQuery(typeName: "QueryNote", predicate: Field("title") == "milk zoo" && Field("done") == true)
+        let byRank = RowQuery(typeName: "QueryNote", predicate: Field("rank") == 1.5)
+        #expect(!(try plan(byTitle)).contains("garage_query_"))
+        try garage.index(QueryRuleTests.QueryNote.self, on: Field("title"))
+        try garage.index(QueryRuleTests.QueryNote.self, on: Field("rank"))
+        try Self.psql("ANALYZE")
+        let titlePlan = try plan(byTitle), rankPlan = try plan(byRank)
+        #expect(titlePlan.contains("garage_query_"), "\(titlePlan)")
+        #expect(rankPlan.contains("garage_query_"), "\(rankPlan)")
+        #expect(try garage.identifiers(Query(QueryRuleTests.QueryNote.self).filter(Field("title") == "milk zoo"))
+            == garage.retrieveAll(QueryRuleTests.QueryNote.self).filter { $0.title == "milk zoo" }.map(\.id))
+    }
+}
