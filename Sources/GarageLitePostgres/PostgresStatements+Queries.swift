@@ -18,7 +18,7 @@ extension PostgresStatements {
     /// conditions compare (``PostgresQueryCompiler/indexedExpression(_:_:)``).
     func createQueryIndex(_ definition: QueryIndexDefinition) throws {
         let expressions = zip(definition.fields, definition.kinds)
-            .map { "(\(PostgresQueryCompiler.indexedExpression($0, $1, row: "data")))" }.joined(separator: ", ")
+            .map { "(\(PostgresQueryCompiler.indexedExpression($0, $1, table: "")))" }.joined(separator: ", ")
         try run(PostgresQuery(unsafeSQL: """
             CREATE INDEX IF NOT EXISTS \(definition.name) ON \(objects) (\(expressions))
             WHERE type = \(PostgresQueryCompiler.literal(definition.typeName)) AND NOT is_deleted
@@ -75,9 +75,11 @@ struct PostgresQueryCompiler {
 
     /// The value at `field` of `kind`, as an index orders it and a condition compares it: the
     /// text of a string in the "C" collation, a number as a double, a boolean; NULL for a value
-    /// of another kind. `row` is the row's `data` column, as the statement names it.
-    static func indexedExpression(_ field: Field, _ kind: QueryIndexDefinition.Kind, row: String) -> String {
+    /// of another kind, or in an encrypted row, whose data is no JSON (an index on a garage
+    /// encrypted later keeps working). `table` is the alias of the table and a dot, or nothing.
+    static func indexedExpression(_ field: Field, _ kind: QueryIndexDefinition.Kind, table: String) -> String {
         let path = "ARRAY[" + field.path.map(literal).joined(separator: ", ") + "]::text[]"
+        let row = "(CASE WHEN NOT \(table)is_encrypted THEN \(table)data END)"
         switch kind {
         case .string:
             return "(\(row)::json #>> \(path)) COLLATE \"C\""
@@ -100,7 +102,7 @@ struct PostgresQueryCompiler {
         conjuncts.append(node)
         for case .compare(let field, let comparison, let value) in conjuncts.reversed() {
             guard let kind = QueryIndexDefinition.kind(of: value) else { continue }
-            sql.appendLiteral(" AND (\(Self.indexedExpression(field, kind, row: "o.data"))) \(comparison == .equal ? "=" : comparison.rawValue) ")
+            sql.appendLiteral(" AND (\(Self.indexedExpression(field, kind, table: "o."))) \(comparison == .equal ? "=" : comparison.rawValue) ")
             appendOperand(value)
         }
     }

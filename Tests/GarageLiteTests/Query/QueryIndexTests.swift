@@ -58,4 +58,22 @@ struct QueryIndexTests {
         let encrypted = try TestEngine.garage(encryptionKey: .key(SymmetricKey(size: .bits256)))
         #expect(throws: GarageError.self) { try encrypted.index(QueryNote.self, on: Field("title")) }
     }
+
+    /// A garage indexed, then encrypted: the index reads nothing of the encrypted rows, and
+    /// writes and status queries carry on.
+    @Test func anIndexedGarageCanBeEncryptedLater() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.garage")
+        let plain = try TestEngine.garage(path: path)
+        try plain.parkAll([QueryNote(id: "a", title: "milk"), QueryNote(id: "b", title: "bread")])
+        try plain.index(QueryNote.self, on: Field("title"))
+        let key = StoreKey.key(SymmetricKey(size: .bits256))
+        let encrypted = try TestEngine.garage(path: path, encryptionKey: key)
+        _ = try encrypted.encryptUnencryptedObjects()
+        try encrypted.park(QueryNote(id: "c", title: "milk"))
+        #expect(try encrypted.retrieveAll(QueryNote.self).map(\.id) == ["a", "b", "c"])
+        #expect(try encrypted.identifiers(Query(QueryNote.self).sortedByModificationDate()).count == 3)
+        #expect(try encrypted.indexes().map(\.description) == ["QueryNote(title)"])
+    }
 }
+

@@ -82,9 +82,10 @@ struct SQLiteQuery {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
-    /// The value at `field`, as an index orders it and a condition compares it.
+    /// The value at `field`, as an index orders it and a condition compares it; NULL in an
+    /// encrypted row, whose data is no JSON (an index on a garage encrypted later keeps working).
     static func indexedExpression(_ field: Field) -> String {
-        "json_extract(data, \(literal(path(field))))"
+        "json_extract(CASE WHEN isEncrypted = 0 THEN data END, \(literal(path(field))))"
     }
 
     init?(_ query: RowQuery) {
