@@ -60,7 +60,7 @@ struct PostgresQueryCompiler {
         // The type a literal, as an index's WHERE writes it (createQueryIndex).
         sql.appendLiteral("WHERE o.type = \(Self.literal(query.typeName)) AND NOT o.is_deleted AND ")
         append(query.predicate)
-        appendIndexedTerms(query.predicate)
+        appendIndexedTerms()
         if let position = query.after {
             sql.appendLiteral(" AND (")
             appendAfter(query.sortOrders[...], position.values[...], position.identifier)
@@ -90,17 +90,9 @@ struct PostgresQueryCompiler {
         }
     }
 
-    /// The comparisons every match makes, again, bare: terms an index can answer (each is
-    /// true wherever its condition is, so they change no answer).
-    private mutating func appendIndexedTerms(_ predicate: QueryPredicate.Node) {
-        var node = predicate
-        var conjuncts: [QueryPredicate.Node] = []
-        while case .and(let left, let right) = node {
-            conjuncts.append(right)
-            node = left
-        }
-        conjuncts.append(node)
-        for case .compare(let field, let comparison, let value) in conjuncts.reversed() {
+    /// The query's required comparisons, bare, for an index (``RowQuery/requiredComparisons``).
+    private mutating func appendIndexedTerms() {
+        for (field, comparison, value) in rowQuery.requiredComparisons {
             guard let kind = QueryIndexDefinition.kind(of: value) else { continue }
             sql.appendLiteral(" AND (\(Self.indexedExpression(field, kind, table: "o."))) \(comparison == .equal ? "=" : comparison.rawValue) ")
             appendOperand(value)

@@ -51,3 +51,20 @@ package struct QueryIndexDefinition: Sendable, Hashable, Codable {
         }
     }
 }
+
+extension RowQuery {
+    /// The comparisons every match makes (those `&&` joins at the top of the predicate), with a
+    /// value: the engines repeat each as a bare term on the expression an index of its field
+    /// orders, which their planners can answer from the index (each term is true wherever its
+    /// condition is, so it changes no answer).
+    package var requiredComparisons: [(field: Field, comparison: QueryPredicate.Comparison, value: QueryValue.Content)] {
+        func collect(_ node: QueryPredicate.Node) -> [(field: Field, comparison: QueryPredicate.Comparison, value: QueryValue.Content)] {
+            switch node {
+            case .and(let left, let right): return collect(left) + collect(right)
+            case .compare(let field, let comparison, let value) where value != .null: return [(field, comparison, value)]
+            default: return []
+            }
+        }
+        return collect(predicate)
+    }
+}

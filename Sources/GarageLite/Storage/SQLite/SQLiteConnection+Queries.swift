@@ -92,16 +92,7 @@ struct SQLiteQuery {
         guard query.fields.allSatisfy({ $0.path.allSatisfy { !$0.contains("\"") } }) else { return nil }
         rows = "type = \(Self.literal(query.typeName)) AND isDeleted = 0"
         condition = compile(query.predicate)
-        // The comparisons every match makes, again, bare: terms an index can answer (each is
-        // true wherever its condition is, so they change no answer).
-        var node = query.predicate
-        var conjuncts: [QueryPredicate.Node] = []
-        while case .and(let left, let right) = node {
-            conjuncts.append(right)
-            node = left
-        }
-        conjuncts.append(node)
-        for case .compare(let field, let comparison, let value) in conjuncts.reversed() {
+        for (field, comparison, value) in query.requiredComparisons {
             let bound: (any DatabaseValueConvertible)?
             switch value {
             case .string(let string): bound = string
