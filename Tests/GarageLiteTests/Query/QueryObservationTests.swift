@@ -3,8 +3,9 @@ import GarageLite
 import Testing
 
 /// Issue 28: `changes(matching:)` yields a query's objects again after each commit that changed
-/// them, and nothing for a commit that leaves them as they were.
-@Suite("Observing a query")
+/// them, and nothing for a commit that leaves them as they were; `objects(matching:)` streams
+/// an answer a page at a time.
+@Suite("Observing and streaming a query")
 struct QueryObservationTests {
     @Test func aQuerysObjectsComeAgainWhenTheyChange() async throws {
         let garage = try TestEngine.garage()
@@ -31,4 +32,20 @@ struct QueryObservationTests {
         let garage = try TestEngine.garage()
         #expect(throws: GarageError.self) { _ = try garage.changes(matching: Query(Book.self).filter(Field("titel") == "x")) }
     }
+
+    @Test func aLargeAnswerStreamsAPageAtATime() async throws {
+        let garage = try TestEngine.garage()
+        let author = Author(id: UUID(), name: "Ursula")
+        try await garage.parkAll((0..<250).map { Book(id: $0, title: "Book \($0 % 17)", author: author) })
+        let query = Query(Book.self).filter(Field("id") >= 10).sorted(by: Field("title"), .descending)
+        var streamed: [Int] = []
+        for try await book in garage.objects(matching: query, pageSize: 7) { streamed.append(book.id) }
+        #expect(streamed.map(String.init) == (try await garage.identifiers(query)))
+        #expect(streamed.count == 240)
+
+        var limited: [Int] = []
+        for try await book in garage.objects(matching: query.limit(10), pageSize: 4) { limited.append(book.id) }
+        #expect(limited == Array(streamed.prefix(10)))
+    }
 }
+
