@@ -1,6 +1,6 @@
 import Foundation
 
-/// An index the app declared on stored properties of a type (``Garage/index(_:on:)``): the
+/// An index the app declared on stored properties of a type (``Garage/index(_:on:)-60fnd``): the
 /// store keeps the properties' values in order, so that a query that compares or sorts by them
 /// reads the index instead of every object of the type.
 public struct QueryIndex: Sendable, Hashable, CustomStringConvertible {
