@@ -72,7 +72,10 @@ extension Garage {
     }
 
     private func readingRecords(_ query: Query<ObjectRecord>) throws -> StoreWork<[StoredRow]> {
-        let typeName = query.recordTypeName ?? ""
+        guard let typeName = query.recordTypeName else {
+            throw GarageError.invalidQuery(typeName: "ObjectRecord", query: Self.describe(query),
+                                           reason: "a query of records names the stored type: Query(recordsOf: \"Note\")")
+        }
         let rowQuery = RowQuery(query, typeName: typeName)
         if configuration().encryption.delegate != nil, let field = rowQuery.fields.first {
             throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query),
