@@ -74,4 +74,13 @@ struct QueryErrorTests {
         let notSynced = Query(Book.self).filter(.syncStatus(.notSynced)).sortedByModificationDate(.descending)
         #expect(try garage.retrieve(notSynced).map(\.id) == [1])
     }
+
+    /// Tools query records by stored type name; a query of records without one is refused.
+    @Test func aQueryOfRecordsNamesItsStoredType() throws {
+        let garage = try Self.bookGarage()
+        let found = try garage.records(matching: Query(recordsOf: "Book").filter(Field("title") == "Earthsea"))
+        #expect(found.map(\.identifier) == ["1"])
+        #expect(try Self.reason { _ = try garage.records(matching: Query(ObjectRecord.self)) }.contains("recordsOf"))
+    }
 }
+
