@@ -126,10 +126,7 @@ extension Garage {
         let configuration = configuration()
         return reading("query \(rowQuery.typeName)") { view in
             let decoder = configuration.decoder(view)
-            return try view.identifiers(matching: rowQuery).compactMap { identifier in
-                try view.row(ObjectKey(typeName: rowQuery.typeName, identifier: identifier))
-                    .map { try configuration.decode(T.self, $0, with: decoder) }
-            }
+            return try view.rows(matching: rowQuery, for: .content).map { try configuration.decode(T.self, $0, with: decoder) }
         }
     }
 
@@ -150,14 +147,9 @@ extension Garage {
         return reading("query \(pageQuery.typeName)") { view in
             let rowQuery = pageQuery
             let decoder = configuration.decoder(view)
-            var page = QueryPage<T>(objects: [], next: nil)
-            var last: StoredRow?
-            for identifier in try view.identifiers(matching: rowQuery) {
-                guard let row = try view.row(ObjectKey(typeName: rowQuery.typeName, identifier: identifier), for: .all) else { continue }
-                page.objects.append(try configuration.decode(T.self, row, with: decoder))
-                last = row
-            }
-            if let last, page.objects.count == rowQuery.limit {
+            let rows = try view.rows(matching: rowQuery, for: .all)
+            var page = QueryPage<T>(objects: try rows.map { try configuration.decode(T.self, $0, with: decoder) }, next: nil)
+            if let last = rows.last, rows.count == rowQuery.limit {
                 let json = readsFields ? try JSONReader.parse(last.data) : .null
                 page.next = QueryCursor(orders: orders, values: rowQuery.sortValues(json, modificationDate: last.modificationDate),
                                         identifier: last.key.identifier)

@@ -33,10 +33,7 @@ extension Garage {
     /// The identifier, revision and status of each object `query` matches, in its order.
     func queryVersions(_ query: RowQuery) -> StoreWork<[QueryVersion]> {
         reading("query \(query.typeName)") { view in
-            try view.identifiers(matching: query).compactMap { identifier in
-                try view.row(ObjectKey(typeName: query.typeName, identifier: identifier), for: .metadata)
-                    .map { QueryVersion(identifier: identifier, revision: $0.revision, syncStatus: $0.syncStatus) }
-            }
+            try view.rows(matching: query, for: .metadata).map(QueryVersion.init)
         }
     }
 
@@ -46,14 +43,8 @@ extension Garage {
         let configuration = configuration()
         return reading("query \(query.typeName)") { view in
             let decoder = configuration.decoder(view)
-            var objects: [T] = []
-            var versions: [QueryVersion] = []
-            for identifier in try view.identifiers(matching: query) {
-                guard let row = try view.row(ObjectKey(typeName: query.typeName, identifier: identifier), for: .all) else { continue }
-                objects.append(try configuration.decode(T.self, row, with: decoder))
-                versions.append(QueryVersion(identifier: identifier, revision: row.revision, syncStatus: row.syncStatus))
-            }
-            return (objects, versions)
+            let rows = try view.rows(matching: query, for: .all)
+            return (try rows.map { try configuration.decode(T.self, $0, with: decoder) }, rows.map(QueryVersion.init))
         }
     }
 }
@@ -64,6 +55,12 @@ struct QueryVersion: Sendable, Equatable {
     var identifier: String
     var revision: Int64
     var syncStatus: SyncStatus
+
+    init(_ row: StoredRow) {
+        identifier = row.key.identifier
+        revision = row.revision
+        syncStatus = row.syncStatus
+    }
 }
 
 /// A query's objects after each commit that changed them: see

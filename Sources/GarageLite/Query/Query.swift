@@ -77,7 +77,7 @@ public struct QuerySort: Sendable, Hashable {
 }
 
 /// A query as an engine answers it: the type's rows (by stored type name) that match, in order.
-package struct RowQuery: Sendable, Hashable {
+package struct RowQuery: Sendable {
     package var typeName: String
     package var predicate: QueryPredicate.Node
     package var sortOrders: [QuerySort]
@@ -85,19 +85,6 @@ package struct RowQuery: Sendable, Hashable {
     /// Where the rows start: after this position in the query's order (its sort values, then
     /// its identifier), for a page after the first (``QueryCursor``).
     package var after: (values: [SortValue], identifier: String)?
-
-    package static func == (lhs: RowQuery, rhs: RowQuery) -> Bool {
-        lhs.typeName == rhs.typeName && lhs.predicate == rhs.predicate && lhs.sortOrders == rhs.sortOrders
-            && lhs.limit == rhs.limit && lhs.after?.values == rhs.after?.values && lhs.after?.identifier == rhs.after?.identifier
-    }
-
-    package func hash(into hasher: inout Hasher) {
-        hasher.combine(typeName)
-        hasher.combine(predicate)
-        hasher.combine(sortOrders)
-        hasher.combine(limit)
-        hasher.combine(after?.identifier)
-    }
 
     init<Object>(_ query: Query<Object>, typeName: String) {
         self.typeName = typeName
