@@ -31,4 +31,48 @@ struct QueryPlanTests {
         let either = RowQuery(typeName: "QueryNote", predicate: Field("title") == "milk" || Field("rank") > 1)
         #expect(!(try plan(either)).contains("garage_query_"))
     }
+
+    /// With the index declared on the store with its objects, or (`emptyFirst`) on the empty
+    /// store before they came, when its creation gathered no statistics.
+    @Test(arguments: [false, true])
+    func anOrderByAnIndexedPropertyReadsTheIndexInOrder(emptyFirst: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.garage")
+        let garage = try Garage(path: path)
+        var random = SplitMix64(state: 11)
+        let notes = (0..<300).map { QueryRuleTests.randomNote($0, &random) }
+        if emptyFirst {
+            try garage.index(QueryNote.self, on: Field("title"))
+            try garage.index(QueryNote.self, on: Field("done"), Field("title"))
+        }
+        try garage.parkAll(notes)
+        func plan(_ query: RowQuery) throws -> String {
+            let indexes = try garage.indexes().map { QueryIndexDefinition(typeName: $0.typeName, fields: $0.fields, kinds: []) }
+            let statement = try #require(SQLiteQuery.identifiersStatement(query, indexes: indexes))
+            return try SQLiteFile(path).queryPlan(statement.sql, statement.arguments.map { $0.map { "\($0)" } }).joined(separator: "\n")
+        }
+        var page = RowQuery(typeName: "QueryNote", predicate: .all, sortOrders: [QuerySort(key: .field(Field("title")), order: .ascending)])
+        page.limit = 20
+        if !emptyFirst {
+            #expect(try plan(page).contains("USE TEMP B-TREE FOR ORDER BY"), "no index yet: every row is sorted")
+        }
+
+        try garage.index(QueryNote.self, on: Field("title"))
+        let sortedPlan = try plan(page)
+        #expect(sortedPlan.contains("USING INDEX garage_query_"), "\(sortedPlan)")
+        #expect(!sortedPlan.contains("TEMP B-TREE"), "the index gives the order, ties by identifier: \(sortedPlan)")
+        // The order is the rule's (QueryRuleTests holds every order to it, with and without indexes).
+        let pageOfTwenty = try garage.identifiers(Query(QueryNote.self).sorted(by: Field("title")).limit(20))
+        let expected = QueryRuleTests.expected(notes, { _ in true }, sorts: [(Field("title"), .ascending)], limit: 20)
+        #expect(pageOfTwenty == expected)
+
+        // A comparison and an order by the fields of a two-field index read it alone.
+        try garage.index(QueryNote.self, on: Field("done"), Field("title"))
+        var filtered = RowQuery(typeName: "QueryNote", predicate: Field("done") == true,
+                                sortOrders: [QuerySort(key: .field(Field("title")), order: .ascending)])
+        filtered.limit = 20
+        let filteredPlan = try plan(filtered)
+        #expect(filteredPlan.contains("USING INDEX garage_query_"), "\(filteredPlan)")
+        #expect(!filteredPlan.contains("TEMP B-TREE"), "\(filteredPlan)")
+    }
 }

@@ -8,10 +8,20 @@ import GRDB
 // (never NULL, so that NOT negates it).
 extension SQLiteConnection {
     func identifiers(matching query: RowQuery) throws -> [String] {
-        guard let (sql, arguments) = SQLiteQuery.identifiersStatement(query) else { return try identifiersByRule(matching: query) }
+        guard let (sql, arguments) = try SQLiteQuery.identifiersStatement(query, indexes: sortIndexes(query)) else {
+            return try identifiersByRule(matching: query)
+        }
         return try readingJSON(query) {
             try String.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments))
         }
+    }
+
+    /// The recorded indexes, read when `query` sorts by a field and no comparison of it can be
+    /// answered from an index (``SQLiteQuery/identifiersStatement(_:indexes:)``).
+    private func sortIndexes(_ query: RowQuery) throws -> [QueryIndexDefinition] {
+        guard case .field = query.sortOrders.first?.key, query.requiredComparisons.isEmpty,
+              let text = try metadata(Store.queryIndexesFact) else { return [] }
+        return try JSONDecoder().decode([QueryIndexDefinition].self, from: Data(text.utf8))
     }
 
     func count(matching query: RowQuery) throws -> Int {
@@ -22,17 +32,20 @@ extension SQLiteConnection {
         }
     }
 
-    /// An expression index over the type's live rows, on the expressions the query SQL's
-    /// conditions compare (``SQLiteQuery/indexedExpression(_:)``).
+    /// An expression index over the type's live rows: for each field, the rank and the value
+    /// the query SQL compares and sorts on (``SQLiteQuery/rankExpression(_:)``,
+    /// ``SQLiteQuery/valueExpression(_:)``), then the identifier, so that the index answers both a
+    /// comparison and an order by its fields, ties in identifier order.
     func createQueryIndex(_ definition: QueryIndexDefinition) throws {
-        let expressions = definition.fields.map(SQLiteQuery.indexedExpression).joined(separator: ", ")
+        let expressions = definition.fields.flatMap { [SQLiteQuery.rankExpression($0), SQLiteQuery.valueExpression($0)] }
         try db.execute(sql: """
-            CREATE INDEX IF NOT EXISTS "\(definition.name)" ON garage_object (\(expressions))
+            CREATE INDEX IF NOT EXISTS "\(definition.name)" ON garage_object (\((expressions + ["identifier"]).joined(separator: ", ")))
             WHERE type = \(SQLiteQuery.literal(definition.typeName)) AND isDeleted = 0
             """)
-        // Without statistics, SQLite's planner rates the primary key's (type = ?) as good as
-        // the new index: its statistics tell it how few rows share a value.
-        try db.execute(sql: "ANALYZE \"\(definition.name)\"")
+        // Statistics of the table's indexes, the primary key's included, tell SQLite's planner
+        // how few rows share an indexed value and how many share a type; without them it rates
+        // the primary key's (type = ?) as good as the new index. A sample of each index is enough.
+        try db.execute(sql: "PRAGMA analysis_limit = 1000; ANALYZE garage_object; PRAGMA analysis_limit = 0")
     }
 
     func dropQueryIndex(_ definition: QueryIndexDefinition) throws {
@@ -56,20 +69,28 @@ struct SQLiteQuery {
     var condition = ""
     var arguments: [(any DatabaseValueConvertible)?] = []
     var orderings: [String] = []
-    var orderingArguments: [(any DatabaseValueConvertible)?] = []
 
-    /// `nil` when a key can't be written in a JSON path (it holds a double quote): the rule
-    /// answers that query.
     /// The rows a query reads: the live rows of its type, written as an index's `WHERE` is
     /// (the type a literal), so that SQLite may read an index of the type (``createQueryIndex``).
     var rows = ""
 
     /// The statement of the identifiers `query` matches, in its order, and its arguments.
-    static func identifiersStatement(_ query: RowQuery) -> (sql: String, arguments: [(any DatabaseValueConvertible)?])? {
+    ///
+    /// A query sorted by a field that leads one of `indexes` (of its type), and with no
+    /// comparison an index can answer, reads that index (`INDEXED BY`), whose order is the
+    /// query's: SQLite's planner would choose it from the statistics its creation gathered, but
+    /// an index declared on an empty store has none worth reading.
+    static func identifiersStatement(_ query: RowQuery, indexes: [QueryIndexDefinition] = [])
+        -> (sql: String, arguments: [(any DatabaseValueConvertible)?])? {
         guard let compiled = SQLiteQuery(query) else { return nil }
-        var sql = "SELECT identifier FROM garage_object WHERE \(compiled.rows) AND \(compiled.condition)"
+        var table = "garage_object"
+        if case .field(let field) = query.sortOrders.first?.key, query.requiredComparisons.isEmpty,
+           let index = indexes.first(where: { $0.typeName == query.typeName && $0.fields.first == field }) {
+            table += " INDEXED BY \"\(index.name)\""
+        }
+        var sql = "SELECT identifier FROM \(table) WHERE \(compiled.rows) AND \(compiled.condition)"
         sql += " ORDER BY " + (compiled.orderings + ["identifier"]).joined(separator: ", ")
-        var arguments = compiled.arguments + compiled.orderingArguments
+        var arguments = compiled.arguments
         if let limit = query.limit {
             sql += " LIMIT ?"
             arguments.append(limit)
@@ -82,12 +103,39 @@ struct SQLiteQuery {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
-    /// The value at `field`, as an index orders it and a condition compares it; NULL in an
-    /// encrypted row, whose data is no JSON (an index on a garage encrypted later keeps working).
-    static func indexedExpression(_ field: Field) -> String {
-        "json_extract(CASE WHEN isEncrypted = 0 THEN data END, \(literal(path(field))))"
+    /// A row's JSON, NULL in an encrypted row, whose data is no JSON (an index on a garage
+    /// encrypted later keeps working: its encrypted rows rank as missing).
+    private static let plainData = "CASE WHEN isEncrypted = 0 THEN data END"
+
+    /// The rank of the value at `field` in an order: 0 missing or null, 1 a boolean, 2 a number,
+    /// 3 a string, 4 an array or an object (the rule's `SortValue.rank`). Written with the path
+    /// a literal, as an index's expression (``SQLiteConnection/createQueryIndex(_:)``) is, so
+    /// that SQLite's planner matches the two.
+    static func rankExpression(_ field: Field) -> String {
+        "CASE COALESCE(json_type(\(plainData), \(literal(path(field)))), 'null') WHEN 'null' THEN 0 WHEN 'true' THEN 1 "
+            + "WHEN 'false' THEN 1 WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 ELSE 4 END"
     }
 
+    /// The value at `field` within its rank: a boolean as 0 or 1, a number, a string; NULL for
+    /// an array or an object, which are all level (the rule's `SortValue`).
+    static func valueExpression(_ field: Field) -> String {
+        let path = literal(path(field))
+        return "CASE WHEN json_type(\(plainData), \(path)) IN ('true', 'false', 'integer', 'real', 'text') "
+            + "THEN json_extract(\(plainData), \(path)) END"
+    }
+
+    /// The rank a comparison with `value` implies: a value compares only with values of its kind.
+    static func rank(of value: QueryValue.Content) -> Int? {
+        switch value {
+        case .bool: return 1
+        case .number: return 2
+        case .string: return 3
+        case .null: return nil
+        }
+    }
+
+    /// `nil` when a key can't be written in a JSON path (it holds a double quote): the rule
+    /// answers that query.
     init?(_ query: RowQuery) {
         guard query.fields.allSatisfy({ $0.path.allSatisfy { !$0.contains("\"") } }) else { return nil }
         rows = "type = \(Self.literal(query.typeName)) AND isDeleted = 0"
@@ -100,7 +148,9 @@ struct SQLiteQuery {
             case .bool(let flag): bound = flag ? 1 : 0
             case .null: continue
             }
-            condition += " AND \(Self.indexedExpression(field)) \(comparison == .equal ? "=" : comparison.rawValue) ?"
+            guard let rank = Self.rank(of: value) else { continue }
+            condition += " AND \(Self.rankExpression(field)) = \(rank) AND \(Self.valueExpression(field)) "
+                + "\(comparison == .equal ? "=" : comparison.rawValue) ?"
             arguments.append(bound)
         }
         if let position = query.after {
@@ -114,16 +164,8 @@ struct SQLiteQuery {
             case .modificationDate:
                 orderings.append("modificationDate \(direction)")
             case .field(let field):
-                let path = Self.path(field)
-                orderings.append("""
-                    CASE COALESCE(json_type(data, ?), 'null') WHEN 'null' THEN 0 WHEN 'true' THEN 1 WHEN 'false' THEN 1 \
-                    WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 ELSE 4 END \(direction)
-                    """)
-                orderings.append("""
-                    CASE WHEN json_type(data, ?) IN ('true', 'false', 'integer', 'real', 'text') \
-                    THEN json_extract(data, ?) END \(direction)
-                    """)
-                orderingArguments += [path, path, path]
+                orderings.append("\(Self.rankExpression(field)) \(direction)")
+                orderings.append("\(Self.valueExpression(field)) \(direction)")
             }
         }
     }

@@ -25,10 +25,7 @@ extension SQLiteQuery {
         case .modificationDate:
             return (Fragment("0"), Fragment("modificationDate"))
         case .field(let field):
-            let path = Self.path(field)
-            let rank = Fragment("CASE COALESCE(json_type(data, ?), 'null') WHEN 'null' THEN 0 WHEN 'true' THEN 1 "
-                + "WHEN 'false' THEN 1 WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 ELSE 4 END", [path])
-            return (rank, Fragment("json_extract(data, ?)", [path]))
+            return (Fragment(rankExpression(field)), Fragment(valueExpression(field)))
         }
     }
 
