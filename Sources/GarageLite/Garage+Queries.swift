@@ -184,7 +184,7 @@ extension Garage {
                     + "\"Querying\"); a query of an encrypted garage filters by sync status and sorts by modification "
                     + "date only")
         }
-        return rowQuery
+        return try rowQuery.writingDates(in: QueryShape.of(T.self), as: configuration().dateEncodingStrategy)
     }
 
     /// The query as an error shows it: its predicate and its orders.

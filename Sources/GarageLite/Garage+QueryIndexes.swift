@@ -17,8 +17,8 @@ extension Garage {
     /// it reads every object of the type once. Returns whether it created it.
     ///
     /// - throws: ``GarageError/invalidQuery(typeName:query:reason:)`` for a field the type
-    ///   doesn't encode, one that holds arrays, objects, dates or values of several kinds (an
-    ///   index orders strings, numbers or booleans), and in a garage that encrypts its objects.
+    ///   doesn't encode, one that holds arrays, objects or values of several kinds (an index
+    ///   orders strings, numbers, booleans or dates), and in a garage that encrypts its objects.
     @discardableResult
     public func index<T: Decodable>(_ type: T.Type, on fields: Field...) throws -> Bool {
         try run(store.creatingQueryIndex(indexDefinition(T.self, fields)))
@@ -73,7 +73,13 @@ extension Garage {
             case .string, .reference: return .string
             case .number: return .number
             case .bool: return .bool
-            default: throw refuse("\(field) holds \(found.kindName): an index orders strings, numbers or booleans")
+            case .date:
+                // Dates are indexed as the garage writes them: numbers by default.
+                let sample = try DateCoding.encodeWithFoundation(Date(timeIntervalSinceReferenceDate: 0),
+                                                                 strategy: configuration().dateEncodingStrategy, codingPath: [])
+                if case .string = sample { return .string }
+                return .number
+            default: throw refuse("\(field) holds \(found.kindName): an index orders strings, numbers, booleans or dates")
             }
         }
         return QueryIndexDefinition(typeName: typeName, fields: fields, kinds: kinds)

@@ -154,3 +154,37 @@ extension QueryValue {
         }
     }
 }
+
+extension RowQuery {
+    /// The query, its numbers compared with properties that hold dates written as `strategy`
+    /// writes dates: a date operand is its seconds since 2001-01-01, which is how the default
+    /// strategy writes it (and then nothing changes).
+    func writingDates(in shape: QueryShape, as strategy: JSONEncoder.DateEncodingStrategy) throws -> RowQuery {
+        if case .deferredToDate = strategy { return self }
+        func written(_ field: Field, _ value: QueryValue.Content, element: Bool) throws -> QueryValue.Content {
+            guard case .number(let seconds) = value else { return value }
+            var found = QueryShape.unknown
+            _ = shape.problem(with: field, shape: &found)
+            if element, case .array(let inner) = found { found = inner }
+            guard case .date = found else { return value }
+            switch try DateCoding.encodeWithFoundation(Date(timeIntervalSinceReferenceDate: seconds), strategy: strategy, codingPath: []) {
+            case .string(let text): return .string(text)
+            case .number(let number): return Double(number).map(QueryValue.Content.number) ?? value
+            default: return value
+            }
+        }
+        func rewrite(_ node: QueryPredicate.Node) throws -> QueryPredicate.Node {
+            switch node {
+            case .compare(let field, let comparison, let value): return .compare(field, comparison, try written(field, value, element: false))
+            case .arrayContains(let field, let value): return .arrayContains(field, try written(field, value, element: true))
+            case .and(let left, let right): return .and(try rewrite(left), try rewrite(right))
+            case .or(let left, let right): return .or(try rewrite(left), try rewrite(right))
+            case .not(let inner): return .not(try rewrite(inner))
+            default: return node
+            }
+        }
+        var query = self
+        query.predicate = try rewrite(predicate)
+        return query
+    }
+}

@@ -1,8 +1,10 @@
+import Foundation
+
 /// A value a query compares a stored property with: a string, a number, a boolean or null,
-/// as the object's JSON holds it.
+/// as the object's JSON holds it, or a date.
 ///
 /// Write it as a literal or a Swift value: `Field("title") == "Milk"`, `Field("rank") > 3`,
-/// `Field("done") == true`, `Field("due") == nil`.
+/// `Field("done") == true`, `Field("due") == nil`, `Field("due") < Date()`.
 public struct QueryValue: Sendable, Hashable, CustomStringConvertible {
     /// The value's kind and content.
     package enum Content: Sendable, Hashable {
@@ -26,6 +28,12 @@ public struct QueryValue: Sendable, Hashable, CustomStringConvertible {
     public init<I: BinaryInteger>(_ value: I) { content = .number(Double(value)) }
     /// A boolean value.
     public init(_ value: Bool) { content = .bool(value) }
+    /// A date, compared as the garage writes dates: by default a number, the seconds since
+    /// 2001-01-01 (`timeIntervalSinceReferenceDate`), so that dates compare in time order; with
+    /// another `dateEncodingStrategy`, the date is written as that strategy writes it where the
+    /// property holds dates (an ISO 8601 string compares in time order only within one time
+    /// zone's format).
+    public init(_ value: Date) { content = .number(value.timeIntervalSinceReferenceDate) }
     /// JSON's null, which a missing property equals too.
     public static let null = QueryValue(.null)
 
@@ -49,7 +57,7 @@ extension QueryValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, E
 }
 
 /// A Swift value a query can compare a stored property with (``QueryValue``): `String`,
-/// the integer types, `Double`, `Float`, `Bool`, and optionals of them (`nil` is null).
+/// the integer types, `Double`, `Float`, `Bool`, `Date`, and optionals of them (`nil` is null).
 public protocol QueryValueConvertible {
     /// The value as a query compares it.
     var queryValue: QueryValue { get }
@@ -92,6 +100,10 @@ extension Int32: QueryValueConvertible {
 }
 
 extension UInt: QueryValueConvertible {
+    public var queryValue: QueryValue { QueryValue(self) }
+}
+
+extension Date: QueryValueConvertible {
     public var queryValue: QueryValue { QueryValue(self) }
 }
 
