@@ -77,9 +77,10 @@ extension Garage {
                                            reason: "a query of records names the stored type: Query(recordsOf: \"Note\")")
         }
         let rowQuery = RowQuery(query, typeName: typeName)
-        if configuration().encryption.delegate != nil, let field = rowQuery.fields.first {
+        if configuration().encryption.delegate != nil, rowQuery.readsContent {
+            let what = rowQuery.fields.first.map { "their property \($0)" } ?? "their text"
             throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query),
-                                           reason: "the store's objects are encrypted, so it can't read their property \(field)")
+                                           reason: "the store's objects are encrypted, so it can't read \(what)")
         }
         return reading("query \(typeName)") { view in
             try view.identifiers(matching: rowQuery).compactMap { identifier in
@@ -134,6 +135,12 @@ extension Garage {
         -> StoreWork<QueryPage<T>> {
         var rowQuery = try self.rowQuery(query.limit == nil ? query.limit(Self.defaultQueryPageSize) : query)
         let orders = rowQuery.ordersText
+        if rowQuery.sortOrders.contains(where: { $0.key == .relevance }) {
+            throw GarageError.invalidQuery(
+                typeName: rowQuery.typeName, query: Self.describe(query),
+                reason: "a query sorted by relevance has no pages: relevance changes as any object of the type changes, so "
+                    + "pages after a cursor would repeat or skip objects; retrieve it with a limit")
+        }
         if let cursor {
             guard cursor.orders == orders, cursor.values.count == rowQuery.sortOrders.count else {
                 throw GarageError.invalidQuery(typeName: rowQuery.typeName, query: Self.describe(query),
@@ -177,10 +184,11 @@ extension Garage {
         if let problem = rowQuery.problem(in: QueryShape.of(T.self)) {
             throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query), reason: problem)
         }
-        if configuration().dataEncryptionDelegate != nil, let field = rowQuery.fields.first {
+        if configuration().dataEncryptionDelegate != nil, rowQuery.readsContent {
+            let what = rowQuery.fields.first.map { "their property \($0)" } ?? "their text"
             throw GarageError.invalidQuery(
                 typeName: typeName, query: Self.describe(query),
-                reason: "the garage encrypts its objects, so the store can't read their property \(field) (README, "
+                reason: "the garage encrypts its objects, so the store can't read \(what) (README, "
                     + "\"Querying\"); a query of an encrypted garage filters by sync status and sorts by modification "
                     + "date only")
         }
@@ -195,6 +203,7 @@ extension Garage {
             switch sort.key {
             case .field(let field): key = "\(field)"
             case .modificationDate: key = "modification date"
+            case .relevance: key = "relevance"
             }
             return key + (sort.order == .ascending ? "" : " descending")
         }

@@ -42,15 +42,77 @@ extension Garage {
         try await run(store.droppingQueryIndex(QueryIndexDefinition(typeName: storedTypeName(T.self), fields: fields, kinds: [])))
     }
 
+    /// Creates the text index of the objects of type `T` on `fields` (strings, or arrays of
+    /// strings), for text searches (``Query/search(_:)``), replacing the type's text index on
+    /// other fields; returns whether it changed the store.
+    ///
+    /// ```swift
+    /// try garage.textIndex(Note.self, on: Field("title"), Field("body"), Field("tags"))
+    /// let hits = try garage.retrieve(Query(Note.self).search("milk bread"))
+    /// ```
+    ///
+    /// On SQLite it is an FTS5 table (tokenizer `unicode61`, diacritics kept) kept by triggers on
+    /// every write of the type; on PostgreSQL a GIN index of the `tsvector` of the `simple`
+    /// configuration. Both hold a copy of the words: the README's "Querying" says what that
+    /// means for a store you encrypt later. Creating it reads every object of the type once.
+    ///
+    /// - throws: ``GarageError/invalidQuery(typeName:query:reason:)`` for a field the type
+    ///   doesn't encode, one that holds no strings, and in a garage that encrypts its objects.
+    @discardableResult
+    public func textIndex<T: Decodable>(_ type: T.Type, on fields: Field...) throws -> Bool {
+        try run(store.creatingQueryIndex(textIndexDefinition(T.self, fields)))
+    }
+
+    /// Creates the text index of a type (see `textIndex(_:on:)`) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func textIndex<T: Decodable>(_ type: T.Type, on fields: Field...) async throws -> Bool {
+        try await run(store.creatingQueryIndex(textIndexDefinition(T.self, fields)))
+    }
+
+    /// Drops the text index of the objects of type `T`; returns whether the store had one.
+    @discardableResult
+    public func dropTextIndex<T: Decodable>(_ type: T.Type) throws -> Bool {
+        try run(store.droppingQueryIndex(QueryIndexDefinition(typeName: storedTypeName(T.self), fields: [], kinds: [.text])))
+    }
+
+    /// Drops the text index of a type (see `dropTextIndex(_:)`) without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func dropTextIndex<T: Decodable>(_ type: T.Type) async throws -> Bool {
+        try await run(store.droppingQueryIndex(QueryIndexDefinition(typeName: storedTypeName(T.self), fields: [], kinds: [.text])))
+    }
+
+    /// The text index of `T` on `fields`, each holding strings or arrays of strings.
+    private func textIndexDefinition<T: Decodable>(_ type: T.Type, _ fields: [Field]) throws -> QueryIndexDefinition {
+        let typeName = try storedTypeName(T.self)
+        func refuse(_ reason: String) -> GarageError {
+            GarageError.invalidQuery(typeName: typeName, query: "text index on \(fields.map(\.description).joined(separator: ", "))",
+                                     reason: reason)
+        }
+        guard !fields.isEmpty else { throw refuse("a text index needs at least one field") }
+        if configuration().dataEncryptionDelegate != nil {
+            throw refuse("the garage encrypts its objects, so the store can't read their text to index it")
+        }
+        let shape = QueryShape.of(T.self)
+        for field in fields {
+            var found = QueryShape.unknown
+            if let problem = shape.problem(with: field, shape: &found) { throw refuse(problem) }
+            switch found {
+            case .string, .array(.string), .unknown, .array(.unknown): continue
+            default: throw refuse("\(field) holds \(found.kindName): a text index reads strings, and arrays of strings")
+            }
+        }
+        return QueryIndexDefinition(typeName: typeName, fields: fields, kinds: fields.map { _ in .text })
+    }
+
     /// The indexes the store has for queries, by type name.
     public func indexes() throws -> [QueryIndex] {
-        try run(store.readingQueryIndexes()).map { QueryIndex(typeName: $0.typeName, fields: $0.fields) }
+        try run(store.readingQueryIndexes()).map { QueryIndex(typeName: $0.typeName, fields: $0.fields, isText: $0.isText) }
     }
 
     /// The indexes the store has for queries (see `indexes()`) without blocking the
     /// calling thread.
     public nonisolated(nonsending) func indexes() async throws -> [QueryIndex] {
-        try await run(store.readingQueryIndexes()).map { QueryIndex(typeName: $0.typeName, fields: $0.fields) }
+        try await run(store.readingQueryIndexes()).map { QueryIndex(typeName: $0.typeName, fields: $0.fields, isText: $0.isText) }
     }
 
     /// The index of `T` on `fields`, each field's kind from what `T`'s JSON holds there.

@@ -17,6 +17,7 @@ extension PostgresStatements {
     /// An expression index over the type's live rows, on the expressions the query SQL's
     /// conditions compare (``PostgresQueryCompiler/indexedExpression(_:_:)``).
     func createQueryIndex(_ definition: QueryIndexDefinition) throws {
+        if definition.isText { return try createTextIndex(definition) }
         let expressions = zip(definition.fields, definition.kinds)
             .map { "(\(PostgresQueryCompiler.indexedExpression($0, $1, table: "")))" }.joined(separator: ", ")
         try run(PostgresQuery(unsafeSQL: """
@@ -51,11 +52,14 @@ extension PostgresStatements {
 struct PostgresQueryCompiler {
     private var sql = PostgresQuery.StringInterpolation(literalCapacity: 512, interpolationCount: 8)
     private let rowQuery: RowQuery
+    /// The garage's schema, where its text function is (``PostgresStatements/createTextIndex(_:)``).
+    private let schema: String
 
     /// `SELECT selecting FROM` the type's live rows, each row's JSON parsed once (`j`), `WHERE`
     /// the query's condition.
     init(objects: String, query: RowQuery, selecting: String = "o.identifier", explaining: Bool = false) {
         rowQuery = query
+        schema = String(objects.prefix { $0 != "." })
         sql.appendLiteral("\(explaining ? "EXPLAIN " : "")SELECT \(selecting) FROM \(objects) AS o CROSS JOIN LATERAL (SELECT o.data::json AS j OFFSET 0) AS x ")
         // The type a literal, as an index's WHERE writes it (createQueryIndex).
         sql.appendLiteral("WHERE o.type = \(Self.literal(query.typeName)) AND NOT o.is_deleted AND ")
@@ -87,6 +91,8 @@ struct PostgresQueryCompiler {
             return "CASE WHEN json_typeof(\(row)::json #> \(path)) = 'number' THEN (\(row)::json #>> \(path))::float8 END"
         case .bool:
             return "CASE WHEN json_typeof(\(row)::json #> \(path)) = 'boolean' THEN (\(row)::json #>> \(path))::boolean END"
+        case .text:
+            return "NULL"       // a text index is no expression index (textVector)
         }
     }
 
@@ -100,6 +106,7 @@ struct PostgresQueryCompiler {
     }
 
     /// The rank an order sorts on first: missing or null, boolean, number, string, the rest.
+    /// (Pages of a relevance order are refused: `Garage.retrievePage`.)
     private mutating func appendRank(_ key: QuerySort.Key) {
         guard case .field(let field) = key else {
             sql.appendLiteral("0")
@@ -197,6 +204,16 @@ struct PostgresQueryCompiler {
             switch sort.key {
             case .modificationDate:
                 sql.appendLiteral("o.modification_date \(direction), ")
+            case .relevance:
+                // NULL (no match) ranks first, as the rule's missing values do.
+                if let textIndex = rowQuery.textIndex, let search = rowQuery.textSearch, let match = Self.textMatch(search) {
+                    let vector = Self.textVector(textIndex, schema: schema, table: "o.")
+                    sql.appendLiteral("CASE WHEN \(vector) @@ to_tsquery('simple', ")
+                    sql.appendInterpolation(match)
+                    sql.appendLiteral(") THEN ts_rank(\(vector), to_tsquery('simple', ")
+                    sql.appendInterpolation(match)
+                    sql.appendLiteral(")) END \(direction) NULLS \(sort.order == .ascending ? "FIRST" : "LAST"), ")
+                }
             case .field(let field):
                 sql.appendLiteral("CASE COALESCE(json_typeof(x.j #> ")
                 appendPath(field)
@@ -236,6 +253,14 @@ struct PostgresQueryCompiler {
         case .syncStatus(let status):
             sql.appendLiteral("o.sync_status = ")
             sql.appendInterpolation(Int64(status.rawValue))
+        case .textMatches(let search):
+            guard let textIndex = rowQuery.textIndex, let match = Self.textMatch(search) else {
+                sql.appendLiteral("false")
+                return
+            }
+            sql.appendLiteral("(\(Self.textVector(textIndex, schema: schema, table: "o.")) @@ to_tsquery('simple', ")
+            sql.appendInterpolation(match)
+            sql.appendLiteral("))")
         case .compare(let field, let comparison, let value):
             let operation = comparison == .equal ? "=" : comparison.rawValue
             sql.appendLiteral("COALESCE(")

@@ -122,7 +122,14 @@ struct ListObjects: ParsableCommand {
         "Order by this property (property:desc descending; 'modified': the modification date); repeat for ties.",
         valueName: "property"))
     var sort: [String] = []
+    @Option(name: .long, help: ArgumentHelp(
+        "Only the objects (of --type) whose text index holds every one of these words (word* for a prefix), the most "
+            + "relevant first after the orders of --sort.", valueName: "words"))
+    var search: String?
     @OptionGroup var output: OutputOptions
+
+    /// Whether the command asks a query (of --type) rather than listing the store's rows.
+    private var isQuery: Bool { `where` != nil || !sort.isEmpty || search != nil }
 
     struct Line: Encodable {
         var type: String
@@ -139,9 +146,9 @@ struct ListObjects: ParsableCommand {
             throw ValidationError("unknown status '\(status)': use undetermined, notSynced, syncing or synced")
         }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
-        if `where` != nil || !sort.isEmpty {
-            guard type != nil else { throw ValidationError("--where and --sort query the objects of one type: add --type") }
-            guard !deleted else { throw ValidationError("--where and --sort find objects, not tombstones: leave out --deleted") }
+        if isQuery {
+            guard type != nil else { throw ValidationError("--where, --sort and --search query the objects of one type: add --type") }
+            guard !deleted else { throw ValidationError("--where, --sort and --search find objects, not tombstones: leave out --deleted") }
         }
         if let condition = `where` {
             do {
@@ -164,6 +171,7 @@ struct ListObjects: ParsableCommand {
             query = name == "modified" ? query.sortedByModificationDate(order)
                 : query.sorted(by: Field(path: name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)), order)
         }
+        if let search { query = query.search(search) }
         if let limit { query = query.limit(limit) }
         return query
     }
@@ -174,14 +182,14 @@ struct ListObjects: ParsableCommand {
             let wanted = status.flatMap(SyncStatus.init(name:))
             var lines: [Line] = []
             var after: ObjectKey?
-            if let type, `where` != nil || !sort.isEmpty {
+            if let type, isQuery {
                 lines = try garage.records(matching: query(ofType: type)).map { record in
                     Line(type: record.typeName, identifier: record.identifier, status: record.syncStatus.name,
                          revision: record.revision, modificationDate: record.modificationDate,
                          bytes: record.json.utf8.count, isDeleted: record.isDeleted)
                 }
             }
-            scan: while `where` == nil && sort.isEmpty {
+            scan: while !isQuery {
                 let page = try garage.records(ofType: type, after: after)
                 guard let last = page.last else { break }
                 after = last.key

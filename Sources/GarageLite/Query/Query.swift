@@ -49,6 +49,26 @@ public struct Query<Object>: Sendable {
         return query
     }
 
+    /// The query, keeping the objects whose indexed text holds every word of `search`
+    /// (``QueryPredicate/textMatches(_:)``), the most relevant first after its other orders.
+    ///
+    /// ```swift
+    /// try garage.textIndex(Note.self, on: Field("title"), Field("body"))
+    /// let hits = try garage.retrieve(Query(Note.self).search("milk bread").limit(20))
+    /// ```
+    public func search(_ search: String) -> Query {
+        filter(.textMatches(search)).sortedByRelevance()
+    }
+
+    /// The query, sorted by how well each object matches its text search after its other
+    /// orders, the most relevant first (the engine's measure: SQLite's BM25, PostgreSQL's
+    /// `ts_rank`). Its pages can't follow a cursor: relevance changes as objects change.
+    public func sortedByRelevance() -> Query {
+        var query = self
+        query.sortOrders.append(QuerySort(key: .relevance, order: .descending))
+        return query
+    }
+
     /// The query, returning at most `count` objects.
     public func limit(_ count: Int) -> Query {
         var query = self
@@ -65,6 +85,8 @@ public struct QuerySort: Sendable, Hashable {
         case field(Field)
         /// When the object was last parked.
         case modificationDate
+        /// How well the object matches the query's text search (``Query/sortedByRelevance()``).
+        case relevance
     }
 
     /// Ascending or descending.
@@ -82,6 +104,8 @@ package struct RowQuery: Sendable {
     package var predicate: QueryPredicate.Node
     package var sortOrders: [QuerySort]
     package var limit: Int?
+    /// The type's text index, which the store reads when the predicate searches text.
+    package var textIndex: QueryIndexDefinition?
     /// Where the rows start: after this position in the query's order (its sort values, then
     /// its identifier), for a page after the first (``QueryCursor``).
     package var after: (values: [SortValue], identifier: String)?
@@ -105,7 +129,7 @@ package struct RowQuery: Sendable {
         var fields: [Field] = []
         func collect(_ node: QueryPredicate.Node) {
             switch node {
-            case .all, .syncStatus: break
+            case .all, .syncStatus, .textMatches: break
             case .compare(let field, _, _), .isNull(let field), .hasPrefix(let field, _), .containsText(let field, _),
                  .arrayContains(let field, _):
                 fields.append(field)
@@ -121,6 +145,22 @@ package struct RowQuery: Sendable {
         }
         return fields
     }
+
+    /// The search of the predicate's first text search, if it has one.
+    package var textSearch: String? {
+        func find(_ node: QueryPredicate.Node) -> String? {
+            switch node {
+            case .textMatches(let search): return search
+            case .and(let left, let right), .or(let left, let right): return find(left) ?? find(right)
+            case .not(let inner): return find(inner)
+            default: return nil
+            }
+        }
+        return find(predicate)
+    }
+
+    /// Whether the query reads what the objects hold (their properties or their text).
+    package var readsContent: Bool { !fields.isEmpty || textSearch != nil }
 }
 
 extension Query where Object == ObjectRecord {

@@ -8,8 +8,13 @@ public struct QueryIndex: Sendable, Hashable, CustomStringConvertible {
     public var typeName: String
     /// The indexed properties, in the index's order.
     public var fields: [Field]
+    /// Whether this is the type's text index (``Garage/textIndex(_:on:)-6hgfm``), for text
+    /// searches, rather than an index of values for comparisons and orders.
+    public var isText: Bool
 
-    public var description: String { "\(typeName)(\(fields.map(\.description).joined(separator: ", ")))" }
+    public var description: String {
+        "\(typeName)(\(fields.map(\.description).joined(separator: ", ")))" + (isText ? " text" : "")
+    }
 }
 
 /// An index as the store records it and an engine creates it: its name, its type, and each
@@ -19,6 +24,8 @@ package struct QueryIndexDefinition: Sendable, Hashable, Codable {
     /// The kind of value an indexed field holds, as the type's JSON encodes it.
     package enum Kind: String, Sendable, Hashable, Codable {
         case string, number, bool
+        /// Words of the strings (and arrays of strings) of a text index.
+        case text
     }
 
     /// The engine's name of the index: `garage_query_` and a hash of the rest.
@@ -28,6 +35,8 @@ package struct QueryIndexDefinition: Sendable, Hashable, Codable {
     package var kinds: [Kind]
 
     package var fields: [Field] { paths.map { Field(path: $0) } }
+    /// Whether this is a text index (its kinds `.text`).
+    package var isText: Bool { kinds.first == .text }
 
     init(typeName: String, fields: [Field], kinds: [Kind]) {
         self.typeName = typeName
@@ -35,10 +44,20 @@ package struct QueryIndexDefinition: Sendable, Hashable, Codable {
         self.kinds = kinds
         // A stable name from the definition (FNV-1a, 64 bits): the same index, the same name.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "\(typeName)\u{1F}\(paths.map { $0.joined(separator: "\u{1E}") }.joined(separator: "\u{1D}"))".utf8 {
+        let text = kinds.first == .text ? "\u{1C}text" : ""
+        for byte in "\(typeName)\u{1F}\(paths.map { $0.joined(separator: "\u{1E}") }.joined(separator: "\u{1D}"))\(text)".utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
-        name = "garage_query_" + String(hash, radix: 16)
+        name = (kinds.first == .text ? "garage_text_" : "garage_query_") + String(hash, radix: 16)
+    }
+
+    /// The store's fact that records its query indexes: a JSON array of their definitions.
+    package static let fact = "query_indexes"
+
+    /// The definitions the fact's `text` records (none when it is `nil`).
+    package static func recorded(in text: String?) throws -> [QueryIndexDefinition] {
+        guard let text else { return [] }
+        return try JSONDecoder().decode([QueryIndexDefinition].self, from: Data(text.utf8))
     }
 
     /// The kind of a comparison's value, when an index of that kind orders it.

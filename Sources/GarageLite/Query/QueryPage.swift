@@ -33,6 +33,7 @@ extension RowQuery {
             switch sort.key {
             case .field(let field): return direction + field.path.joined(separator: "\u{1F}")
             case .modificationDate: return direction + "\u{1E}modified"
+            case .relevance: return direction + "\u{1E}relevance"
             }
         }.joined(separator: "\u{1D}")
     }

@@ -48,6 +48,8 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
         case arrayContains(Field, QueryValue.Content)
         /// The object's row has this sync status.
         case syncStatus(SyncStatus)
+        /// The type's text index holds every word of the search (``TextSearch``).
+        case textMatches(String)
         case and(Node, Node)
         case or(Node, Node)
         case not(Node)
@@ -76,6 +78,17 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
         QueryPredicate(.syncStatus(status))
     }
 
+    /// The objects whose indexed text (``Garage/textIndex(_:on:)-6hgfm``) holds every word of
+    /// `search`: words of letters and digits, in any case (ASCII letters on every engine; other
+    /// letters as the engine folds them); a word followed by `*` finds the words it begins.
+    ///
+    /// ```swift
+    /// let milk = Query(Note.self).filter(.textMatches("milk bre*"))
+    /// ```
+    public static func textMatches(_ search: String) -> QueryPredicate {
+        QueryPredicate(.textMatches(search))
+    }
+
     public var description: String { Self.describe(node) }
 
     private static func describe(_ node: Node) -> String {
@@ -88,6 +101,7 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
         case .containsText(let field, let text): return "\(field) containsText \"\(text)\""
         case .arrayContains(let field, let value): return "\(field) contains \(QueryValue(value))"
         case .syncStatus(let status): return "syncStatus == \(status)"
+        case .textMatches(let search): return "text matches \"\(search)\""
         case .and(let left, let right): return "(\(describe(left)) && \(describe(right)))"
         case .or(let left, let right): return "(\(describe(left)) || \(describe(right)))"
         case .not(let inner): return "!(\(describe(inner)))"

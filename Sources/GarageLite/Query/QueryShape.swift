@@ -101,7 +101,7 @@ extension RowQuery {
         }
         func check(_ node: QueryPredicate.Node) -> String? {
             switch node {
-            case .all, .syncStatus: return nil
+            case .all, .syncStatus, .textMatches: return nil
             case .and(let left, let right), .or(let left, let right): return check(left) ?? check(right)
             case .not(let inner): return check(inner)
             case .isNull(let field): return fieldShape(field).1

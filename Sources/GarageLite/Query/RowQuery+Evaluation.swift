@@ -8,15 +8,16 @@ import Foundation
 extension RowQuery {
     /// Whether an object whose JSON is `json`, in a row of `status`, matches the query.
     func matches(_ json: JSONValue, status: SyncStatus) -> Bool {
-        Self.matches(predicate, json, status)
+        matches(predicate, json, status)
     }
 
-    private static func matches(_ node: QueryPredicate.Node, _ json: JSONValue, _ status: SyncStatus) -> Bool {
+    private func matches(_ node: QueryPredicate.Node, _ json: JSONValue, _ status: SyncStatus) -> Bool {
         switch node {
         case .all: return true
         case .syncStatus(let wanted): return status == wanted
+        case .textMatches(let search): return relevance(search, json) != nil
         case .compare(let field, let comparison, let value):
-            guard let stored = lookup(field, in: json), let order = compare(stored, value) else { return false }
+            guard let stored = Self.lookup(field, in: json), let order = Self.compare(stored, value) else { return false }
             switch comparison {
             case .equal: return order == .orderedSame
             case .less: return order == .orderedAscending
@@ -25,21 +26,29 @@ extension RowQuery {
             case .greaterOrEqual: return order != .orderedAscending
             }
         case .isNull(let field):
-            guard let stored = lookup(field, in: json) else { return true }
+            guard let stored = Self.lookup(field, in: json) else { return true }
             return stored == .null
         case .hasPrefix(let field, let prefix):
-            guard case .string(let text)? = lookup(field, in: json) else { return false }
+            guard case .string(let text)? = Self.lookup(field, in: json) else { return false }
             return text.utf8.starts(with: prefix.utf8)
         case .containsText(let field, let needle):
-            guard case .string(let text)? = lookup(field, in: json) else { return false }
-            return contains(asciiLowercased(text), asciiLowercased(needle))
+            guard case .string(let text)? = Self.lookup(field, in: json) else { return false }
+            return Self.contains(Self.asciiLowercased(text), Self.asciiLowercased(needle))
         case .arrayContains(let field, let value):
-            guard case .array(let elements)? = lookup(field, in: json) else { return false }
-            return elements.contains { compare($0, value) == .orderedSame }
+            guard case .array(let elements)? = Self.lookup(field, in: json) else { return false }
+            return elements.contains { Self.compare($0, value) == .orderedSame }
         case .and(let left, let right): return matches(left, json, status) && matches(right, json, status)
         case .or(let left, let right): return matches(left, json, status) || matches(right, json, status)
         case .not(let inner): return !matches(inner, json, status)
         }
+    }
+
+    /// How relevant an object whose JSON is `json` is to `search` (how many of the words of its
+    /// indexed text the search finds), or `nil` when it doesn't match. A store resolves the
+    /// query's text index before it answers (`RowStatements.resolvingTextIndex`).
+    private func relevance(_ search: String, _ json: JSONValue) -> Int? {
+        guard let textIndex else { return nil }
+        return TextSearch.hits(TextSearch.terms(search), in: TextSearch.text(json, textIndex.fields))
     }
 
     /// The value at `field` in `json`; `nil` when missing (a key absent, or a value on the way
@@ -141,6 +150,7 @@ extension RowQuery {
             switch sort.key {
             case .field(let field): return SortValue.of(Self.lookup(field, in: json))
             case .modificationDate: return .number(modificationDate.timeIntervalSince1970)
+            case .relevance: return textSearch.flatMap { relevance($0, json) }.map { .number(Double($0)) } ?? .none
             }
         }
     }

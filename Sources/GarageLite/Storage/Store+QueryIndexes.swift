@@ -4,17 +4,13 @@ import Foundation
 // store's facts (`query_indexes`, a JSON array of their definitions), so that any garage on
 // the store lists them.
 extension Store {
-    /// The fact that records the query indexes.
-    static let queryIndexesFact = "query_indexes"
-
     private static func recorded(_ statements: any RowStatements) throws -> [QueryIndexDefinition] {
-        guard let text = try statements.metadata(queryIndexesFact) else { return [] }
-        return try JSONDecoder().decode([QueryIndexDefinition].self, from: Data(text.utf8))
+        try QueryIndexDefinition.recorded(in: statements.metadata(QueryIndexDefinition.fact))
     }
 
     private static func record(_ definitions: [QueryIndexDefinition], _ statements: any RowWriteStatements) throws {
         let data = try JSONEncoder().encode(definitions.sorted { $0.name < $1.name })
-        try statements.setMetadata(queryIndexesFact, String(decoding: data, as: UTF8.self))
+        try statements.setMetadata(QueryIndexDefinition.fact, String(decoding: data, as: UTF8.self))
     }
 
     /// Creates and records `definition`; `false` when the store has it already.
@@ -23,6 +19,13 @@ extension Store {
             try Store.transaction(statements) {
                 var definitions = try Self.recorded(statements)
                 guard !definitions.contains(where: { $0.name == definition.name }) else { return false }
+                if definition.isText {
+                    // A type has one text index: another one's fields are replaced.
+                    for other in definitions where other.isText && other.typeName == definition.typeName {
+                        try statements.dropQueryIndex(other)
+                    }
+                    definitions.removeAll { $0.isText && $0.typeName == definition.typeName }
+                }
                 try statements.createQueryIndex(definition)
                 definitions.append(definition)
                 try Self.record(definitions, statements)
@@ -31,12 +34,15 @@ extension Store {
         })
     }
 
-    /// Drops the index of `typeName` on `paths`; `false` when the store has none.
+    /// Drops the index `definition` names (its type's text index, when it is a text index,
+    /// whatever its fields); `false` when the store has none.
     func droppingQueryIndex(_ definition: QueryIndexDefinition) -> StoreWork<Bool> {
         StoreWork(operation: "drop an index of \(definition.typeName)", access: .write { statements in
             try Store.transaction(statements) {
                 var definitions = try Self.recorded(statements)
-                guard let index = definitions.firstIndex(where: { $0.name == definition.name }) else { return false }
+                guard let index = definitions.firstIndex(where: {
+                    definition.isText ? $0.isText && $0.typeName == definition.typeName : $0.name == definition.name
+                }) else { return false }
                 try statements.dropQueryIndex(definitions.remove(at: index))
                 try Self.record(definitions, statements)
                 return true

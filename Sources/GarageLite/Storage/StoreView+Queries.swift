@@ -5,6 +5,7 @@ import Foundation
 extension StoreView {
     /// The identifiers of the objects `query` matches, in its order, at most its limit.
     func identifiers(matching query: RowQuery) throws -> [String] {
+        let query = try statements.resolvingTextIndex(query)
         guard let pending, pending.touches(type: query.typeName) else { return try statements.identifiers(matching: query) }
         return try statements.matchingRows(query) { body in
             for row in try pending.rows(ofType: query.typeName, in: statements, for: .all, now: now) { try body(row) }
@@ -13,6 +14,7 @@ extension StoreView {
 
     /// How many objects `query` matches, its limit aside.
     func count(matching query: RowQuery) throws -> Int {
+        let query = try statements.resolvingTextIndex(query)
         guard let pending, pending.touches(type: query.typeName) else { return try statements.count(matching: query) }
         var counted = query
         counted.limit = nil

@@ -33,4 +33,26 @@ extension PostgresEngineTests {
         #expect(try garage.identifiers(Query(QueryRuleTests.QueryNote.self).filter(Field("title") == "milk zoo"))
             == garage.retrieveAll(QueryRuleTests.QueryNote.self).filter { $0.title == "milk zoo" }.map(\.id))
     }
+
+    @Test func aTextSearchReadsTheTextIndexOnPostgreSQL() throws {
+        let (url, _) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        var random = SplitMix64(state: 9)
+        var memos = (0..<3_000).map { QueryTextTests.randomMemo($0, &random) }
+        memos[1_234].body = "a zebra"
+        try garage.parkAll(memos)
+        try garage.textIndex(QueryTextTests.SearchMemo.self, on: Field("title"), Field("body"))
+        try Self.psql("ANALYZE")
+        let (configuration, schema) = try PostgresURL.parse(url)
+        var options = PostgresGarageOptions()
+        options.createsSchema = false
+        let engine = try PostgresEngine.open(configuration: configuration, schema: schema, options: options)
+        let search = RowQuery(typeName: "SearchMemo", predicate: .textMatches("zebra"))
+        let plan = try engine.read("plan") { statements in
+            let resolved = try statements.resolvingTextIndex(search)
+            return try #require(statements as? PostgresStatements).queryPlan(matching: resolved).joined(separator: "\n")
+        }
+        #expect(plan.contains("garage_text_"), "\(plan)")
+        #expect(try garage.identifiers(Query(QueryTextTests.SearchMemo.self).search("zebra")) == [memos[1_234].id])
+    }
 }

@@ -8,7 +8,7 @@ extension RowStatements {
     /// The live rows of `query`'s type that match it, sorted, with their sort values: by rule.
     package func matchingRows(_ query: RowQuery, _ rows: (_ body: (RowRead) throws -> Void) throws -> Void)
         throws -> [(values: [RowQuery.SortValue], identifier: String)] {
-        let readsContent = !query.fields.isEmpty
+        let readsContent = query.readsContent
         var matching: [(values: [RowQuery.SortValue], identifier: String)] = []
         try rows { read in
             let row = try read.get()
@@ -30,6 +30,25 @@ extension RowStatements {
         if let after = query.after { matching.removeAll { !query.precedes(after, $0) } }
         if let limit = query.limit, matching.count > limit { matching.removeLast(matching.count - limit) }
         return matching
+    }
+
+    /// `query`, with the type's text index when it searches text.
+    ///
+    /// - throws: ``GarageError/invalidQuery(typeName:query:reason:)`` when the type has none.
+    package func resolvingTextIndex(_ query: RowQuery) throws -> RowQuery {
+        guard query.textSearch != nil || query.sortOrders.contains(where: { $0.key == .relevance }) else { return query }
+        var resolved = query
+        resolved.textIndex = try QueryIndexDefinition.recorded(in: metadata(QueryIndexDefinition.fact))
+            .first { $0.typeName == query.typeName && $0.isText }
+        guard resolved.textIndex != nil, query.textSearch != nil else {
+            throw GarageError.invalidQuery(
+                typeName: query.typeName, query: "text search",
+                reason: query.textSearch == nil
+                    ? "an order by relevance needs a text search in the query: search(_:) or .textMatches(_:)"
+                    : "\(query.typeName) has no text index: declare one with garage.textIndex(\(query.typeName).self, on: …) "
+                        + "(README, \"Querying\")")
+        }
+        return resolved
     }
 
     package func identifiersByRule(matching query: RowQuery) throws -> [String] {

@@ -19,9 +19,8 @@ extension SQLiteConnection {
     /// The recorded indexes, read when `query` sorts by a field and no comparison of it can be
     /// answered from an index (``SQLiteQuery/identifiersStatement(_:indexes:)``).
     private func sortIndexes(_ query: RowQuery) throws -> [QueryIndexDefinition] {
-        guard case .field = query.sortOrders.first?.key, query.requiredComparisons.isEmpty,
-              let text = try metadata(Store.queryIndexesFact) else { return [] }
-        return try JSONDecoder().decode([QueryIndexDefinition].self, from: Data(text.utf8))
+        guard case .field = query.sortOrders.first?.key, query.requiredComparisons.isEmpty else { return [] }
+        return try QueryIndexDefinition.recorded(in: metadata(QueryIndexDefinition.fact))
     }
 
     func count(matching query: RowQuery) throws -> Int {
@@ -37,6 +36,7 @@ extension SQLiteConnection {
     /// ``SQLiteQuery/valueExpression(_:)``), then the identifier, so that the index answers both a
     /// comparison and an order by its fields, ties in identifier order.
     func createQueryIndex(_ definition: QueryIndexDefinition) throws {
+        if definition.isText { return try createTextIndex(definition) }
         let expressions = definition.fields.flatMap { [SQLiteQuery.rankExpression($0), SQLiteQuery.valueExpression($0)] }
         try db.execute(sql: """
             CREATE INDEX IF NOT EXISTS "\(definition.name)" ON garage_object (\((expressions + ["identifier"]).joined(separator: ", ")))
@@ -49,6 +49,7 @@ extension SQLiteConnection {
     }
 
     func dropQueryIndex(_ definition: QueryIndexDefinition) throws {
+        if definition.isText { return try dropTextIndex(definition) }
         try db.execute(sql: "DROP INDEX IF EXISTS \"\(definition.name)\"")
     }
 
@@ -69,6 +70,9 @@ struct SQLiteQuery {
     var condition = ""
     var arguments: [(any DatabaseValueConvertible)?] = []
     var orderings: [String] = []
+    var orderingArguments: [(any DatabaseValueConvertible)?] = []
+    /// The type's text index, for a text search (``SQLiteConnection/createTextIndex(_:)``).
+    var textIndex: QueryIndexDefinition?
 
     /// The rows a query reads: the live rows of its type, written as an index's `WHERE` is
     /// (the type a literal), so that SQLite may read an index of the type (``createQueryIndex``).
@@ -85,12 +89,12 @@ struct SQLiteQuery {
         guard let compiled = SQLiteQuery(query) else { return nil }
         var table = "garage_object"
         if case .field(let field) = query.sortOrders.first?.key, query.requiredComparisons.isEmpty,
-           let index = indexes.first(where: { $0.typeName == query.typeName && $0.fields.first == field }) {
+           let index = indexes.first(where: { !$0.isText && $0.typeName == query.typeName && $0.fields.first == field }) {
             table += " INDEXED BY \"\(index.name)\""
         }
         var sql = "SELECT identifier FROM \(table) WHERE \(compiled.rows) AND \(compiled.condition)"
         sql += " ORDER BY " + (compiled.orderings + ["identifier"]).joined(separator: ", ")
-        var arguments = compiled.arguments
+        var arguments = compiled.arguments + compiled.orderingArguments
         if let limit = query.limit {
             sql += " LIMIT ?"
             arguments.append(limit)
@@ -139,6 +143,7 @@ struct SQLiteQuery {
     init?(_ query: RowQuery) {
         guard query.fields.allSatisfy({ $0.path.allSatisfy { !$0.contains("\"") } }) else { return nil }
         rows = "type = \(Self.literal(query.typeName)) AND isDeleted = 0"
+        textIndex = query.textIndex
         condition = compile(query.predicate)
         for (field, comparison, value) in query.requiredComparisons {
             let bound: (any DatabaseValueConvertible)?
@@ -163,6 +168,8 @@ struct SQLiteQuery {
             switch sort.key {
             case .modificationDate:
                 orderings.append("modificationDate \(direction)")
+            case .relevance:
+                orderings.append("\(relevance(query.textSearch ?? "")) \(direction)")
             case .field(let field):
                 orderings.append("\(Self.rankExpression(field)) \(direction)")
                 orderings.append("\(Self.valueExpression(field)) \(direction)")
@@ -181,6 +188,11 @@ struct SQLiteQuery {
         case .syncStatus(let status):
             arguments.append(status.rawValue)
             return "syncStatus = ?"
+        case .textMatches(let search):
+            guard let textIndex, let match = Self.textMatch(search) else { return "0" }
+            arguments.append(match)
+            return "identifier IN (SELECT identifier FROM \"\(textIndex.name)_docs\" WHERE docid IN "
+                + "(SELECT rowid FROM \"\(textIndex.name)\" WHERE \"\(textIndex.name)\" MATCH ?))"
         case .compare(let field, let comparison, let value):
             let path = Self.path(field)
             let operation = comparison == .equal ? "=" : comparison.rawValue

@@ -24,6 +24,9 @@ extension SQLiteQuery {
         switch key {
         case .modificationDate:
             return (Fragment("0"), Fragment("modificationDate"))
+        case .relevance:
+            // Pages of a relevance order are refused (`Garage.retrievePage`): level here.
+            return (Fragment("0"), Fragment("NULL"))
         case .field(let field):
             return (Fragment(rankExpression(field)), Fragment(valueExpression(field)))
         }

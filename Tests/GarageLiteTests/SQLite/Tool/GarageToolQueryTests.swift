@@ -40,4 +40,20 @@ extension GarageToolTests {
         let json = try garage("stats", path, "--json")
         #expect((try self.json(json) as? [String: Any])?["indexes"] as? [String] == ["GTItem(name)"], "\(json)")
     }
+
+    @Test func listSearchFindsWordsOfTheTextIndex() throws {
+        let directory = try TemporaryDirectory()
+        let path = try makeStore(in: directory)
+        let missing = try garage("list", path, "--type", "GTItem", "--search", "alpha")
+        #expect(missing.exitCode != 0 && missing.stderr.contains("no text index"), "\(missing)")
+        try Garage(path: path).textIndex(GTItem.self, on: Field("name"))
+        let found = try garage("list", path, "--type", "GTItem", "--search", "ALPHA", "--json")
+        #expect(try listedKeys(found) == ["GTItem(a)"], "\(found)")
+        let prefixed = try garage("list", path, "--type", "GTItem", "--search", "cha*", "--where", "count > 1", "--json")
+        #expect(try listedKeys(prefixed) == ["GTItem(c)"], "\(prefixed)")
+        let stats = try garage("stats", path)
+        #expect(stats.stdout.contains("GTItem(name) text"), "\(stats)")
+        let noType = try garage("list", path, "--search", "alpha")
+        #expect(noType.exitCode == 64 && noType.stderr.contains("--type"), "\(noType)")
+    }
 }
