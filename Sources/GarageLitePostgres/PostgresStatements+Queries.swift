@@ -253,6 +253,30 @@ struct PostgresQueryCompiler {
         case .syncStatus(let status):
             sql.appendLiteral("o.sync_status = ")
             sql.appendInterpolation(Int64(status.rawValue))
+        case .references(let toType, let toIdentifier):
+            sql.appendLiteral("o.identifier IN (SELECT from_identifier FROM \(schema).garage_reference WHERE to_type = ")
+            sql.appendInterpolation(toType)
+            sql.appendLiteral(" AND to_identifier = ")
+            sql.appendInterpolation(toIdentifier)
+            sql.appendLiteral(" AND from_type = ")
+            sql.appendInterpolation(rowQuery.typeName)
+            sql.appendLiteral(")")
+        case .referenceMatches:
+            sql.appendLiteral("false")      // answered as `referenceAmong` first (StoreView.resolvingReferences)
+        case .referenceAmong(let field, let identifiers):
+            sql.appendLiteral("COALESCE(CASE json_typeof")
+            appendValue(field)
+            sql.appendLiteral(" WHEN 'string' THEN (x.j #>> ")
+            appendPath(field)
+            sql.appendLiteral(") = ANY(")
+            sql.appendInterpolation(identifiers)
+            sql.appendLiteral("::text[]) WHEN 'array' THEN EXISTS (SELECT 1 FROM json_array_elements(CASE WHEN json_typeof")
+            appendValue(field)
+            sql.appendLiteral(" = 'array' THEN x.j #> ")
+            appendPath(field)
+            sql.appendLiteral(" END) AS e(element) WHERE json_typeof(e.element) = 'string' AND (e.element #>> '{}') = ANY(")
+            sql.appendInterpolation(identifiers)
+            sql.appendLiteral("::text[])) END, false)")
         case .textMatches(let search):
             guard let textIndex = rowQuery.textIndex, let match = Self.textMatch(search) else {
                 sql.appendLiteral("false")

@@ -129,9 +129,9 @@ package struct RowQuery: Sendable {
         var fields: [Field] = []
         func collect(_ node: QueryPredicate.Node) {
             switch node {
-            case .all, .syncStatus, .textMatches: break
+            case .all, .syncStatus, .textMatches, .references: break
             case .compare(let field, _, _), .isNull(let field), .hasPrefix(let field, _), .containsText(let field, _),
-                 .arrayContains(let field, _):
+                 .arrayContains(let field, _), .referenceMatches(let field, _, _), .referenceAmong(let field, _):
                 fields.append(field)
             case .and(let left, let right), .or(let left, let right):
                 collect(left)

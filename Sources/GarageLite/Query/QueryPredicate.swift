@@ -50,6 +50,15 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
         case syncStatus(SyncStatus)
         /// The type's text index holds every word of the search (``TextSearch``).
         case textMatches(String)
+        /// The object references the object of this stored type and identifier, anywhere in
+        /// its JSON (the store's index of references).
+        case references(typeName: String, identifier: String)
+        /// The property is a reference, or an array of references, to an object of the target
+        /// type that matches the inner predicate (which the store answers first, one level).
+        case referenceMatches(Field, QueryReferenceTarget, Node)
+        /// The property is one of these identifiers, or an array holding one: a
+        /// `referenceMatches` once the store answered its inner predicate.
+        case referenceAmong(Field, [String])
         case and(Node, Node)
         case or(Node, Node)
         case not(Node)
@@ -89,6 +98,18 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
         QueryPredicate(.textMatches(search))
     }
 
+    /// The objects that reference the object of type `type` with identifier `identifier`, in
+    /// any of their properties: its referrers, found in the store's index of references without
+    /// reading the objects.
+    ///
+    /// ```swift
+    /// let inWork = try garage.retrieve(Query(Note.self).filter(.references(Notebook.self, identifier: work.id)))
+    /// ```
+    public static func references<T: Identifiable, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) -> QueryPredicate {
+        QueryPredicate(.references(typeName: QueryReferenceTarget.name(of: T.self),
+                                   identifier: (try? Identity.string(fromID: identifier)) ?? "\(identifier)"))
+    }
+
     public var description: String { Self.describe(node) }
 
     private static func describe(_ node: Node) -> String {
@@ -102,6 +123,9 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
         case .arrayContains(let field, let value): return "\(field) contains \(QueryValue(value))"
         case .syncStatus(let status): return "syncStatus == \(status)"
         case .textMatches(let search): return "text matches \"\(search)\""
+        case .references(let typeName, let identifier): return "references \(typeName)(\(identifier))"
+        case .referenceMatches(let field, let target, let inner): return "\(field) -> \(target.typeName) where \(describe(inner))"
+        case .referenceAmong(let field, let identifiers): return "\(field) in \(identifiers)"
         case .and(let left, let right): return "(\(describe(left)) && \(describe(right)))"
         case .or(let left, let right): return "(\(describe(left)) || \(describe(right)))"
         case .not(let inner): return "!(\(describe(inner)))"
@@ -200,8 +224,36 @@ extension Field {
         QueryPredicate(.containsText(self, text))
     }
 
+    /// The property is a reference to an object of type `type` (or an array of references, one
+    /// of which is to such an object) that matches `predicate`, a predicate on `type`'s own
+    /// properties: one level, answered by the store before the query (no object is decoded).
+    ///
+    /// ```swift
+    /// let pinned = Query(Note.self).filter(Field("notebook").references(Notebook.self, where: Field("pinned") == true))
+    /// ```
+    public func references<T: Identifiable & Decodable>(_ type: T.Type, where predicate: QueryPredicate) -> QueryPredicate {
+        QueryPredicate(.referenceMatches(self, QueryReferenceTarget(T.self), predicate.node))
+    }
+
     /// The property is an array one of whose elements equals `value` (a tag in `tags`).
     public func contains(_ value: some QueryValueConvertible) -> QueryPredicate {
         QueryPredicate(.arrayContains(self, value.queryValue.content))
+    }
+}
+
+/// The type a reference predicate looks into: its stored type name, and what its JSON holds
+/// (to check the inner predicate against).
+package struct QueryReferenceTarget: Sendable, Hashable {
+    package let typeName: String
+    let shape: QueryShape
+
+    init<T: Decodable>(_ type: T.Type) {
+        typeName = Self.name(of: T.self)
+        shape = QueryShape.of(T.self)
+    }
+
+    /// The name a reference to `type` is stored under (as the shape of a type names it).
+    static func name(of type: Any.Type) -> String {
+        (try? Identity.typeName(type)) ?? String(describing: type)
     }
 }

@@ -10,7 +10,7 @@ import Foundation
 /// the placeholders (a custom `init(from:)` that validates, an enum that is not `CaseIterable`)
 /// leaves the shape *open* from there on: the keys asked before are known, the others are
 /// not refused.
-indirect enum QueryShape: Sendable, Equatable {
+indirect enum QueryShape: Sendable, Hashable {
     /// A value of one kind.
     case string, number, bool
     /// A date, in the garage's date encoding (a string or a number).
@@ -94,6 +94,27 @@ extension RowQuery {
     /// comparison with a value of another kind than the property's, an order by a property
     /// that holds arrays or objects), or `nil` when it can.
     func problem(in shape: QueryShape) -> String? {
+        if let problem = Self.problem(of: predicate, in: shape, isInner: false) { return problem }
+        func fieldShape(_ field: Field) -> (QueryShape, String?) {
+            var found = QueryShape.unknown
+            let problem = shape.problem(with: field, shape: &found)
+            return (found, problem)
+        }
+        for sort in sortOrders {
+            guard case .field(let field) = sort.key else { continue }
+            let (found, problem) = fieldShape(field)
+            if let problem { return problem }
+            switch found {
+            case .array, .object: return "\(field) holds \(found.kindName), which have no order: sort by one of their properties"
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// Why `node` can't be asked of objects of `shape`, or `nil`; `isInner` inside a reference
+    /// predicate, which looks one level deep and searches no text.
+    private static func problem(of node: QueryPredicate.Node, in shape: QueryShape, isInner: Bool) -> String? {
         func fieldShape(_ field: Field) -> (QueryShape, String?) {
             var found = QueryShape.unknown
             let problem = shape.problem(with: field, shape: &found)
@@ -101,7 +122,20 @@ extension RowQuery {
         }
         func check(_ node: QueryPredicate.Node) -> String? {
             switch node {
-            case .all, .syncStatus, .textMatches: return nil
+            case .all, .syncStatus, .references, .referenceAmong: return nil
+            case .textMatches:
+                return isInner ? "a text search can't look inside a reference: search the referenced type's text instead" : nil
+            case .referenceMatches(let field, let target, let inner):
+                if isInner { return "a reference predicate looks one level deep: \(field) is inside another reference" }
+                let (found, problem) = fieldShape(field)
+                if let problem { return problem }
+                switch found {
+                case .reference(let name), .array(.reference(let name)):
+                    if name != target.typeName { return "\(field) references \(name), not \(target.typeName)" }
+                case .unknown, .array(.unknown): break
+                default: return "\(field) holds \(found.kindName), not references to \(target.typeName)"
+                }
+                return Self.problem(of: inner, in: target.shape, isInner: true).map { "in the \(target.typeName) \(field) references: \($0)" }
             case .and(let left, let right), .or(let left, let right): return check(left) ?? check(right)
             case .not(let inner): return check(inner)
             case .isNull(let field): return fieldShape(field).1
@@ -129,17 +163,7 @@ extension RowQuery {
                 }
             }
         }
-        if let problem = check(predicate) { return problem }
-        for sort in sortOrders {
-            guard case .field(let field) = sort.key else { continue }
-            let (found, problem) = fieldShape(field)
-            if let problem { return problem }
-            switch found {
-            case .array, .object: return "\(field) holds \(found.kindName), which have no order: sort by one of their properties"
-            default: continue
-            }
-        }
-        return nil
+        return check(node)
     }
 }
 
@@ -161,6 +185,13 @@ extension RowQuery {
     /// strategy writes it (and then nothing changes).
     func writingDates(in shape: QueryShape, as strategy: JSONEncoder.DateEncodingStrategy) throws -> RowQuery {
         if case .deferredToDate = strategy { return self }
+        var query = self
+        query.predicate = try Self.writingDates(predicate, in: shape, as: strategy)
+        return query
+    }
+
+    private static func writingDates(_ node: QueryPredicate.Node, in shape: QueryShape,
+                                     as strategy: JSONEncoder.DateEncodingStrategy) throws -> QueryPredicate.Node {
         func written(_ field: Field, _ value: QueryValue.Content, element: Bool) throws -> QueryValue.Content {
             guard case .number(let seconds) = value else { return value }
             var found = QueryShape.unknown
@@ -180,11 +211,11 @@ extension RowQuery {
             case .and(let left, let right): return .and(try rewrite(left), try rewrite(right))
             case .or(let left, let right): return .or(try rewrite(left), try rewrite(right))
             case .not(let inner): return .not(try rewrite(inner))
+            case .referenceMatches(let field, let target, let inner):
+                return .referenceMatches(field, target, try writingDates(inner, in: target.shape, as: strategy))
             default: return node
             }
         }
-        var query = self
-        query.predicate = try rewrite(predicate)
-        return query
+        return try rewrite(node)
     }
 }

@@ -6,14 +6,27 @@ import Foundation
 // and random queries; the store also answers with it directly where SQL can't see the rows (a
 // garage's unsaved changes).
 extension RowQuery {
-    /// Whether an object whose JSON is `json`, in a row of `status`, matches the query.
-    func matches(_ json: JSONValue, status: SyncStatus) -> Bool {
-        matches(predicate, json, status)
+    /// Whether an object whose JSON is `json`, in a row of `status` whose reference list is
+    /// `references` (``ReferenceList``), matches the query.
+    func matches(_ json: JSONValue, status: SyncStatus, references: String) -> Bool {
+        matches(predicate, json, status, references)
     }
 
-    private func matches(_ node: QueryPredicate.Node, _ json: JSONValue, _ status: SyncStatus) -> Bool {
+    private func matches(_ node: QueryPredicate.Node, _ json: JSONValue, _ status: SyncStatus, _ references: String) -> Bool {
         switch node {
         case .all: return true
+        case .references(let typeName, let identifier):
+            let keys = (try? ReferenceList.decode(references)) ?? []
+            return keys.contains(ObjectKey(typeName: typeName, identifier: identifier))
+        case .referenceMatches:
+            return false        // answered as `referenceAmong` (StoreView.resolvingReferences)
+        case .referenceAmong(let field, let identifiers):
+            switch Self.lookup(field, in: json) {
+            case .string(let identifier)?: return identifiers.contains(identifier)
+            case .array(let elements)?:
+                return elements.contains { if case .string(let identifier) = $0 { identifiers.contains(identifier) } else { false } }
+            default: return false
+            }
         case .syncStatus(let wanted): return status == wanted
         case .textMatches(let search): return relevance(search, json) != nil
         case .compare(let field, let comparison, let value):
@@ -37,9 +50,9 @@ extension RowQuery {
         case .arrayContains(let field, let value):
             guard case .array(let elements)? = Self.lookup(field, in: json) else { return false }
             return elements.contains { Self.compare($0, value) == .orderedSame }
-        case .and(let left, let right): return matches(left, json, status) && matches(right, json, status)
-        case .or(let left, let right): return matches(left, json, status) || matches(right, json, status)
-        case .not(let inner): return !matches(inner, json, status)
+        case .and(let left, let right): return matches(left, json, status, references) && matches(right, json, status, references)
+        case .or(let left, let right): return matches(left, json, status, references) || matches(right, json, status, references)
+        case .not(let inner): return !matches(inner, json, status, references)
         }
     }
 

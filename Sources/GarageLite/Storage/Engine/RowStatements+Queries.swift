@@ -23,7 +23,7 @@ extension RowStatements {
             } else {
                 json = .null
             }
-            guard query.matches(json, status: row.syncStatus) else { return }
+            guard query.matches(json, status: row.syncStatus, references: row.references) else { return }
             matching.append((query.sortValues(json, modificationDate: row.modificationDate), row.key.identifier))
         }
         if !query.sortOrders.isEmpty { matching.sort { query.precedes($0, $1) } }

@@ -73,6 +73,8 @@ struct SQLiteQuery {
     var orderingArguments: [(any DatabaseValueConvertible)?] = []
     /// The type's text index, for a text search (``SQLiteConnection/createTextIndex(_:)``).
     var textIndex: QueryIndexDefinition?
+    /// The stored type name of the query's objects.
+    var typeName = ""
 
     /// The rows a query reads: the live rows of its type, written as an index's `WHERE` is
     /// (the type a literal), so that SQLite may read an index of the type (``createQueryIndex``).
@@ -144,20 +146,8 @@ struct SQLiteQuery {
         guard query.fields.allSatisfy({ $0.path.allSatisfy { !$0.contains("\"") } }) else { return nil }
         rows = "type = \(Self.literal(query.typeName)) AND isDeleted = 0"
         textIndex = query.textIndex
-        condition = compile(query.predicate)
-        for (field, comparison, value) in query.requiredComparisons {
-            let bound: (any DatabaseValueConvertible)?
-            switch value {
-            case .string(let string): bound = string
-            case .number(let number): bound = number
-            case .bool(let flag): bound = flag ? 1 : 0
-            case .null: continue
-            }
-            guard let rank = Self.rank(of: value) else { continue }
-            condition += " AND \(Self.rankExpression(field)) = \(rank) AND \(Self.valueExpression(field)) "
-                + "\(comparison == .equal ? "=" : comparison.rawValue) ?"
-            arguments.append(bound)
-        }
+        typeName = query.typeName
+        condition = compileRequired(query.predicate)
         if let position = query.after {
             let after = Self.after(query.sortOrders[...], position.values[...], position.identifier)
             condition = "(\(condition)) AND (\(after.sql))"
@@ -177,6 +167,31 @@ struct SQLiteQuery {
         }
     }
 
+    /// The predicate's conditions that every match meets (those `&&` joins at its top); each
+    /// comparison with a value among them written on the expressions an index of its field
+    /// holds (``rankExpression(_:)``, ``valueExpression(_:)``), which read as the comparison
+    /// does (its value's kind, then the value), so that SQLite may answer it from an index.
+    private mutating func compileRequired(_ node: QueryPredicate.Node) -> String {
+        switch node {
+        case .and(let left, let right):
+            return "(\(compileRequired(left)) AND \(compileRequired(right)))"
+        case .compare(let field, let comparison, let value):
+            let bound: (any DatabaseValueConvertible)?
+            switch value {
+            case .string(let string): bound = string
+            case .number(let number): bound = number
+            case .bool(let flag): bound = flag ? 1 : 0
+            case .null: return compile(node)
+            }
+            guard let rank = Self.rank(of: value) else { return compile(node) }
+            arguments.append(bound)
+            return "(\(Self.rankExpression(field)) = \(rank) AND \(Self.valueExpression(field)) "
+                + "\(comparison == .equal ? "=" : comparison.rawValue) ?)"
+        default:
+            return compile(node)
+        }
+    }
+
     /// `$."key"."key"`: every key quoted, so that any key without a double quote is read as it is.
     static func path(_ field: Field) -> String {
         "$" + field.path.map { ".\"\($0)\"" }.joined()
@@ -188,6 +203,16 @@ struct SQLiteQuery {
         case .syncStatus(let status):
             arguments.append(status.rawValue)
             return "syncStatus = ?"
+        case .references(let toType, let toIdentifier):
+            arguments += [toType, toIdentifier, typeName]
+            return "identifier IN (SELECT fromIdentifier FROM garage_reference WHERE toType = ? AND toIdentifier = ? AND fromType = ?)"
+        case .referenceMatches:
+            return "0"      // answered as `referenceAmong` first (StoreView.resolvingReferences)
+        case .referenceAmong(let field, let identifiers):
+            let path = Self.path(field)
+            arguments += [path, path, JSONWriter.string(from: .array(identifiers.map(JSONValue.string)))]
+            return "COALESCE(json_type(data, ?) IN ('text', 'array') AND EXISTS (SELECT 1 FROM json_each(data, ?) AS element "
+                + "WHERE element.type = 'text' AND element.value IN (SELECT value FROM json_each(?))), 0)"
         case .textMatches(let search):
             guard let textIndex, let match = Self.textMatch(search) else { return "0" }
             arguments.append(match)
