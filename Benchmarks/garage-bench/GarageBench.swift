@@ -766,6 +766,9 @@ struct Report {
     }
 
     private func formatted(_ value: Double) -> String {
+        // Below 100 operations a second (a query that reads every row), two significant digits at least.
+        if value < 10 { return String(format: "%.2f", value) }
+        if value < 100 { return String(format: "%.1f", value) }
         let digits = String(Int(value.rounded()))
         var out = ""
         for (index, character) in digits.reversed().enumerated() {

@@ -171,8 +171,9 @@ struct QueryWorkloads {
                             results[index].cells[implementation] = cell
                             switch cell {
                             case .success(let cell):
-                                progress(String(format: "    %@ %10.0f %@ (%.2f s), peak RSS %.0f MB — %@", label,
-                                                cell.opsPerSecond, row.unit, cell.seconds, cell.peakMB, row.name))
+                                progress(String(format: cell.opsPerSecond < 10 ? "    %@ %10.2f %@ (%.2f s), peak RSS %.0f MB — %@"
+                                                    : "    %@ %10.0f %@ (%.2f s), peak RSS %.0f MB — %@",
+                                                label, cell.opsPerSecond, row.unit, cell.seconds, cell.peakMB, row.name))
                             case .failure(let error):
                                 progress("    \(implementation.rawValue) FAILED: \(error) — \(row.name)")
                             }
