@@ -36,7 +36,7 @@ struct GarageBench: ParsableCommand {
             objects, 10 % of which conflict with a local edit (kept), in one call.
 
             Query workloads (rows named "query: …"; --filter query runs them alone), on stores of \
-            10k and 1M notes (~270 bytes of JSON; quick: 2k and 20k), one notebook in N/300: \
+            10k and 1M notes (~254 bytes of JSON; quick: 2k and 20k), one notebook in N/300: \
             create a notebook index and a title index; retrieve the ~300 notes of one notebook \
             through the index, and (GarageLite only) through retrieveAll and a filter in Swift; \
             count them; retrieve the first 20 notes by title, and the first 20 of the notebook by \

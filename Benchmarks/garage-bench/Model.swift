@@ -125,7 +125,7 @@ enum BenchData {
 
 // MARK: - Notes, for the query workloads
 
-/// A note (about 270 bytes of JSON): what the query workloads store, filter by notebook and
+/// A note (about 254 bytes of JSON): what the query workloads store, filter by notebook and
 /// sort by title.
 struct BenchNote: Codable, Identifiable, Hashable, Sendable {
     var id: String
