@@ -24,6 +24,8 @@ final class FloorContender: Contender {
     private var markSynced: Statement!
     /// The statements of the sync workloads' table (FloorContender+Sync.swift), prepared on first use.
     var syncStatements: SyncStatements?
+    /// The statements of the query workloads (FloorContender+Queries.swift), prepared with their indexes.
+    var noteStatements: NoteStatements?
     /// The key each person's JSON is encrypted with, when the workload encrypts: AES-256-GCM,
     /// a random nonce each time, the row's type and identifier authenticated, stored as base64,
     /// as GarageLite's `AESGCMEncryptor` does.
@@ -236,6 +238,8 @@ final class FloorContender: Contender {
         }
         syncStatements?.finalize()
         syncStatements = nil
+        noteStatements?.finalize()
+        noteStatements = nil
         if let db {
             let rc = sqlite3_close_v2(db)
             guard rc == SQLITE_OK else { throw BenchFailure("floor: close failed: \(rc)") }
@@ -325,7 +329,7 @@ final class FloorContender: Contender {
         return data
     }
 
-    private func write(type: String, id: String, data: Data, status: SyncStatus, at date: Double) throws {
+    func write(type: String, id: String, data: Data, status: SyncStatus, at date: Double) throws {
         let s = upsert.handle
         sqlite3_bind_text(s, 1, type, -1, sqliteTransient)
         sqlite3_bind_text(s, 2, id, -1, sqliteTransient)

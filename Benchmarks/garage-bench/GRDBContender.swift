@@ -26,8 +26,8 @@ struct TeamRecord: Codable, FetchableRecord, PersistableRecord {
 /// (WAL, synchronous=NORMAL), JSON through JSONEncoder/JSONDecoder, one `write` per batch.
 final class GRDBContender: Contender {
     private var dbPool: DatabasePool?
-    private let encoder = JSONEncoder()
-    private let decoder = JSONDecoder()
+    let encoder = JSONEncoder()
+    let decoder = JSONDecoder()
 
     private enum Columns {
         static let syncStatus = Column("syncStatus")
@@ -53,7 +53,7 @@ final class GRDBContender: Contender {
         dbPool = pool
     }
 
-    private var pool: DatabasePool {
+    var pool: DatabasePool {
         get throws {
             guard let dbPool else { throw BenchFailure("GRDB store used after close") }
             return dbPool

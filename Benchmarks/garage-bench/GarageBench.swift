@@ -35,6 +35,15 @@ struct GarageBench: ParsableCommand {
             10 % of them deletions (tombstones, purged when completed); parkDownloaded of 10k \
             objects, 10 % of which conflict with a local edit (kept), in one call.
 
+            Query workloads (rows named "query: …"; --filter query runs them alone), on stores of \
+            10k and 1M notes (~254 bytes of JSON; quick: 2k and 20k), one notebook in N/300: \
+            create a notebook index and a title index; retrieve the ~300 notes of one notebook \
+            through the index, and (GarageLite only) through retrieveAll and a filter in Swift; \
+            count them; retrieve the first 20 notes by title, and the first 20 of the notebook by \
+            title. Each store is built once per implementation, untimed, and read by every query \
+            row of its size. The floor and GRDB have the same two indexes, written by hand on \
+            json_extract(data, '$.notebook') and '$.title'.
+
             The two sync cycle workloads (deletions, parkDownloaded) run the floor on a table \
             with GarageLite's format-3 schema (claims, tombstones, retries, the index of references) and the statements \
             GarageLite runs on it, in the same transactions. GRDB records have no tombstones, \
@@ -46,14 +55,20 @@ struct GarageBench: ParsableCommand {
             every run does the same work. Run it in release: swift build -c release --product garage-bench.
             """)
 
-    @Flag(help: "Smaller workloads (sync query on 10k and 100k rows only, streaming on 100k rows), one run per cell: under a minute.")
+    @Flag(help: "Smaller workloads (sync query on 10k and 100k rows only, streaming on 100k rows, query rows on 2k and 20k notes), one run per cell: under a minute.")
     var quick = false
 
-    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\", or ends with it when it ends with $ (\"random order$\"); repeat it for several.")
+    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\", or ends with it when it ends with $ (\"random order$\"); \"query\" alone runs the query rows (\"query: …\"), not the sync query rows (\"sync query\"); repeat it for several.")
     var filter: [String] = []
 
     @Option(help: "Run only these implementations (GarageLite, floor, GRDB), e.g. to profile one: --only GarageLite.")
     var only: [String] = []
+
+    @Option(help: ArgumentHelp("Build the query rows' stores in this directory and keep them (query-<size>-<implementation>.sqlite), to read their plans with sqlite3.", valueName: "directory"))
+    var keepStores: String?
+
+    /// The filters that name a group of rows: "query" runs the query rows only.
+    private static let groups = ["query"]
 
     private func implementations() throws -> [Implementation] {
         guard !only.isEmpty else { return Implementation.allCases }
@@ -69,27 +84,41 @@ struct GarageBench: ParsableCommand {
         let sizes = quick ? Sizes.quick : Sizes.full
         let started = ContinuousClock.now
         let filters = filter.filter { !$0.isEmpty }
-        let workloads = Workloads(sizes: sizes).all.filter { workload in
+        func selects(_ name: String, group: String?) -> Bool {
             filters.isEmpty || filters.contains { filter in
+                // A group's name selects the group's rows, and no other.
+                if Self.groups.contains(filter.lowercased()) { return group == filter.lowercased() }
                 // A filter ending with "$" matches the end of the name: "random order$" leaves out ", encrypted".
-                filter.hasSuffix("$") ? workload.name.lowercased().hasSuffix(filter.dropLast().lowercased())
-                    : workload.name.localizedCaseInsensitiveContains(filter)
+                return filter.hasSuffix("$") ? name.lowercased().hasSuffix(filter.dropLast().lowercased())
+                    : name.localizedCaseInsensitiveContains(filter)
             }
         }
-        guard !workloads.isEmpty else {
+        let workloads = Workloads(sizes: sizes).all.filter { selects($0.name, group: nil) }
+        let queryWorkloads = QueryWorkloads(sizes: sizes)
+        let queryRows = queryWorkloads.all.filter { selects($0.name, group: "query") }
+        guard !workloads.isEmpty || !queryRows.isEmpty else {
             throw ValidationError("No workload matches --filter \(filters.joined(separator: ", ")). Workloads: "
-                                  + Workloads(sizes: sizes).all.map { "\"\($0.name)\"" }.joined(separator: ", "))
+                                  + (Workloads(sizes: sizes).all.map(\.name) + queryWorkloads.all.map(\.name))
+                                      .map { "\"\($0)\"" }.joined(separator: ", "))
         }
 
         let jsonSizes = try measureJSONSizes()
+        let noteJSONSizes = queryRows.isEmpty ? nil : try measureNoteJSONSizes()
         var rows: [Row] = []
         for (number, workload) in workloads.enumerated() {
             progress("[\(number + 1)/\(workloads.count)] \(workload.name)")
             rows.append(workload.run(try implementations()))
         }
+        if !queryRows.isEmpty {
+            progress("[query] \(queryRows.count) query rows on stores of "
+                     + Set(queryRows.map(\.storeSize)).sorted().map { "\(short($0)) notes" }.joined(separator: " and "))
+            queryWorkloads.run(queryRows, try implementations(),
+                               keepStores: keepStores.map { URL(fileURLWithPath: $0, isDirectory: true) }) { rows.append($0) }
+        }
         let elapsed = (ContinuousClock.now - started).seconds
 
-        print(Report(sizes: sizes, rows: rows, jsonSizes: jsonSizes, elapsed: elapsed).markdown, terminator: "")
+        print(Report(sizes: sizes, rows: rows, jsonSizes: jsonSizes, noteJSONSizes: noteJSONSizes, elapsed: elapsed).markdown,
+              terminator: "")
         if workloads.contains(where: { $0.name.contains("encrypted") }) {
             let (median, slowest) = try measurePassphraseOpen()
             print(String(format: "\nOpening a store locked with a passphrase (PBKDF2-SHA256, %d rounds, the default): "
@@ -119,13 +148,21 @@ struct GarageBench: ParsableCommand {
     /// The average JSON size of a person, as JSONEncoder writes it (floor, GRDB) and as
     /// GarageLite stores it (without the sync status, which lives in its own column).
     private func measureJSONSizes() throws -> (foundation: Double, garageLite: Double) {
-        let people = BenchData.people(0..<1000)
+        try measureJSONSizes(BenchData.people(0..<1000))
+    }
+
+    /// The average JSON size of a note, as ``measureJSONSizes()`` measures a person's.
+    private func measureNoteJSONSizes() throws -> (foundation: Double, garageLite: Double) {
+        try measureJSONSizes(BenchData.notes(0..<1000, notebooks: 33))
+    }
+
+    private func measureJSONSizes<Object: Encodable>(_ objects: [Object]) throws -> (foundation: Double, garageLite: Double) {
         let encoder = JSONEncoder()
-        let foundation = Double(try people.reduce(0) { $0 + (try encoder.encode($1)).count }) / Double(people.count)
+        let foundation = Double(try objects.reduce(0) { $0 + (try encoder.encode($1)).count }) / Double(objects.count)
         let garageLite = try withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("size.sqlite").path
             let garage = try Garage(path: path)
-            try garage.parkAll(people)
+            try garage.parkAll(objects)
             var configuration = Configuration()
             configuration.readonly = true
             let queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -169,18 +206,28 @@ struct Sizes {
     var readRuns: Int
     /// Stores are built and large inputs generated in batches of this many objects.
     var buildBatch = 100_000
+    /// The query workloads: their stores' sizes (notes), and about how many notes a notebook holds.
+    var queryStoreSizes: [Int] = []
+    var queryPerNotebook = 300
+    /// The notes of a page sorted by title.
+    var queryPageSize = 20
+    /// A timed run of a query row repeats it this many times, or until this many seconds have passed.
+    var queryRepetitions = 1_000
+    var queryBudget = 1.0
 
     static let full = Sizes(
         isQuick: false, flat: 100_000, singleParks: 5_000, teams: 10_000, retrieveByID: 100_000,
         retrieveAll: 100_000, parentRepetitions: 2_000, syncStoreSizes: [10_000, 100_000, 1_000_000],
         syncRepetitions: 1_000, claimRows: 100_000, downloads: 10_000, streamRows: 1_000_000,
-        countRows: 1_000_000, countRepetitions: 20, statusChanges: 5_000, readRuns: 2)
+        countRows: 1_000_000, countRepetitions: 20, statusChanges: 5_000, readRuns: 2,
+        queryStoreSizes: [10_000, 1_000_000])
 
     static let quick = Sizes(
         isQuick: true, flat: 20_000, singleParks: 1_000, teams: 2_000, retrieveByID: 20_000,
         retrieveAll: 20_000, parentRepetitions: 200, syncStoreSizes: [10_000, 100_000],
         syncRepetitions: 200, claimRows: 10_000, downloads: 2_000, streamRows: 100_000,
-        countRows: 100_000, countRepetitions: 20, statusChanges: 1_000, readRuns: 1)
+        countRows: 100_000, countRepetitions: 20, statusChanges: 1_000, readRuns: 1,
+        queryStoreSizes: [2_000, 20_000], queryBudget: 0.5)
 }
 
 /// 100000 → "100k", 1000000 → "1M".
@@ -204,6 +251,8 @@ struct Row {
     var unit: String
     /// For the sync query rows: the store's size.
     var syncStoreSize: Int?
+    /// For the query rows: what the row does, and the store's size.
+    var query: (kind: QueryKind, storeSize: Int)?
     var cells: [Implementation: Result<Cell, any Error>] = [:]
 
     func opsPerSecond(_ implementation: Implementation) -> Double? {
@@ -611,6 +660,8 @@ struct Report {
     var sizes: Sizes
     var rows: [Row]
     var jsonSizes: (foundation: Double, garageLite: Double)
+    /// When the query rows ran.
+    var noteJSONSizes: (foundation: Double, garageLite: Double)?
     var elapsed: Double
 
     var markdown: String {
@@ -625,13 +676,23 @@ struct Report {
         #endif
         if sizes.isQuick {
             out += "- mode: quick — smaller workloads; sync query on 10k and 100k rows only (not 1M); "
-                + "streaming on \(short(sizes.streamRows)) rows (not 1M); one timed run per cell\n"
+                + "streaming on \(short(sizes.streamRows)) rows (not 1M); query rows on "
+                + sizes.queryStoreSizes.map(short).joined(separator: " and ") + " notes; one timed run per cell\n"
         } else {
             out += "- mode: full — read-only workloads: best of \(sizes.readRuns) runs on the same store; "
                 + "workloads that write: one run on a fresh store\n"
         }
+        if rows.contains(where: { $0.query != nil }) {
+            out += String(format: "- query rows: each timed run repeats the query up to %d times or for %.1f s, "
+                          + "after an untimed warm-up; one store per size and implementation, built untimed\n",
+                          sizes.queryRepetitions, sizes.queryBudget)
+        }
         out += String(format: "- person JSON: %.0f bytes on average (JSONEncoder: floor, GRDB), %.0f bytes (as GarageLite stores it)\n",
                       jsonSizes.foundation, jsonSizes.garageLite)
+        if let noteJSONSizes {
+            out += String(format: "- note JSON (query rows): %.0f bytes on average (JSONEncoder: floor, GRDB), %.0f bytes (as GarageLite stores it)\n",
+                          noteJSONSizes.foundation, noteJSONSizes.garageLite)
+        }
         out += "- peak RSS: \(Memory.method)\n"
         out += "- ratios: GarageLite ops/s ÷ other ops/s; above 1 = GarageLite is faster\n\n"
 
@@ -663,6 +724,25 @@ struct Report {
                 + parts.joined(separator: ", ") + "\n"
         }
 
+        // Each query row's time per query at its largest store ÷ at its smallest.
+        var queryLines: [String] = []
+        for kind in QueryKind.allCases where kind != .createIndexes {
+            let sized = rows.compactMap { row in row.query.flatMap { $0.kind == kind ? ($0.storeSize, row) : nil } }
+            guard let smallest = sized.min(by: { $0.0 < $1.0 }), let largest = sized.max(by: { $0.0 < $1.0 }),
+                  smallest.0 != largest.0 else { continue }
+            let parts = Implementation.allCases.compactMap { implementation -> String? in
+                guard let small = smallest.1.opsPerSecond(implementation),
+                      let large = largest.1.opsPerSecond(implementation) else { return nil }
+                return String(format: "%@ %.2f", implementation.rawValue, small / large)
+            }
+            queryLines.append("- \(kind.rawValue), time(\(short(largest.0)))/time(\(short(smallest.0))): "
+                              + parts.joined(separator: ", "))
+        }
+        if !queryLines.isEmpty {
+            out += "\nQuery time per query at the largest store ÷ at the smallest (1 = independent of store size):\n"
+                + queryLines.joined(separator: "\n") + "\n"
+        }
+
         let failures = rows.flatMap { row in
             Implementation.allCases.compactMap { implementation -> String? in
                 if case .failure(let error)? = row.cells[implementation] {
@@ -686,6 +766,9 @@ struct Report {
     }
 
     private func formatted(_ value: Double) -> String {
+        // Below 100 operations a second (a query that reads every row), two significant digits at least.
+        if value < 10 { return String(format: "%.2f", value) }
+        if value < 100 { return String(format: "%.1f", value) }
         let digits = String(Int(value.rounded()))
         var out = ""
         for (index, character) in digits.reversed().enumerated() {

@@ -13,7 +13,7 @@ final class GarageLiteContender: Contender {
         self.path = path
     }
 
-    private var store: Garage {
+    var store: Garage {
         get throws {
             guard let garage else { throw BenchFailure("GarageLite store used after close") }
             return garage

@@ -122,3 +122,69 @@ enum BenchData {
         }
     }
 }
+
+// MARK: - Notes, for the query workloads
+
+/// A note (about 254 bytes of JSON): what the query workloads store, filter by notebook and
+/// sort by title.
+struct BenchNote: Codable, Identifiable, Hashable, Sendable {
+    var id: String
+    /// Unique: `"<topic> <kind> <8 hex digits>"`, the digits a bijection of the note's index.
+    var title: String
+    /// `"Notebook 0042"`: note `i` is in notebook `i % notebooks`.
+    var notebook: String
+    var tags: [String]
+    var body: String
+    /// Seconds since the reference date.
+    var edited: Double
+}
+
+extension BenchData {
+    private static let noteTopics = ["Meeting", "Recipe", "Reading", "Travel", "Budget", "Garden", "Project",
+                                     "Workout", "Ideas", "Journal", "Shopping", "Music"]
+    private static let noteKinds = ["notes", "plan", "list", "draft", "summary", "log", "review", "checklist"]
+    private static let noteTags = ["home", "work", "urgent", "later", "family", "health", "money", "books",
+                                   "someday", "errands", "school", "kitchen"]
+    private static let bodyWords = ["call", "the", "bank", "about", "new", "account", "remember", "to", "bring",
+                                    "charger", "and", "receipts", "for", "next", "week", "check", "train", "times",
+                                    "ask", "Sam", "review", "draft", "before", "Friday", "buy", "milk", "eggs",
+                                    "bread", "fix", "bike", "light", "book", "dentist", "water", "plants"]
+
+    /// The notebook named by its number.
+    static func notebook(_ number: Int) -> String {
+        "Notebook " + identifier("", number, width: 4)
+    }
+
+    /// Note `index`'s title, a pure function of `index`, unique for every index below 2^32
+    /// (multiplying by an odd number is a bijection modulo 2^32).
+    static func noteTitle(_ index: Int) -> String {
+        var rng = SplitMix64(seed: seed ^ 0x6E6F_7465 ^ (UInt64(index) &* 0x2545_F491_4F6C_DD1D))
+        let topic = noteTopics.randomElement(using: &rng)!
+        let kind = noteKinds.randomElement(using: &rng)!
+        let digits = String(UInt32(truncatingIfNeeded: UInt64(index) &* 0x9E37_79B1), radix: 16)
+        return "\(topic) \(kind) \(String(repeating: "0", count: 8 - digits.count))\(digits)"
+    }
+
+    /// Note `index` of a store with `notebooks` notebooks: a pure function of both.
+    static func note(_ index: Int, notebooks: Int) -> BenchNote {
+        var rng = SplitMix64(seed: seed ^ 0x626F_6479 ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
+        var tags = noteTags
+        tags.shuffle(using: &rng)
+        var body = ""
+        while body.utf8.count < 110 {
+            body += (body.isEmpty ? "" : " ") + bodyWords.randomElement(using: &rng)!
+        }
+        return BenchNote(
+            id: identifier("n", index),
+            title: noteTitle(index),
+            notebook: notebook(index % notebooks),
+            tags: Array(tags.prefix(Int.random(in: 1...3, using: &rng))),
+            body: body + ".",
+            edited: Double(Int.random(in: 700_000_000 ... 780_000_000, using: &rng)) + Double.random(in: 0..<1, using: &rng))
+    }
+
+    /// Notes `range` of a store with `notebooks` notebooks.
+    static func notes(_ range: Range<Int>, notebooks: Int) -> [BenchNote] {
+        range.map { note($0, notebooks: notebooks) }
+    }
+}
