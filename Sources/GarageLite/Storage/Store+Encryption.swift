@@ -19,6 +19,9 @@ extension Store {
             let erased = try erasing?.setErasesFreedContent(true)
             defer { if let erasing, let erased { _ = try? erasing.setErasesFreedContent(erased) } }
             let (count, next) = try Store.transaction(statements) {
+                // Text indexes hold copies of the words of the objects about to be encrypted,
+                // which no search of an encrypting garage may read: they go first.
+                if !encrypted, key == nil { try Store.droppingTextIndexes(statements) }
                 let rows = try statements.rows(encrypted: encrypted, after: key, limit: limit)
                 var count = 0
                 for row in rows {

@@ -50,6 +50,15 @@ extension Store {
         })
     }
 
+    /// Drops every text index of the store, in the caller's transaction.
+    static func droppingTextIndexes(_ statements: any RowWriteStatements) throws {
+        var definitions = try recorded(statements)
+        guard definitions.contains(where: \.isText) else { return }
+        for definition in definitions where definition.isText { try statements.dropQueryIndex(definition) }
+        definitions.removeAll(where: \.isText)
+        try record(definitions, statements)
+    }
+
     /// The recorded indexes, by type name then name.
     func readingQueryIndexes() -> StoreWork<[QueryIndexDefinition]> {
         StoreWork(operation: "list the query indexes", access: .read { statements in

@@ -159,4 +159,28 @@ struct QueryTextTests {
         #expect(Self.reason { _ = try garage.textIndex(SearchMemo.self, on: Field("title")) }.contains("encrypts its objects"))
         #expect(Self.reason { _ = try garage.count(Query(SearchMemo.self).filter(.textMatches("milk"))) }.contains("their text"))
     }
+
+    /// Encrypting a garage drops its text indexes, whose copies of the words would stay
+    /// readable: none of them is left in the store's files.
+    @Test func encryptingAGarageDropsItsTextIndexes() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("memos.garage")
+        let plain = try TestEngine.garage(path: path)
+        try plain.parkAll((0..<200).map { SearchMemo(id: "m\($0)", title: "Zebramarker \($0)", body: "Okapimarker") })
+        try plain.textIndex(SearchMemo.self, on: Field("title"), Field("body"))
+        try plain.index(SearchMemo.self, on: Field("title"))
+        #expect(try plain.count(Query(SearchMemo.self).filter(.textMatches("zebramarker"))) == 200)
+        let encrypted = try TestEngine.garage(path: path, encryptionKey: .key(SymmetricKey(size: .bits256)))
+        _ = try encrypted.encryptUnencryptedObjects()
+        #expect(try encrypted.indexes().map(\.description) == ["SearchMemo(title)"])
+        #expect(try encrypted.check().isOK)
+        if !TestEngine.isPostgres {
+            let bytes = storeFileBytes(path)
+            for marker in ["Zebramarker", "zebramarker", "Okapimarker", "okapimarker"] {
+                #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
+            }
+        }
+        #expect(Self.reason { _ = try plain.count(Query(SearchMemo.self).filter(.textMatches("zebramarker"))) }
+            .contains("no text index"))
+    }
 }
