@@ -14,12 +14,14 @@ extension PostgresStatements {
         return try run(compiled.statement).rows.map { try $0.decode(String.self) }
     }
 
-    /// An expression index over the type's live rows, on the expressions the query SQL's
-    /// conditions compare (``PostgresQueryCompiler/indexedExpression(_:_:)``).
+    /// An expression index over the type's live rows: for each field, the rank and the value of
+    /// each kind the query SQL compares and sorts on (``PostgresQueryCompiler/sortExpressions(_:table:)``),
+    /// then the identifier, so that the index answers both a comparison and an order by its
+    /// fields, ties in identifier order.
     func createQueryIndex(_ definition: QueryIndexDefinition) throws {
         if definition.isText { return try createTextIndex(definition) }
-        let expressions = zip(definition.fields, definition.kinds)
-            .map { "(\(PostgresQueryCompiler.indexedExpression($0, $1, table: "")))" }.joined(separator: ", ")
+        let expressions = (definition.fields.flatMap { PostgresQueryCompiler.sortExpressions($0, table: "") }.map { "(\($0))" }
+            + ["identifier"]).joined(separator: ", ")
         try run(PostgresQuery(unsafeSQL: """
             CREATE INDEX IF NOT EXISTS \(definition.name) ON \(objects) (\(expressions))
             WHERE type = \(PostgresQueryCompiler.literal(definition.typeName)) AND NOT is_deleted
@@ -77,30 +79,41 @@ struct PostgresQueryCompiler {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
-    /// The value at `field` of `kind`, as an index orders it and a condition compares it: the
-    /// text of a string in the "C" collation, a number as a double, a boolean; NULL for a value
-    /// of another kind, or in an encrypted row, whose data is no JSON (an index on a garage
-    /// encrypted later keeps working). `table` is the alias of the table and a dot, or nothing.
-    static func indexedExpression(_ field: Field, _ kind: QueryIndexDefinition.Kind, table: String) -> String {
+    /// What an order by `field` sorts on, as an index of the field holds it: the rank of its
+    /// value's kind (0 missing or null, 1 a boolean, 2 a number, 3 a string, 4 the rest: the
+    /// rule's `SortValue.rank`), then the value as a boolean, as a double, as text in the "C"
+    /// collation (each NULL for another kind). Read from the row's data as `json`, NULL in an
+    /// encrypted row, whose data is no JSON (an index on a garage encrypted later keeps
+    /// working). `table` is the alias of the table and a dot, or nothing.
+    static func sortExpressions(_ field: Field, table: String) -> [String] {
         let path = "ARRAY[" + field.path.map(literal).joined(separator: ", ") + "]::text[]"
-        let row = "(CASE WHEN NOT \(table)is_encrypted THEN \(table)data END)"
-        switch kind {
-        case .string:
-            return "(\(row)::json #>> \(path)) COLLATE \"C\""
-        case .number:
-            return "CASE WHEN json_typeof(\(row)::json #> \(path)) = 'number' THEN (\(row)::json #>> \(path))::float8 END"
-        case .bool:
-            return "CASE WHEN json_typeof(\(row)::json #> \(path)) = 'boolean' THEN (\(row)::json #>> \(path))::boolean END"
-        case .text:
-            return "NULL"       // a text index is no expression index (textVector)
-        }
+        let value = "(CASE WHEN NOT \(table)is_encrypted THEN \(table)data END)::json #> \(path)"
+        let text = "(CASE WHEN NOT \(table)is_encrypted THEN \(table)data END)::json #>> \(path)"
+        return [
+            "CASE COALESCE(json_typeof(\(value)), 'null') WHEN 'null' THEN 0 WHEN 'boolean' THEN 1 WHEN 'number' THEN 2 "
+                + "WHEN 'string' THEN 3 ELSE 4 END",
+            "CASE WHEN json_typeof(\(value)) = 'boolean' THEN (\(text))::boolean END",
+            "CASE WHEN json_typeof(\(value)) = 'number' THEN (\(text))::float8 END",
+            "(CASE WHEN json_typeof(\(value)) = 'string' THEN \(text) END) COLLATE \"C\"",
+        ]
     }
 
-    /// The query's required comparisons, bare, for an index (``RowQuery/requiredComparisons``).
+    /// The query's required comparisons (``RowQuery/requiredComparisons``), bare, on the
+    /// expressions an index of their field holds: the rank of the value's kind, the values of
+    /// the kinds before it NULL, then the value (each equivalent to the comparison).
     private mutating func appendIndexedTerms() {
         for (field, comparison, value) in rowQuery.requiredComparisons {
-            guard let kind = QueryIndexDefinition.kind(of: value) else { continue }
-            sql.appendLiteral(" AND (\(Self.indexedExpression(field, kind, table: "o."))) \(comparison == .equal ? "=" : comparison.rawValue) ")
+            let expressions = Self.sortExpressions(field, table: "o.")
+            let (rank, position): (Int, Int)
+            switch value {
+            case .bool: (rank, position) = (1, 1)
+            case .number: (rank, position) = (2, 2)
+            case .string: (rank, position) = (3, 3)
+            case .null: continue
+            }
+            sql.appendLiteral(" AND (\(expressions[0])) = \(rank)")
+            for earlier in 1..<position { sql.appendLiteral(" AND (\(expressions[earlier])) IS NULL") }
+            sql.appendLiteral(" AND (\(expressions[position])) \(comparison == .equal ? "=" : comparison.rawValue) ")
             appendOperand(value)
         }
     }
@@ -215,15 +228,9 @@ struct PostgresQueryCompiler {
                     sql.appendLiteral(")) END \(direction) NULLS \(sort.order == .ascending ? "FIRST" : "LAST"), ")
                 }
             case .field(let field):
-                sql.appendLiteral("CASE COALESCE(json_typeof(x.j #> ")
-                appendPath(field)
-                sql.appendLiteral("), 'null') WHEN 'null' THEN 0 WHEN 'boolean' THEN 1 WHEN 'number' THEN 2 WHEN 'string' THEN 3 ELSE 4 END \(direction), ")
-                for (kind, cast) in [("boolean", "::boolean"), ("number", "::float8"), ("string", " COLLATE \"C\"")] {
-                    sql.appendLiteral("CASE WHEN json_typeof(x.j #> ")
-                    appendPath(field)
-                    sql.appendLiteral(") = '\(kind)' THEN (x.j #>> ")
-                    appendPath(field)
-                    sql.appendLiteral(")\(cast) END \(direction), ")
+                // The expressions an index of the field holds, so that the index gives the order.
+                for expression in Self.sortExpressions(field, table: "o.") {
+                    sql.appendLiteral("\(expression) \(direction), ")
                 }
             }
         }

@@ -55,4 +55,29 @@ extension PostgresEngineTests {
         #expect(plan.contains("garage_text_"), "\(plan)")
         #expect(try garage.identifiers(Query(QueryTextTests.SearchMemo.self).search("zebra")) == [memos[1_234].id])
     }
+
+    @Test func anOrderByAnIndexedPropertyReadsTheIndexOnPostgreSQL() throws {
+        let (url, _) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        var random = SplitMix64(state: 8)
+        let notes = (0..<3_000).map { QueryRuleTests.randomNote($0, &random) }
+        try garage.parkAll(notes)
+        try garage.index(QueryRuleTests.QueryNote.self, on: Field("title"))
+        try Self.psql("ANALYZE")
+        let (configuration, schema) = try PostgresURL.parse(url)
+        var options = PostgresGarageOptions()
+        options.createsSchema = false
+        let engine = try PostgresEngine.open(configuration: configuration, schema: schema, options: options)
+        for order in [QuerySort.Order.ascending, .descending] {
+            var page = RowQuery(typeName: "QueryNote", predicate: .all, sortOrders: [QuerySort(key: .field(Field("title")), order: order)])
+            page.limit = 20
+            let plan = try engine.read("plan") { statements in
+                try #require(statements as? PostgresStatements).queryPlan(matching: page).joined(separator: "\n")
+            }
+            #expect(plan.contains("garage_query_"), "\(plan)")
+            if order == .ascending { #expect(!plan.contains("Sort Key"), "the index gives the order: \(plan)") }
+            let expected = QueryRuleTests.expected(notes, { _ in true }, sorts: [(Field("title"), order)], limit: 20)
+            #expect(try garage.identifiers(Query(QueryRuleTests.QueryNote.self).sorted(by: Field("title"), order).limit(20)) == expected)
+        }
+    }
 }
