@@ -6,18 +6,17 @@ import Foundation
 // and random queries; the store also answers with it directly where SQL can't see the rows (a
 // garage's unsaved changes).
 extension RowQuery {
-    /// Whether an object whose JSON is `json`, in a row of `status` whose reference list is
-    /// `references` (``ReferenceList``), matches the query.
-    func matches(_ json: JSONValue, status: SyncStatus, references: String) -> Bool {
+    /// Whether an object whose JSON is `json`, in a row of `status` that references the objects
+    /// `references` (read when the query ``readsReferences``), matches the query.
+    func matches(_ json: JSONValue, status: SyncStatus, references: [ObjectKey]) -> Bool {
         matches(predicate, json, status, references)
     }
 
-    private func matches(_ node: QueryPredicate.Node, _ json: JSONValue, _ status: SyncStatus, _ references: String) -> Bool {
+    private func matches(_ node: QueryPredicate.Node, _ json: JSONValue, _ status: SyncStatus, _ references: [ObjectKey]) -> Bool {
         switch node {
         case .all: return true
         case .references(let typeName, let identifier):
-            let keys = (try? ReferenceList.decode(references)) ?? []
-            return keys.contains(ObjectKey(typeName: typeName, identifier: identifier))
+            return references.contains(ObjectKey(typeName: typeName, identifier: identifier))
         case .referenceMatches:
             return false        // answered as `referenceAmong` (StoreView.resolvingReferences)
         case .referenceAmong(let field, let identifiers):
@@ -54,6 +53,19 @@ extension RowQuery {
         case .or(let left, let right): return matches(left, json, status, references) || matches(right, json, status, references)
         case .not(let inner): return !matches(inner, json, status, references)
         }
+    }
+
+    /// Whether the predicate reads the objects' references (`.references`).
+    package var readsReferences: Bool {
+        func reads(_ node: QueryPredicate.Node) -> Bool {
+            switch node {
+            case .references: return true
+            case .and(let left, let right), .or(let left, let right): return reads(left) || reads(right)
+            case .not(let inner): return reads(inner)
+            default: return false
+            }
+        }
+        return reads(predicate)
     }
 
     /// How relevant an object whose JSON is `json` is to `search` (how many of the words of its

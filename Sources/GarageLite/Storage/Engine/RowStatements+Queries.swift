@@ -23,7 +23,16 @@ extension RowStatements {
             } else {
                 json = .null
             }
-            guard query.matches(json, status: row.syncStatus, references: row.references) else { return }
+            var references: [ObjectKey] = []
+            if query.readsReferences {
+                do {
+                    references = try ReferenceList.decode(row.references)
+                } catch {
+                    throw GarageError.corruptData(typeName: row.key.typeName, identifier: row.key.identifier,
+                                                  reason: "its list of references can't be read for a query (\(error))")
+                }
+            }
+            guard query.matches(json, status: row.syncStatus, references: references) else { return }
             matching.append((query.sortValues(json, modificationDate: row.modificationDate), row.key.identifier))
         }
         if !query.sortOrders.isEmpty { matching.sort { query.precedes($0, $1) } }
