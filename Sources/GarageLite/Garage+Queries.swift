@@ -181,8 +181,14 @@ extension Garage {
     func rowQuery<T: Decodable>(_ query: Query<T>) throws -> RowQuery {
         let typeName = try storedTypeName(T.self, listing: "query")
         let rowQuery = RowQuery(query, typeName: typeName)
-        if let problem = rowQuery.problem(in: QueryShape.of(T.self)) {
+        let shape = QueryShape.of(T.self)
+        let strategy = configuration().dateEncodingStrategy
+        if let problem = rowQuery.problem(in: shape) ?? rowQuery.dateProblem(in: shape, as: strategy) {
             throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query), reason: problem)
+        }
+        if rowQuery.sortOrders.contains(where: { $0.key == .relevance }), rowQuery.textSearch == nil {
+            throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query),
+                                           reason: "an order by relevance needs a text search: search(_:) or .textMatches(_:)")
         }
         if configuration().dataEncryptionDelegate != nil, rowQuery.readsContent {
             let what = rowQuery.fields.first.map { "their property \($0)" } ?? "their text"
@@ -192,12 +198,12 @@ extension Garage {
                     + "\"Querying\"); a query of an encrypted garage filters by sync status and sorts by modification "
                     + "date only")
         }
-        return try rowQuery.writingDates(in: QueryShape.of(T.self), as: configuration().dateEncodingStrategy)
+        return try rowQuery.writingDates(in: shape, as: strategy)
     }
 
     /// The query as an error shows it: its predicate and its orders.
     static func describe<T>(_ query: Query<T>) -> String {
-        var text = "where \(query.predicate)"
+        var text = query.predicate.node == .all ? "of every object" : "where \(query.predicate)"
         let orders = query.sortOrders.map { sort -> String in
             let key: String
             switch sort.key {

@@ -8,7 +8,9 @@ extension Garage {
     ///
     /// ```swift
     /// let urgent = Query(Note.self).filter(Field("tags").contains("urgent")).sorted(by: Field("title"))
-    /// for try await notes in try garage.changes(matching: urgent) {
+    /// let changes = try garage.changes(matching: urgent)
+    /// show(try garage.retrieve(urgent))
+    /// for try await notes in changes {
     ///     show(notes)
     /// }
     /// ```

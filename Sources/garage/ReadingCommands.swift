@@ -176,6 +176,21 @@ struct ListObjects: ParsableCommand {
         return query
     }
 
+    /// Without the app's types the tool can't check a path: it warns (on standard error) about
+    /// each property of `--where` and `--sort` that no object of the type holds, likely a
+    /// misspelling, which would match nothing.
+    private func warnAboutMissingProperties(_ garage: Garage, type: String) throws {
+        guard try !garage.records(matching: Query(recordsOf: type).limit(1)).isEmpty else { return }
+        let query = try query(ofType: type)
+        var warned: Set<Field> = []
+        for field in RowQuery(typeName: type, predicate: query.predicate, sortOrders: query.sortOrders).fields
+        where warned.insert(field).inserted {
+            if try garage.records(matching: Query(recordsOf: type).filter(field != nil).limit(1)).isEmpty {
+                Output.error("warning: no \(type) object holds a property \(field): is it misspelled? (it matches nothing)")
+            }
+        }
+    }
+
     func run() throws {
         try reportingFailures {
             let garage = try store.openForReading()
@@ -183,6 +198,7 @@ struct ListObjects: ParsableCommand {
             var lines: [Line] = []
             var after: ObjectKey?
             if let type, isQuery {
+                try warnAboutMissingProperties(garage, type: type)
                 lines = try garage.records(matching: query(ofType: type)).map { record in
                     Line(type: record.typeName, identifier: record.identifier, status: record.syncStatus.name,
                          revision: record.revision, modificationDate: record.modificationDate,

@@ -26,6 +26,8 @@ public struct Query<Object>: Sendable {
 
     /// The stored type name of a query of records (``init(recordsOf:)``).
     var recordTypeName: String?
+    /// Whether the query is sorted by relevance when it has no orders of its own (``search(_:)``).
+    var ranksByRelevance = false
 
     /// The query, keeping only the objects that match `predicate` too.
     public func filter(_ predicate: QueryPredicate) -> Query {
@@ -50,14 +52,17 @@ public struct Query<Object>: Sendable {
     }
 
     /// The query, keeping the objects whose indexed text holds every word of `search`
-    /// (``QueryPredicate/textMatches(_:)``), the most relevant first after its other orders.
+    /// (``QueryPredicate/textMatches(_:)``), the most relevant first unless the query has
+    /// orders of its own (`sorted(by:_:)`, …: then in those orders, and with pages).
     ///
     /// ```swift
     /// try garage.textIndex(Note.self, on: Field("title"), Field("body"))
     /// let hits = try garage.retrieve(Query(Note.self).search("milk bread").limit(20))
     /// ```
     public func search(_ search: String) -> Query {
-        filter(.textMatches(search)).sortedByRelevance()
+        var query = filter(.textMatches(search))
+        query.ranksByRelevance = true
+        return query
     }
 
     /// The query, sorted by how well each object matches its text search after its other
@@ -113,7 +118,8 @@ package struct RowQuery: Sendable {
     init<Object>(_ query: Query<Object>, typeName: String) {
         self.typeName = typeName
         predicate = query.predicate.node
-        sortOrders = query.sortOrders
+        sortOrders = query.sortOrders.isEmpty && query.ranksByRelevance
+            ? [QuerySort(key: .relevance, order: .descending)] : query.sortOrders
         limit = query.limit
     }
 

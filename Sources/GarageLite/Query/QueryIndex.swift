@@ -8,7 +8,7 @@ public struct QueryIndex: Sendable, Hashable, CustomStringConvertible {
     public var typeName: String
     /// The indexed properties, in the index's order.
     public var fields: [Field]
-    /// Whether this is the type's text index (``Garage/textIndex(_:on:)-6hgfm``), for text
+    /// Whether this is the type's text index (``Garage/textIndex(_:on:)-51khl``), for text
     /// searches, rather than an index of values for comparisons and orders.
     public var isText: Bool
 

@@ -87,7 +87,7 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
         QueryPredicate(.syncStatus(status))
     }
 
-    /// The objects whose indexed text (``Garage/textIndex(_:on:)-6hgfm``) holds every word of
+    /// The objects whose indexed text (``Garage/textIndex(_:on:)-51khl``) holds every word of
     /// `search`: words of letters and digits, in any case (ASCII letters on every engine; other
     /// letters as the engine folds them); a word followed by `*` finds the words it begins.
     ///

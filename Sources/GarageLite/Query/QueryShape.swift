@@ -52,7 +52,8 @@ indirect enum QueryShape: Sendable, Hashable {
                 }
             case .reference(let type):
                 return "\(walked) is a reference to a \(type), stored as an object of its own: its JSON here is its "
-                    + "identifier, so a query can't look inside it (query \(type), then filter by the identifiers)"
+                    + "identifier; look inside it with Field(\(field.path[..<index].map { "\"\($0)\"" }.joined(separator: ", ")))"
+                    + ".references(\(type).self, where: Field(\"\(key)\") == …)"
             case .unknown:
                 shape = .unknown
                 return nil
@@ -135,7 +136,7 @@ extension RowQuery {
                 case .unknown, .array(.unknown): break
                 default: return "\(field) holds \(found.kindName), not references to \(target.typeName)"
                 }
-                return Self.problem(of: inner, in: target.shape, isInner: true).map { "in the \(target.typeName) \(field) references: \($0)" }
+                return Self.problem(of: inner, in: target.shape, isInner: true).map { "in \(target.typeName) (which \(field) references), \($0)" }
             case .and(let left, let right), .or(let left, let right): return check(left) ?? check(right)
             case .not(let inner): return check(inner)
             case .isNull(let field): return fieldShape(field).1
@@ -164,6 +165,32 @@ extension RowQuery {
             }
         }
         return check(node)
+    }
+}
+
+extension RowQuery {
+    /// Why the query compares a property that holds dates with a string when the garage writes
+    /// dates as numbers (its default `strategy`), which can't match: compare with a `Date`.
+    func dateProblem(in shape: QueryShape, as strategy: JSONEncoder.DateEncodingStrategy) -> String? {
+        guard case .deferredToDate = strategy else { return nil }
+        func check(_ node: QueryPredicate.Node, _ shape: QueryShape) -> String? {
+            var field: Field, element = false
+            switch node {
+            case .compare(let compared, _, .string): field = compared
+            case .arrayContains(let compared, .string): (field, element) = (compared, true)
+            case .and(let left, let right), .or(let left, let right): return check(left, shape) ?? check(right, shape)
+            case .not(let inner): return check(inner, shape)
+            case .referenceMatches(_, let target, let inner): return check(inner, target.shape)
+            default: return nil
+            }
+            var found = QueryShape.unknown
+            _ = shape.problem(with: field, shape: &found)
+            if element, case .array(let inner) = found { found = inner }
+            guard case .date = found else { return nil }
+            return "\(field) holds dates, which this garage writes as numbers (seconds since 2001-01-01), not strings: "
+                + "compare it with a Date"
+        }
+        return check(predicate, shape)
     }
 }
 

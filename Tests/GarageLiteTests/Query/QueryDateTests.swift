@@ -51,5 +51,12 @@ struct QueryDateTests {
         struct Named: Codable, Identifiable { var id: String; var name: String }
         let garage = try TestEngine.garage()
         #expect(throws: GarageError.self) { try garage.count(Query(Named.self).filter(Field("name") < Date())) }
+        // A string compared with dates written as numbers could match nothing: refused.
+        let error = try #require(throws: GarageError.self) { try garage.count(Query(Task.self).filter(Field("due") < "2026-12-01")) }
+        #expect("\(error)".contains("compare it with a Date"), "\(error)")
+        // Written as ISO 8601 strings, dates compare with strings.
+        garage.dateEncodingStrategy = .iso8601
+        try garage.park(Task(id: "t", due: Date(timeIntervalSince1970: 1_800_000_000), created: Date()))
+        #expect(try garage.count(Query(Task.self).filter(Field("due") > "2026-12-01")) == 1)
     }
 }

@@ -51,7 +51,7 @@ extension RowStatements {
             .first { $0.typeName == query.typeName && $0.isText }
         guard resolved.textIndex != nil, query.textSearch != nil else {
             throw GarageError.invalidQuery(
-                typeName: query.typeName, query: "text search",
+                typeName: query.typeName, query: query.textSearch.map { "where text matches \"\($0)\"" } ?? "sorted by relevance",
                 reason: query.textSearch == nil
                     ? "an order by relevance needs a text search in the query: search(_:) or .textMatches(_:)"
                     : "\(query.typeName) has no text index: declare one with garage.textIndex(\(query.typeName).self, on: …) "

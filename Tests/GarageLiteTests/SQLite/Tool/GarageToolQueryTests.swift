@@ -27,6 +27,11 @@ extension GarageToolTests {
         #expect(noType.exitCode == 64 && noType.stderr.contains("--type"), "\(noType)")
         let unclosed = try garage("list", path, "--type", "GTItem", "--where", "(count > 1")
         #expect(unclosed.exitCode == 64 && unclosed.stderr.contains("never closed"), "\(unclosed)")
+        let misspelled = try garage("list", path, "--type", "GTItem", "--where", "nmae == Alpha", "--sort", "cuont", "--json")
+        #expect(try misspelled.exitCode == 0 && listedKeys(misspelled).isEmpty, "\(misspelled)")
+        #expect(misspelled.stderr.contains("no GTItem object holds a property nmae"), "\(misspelled)")
+        #expect(misspelled.stderr.contains("no GTItem object holds a property cuont"), "\(misspelled)")
+        #expect(!withStatus.stderr.contains("warning"), "\(withStatus)")
         let badOperator = try garage("list", path, "--type", "GTItem", "--where", "count => 1")
         #expect(badOperator.exitCode == 64 && badOperator.stderr.contains("unknown operator"), "\(badOperator)")
     }
