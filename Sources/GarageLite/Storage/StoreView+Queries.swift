@@ -25,7 +25,10 @@ extension StoreView {
     /// The rows of the objects `query` matches, in its order, at most its limit, with the
     /// columns `purpose` needs, read in this view (in its snapshot, when it has one).
     func rows(matching query: RowQuery, for purpose: RowPurpose) throws -> [StoredRow] {
-        try identifiers(matching: query).compactMap { identifier in
+        if pending?.touches(type: query.typeName) != true {
+            return try statements.rows(matching: resolvingReferences(statements.resolvingTextIndex(query)), for: purpose)
+        }
+        return try identifiers(matching: query).compactMap { identifier in
             try row(ObjectKey(typeName: query.typeName, identifier: identifier), for: purpose)
         }
     }

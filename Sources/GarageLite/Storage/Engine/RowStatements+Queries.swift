@@ -68,6 +68,12 @@ extension RowStatements {
         try identifiersByRule(matching: query)
     }
 
+    package func rows(matching query: RowQuery, for purpose: RowPurpose) throws -> [StoredRow] {
+        try identifiers(matching: query).compactMap { identifier in
+            try row(ObjectKey(typeName: query.typeName, identifier: identifier), for: purpose)
+        }
+    }
+
     package func count(matching query: RowQuery) throws -> Int {
         var counted = query
         counted.limit = nil

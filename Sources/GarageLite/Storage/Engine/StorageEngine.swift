@@ -123,6 +123,8 @@ package protocol RowStatements {
     func identifiers(matching query: RowQuery) throws -> [String]
     /// How many live rows of `query`'s type match it, its order and limit aside.
     func count(matching query: RowQuery) throws -> Int
+    /// The rows of `identifiers(matching:)`, in its order, with the columns `purpose` needs.
+    func rows(matching query: RowQuery, for purpose: RowPurpose) throws -> [StoredRow]
 
     /// Up to `limit` rows, tombstones too, with every column and ``StoredRow/isRemote``: of
     /// `type` (or of every type), after the row `key` (`nil`: from the first), in key order.

@@ -16,6 +16,29 @@ extension SQLiteConnection {
         }
     }
 
+    /// The rows `query` matches, in its order, read by the statement that finds them (rather
+    /// than their identifiers, then each row by its key).
+    func rows(matching query: RowQuery, for purpose: RowPurpose) throws -> [StoredRow] {
+        guard let (sql, arguments) = try SQLiteQuery.identifiersStatement(
+            query, indexes: sortIndexes(query), selecting: purpose == .content ? Self.contentColumns : Self.columns) else {
+            return try identifiersByRule(matching: query).compactMap { identifier in
+                try row(ObjectKey(typeName: query.typeName, identifier: identifier), for: purpose)
+            }
+        }
+        let bound: [RowArgument] = arguments.map { argument in
+            switch argument {
+            case nil: return .null
+            case let text as String: return .text(text)
+            case let number as Double: return .real(number)
+            case let integer as Int: return .integer(integer)
+            case let integer as Int64: return .integer(Int(integer))
+            case let flag as Bool: return .integer(flag ? 1 : 0)
+            case let other?: return .text("\(other)")      // the compiler binds none other
+            }
+        }
+        return try readingJSON(query) { try readRows(sql, bound, purpose: purpose).map { try $0.get() } }
+    }
+
     /// The recorded indexes, read when `query` sorts by a field and no comparison of it can be
     /// answered from an index (``SQLiteQuery/identifiersStatement(_:indexes:)``).
     private func sortIndexes(_ query: RowQuery) throws -> [QueryIndexDefinition] {
@@ -71,6 +94,9 @@ struct SQLiteQuery {
     var arguments: [(any DatabaseValueConvertible)?] = []
     var orderings: [String] = []
     var orderingArguments: [(any DatabaseValueConvertible)?] = []
+    /// What the statement starts with (a `WITH` clause), and its arguments.
+    var prefix = ""
+    var prefixArguments: [(any DatabaseValueConvertible)?] = []
     /// The type's text index, for a text search (``SQLiteConnection/createTextIndex(_:)``).
     var textIndex: QueryIndexDefinition?
     /// The stored type name of the query's objects.
@@ -86,7 +112,7 @@ struct SQLiteQuery {
     /// comparison an index can answer, reads that index (`INDEXED BY`), whose order is the
     /// query's: SQLite's planner would choose it from the statistics its creation gathered, but
     /// an index declared on an empty store has none worth reading.
-    static func identifiersStatement(_ query: RowQuery, indexes: [QueryIndexDefinition] = [])
+    static func identifiersStatement(_ query: RowQuery, indexes: [QueryIndexDefinition] = [], selecting: String = "identifier")
         -> (sql: String, arguments: [(any DatabaseValueConvertible)?])? {
         guard let compiled = SQLiteQuery(query) else { return nil }
         var table = "garage_object"
@@ -94,9 +120,9 @@ struct SQLiteQuery {
            let index = indexes.first(where: { !$0.isText && $0.typeName == query.typeName && $0.fields.first == field }) {
             table += " INDEXED BY \"\(index.name)\""
         }
-        var sql = "SELECT identifier FROM \(table) WHERE \(compiled.rows) AND \(compiled.condition)"
+        var sql = compiled.prefix + "SELECT \(selecting) FROM \(table) WHERE \(compiled.rows) AND \(compiled.condition)"
         sql += " ORDER BY " + (compiled.orderings + ["identifier"]).joined(separator: ", ")
-        var arguments = compiled.arguments + compiled.orderingArguments
+        var arguments = compiled.prefixArguments + compiled.arguments + compiled.orderingArguments
         if let limit = query.limit {
             sql += " LIMIT ?"
             arguments.append(limit)

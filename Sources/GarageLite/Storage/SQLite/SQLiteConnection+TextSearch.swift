@@ -79,11 +79,15 @@ extension SQLiteQuery {
     }
 
     /// An object's relevance to `search` (its BM25 score, negated so that more is better), NULL
-    /// when it doesn't match.
+    /// when it doesn't match. The scores of every match are computed once, in a materialized
+    /// table the statement starts with (`prefix`): `bm25()` in a subquery per row recounts the
+    /// words' documents for each (1.5 s for 1,856 matches among 100k notes, against 10 ms).
     mutating func relevance(_ search: String) -> String {
         guard let textIndex, let match = Self.textMatch(search) else { return "NULL" }
-        orderingArguments.append(match)
-        return "(SELECT -bm25(\"\(textIndex.name)\") FROM \"\(textIndex.name)\" WHERE \"\(textIndex.name)\" MATCH ? "
-            + "AND rowid = (SELECT docid FROM \"\(textIndex.name)_docs\" WHERE identifier = garage_object.identifier))"
+        prefix = "WITH garage_relevance AS MATERIALIZED (SELECT docs.identifier AS identifier, -bm25(\"\(textIndex.name)\") AS score "
+            + "FROM \"\(textIndex.name)\" CROSS JOIN \"\(textIndex.name)_docs\" AS docs ON docs.docid = \"\(textIndex.name)\".rowid "
+            + "WHERE \"\(textIndex.name)\" MATCH ?) "
+        prefixArguments = [match]
+        return "(SELECT score FROM garage_relevance WHERE garage_relevance.identifier = garage_object.identifier)"
     }
 }
