@@ -151,9 +151,9 @@ extension BenchData {
                                     "bread", "fix", "bike", "light", "book", "dentist", "water", "plants"]
     /// Rarer words, for the text search rows: one body word in `rareWordOdds` is one of these,
     /// the `k`th with weight 1/(k+1) (Zipf), so that the first is in about 9 % of the notes,
-    /// the second in 4.7 % and the last (`rarestWord`) in about 0.3 % (a note holds about 20
-    /// body words; every body word above, drawn otherwise, is in about half the notes). None of
-    /// them is a word of a title.
+    /// the second in 4.5 % and the last (`rarestWord`) in about 0.3 % (a note holds about 20
+    /// body words; every body word above, drawn otherwise, is in about 43 % of the notes). None
+    /// of them is a word of a title.
     static let rareBodyWords = ["doctor", "invoice", "package", "ticket", "holiday", "printer", "laptop", "insurance",
                                 "passport", "plumber", "birthday", "library", "parking", "vaccine", "mortgage", "keyboard",
                                 "umbrella", "warranty", "landlord", "battery", "carpet", "lawyer", "pharmacy", "sunscreen",

@@ -8,8 +8,8 @@ import Foundation
 struct TextExpectations {
     /// The word of the filter row: in about 0.3 % of the notes (`BenchData.rareBodyWords`).
     static let rareWord = BenchData.rarestWord
-    /// The words of the ranked search: a rarer word (about 4.7 % of the notes) and a common
-    /// one (about 45 %).
+    /// The words of the ranked search: a rarer word (about 4.5 % of the notes) and a common
+    /// one (about 43 %).
     static let twoWords = "invoice dentist"
 
     var storeSize: Int
