@@ -58,6 +58,63 @@ final class NoteStatements {
     }
 }
 
+/// The floor's text index: a regular FTS5 table of the notes' text (the title, a space, the
+/// body: the text GarageLite indexes, so that BM25 scores the same), same tokenizer, its rowid
+/// the note's rowid in `floor_object`, kept by triggers on `floor_object` (so in the write's
+/// transaction, whoever writes), filled from the table when created. Its statements join the
+/// matches to `floor_object` by rowid: the matches in the full-text index's order (rowid order,
+/// which is identifier order in these stores, as the notebook filter's), and the most relevant
+/// by `bm25()`, ties by identifier.
+final class TextStatements {
+    /// The text of the note whose JSON is `data`.
+    static func text(_ data: String) -> String {
+        "json_extract(\(data), '$.title') || ' ' || json_extract(\(data), '$.body')"
+    }
+
+    static let index = """
+        CREATE VIRTUAL TABLE floor_note_text USING fts5(text, tokenize = 'unicode61 remove_diacritics 0');
+        CREATE TRIGGER floor_note_text_insert AFTER INSERT ON floor_object WHEN new.type = 'BenchNote' BEGIN
+            INSERT INTO floor_note_text (rowid, text) VALUES (new.rowid, \(text("new.data")));
+        END;
+        CREATE TRIGGER floor_note_text_update AFTER UPDATE OF data ON floor_object WHEN new.type = 'BenchNote' BEGIN
+            UPDATE floor_note_text SET text = \(text("new.data")) WHERE rowid = new.rowid;
+        END;
+        CREATE TRIGGER floor_note_text_delete AFTER DELETE ON floor_object WHEN old.type = 'BenchNote' BEGIN
+            DELETE FROM floor_note_text WHERE rowid = old.rowid;
+        END;
+        INSERT INTO floor_note_text (rowid, text) SELECT rowid, \(text("data")) FROM floor_object WHERE type = 'BenchNote';
+        """
+
+    static let drop = """
+        DROP TRIGGER floor_note_text_insert;
+        DROP TRIGGER floor_note_text_update;
+        DROP TRIGGER floor_note_text_delete;
+        DROP TABLE floor_note_text;
+        """
+
+    static let matchingSQL = """
+        SELECT floor_object.data FROM floor_note_text JOIN floor_object ON floor_object.rowid = floor_note_text.rowid
+        WHERE floor_note_text MATCH ?1
+        """
+    static let mostRelevantSQL = """
+        SELECT floor_object.data FROM floor_note_text JOIN floor_object ON floor_object.rowid = floor_note_text.rowid
+        WHERE floor_note_text MATCH ?1 ORDER BY bm25(floor_note_text), floor_object.identifier LIMIT ?2
+        """
+
+    let matching: FloorContender.Statement
+    let mostRelevant: FloorContender.Statement
+
+    init(_ floor: FloorContender) throws {
+        matching = try floor.prepare(Self.matchingSQL)
+        mostRelevant = try floor.prepare(Self.mostRelevantSQL)
+    }
+
+    func finalize() {
+        matching.finalize()
+        mostRelevant.finalize()
+    }
+}
+
 extension FloorContender: QueryContender {
     func parkAll(notes: [BenchNote]) throws {
         try transaction {
@@ -118,6 +175,48 @@ extension FloorContender: QueryContender {
             sqlite3_bind_int64(s, 1, Int64(limit))
         }
         return try decodeNotes(s)
+    }
+
+    func createTextIndex() throws {
+        try transaction { try execute(TextStatements.index) }
+        textStatements = try TextStatements(self)
+        // The plans read the full-text index, then each note by rowid.
+        for sql in [TextStatements.matchingSQL, TextStatements.mostRelevantSQL] {
+            try expectPlan(sql, contains: "VIRTUAL TABLE INDEX")
+            try expectPlan(sql, contains: "floor_object USING INTEGER PRIMARY KEY")
+        }
+    }
+
+    private func textIndexStatements() throws -> TextStatements {
+        guard let textStatements else { throw BenchFailure("floor: the text index is not created") }
+        return textStatements
+    }
+
+    func notes(matchingText words: String) throws -> [BenchNote] {
+        let s = try textIndexStatements().matching.handle
+        defer { sqlite3_reset(s) }
+        sqlite3_bind_text(s, 1, words, -1, sqliteTransient)
+        return try decodeNotes(s)
+    }
+
+    func mostRelevantNotes(_ words: String, limit: Int) throws -> [BenchNote] {
+        let s = try textIndexStatements().mostRelevant.handle
+        defer { sqlite3_reset(s) }
+        sqlite3_bind_text(s, 1, words, -1, sqliteTransient)
+        sqlite3_bind_int64(s, 2, Int64(limit))
+        return try decodeNotes(s)
+    }
+
+    func park(note: BenchNote) throws {
+        // Autocommit: one commit, the triggers' writes in it.
+        try write(type: NoteStatements.type, id: note.id, data: encoder.encode(note), status: .undetermined,
+                  at: Date().timeIntervalSinceReferenceDate)
+    }
+
+    func dropTextIndex() throws {
+        textStatements?.finalize()
+        textStatements = nil
+        try transaction { try execute(TextStatements.drop) }
     }
 
     /// Every row of `s`, its first column decoded.

@@ -26,6 +26,8 @@ final class FloorContender: Contender {
     var syncStatements: SyncStatements?
     /// The statements of the query workloads (FloorContender+Queries.swift), prepared with their indexes.
     var noteStatements: NoteStatements?
+    /// The statements of the text rows (FloorContender+Queries.swift), prepared with the text index.
+    var textStatements: TextStatements?
     /// The key each person's JSON is encrypted with, when the workload encrypts: AES-256-GCM,
     /// a random nonce each time, the row's type and identifier authenticated, stored as base64,
     /// as GarageLite's `AESGCMEncryptor` does.
@@ -240,6 +242,8 @@ final class FloorContender: Contender {
         syncStatements = nil
         noteStatements?.finalize()
         noteStatements = nil
+        textStatements?.finalize()
+        textStatements = nil
         if let db {
             let rc = sqlite3_close_v2(db)
             guard rc == SQLITE_OK else { throw BenchFailure("floor: close failed: \(rc)") }

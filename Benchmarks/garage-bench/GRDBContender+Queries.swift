@@ -4,6 +4,8 @@ import GRDB
 /// A note's GRDB record: its JSON in a data column.
 struct NoteRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "note"
+    /// Its columns, and not the generated `text` of a text store (GRDBContender.createTextIndex).
+    static var databaseSelection: [any SQLSelectable] { [Column("id"), Column("data")] }
     var id: String
     var data: String // JSON from JSONEncoder
 }
@@ -79,5 +81,69 @@ extension GRDBContender: QueryContender {
 
     func notesByTitle(inNotebook notebook: String?, limit: Int) throws -> [BenchNote] {
         try notes(pool.read { db in try byTitle(notebook, limit: limit).fetchAll(db) })
+    }
+
+    // MARK: Text
+
+    /// The text rows' SQL, as GRDB's guide joins an external content full-text table to its
+    /// table ("Querying External Content Full-Text Tables"): the matches in the full-text
+    /// index's order (rowid order, identifier order here), and the most relevant by `rank`
+    /// (BM25), ties by identifier.
+    private static let matchingSQL = """
+        SELECT note.id, note.data FROM note JOIN note_ft ON note_ft.rowid = note.rowid AND note_ft MATCH ?
+        """
+    private static let mostRelevantSQL = """
+        SELECT note.id, note.data FROM note JOIN note_ft ON note_ft.rowid = note.rowid AND note_ft MATCH ?
+        ORDER BY note_ft.rank, note.id LIMIT ?
+        """
+
+    /// GRDB's FTS5 table synchronized with `note` (`synchronize(withTable:)`: external content,
+    /// GRDB's triggers, a rebuild), on a virtual generated column of `note` that holds the
+    /// text: a full-text table synchronized with a table indexes that table's columns, and a
+    /// note's title and body are in its JSON.
+    func createTextIndex() throws {
+        try pool.write { db in
+            try db.execute(sql: """
+                ALTER TABLE note ADD COLUMN text TEXT
+                GENERATED ALWAYS AS (json_extract(data, '$.title') || ' ' || json_extract(data, '$.body')) VIRTUAL
+                """)
+            try db.create(virtualTable: "note_ft", using: FTS5()) { t in
+                t.synchronize(withTable: "note")
+                t.tokenizer = .unicode61(diacritics: .keep)
+                t.column("text")
+            }
+        }
+        try pool.read { db in
+            let statements: [(String, StatementArguments)] = [(Self.matchingSQL, StatementArguments(["x"])),
+                                                              (Self.mostRelevantSQL, StatementArguments(["x", 20]))]
+            for (sql, arguments) in statements {
+                let plan = try GRDB.Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments)
+                    .map { $0["detail"] as String }.joined(separator: "; ")
+                try expect(plan.contains("VIRTUAL TABLE INDEX") && plan.contains("note USING INTEGER PRIMARY KEY"),
+                           "GRDB: the plan is \"\(plan)\", expected the full-text index, then each note by rowid")
+            }
+        }
+    }
+
+    func notes(matchingText words: String) throws -> [BenchNote] {
+        guard let pattern = FTS5Pattern(matchingAllTokensIn: words) else { return [] }
+        return try notes(pool.read { db in try NoteRecord.fetchAll(db, sql: Self.matchingSQL, arguments: [pattern]) })
+    }
+
+    func mostRelevantNotes(_ words: String, limit: Int) throws -> [BenchNote] {
+        guard let pattern = FTS5Pattern(matchingAllTokensIn: words) else { return [] }
+        return try notes(pool.read { db in try NoteRecord.fetchAll(db, sql: Self.mostRelevantSQL, arguments: [pattern, limit]) })
+    }
+
+    func park(note: BenchNote) throws {
+        let record = NoteRecord(id: note.id, data: String(decoding: try encoder.encode(note), as: UTF8.self))
+        try pool.write { db in try record.insert(db) }
+    }
+
+    func dropTextIndex() throws {
+        try pool.write { db in
+            try db.drop(table: "note_ft")
+            try db.dropFTS5SynchronizationTriggers(forTable: "note_ft")
+        }
     }
 }

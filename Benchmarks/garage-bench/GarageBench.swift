@@ -44,6 +44,14 @@ struct GarageBench: ParsableCommand {
             row of its size. The floor and GRDB have the same two indexes, written by hand on \
             json_extract(data, '$.notebook') and '$.title'.
 
+            Text rows (named "query: text: …"; --filter text runs them alone, --filter query with \
+            the other query rows), on a store of 100k notes (quick: 10k): create a full-text index \
+            of the title and body (GarageLite's textIndex; the floor an FTS5 table kept by \
+            triggers; GRDB an FTS5 table synchronized with its table, through a generated column); \
+            retrieve every note holding one rare word (~0.3 % of the notes); the 20 most relevant \
+            notes for two words (BM25); 5k single parks (quick: 1k) with the text index, then \
+            without it.
+
             The two sync cycle workloads (deletions, parkDownloaded) run the floor on a table \
             with GarageLite's format-3 schema (claims, tombstones, retries, the index of references) and the statements \
             GarageLite runs on it, in the same transactions. GRDB records have no tombstones, \
@@ -58,17 +66,18 @@ struct GarageBench: ParsableCommand {
     @Flag(help: "Smaller workloads (sync query on 10k and 100k rows only, streaming on 100k rows, query rows on 2k and 20k notes), one run per cell: under a minute.")
     var quick = false
 
-    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\", or ends with it when it ends with $ (\"random order$\"); \"query\" alone runs the query rows (\"query: …\"), not the sync query rows (\"sync query\"); repeat it for several.")
+    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\", or ends with it when it ends with $ (\"random order$\"); \"query\" alone runs the query rows (\"query: …\"), not the sync query rows (\"sync query\"), \"text\" the text rows among them (\"query: text: …\"); repeat it for several.")
     var filter: [String] = []
 
     @Option(help: "Run only these implementations (GarageLite, floor, GRDB), e.g. to profile one: --only GarageLite.")
     var only: [String] = []
 
-    @Option(help: ArgumentHelp("Build the query rows' stores in this directory and keep them (query-<size>-<implementation>.sqlite), to read their plans with sqlite3.", valueName: "directory"))
+    @Option(help: ArgumentHelp("Build the query rows' stores in this directory and keep them (query-<size>-<implementation>.sqlite, text-<size>-<implementation>.sqlite for the text rows), to read their plans with sqlite3.", valueName: "directory"))
     var keepStores: String?
 
-    /// The filters that name a group of rows: "query" runs the query rows only.
-    private static let groups = ["query"]
+    /// The filters that name a group of rows: "query" runs the query rows only, "text" the
+    /// text rows among them.
+    private static let groups = ["query", "text"]
 
     private func implementations() throws -> [Implementation] {
         guard !only.isEmpty else { return Implementation.allCases }
@@ -84,18 +93,18 @@ struct GarageBench: ParsableCommand {
         let sizes = quick ? Sizes.quick : Sizes.full
         let started = ContinuousClock.now
         let filters = filter.filter { !$0.isEmpty }
-        func selects(_ name: String, group: String?) -> Bool {
+        func selects(_ name: String, groups: [String]) -> Bool {
             filters.isEmpty || filters.contains { filter in
                 // A group's name selects the group's rows, and no other.
-                if Self.groups.contains(filter.lowercased()) { return group == filter.lowercased() }
+                if Self.groups.contains(filter.lowercased()) { return groups.contains(filter.lowercased()) }
                 // A filter ending with "$" matches the end of the name: "random order$" leaves out ", encrypted".
                 return filter.hasSuffix("$") ? name.lowercased().hasSuffix(filter.dropLast().lowercased())
                     : name.localizedCaseInsensitiveContains(filter)
             }
         }
-        let workloads = Workloads(sizes: sizes).all.filter { selects($0.name, group: nil) }
+        let workloads = Workloads(sizes: sizes).all.filter { selects($0.name, groups: []) }
         let queryWorkloads = QueryWorkloads(sizes: sizes)
-        let queryRows = queryWorkloads.all.filter { selects($0.name, group: "query") }
+        let queryRows = queryWorkloads.all.filter { selects($0.name, groups: $0.groups) }
         guard !workloads.isEmpty || !queryRows.isEmpty else {
             throw ValidationError("No workload matches --filter \(filters.joined(separator: ", ")). Workloads: "
                                   + (Workloads(sizes: sizes).all.map(\.name) + queryWorkloads.all.map(\.name))
@@ -214,20 +223,23 @@ struct Sizes {
     /// A timed run of a query row repeats it this many times, or until this many seconds have passed.
     var queryRepetitions = 1_000
     var queryBudget = 1.0
+    /// The text rows: their stores' sizes (notes), and the single parks with and without the text index.
+    var textStoreSizes: [Int] = []
+    var textParks = 0
 
     static let full = Sizes(
         isQuick: false, flat: 100_000, singleParks: 5_000, teams: 10_000, retrieveByID: 100_000,
         retrieveAll: 100_000, parentRepetitions: 2_000, syncStoreSizes: [10_000, 100_000, 1_000_000],
         syncRepetitions: 1_000, claimRows: 100_000, downloads: 10_000, streamRows: 1_000_000,
         countRows: 1_000_000, countRepetitions: 20, statusChanges: 5_000, readRuns: 2,
-        queryStoreSizes: [10_000, 1_000_000])
+        queryStoreSizes: [10_000, 1_000_000], textStoreSizes: [100_000], textParks: 5_000)
 
     static let quick = Sizes(
         isQuick: true, flat: 20_000, singleParks: 1_000, teams: 2_000, retrieveByID: 20_000,
         retrieveAll: 20_000, parentRepetitions: 200, syncStoreSizes: [10_000, 100_000],
         syncRepetitions: 200, claimRows: 10_000, downloads: 2_000, streamRows: 100_000,
         countRows: 100_000, countRepetitions: 20, statusChanges: 1_000, readRuns: 1,
-        queryStoreSizes: [2_000, 20_000], queryBudget: 0.5)
+        queryStoreSizes: [2_000, 20_000], queryBudget: 0.5, textStoreSizes: [10_000], textParks: 1_000)
 }
 
 /// 100000 → "100k", 1000000 → "1M".

@@ -32,4 +32,27 @@ extension GarageLiteContender: QueryContender {
         if let notebook { query = query.filter(Field("notebook") == notebook) }
         return try store.retrieve(query.sorted(by: Field("title")).limit(limit))
     }
+
+    func createTextIndex() throws {
+        let garage = try store
+        try expect(try garage.textIndex(BenchNote.self, on: Field("title"), Field("body")), "GarageLite: the text index existed")
+        let indexes = try garage.indexes()
+        try expect(indexes.count == 1 && indexes[0].isText, "GarageLite: indexes \(indexes)")
+    }
+
+    func notes(matchingText words: String) throws -> [BenchNote] {
+        try store.retrieve(Query(BenchNote.self).filter(.textMatches(words)))
+    }
+
+    func mostRelevantNotes(_ words: String, limit: Int) throws -> [BenchNote] {
+        try store.retrieve(Query(BenchNote.self).search(words).limit(limit))
+    }
+
+    func park(note: BenchNote) throws {
+        try store.park(note) // autosave is on: one commit per park
+    }
+
+    func dropTextIndex() throws {
+        try expect(try store.dropTextIndex(BenchNote.self), "GarageLite: no text index to drop")
+    }
 }

@@ -18,6 +18,23 @@ protocol QueryContender: AnyObject {
     func countNotes(inNotebook notebook: String) throws -> Int
     /// The first `limit` notes in title order, of `notebook` or of every note.
     func notesByTitle(inNotebook notebook: String?, limit: Int) throws -> [BenchNote]
+
+    // The text rows, on a store of their own.
+
+    /// Creates a full-text index of each note's title and body (for every implementation the
+    /// same text, the title, a space and the body, and the same tokenizer: FTS5's `unicode61`,
+    /// diacritics kept), kept up to date by the store as notes are parked, then checks what it
+    /// can of the plans.
+    func createTextIndex() throws
+    /// The notes that hold every word of `words`, in identifier order.
+    func notes(matchingText words: String) throws -> [BenchNote]
+    /// The `limit` notes most relevant to `words` (all required; FTS5's BM25), ties in
+    /// identifier order.
+    func mostRelevantNotes(_ words: String, limit: Int) throws -> [BenchNote]
+    /// Parks one note, committed when it returns.
+    func park(note: BenchNote) throws
+    /// Drops the text index and what keeps it.
+    func dropTextIndex() throws
     func close() throws
 }
 

@@ -5,6 +5,10 @@ import Foundation
 // notebook, the same filter through retrieveAll and Swift (GarageLite only), its count, the
 // first page of 20 notes by title, and the first page of a notebook by title. Each store is
 // built once per implementation (untimed), and every query row of that size reads it.
+//
+// The text rows (named "query: text: …", also selected by --filter text) have stores of their
+// own: N notes with a text index on the title and body, then every note holding one rare word,
+// the most relevant notes for two words, and single parks with the text index and without it.
 
 /// What a query row does.
 enum QueryKind: String, CaseIterable {
@@ -20,6 +24,21 @@ enum QueryKind: String, CaseIterable {
     case page = "first page by title"
     /// The first notes of the notebook by title.
     case filteredPage = "notebook's first page by title"
+    /// Creating the text index of the title and body on the built store (one timed run).
+    case createTextIndex = "create text index"
+    /// Every note holding one rare word, by identifier, through the text index.
+    case textMatches = "text matches"
+    /// The most relevant notes for two words (BM25), ties by identifier.
+    case textSearch = "text search"
+    /// Single parks of new notes (a commit each) into the store with its text index.
+    case parksWithTextIndex = "single parks with the text index"
+    /// The same after the text index (and what keeps it) is dropped.
+    case parksWithoutTextIndex = "single parks without a text index"
+}
+
+/// The store a query row reads: notes indexed on the notebook and the title, or on their text.
+enum QueryStore {
+    case notebooks, text
 }
 
 struct QueryRow {
@@ -29,6 +48,12 @@ struct QueryRow {
     var unit: String
     /// The implementations that run it (`nil`: every one).
     var implementations: [Implementation]?
+    var store: QueryStore = .notebooks
+
+    /// The groups `--filter` selects it by: "query", and "text" for the text rows.
+    var groups: [String] {
+        store == .text ? ["query", "text"] : ["query"]
+    }
 }
 
 /// A query's answer, checked against ``QueryExpectations``.
@@ -48,6 +73,18 @@ struct QueryExpectations {
     var firstByTitle: [BenchNote]
     /// The first notes of the notebook by title.
     var notebookFirstByTitle: [BenchNote]
+    /// The text rows' answers, in a text store.
+    var text: TextExpectations?
+
+    /// A text store's expectations (it has no notebook rows).
+    init(text: TextExpectations) {
+        storeSize = text.storeSize
+        notebook = ""
+        inNotebook = []
+        firstByTitle = []
+        notebookFirstByTitle = []
+        self.text = text
+    }
 
     /// How many notebooks a store of `n` notes has, and the number of the one queried.
     static func notebooks(storeSize n: Int, perNotebook: Int) -> (count: Int, queried: Int) {
@@ -86,7 +123,9 @@ struct QueryExpectations {
         case .count: .count(inNotebook.count)
         case .page: .notes(firstByTitle)
         case .filteredPage: .notes(notebookFirstByTitle)
-        case .createIndexes: .count(0)
+        case .textMatches: .notes(text?.withRareWord ?? [])
+        case .textSearch: .notes(text?.mostRelevant ?? [])
+        case .createIndexes, .createTextIndex, .parksWithTextIndex, .parksWithoutTextIndex: .count(0)
         }
     }
 
@@ -117,10 +156,40 @@ struct QueryExpectations {
 
 struct QueryWorkloads {
     var sizes: Sizes
+    /// The text stores' expectations, computed once (the rows' names hold their counts).
+    private let textCache = TextExpectations.Cache()
 
-    /// Every query row: for each store size, the indexes' creation, then the queries.
+    /// Every query row: for each store size, the indexes' creation, then the queries; then the
+    /// text rows of each text store size.
     var all: [QueryRow] {
-        sizes.queryStoreSizes.flatMap(rows)
+        sizes.queryStoreSizes.flatMap(rows) + sizes.textStoreSizes.flatMap(textRows)
+    }
+
+    /// The text store of `n` notes' expectations.
+    func textExpectations(_ n: Int) -> TextExpectations {
+        textCache.get(storeSize: n, notebooks: QueryExpectations.notebooks(storeSize: n, perNotebook: sizes.queryPerNotebook).count,
+                      pageSize: sizes.queryPageSize)
+    }
+
+    func textRows(storeSize n: Int) -> [QueryRow] {
+        let text = textExpectations(n)
+        let notes = "\(short(n)) notes"
+        let parks = "\(short(sizes.textParks)) single parks (a commit each) into \(notes)"
+        return [
+            QueryRow(kind: .createTextIndex, storeSize: n,
+                     name: "query: text: create the text index on the title and body of \(notes)", unit: "notes/s", store: .text),
+            QueryRow(kind: .textMatches, storeSize: n,
+                     name: "query: text: every note with \"\(TextExpectations.rareWord)\" (\(text.withRareWord.count) of \(notes))",
+                     unit: "queries/s", store: .text),
+            QueryRow(kind: .textSearch, storeSize: n,
+                     name: "query: text: the \(sizes.queryPageSize) most relevant for \"\(TextExpectations.twoWords)\" "
+                         + "(\(formattedCount(text.twoWordMatches)) of \(notes))",
+                     unit: "searches/s", store: .text),
+            QueryRow(kind: .parksWithTextIndex, storeSize: n, name: "query: text: \(parks) with the text index",
+                     unit: "notes/s", store: .text),
+            QueryRow(kind: .parksWithoutTextIndex, storeSize: n, name: "query: text: \(parks) without a text index",
+                     unit: "notes/s", store: .text),
+        ]
     }
 
     func rows(storeSize n: Int) -> [QueryRow] {
@@ -141,31 +210,44 @@ struct QueryWorkloads {
         ]
     }
 
-    /// Runs `selected` (rows of ``all``) through `implementations`: for each store size and
-    /// each implementation, builds the store and its indexes once, then times each row on it.
-    /// `keepStores`: the directory the stores are built in and left in (otherwise a temporary
-    /// one, deleted); `report` is called with each row when it is done.
+    /// Runs `selected` (rows of ``all``) through `implementations`: for each store (kind and
+    /// size) and each implementation, builds the store and its indexes once, then times each
+    /// row on it. `keepStores`: the directory the stores are built in and left in (otherwise a
+    /// temporary one, deleted); `report` is called with each row when it is done.
     func run(_ selected: [QueryRow], _ implementations: [Implementation], keepStores: URL?,
              report: (Row) -> Void) {
-        for n in sizes.queryStoreSizes {
-            let rows = selected.filter { $0.storeSize == n }
+        let stores = sizes.queryStoreSizes.map { (QueryStore.notebooks, $0) } + sizes.textStoreSizes.map { (QueryStore.text, $0) }
+        for (store, n) in stores {
+            let rows = selected.filter { $0.store == store && $0.storeSize == n }
             guard !rows.isEmpty else { continue }
-            progress("[query] \(short(n)) notes: computing the expected answers")
-            let expected = QueryExpectations(storeSize: n, perNotebook: sizes.queryPerNotebook, pageSize: sizes.queryPageSize)
+            let expected: QueryExpectations
+            if store == .text {
+                let text = textExpectations(n)
+                progress("[query] text, \(short(n)) notes: \(text.withRareWord.count) hold \"\(TextExpectations.rareWord)\", "
+                         + "\(text.twoWordMatches) hold \"\(TextExpectations.twoWords)\"; "
+                         + "the \(text.mostRelevant.count) most relevant: " + text.relevanceSummary)
+                expected = QueryExpectations(text: text)
+            } else {
+                progress("[query] \(short(n)) notes: computing the expected answers")
+                expected = QueryExpectations(storeSize: n, perNotebook: sizes.queryPerNotebook, pageSize: sizes.queryPageSize)
+            }
             var results = rows.map { Row(name: $0.name, unit: $0.unit, query: ($0.kind, n)) }
             for implementation in implementations {
                 let indices = rows.indices.filter { rows[$0].implementations?.contains(implementation) ?? true }
                 guard !indices.isEmpty else { continue }
                 let label = implementation.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
                 do {
-                    try withStore(n, implementation, keepStores) { contender in
-                        let created = try build(contender, n, label: label)
+                    try withStore(store, n, implementation, keepStores) { contender in
+                        let created = try build(contender, store, n, label: label)
                         for index in indices {
                             let row = rows[index]
                             let cell: Result<Cell, any Error>
-                            if row.kind == .createIndexes {
+                            switch row.kind {
+                            case .createIndexes, .createTextIndex:
                                 cell = .success(created)
-                            } else {
+                            case .parksWithTextIndex, .parksWithoutTextIndex:
+                                cell = Result { try measureParks(row.kind, contender, expected) }
+                            default:
                                 cell = Result { try measure(row.kind, contender, expected) }
                             }
                             results[index].cells[implementation] = cell
@@ -180,7 +262,7 @@ struct QueryWorkloads {
                         }
                     }
                 } catch {
-                    progress("    \(implementation.rawValue) FAILED to build the store of \(short(n)) notes: \(error)")
+                    progress("    \(implementation.rawValue) FAILED to build the store of \(short(n)) notes\(store == .text ? " (text)" : ""): \(error)")
                     for index in indices where results[index].cells[implementation] == nil {
                         results[index].cells[implementation] = .failure(error)
                     }
@@ -191,7 +273,7 @@ struct QueryWorkloads {
     }
 
     /// Opens a fresh store of `implementation` for `n` notes, in `keepStores` or a temporary directory.
-    private func withStore(_ n: Int, _ implementation: Implementation, _ keepStores: URL?,
+    private func withStore(_ store: QueryStore, _ n: Int, _ implementation: Implementation, _ keepStores: URL?,
                            _ body: (any QueryContender) throws -> Void) throws {
         func run(_ path: String) throws {
             let contender = try implementation.openForQueries(path: path)
@@ -202,13 +284,15 @@ struct QueryWorkloads {
             return try withTemporaryDirectory { try run($0.appendingPathComponent("store.sqlite").path) }
         }
         try FileManager.default.createDirectory(at: keepStores, withIntermediateDirectories: true)
-        let path = keepStores.appendingPathComponent("query-\(short(n))-\(implementation.rawValue).sqlite").path
+        let kind = store == .text ? "text" : "query"
+        let path = keepStores.appendingPathComponent("\(kind)-\(short(n))-\(implementation.rawValue).sqlite").path
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         try run(path)
     }
 
-    /// Parks `n` notes in batches (untimed), then creates the indexes: that creation's cell.
-    private func build(_ contender: any QueryContender, _ n: Int, label: String) throws -> Cell {
+    /// Parks `n` notes in batches (untimed), then creates the indexes (the notebook and title
+    /// indexes, or the text index): that creation's cell.
+    private func build(_ contender: any QueryContender, _ store: QueryStore, _ n: Int, label: String) throws -> Cell {
         let notebooks = QueryExpectations.notebooks(storeSize: n, perNotebook: sizes.queryPerNotebook).count
         let started = ContinuousClock.now
         var start = 0
@@ -220,7 +304,10 @@ struct QueryWorkloads {
         let built = (ContinuousClock.now - started).seconds
         Memory.resetPeak()
         let indexing = ContinuousClock.now
-        try contender.createNoteIndexes()
+        switch store {
+        case .notebooks: try contender.createNoteIndexes()
+        case .text: try contender.createTextIndex()
+        }
         let seconds = (ContinuousClock.now - indexing).seconds
         progress(String(format: "    %@ built %@ notes in %.1f s (generated and parked, untimed)", label, short(n), built))
         return Cell(opsPerSecond: Double(n) / seconds, seconds: seconds, peakMB: Memory.peakMB())
@@ -234,7 +321,10 @@ struct QueryWorkloads {
         case .count: .count(try contender.countNotes(inNotebook: expected.notebook))
         case .page: .notes(try contender.notesByTitle(inNotebook: nil, limit: sizes.queryPageSize))
         case .filteredPage: .notes(try contender.notesByTitle(inNotebook: expected.notebook, limit: sizes.queryPageSize))
-        case .createIndexes: throw BenchFailure("the indexes are created with the store")
+        case .textMatches: .notes(try contender.notes(matchingText: TextExpectations.rareWord))
+        case .textSearch: .notes(try contender.mostRelevantNotes(TextExpectations.twoWords, limit: sizes.queryPageSize))
+        case .createIndexes, .createTextIndex: throw BenchFailure("the indexes are created with the store")
+        case .parksWithTextIndex, .parksWithoutTextIndex: throw BenchFailure("\(kind.rawValue) is no query")
         }
     }
 
@@ -270,4 +360,37 @@ struct QueryWorkloads {
         if let last { try expected.fullCheck(last, kind) }
         return best!
     }
+
+    /// Times `textParks` single parks of new notes (a commit each, one timed run): with the
+    /// text index, notes N..<N+k, then checks that the index finds those of them that hold the
+    /// rare word; without, the index dropped first (untimed), notes N+k..<N+2k.
+    private func measureParks(_ kind: QueryKind, _ contender: any QueryContender, _ expected: QueryExpectations) throws -> Cell {
+        guard let text = expected.text else { throw BenchFailure("\(kind.rawValue): not a text store") }
+        let n = expected.storeSize, k = sizes.textParks
+        let first = n + (kind == .parksWithTextIndex ? 0 : k)
+        let notes = BenchData.notes(first..<first + k, notebooks: text.notebooks)
+        if kind == .parksWithoutTextIndex { try contender.dropTextIndex() }
+        Memory.resetPeak()
+        let start = ContinuousClock.now
+        for note in notes { try contender.park(note: note) }
+        let seconds = (ContinuousClock.now - start).seconds
+        let cell = Cell(opsPerSecond: Double(k) / seconds, seconds: seconds, peakMB: Memory.peakMB())
+        if kind == .parksWithTextIndex {
+            let found = try contender.notes(matchingText: TextExpectations.rareWord)
+            let wanted = text.withRareWord + notes.filter(TextExpectations.holdsRareWord)
+            try expect(found == wanted, "\(kind.rawValue): after the parks, \(found.count) notes hold \"\(TextExpectations.rareWord)\", "
+                           + "expected \(wanted.count) (\(wanted.count - text.withRareWord.count) of the parked)")
+        }
+        return cell
+    }
+}
+
+/// 12345 → "12,345".
+func formattedCount(_ n: Int) -> String {
+    var out = ""
+    for (index, character) in String(n).reversed().enumerated() {
+        if index > 0, index % 3 == 0 { out.append(",") }
+        out.append(character)
+    }
+    return String(out.reversed())
 }
