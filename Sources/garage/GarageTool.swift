@@ -12,7 +12,10 @@ struct GarageTool: ParsableCommand {
         discussion: """
             A store is the SQLite file a Garage writes (Garage(path:), Garage(named:)). Commands that \
             read open it read-only and never change it (SQLite may leave its -shm and -wal files \
-            beside it, as it does for any reader); those that write say so. A store can also be a             PostgreSQL garage, named by its URL (postgres://user@host:port/database?schema=garage,             sslmode=disable|prefer|require): every command takes it where it takes a file, and             opening a schema that does not exist creates it.
+            beside it, as it does for any reader); those that write say so. A store can also be a \
+            PostgreSQL garage, named by its URL (postgres://user@host:port/database?schema=garage, \
+            sslmode=disable|prefer|require): every command takes it where it takes a file, and \
+            opening a schema that does not exist creates it.
 
             An encrypted store needs its key. Give it in a file (--key-file PATH) or in the environment \
             variable GARAGE_KEY, never on the command line: the text is the store's passphrase, or \
