@@ -93,8 +93,7 @@ struct QueryReferenceTests {
         struct Other: Codable, Identifiable { var id: String }
         let garage = try TestEngine.garage()
         func reason(_ predicate: QueryPredicate) -> String {
-            do { _ = try garage.count(Query(RefNote.self).filter(predicate)) } catch { return "\(error)" }
-            return "no error"
+            QueryTextTests.reason { _ = try garage.count(Query(RefNote.self).filter(predicate)) }
         }
         #expect(reason(Field("title").references(RefBook.self, where: .all)).contains("holds strings, not references"))
         #expect(reason(Field("book").references(Other.self, where: .all)).contains("references RefBook, not Other"))
