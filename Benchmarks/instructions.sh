@@ -17,7 +17,8 @@
 # the rows, so `parkAll` counts every thread (--separate-threads) and prints the two: the
 # calling thread's instructions inside parkAll, and the writer thread's. The profiles stay in the printed folder: `callgrind_annotate
 # --inclusive=no <file> | head -40` lists where the instructions go, `--tree=caller` who calls.
-# Needs valgrind (apt-get install valgrind) and objcopy (binutils).
+# Needs valgrind (apt-get install valgrind) and objcopy (binutils). GARAGE_INSTRUCTIONS_ONLY=GarageLite
+# counts GarageLite alone (instruction-budget.sh does).
 set -euo pipefail
 
 case "${1:-}" in
@@ -43,7 +44,7 @@ inside() {
     grep -m1 "ContenderCAA0.*P${method}" "$1.inclusive" | tr -d ',' | awk '{print $1}'
 }
 if [ "$1" = parkAll ] || [ "$1" = encryptedParkAll ]; then
-    for who in GarageLite floor; do
+    for who in ${GARAGE_INSTRUCTIONS_ONLY:-GarageLite floor}; do
         valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/$1-$who.out" \
             "$out/garage-bench" --quick --filter "$filter" --only "$who" >"$out/$1-$who.log" 2>&1
         calling=$(inside "$out/$1-$who.out-01")
@@ -57,7 +58,7 @@ if [ "$1" = parkAll ] || [ "$1" = encryptedParkAll ]; then
     echo "profiles: $out" >&2
     exit 0
 fi
-for who in GarageLite floor; do
+for who in ${GARAGE_INSTRUCTIONS_ONLY:-GarageLite floor}; do
     valgrind --tool=callgrind --callgrind-out-file="$out/$1-$who.out" \
         --toggle-collect="*ContenderCAA0*P${method}*" \
         "$out/garage-bench" --quick --filter "$filter" --only "$who" >"$out/$1-$who.log" 2>&1

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Fails when a retrieve by identifier, a single park or a parkAll object of GarageLite executes
+# more instructions than Benchmarks/instruction-budgets allows: a guard of the speed that doesn't
+# depend on the machine's load (callgrind counts instructions, not seconds). CI runs it; about two
+# minutes on this 2-core machine.
+#
+#   Benchmarks/instruction-budget.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+failed=0
+while read -r operation budget _; do
+    case "$operation" in ''|'#'*) continue ;; esac
+    output="$(GARAGE_INSTRUCTIONS_ONLY=GarageLite Benchmarks/instructions.sh "$operation" 2>/dev/null)"
+    line="$(grep '^GarageLite' <<<"$output")"
+    if [ "$operation" = parkAll ]; then
+        # parkAll: the calling thread's instructions and the writer's, per object.
+        count=$(( $(awk '{print $3}' <<<"$line") + $(awk '{print $(NF-3)}' <<<"$line") ))
+    else
+        count=$(awk '{print $3}' <<<"$line")
+    fi
+    if [ -z "$count" ] || [ "$count" -gt "$budget" ]; then
+        echo "over budget: $operation counts ${count:-nothing} instructions per operation, its budget is $budget ($line)" >&2
+        failed=1
+    else
+        echo "within budget: $operation $count instructions per operation (budget $budget)"
+    fi
+done < Benchmarks/instruction-budgets
+exit "$failed"
