@@ -11,9 +11,14 @@ cd "$(dirname "$0")/.."
 failed=0
 while read -r operation budget _; do
     case "$operation" in ''|'#'*) continue ;; esac
-    output="$(GARAGE_INSTRUCTIONS_ONLY=GarageLite Benchmarks/instructions.sh "$operation" 2>/dev/null)"
-    line="$(grep '^GarageLite' <<<"$output")"
-    if [ "$operation" = parkAll ]; then
+    output="$(GARAGE_INSTRUCTIONS_ONLY=GarageLite Benchmarks/instructions.sh "$operation" 2>&1 || true)"
+    line="$(grep '^GarageLite' <<<"$output" || true)"
+    if [ -z "$line" ]; then
+        echo "no count for $operation: Benchmarks/instructions.sh $operation said" >&2
+        tail -5 <<<"$output" >&2
+        failed=1
+        continue
+    elif [ "$operation" = parkAll ]; then
         # parkAll: the calling thread's instructions and the writer's, per object.
         count=$(( $(awk '{print $3}' <<<"$line") + $(awk '{print $(NF-3)}' <<<"$line") ))
     else
@@ -25,5 +30,5 @@ while read -r operation budget _; do
     else
         echo "within budget: $operation $count instructions per operation (budget $budget)"
     fi
-done < Benchmarks/instruction-budgets
+done < "${GARAGE_INSTRUCTION_BUDGETS:-Benchmarks/instruction-budgets}"
 exit "$failed"
