@@ -159,6 +159,16 @@ extension Store {
                                        end: (_ identifier: String) -> ClaimEnd) throws -> (ClaimReport, [(ObjectKey, SyncStatus)]) {
         var report = ClaimReport()
         var changed: [(ObjectKey, SyncStatus)] = []
+        // The ends alike (no failure, upload's data or server version), written together after
+        // the reads: one statement a kind of end rather than one a row.
+        var alike: [(status: SyncStatus?, completed: Bool, keys: [ObjectKey])] = []
+        func endAlike(_ key: ObjectKey, _ status: SyncStatus?, _ completed: Bool) {
+            if let index = alike.firstIndex(where: { $0.status == status && $0.completed == completed }) {
+                alike[index].keys.append(key)
+            } else {
+                alike.append((status, completed, [key]))
+            }
+        }
         let keys = ticket.identifiers.map { ObjectKey(typeName: ticket.typeName, identifier: $0) }
         try statements.prepareToWrite(keys.filter { !skipping.contains($0) })
         for (index, (key, revision)) in zip(keys, ticket.revisions).enumerated() where !skipping.contains(key) {
@@ -184,18 +194,23 @@ extension Store {
                 // stays, `.synced` (as a deletion downloaded from the server does), so that the
                 // referrer reads without it.
                 if try statements.isReferenced(key) {
-                    try statements.endClaim(key, status: .synced, completed: true, failure: nil, uploaded: nil, version: nil)
+                    endAlike(key, .synced, true)
                 } else {
                     try statements.purge(key)
                 }
                 report.deletionsUploaded.append(key.identifier)
                 continue
             }
-            try statements.endClaim(key, status: rowEnd.status, completed: rowEnd.completed, failure: rowEnd.failure,
-                                    uploaded: uploaded, version: rowEnd.version)
+            if rowEnd.failure == nil, uploaded == nil, rowEnd.version == nil {
+                endAlike(key, rowEnd.status, rowEnd.completed)
+            } else {
+                try statements.endClaim(key, status: rowEnd.status, completed: rowEnd.completed, failure: rowEnd.failure,
+                                        uploaded: uploaded, version: rowEnd.version)
+            }
             report.record(key.identifier, rowEnd)
             if let status = rowEnd.status, status != row.syncStatus { changed.append((key, status)) }
         }
+        for group in alike { try statements.endClaims(group.keys, status: group.status, completed: group.completed) }
         return (report, changed)
     }
 

@@ -171,6 +171,10 @@ extension RowWriteStatements {
         try endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded, version: version)
     }
 
+    package func endClaims(_ keys: [ObjectKey], status: SyncStatus?, completed: Bool) throws {
+        for key in keys { try endClaim(key, status: status, completed: completed, failure: nil, uploaded: nil, version: nil) }
+    }
+
     package func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {
         try releaseClaimsByRule(takenBefore: cutoff)
     }

@@ -275,6 +275,9 @@ package protocol RowWriteStatements: RowStatements {
     /// completed upload) becomes the row's server version; `nil` keeps it.
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
                   failure: (error: String?, retryAt: Date)?, uploaded: String?, version: String?) throws
+    /// Ends the claims of `keys` alike, as ``endClaim(_:status:completed:failure:uploaded:version:)``
+    /// does without a failure, an upload's data or a server version (most of a batch's ends).
+    func endClaims(_ keys: [ObjectKey], status: SyncStatus?, completed: Bool) throws
     /// Forgets the failed attempts of the rows of `type` (those `identifiers` name, or all), so
     /// that claims take them again; returns how many there were.
     func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int
