@@ -72,19 +72,24 @@ extension SQLiteConnection {
     /// claim's rows are of one), their identifiers bound as one JSON array, rather than one
     /// statement a row (39k instructions a row, most of it the statement's own cost).
     func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws {
-        var identifiersByType: [String: [String]] = [:]
-        var types: [String] = []
-        for key in keys {
-            if identifiersByType[key.typeName] == nil { types.append(key.typeName) }
-            identifiersByType[key.typeName, default: []].append(key.identifier)
-        }
-        for type in types {
-            let identifiers = identifiersByType[type] ?? []
+        for (type, identifiers) in Self.identifiersByType(keys) {
             try execute(Self.markClaimedManySQL, [
                 .integer(SyncStatus.syncing.rawValue), .text(claim), .real(date.timeIntervalSince1970),
-                .text(type), .text(JSONWriter.string(from: .array(identifiers.map(JSONValue.string)))),
+                .text(type), .text(identifiers),
             ])
         }
+    }
+
+    /// The identifiers of `keys` of each type, as a JSON array (what `json_each` reads), the
+    /// types in the order `keys` first names them.
+    private static func identifiersByType(_ keys: [ObjectKey]) -> [(type: String, identifiers: String)] {
+        var identifiers: [String: [String]] = [:]
+        var types: [String] = []
+        for key in keys {
+            if identifiers[key.typeName] == nil { types.append(key.typeName) }
+            identifiers[key.typeName, default: []].append(key.identifier)
+        }
+        return types.map { ($0, JSONWriter.string(from: .array((identifiers[$0] ?? []).map(JSONValue.string)))) }
     }
 
     private static let markClaimedSet = """
@@ -135,14 +140,7 @@ extension SQLiteConnection {
     /// Ends the claims of `keys` alike (no failure, no upload's data, no server version): one
     /// statement for the rows of each type, their identifiers bound as one JSON array.
     func endClaims(_ keys: [ObjectKey], status: SyncStatus?, completed: Bool) throws {
-        var identifiersByType: [String: [String]] = [:]
-        var types: [String] = []
-        for key in keys {
-            if identifiersByType[key.typeName] == nil { types.append(key.typeName) }
-            identifiersByType[key.typeName, default: []].append(key.identifier)
-        }
-        for type in types {
-            let identifiers = JSONWriter.string(from: .array((identifiersByType[type] ?? []).map(JSONValue.string)))
+        for (type, identifiers) in Self.identifiersByType(keys) {
             try execute(Self.endClaimsSQL, [
                 .integer(status?.rawValue), .bool(completed), .bool(false), .null, .null,
                 .text(type), .text(identifiers), .null, .null,
