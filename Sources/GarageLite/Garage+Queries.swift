@@ -135,7 +135,7 @@ extension Garage {
         -> StoreWork<QueryPage<T>> {
         var rowQuery = try self.rowQuery(query.limit == nil ? query.limit(Self.defaultQueryPageSize) : query)
         let orders = rowQuery.ordersText
-        if rowQuery.sortOrders.contains(where: { $0.key == .relevance }) {
+        if rowQuery.sortsByRelevance {
             throw GarageError.invalidQuery(
                 typeName: rowQuery.typeName, query: Self.describe(query),
                 reason: "a query sorted by relevance has no pages: relevance changes as any object of the type changes, so "
@@ -186,7 +186,7 @@ extension Garage {
         if let problem = rowQuery.problem(in: shape) ?? rowQuery.dateProblem(in: shape, as: strategy) {
             throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query), reason: problem)
         }
-        if rowQuery.sortOrders.contains(where: { $0.key == .relevance }), rowQuery.textSearch == nil {
+        if rowQuery.sortsByRelevance, rowQuery.textSearch == nil {
             throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query),
                                            reason: "an order by relevance needs a text search: search(_:) or .textMatches(_:)")
         }

@@ -103,17 +103,12 @@ struct PostgresQueryCompiler {
     /// the kinds before it NULL, then the value (each equivalent to the comparison).
     private mutating func appendIndexedTerms() {
         for (field, comparison, value) in rowQuery.requiredComparisons {
+            // The expressions are the rank, then the value of each kind in rank order.
+            guard let rank = value.rank else { continue }
             let expressions = Self.sortExpressions(field, table: "o.")
-            let (rank, position): (Int, Int)
-            switch value {
-            case .bool: (rank, position) = (1, 1)
-            case .number: (rank, position) = (2, 2)
-            case .string: (rank, position) = (3, 3)
-            case .null: continue
-            }
             sql.appendLiteral(" AND (\(expressions[0])) = \(rank)")
-            for earlier in 1..<position { sql.appendLiteral(" AND (\(expressions[earlier])) IS NULL") }
-            sql.appendLiteral(" AND (\(expressions[position])) \(comparison == .equal ? "=" : comparison.rawValue) ")
+            for earlier in 1..<rank { sql.appendLiteral(" AND (\(expressions[earlier])) IS NULL") }
+            sql.appendLiteral(" AND (\(expressions[rank])) \(comparison == .equal ? "=" : comparison.rawValue) ")
             appendOperand(value)
         }
     }

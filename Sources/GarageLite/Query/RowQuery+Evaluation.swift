@@ -55,6 +55,9 @@ extension RowQuery {
         }
     }
 
+    /// Whether the query is sorted by relevance (to its text search).
+    package var sortsByRelevance: Bool { sortOrders.contains { $0.key == .relevance } }
+
     /// Whether the predicate reads the objects' references (`.references`).
     package var readsReferences: Bool {
         func reads(_ node: QueryPredicate.Node) -> Bool {
@@ -187,5 +190,18 @@ extension RowQuery {
             if order != .orderedSame { return (order == .orderedAscending) == (sort.order == .ascending) }
         }
         return Self.compareBytes(left.identifier, right.identifier) == .orderedAscending
+    }
+}
+
+extension QueryValue.Content {
+    /// The rank of the value's kind in an order (``RowQuery/SortValue/rank``), which is the kind
+    /// of the stored values a comparison with it matches; `nil` for null, which matches none.
+    package var rank: Int? {
+        switch self {
+        case .bool: return 1
+        case .number: return 2
+        case .string: return 3
+        case .null: return nil
+        }
     }
 }

@@ -45,7 +45,7 @@ extension RowStatements {
     ///
     /// - throws: ``GarageError/invalidQuery(typeName:query:reason:)`` when the type has none.
     package func resolvingTextIndex(_ query: RowQuery) throws -> RowQuery {
-        guard query.textSearch != nil || query.sortOrders.contains(where: { $0.key == .relevance }) else { return query }
+        guard query.textSearch != nil || query.sortsByRelevance else { return query }
         var resolved = query
         resolved.textIndex = try QueryIndexDefinition.recorded(in: metadata(QueryIndexDefinition.fact))
             .first { $0.typeName == query.typeName && $0.isText }

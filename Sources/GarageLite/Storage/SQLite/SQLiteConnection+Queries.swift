@@ -156,12 +156,12 @@ struct SQLiteQuery {
             + "THEN json_extract(\(plainData), \(path)) END"
     }
 
-    /// The rank a comparison with `value` implies: a value compares only with values of its kind.
-    static func rank(of value: QueryValue.Content) -> Int? {
+    /// `value` as SQLite compares it with `json_extract`'s result: a boolean as 0 or 1.
+    static func bound(_ value: QueryValue.Content) -> (any DatabaseValueConvertible)? {
         switch value {
-        case .bool: return 1
-        case .number: return 2
-        case .string: return 3
+        case .string(let string): return string
+        case .number(let number): return number
+        case .bool(let flag): return flag ? 1 : 0
         case .null: return nil
         }
     }
@@ -202,15 +202,8 @@ struct SQLiteQuery {
         case .and(let left, let right):
             return "(\(compileRequired(left)) AND \(compileRequired(right)))"
         case .compare(let field, let comparison, let value):
-            let bound: (any DatabaseValueConvertible)?
-            switch value {
-            case .string(let string): bound = string
-            case .number(let number): bound = number
-            case .bool(let flag): bound = flag ? 1 : 0
-            case .null: return compile(node)
-            }
-            guard let rank = Self.rank(of: value) else { return compile(node) }
-            arguments.append(bound)
+            guard let rank = value.rank else { return compile(node) }
+            arguments.append(Self.bound(value))
             return "(\(Self.rankExpression(field)) = \(rank) AND \(Self.valueExpression(field)) "
                 + "\(comparison == .equal ? "=" : comparison.rawValue) ?)"
         default:
@@ -247,21 +240,14 @@ struct SQLiteQuery {
         case .compare(let field, let comparison, let value):
             let path = Self.path(field)
             let operation = comparison == .equal ? "=" : comparison.rawValue
-            arguments += [path, path]
             let kinds: String
             switch value {
-            case .string(let string):
-                kinds = "'text'"
-                arguments.append(string)
-            case .number(let number):
-                kinds = "'integer', 'real'"
-                arguments.append(number)
-            case .bool(let bool):
-                kinds = "'true', 'false'"
-                arguments.append(bool ? 1 : 0)
-            case .null:
-                return "0"
+            case .string: kinds = "'text'"
+            case .number: kinds = "'integer', 'real'"
+            case .bool: kinds = "'true', 'false'"
+            case .null: return "0"
             }
+            arguments += [path, path, Self.bound(value)]
             return "COALESCE(json_type(data, ?) IN (\(kinds)) AND json_extract(data, ?) \(operation) ?, 0)"
         case .isNull(let field):
             arguments.append(Self.path(field))
