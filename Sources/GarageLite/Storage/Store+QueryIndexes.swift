@@ -13,6 +13,13 @@ extension Store {
         try statements.setMetadata(QueryIndexDefinition.fact, String(decoding: data, as: UTF8.self))
     }
 
+    /// Drops the recorded indexes that `isDropped` picks, and takes them out of `definitions`.
+    private static func drop(_ definitions: inout [QueryIndexDefinition], where isDropped: (QueryIndexDefinition) -> Bool,
+                             _ statements: any RowWriteStatements) throws {
+        for definition in definitions where isDropped(definition) { try statements.dropQueryIndex(definition) }
+        definitions.removeAll(where: isDropped)
+    }
+
     /// Creates and records `definition`; `false` when the store has it already.
     func creatingQueryIndex(_ definition: QueryIndexDefinition) -> StoreWork<Bool> {
         StoreWork(operation: "index \(definition.typeName)", access: .write { statements in
@@ -21,10 +28,7 @@ extension Store {
                 guard !definitions.contains(where: { $0.name == definition.name }) else { return false }
                 if definition.isText {
                     // A type has one text index: another one's fields are replaced.
-                    for other in definitions where other.isText && other.typeName == definition.typeName {
-                        try statements.dropQueryIndex(other)
-                    }
-                    definitions.removeAll { $0.isText && $0.typeName == definition.typeName }
+                    try Self.drop(&definitions, where: { $0.isText && $0.typeName == definition.typeName }, statements)
                 }
                 try statements.createQueryIndex(definition)
                 definitions.append(definition)
@@ -40,10 +44,11 @@ extension Store {
         StoreWork(operation: "drop an index of \(definition.typeName)", access: .write { statements in
             try Store.transaction(statements) {
                 var definitions = try Self.recorded(statements)
-                guard let index = definitions.firstIndex(where: {
+                let count = definitions.count
+                try Self.drop(&definitions, where: {
                     definition.isText ? $0.isText && $0.typeName == definition.typeName : $0.name == definition.name
-                }) else { return false }
-                try statements.dropQueryIndex(definitions.remove(at: index))
+                }, statements)
+                guard definitions.count < count else { return false }
                 try Self.record(definitions, statements)
                 return true
             }
@@ -54,8 +59,7 @@ extension Store {
     static func droppingTextIndexes(_ statements: any RowWriteStatements) throws {
         var definitions = try recorded(statements)
         guard definitions.contains(where: \.isText) else { return }
-        for definition in definitions where definition.isText { try statements.dropQueryIndex(definition) }
-        definitions.removeAll(where: \.isText)
+        try drop(&definitions, where: \.isText, statements)
         try record(definitions, statements)
     }
 
