@@ -9,7 +9,7 @@ import PostgresNIO
 // numbers as doubles, and every condition is true or false, never NULL.
 extension PostgresStatements {
     func identifiers(matching query: RowQuery) throws -> [String] {
-        var compiled = PostgresQueryCompiler(objects: objects, query: query)
+        var compiled = PostgresQueryCompiler(schema: schema, objects: objects, query: query)
         compiled.appendOrderAndLimit()
         return try run(compiled.statement).rows.map { try $0.decode(String.self) }
     }
@@ -35,7 +35,7 @@ extension PostgresStatements {
     /// PostgreSQL's plan of the statement that answers `query` (`EXPLAIN`), one line a node:
     /// what tests read to see an index used.
     func queryPlan(matching query: RowQuery) throws -> [String] {
-        var compiled = PostgresQueryCompiler(objects: objects, query: query, selecting: "o.identifier", explaining: true)
+        var compiled = PostgresQueryCompiler(schema: schema, objects: objects, query: query, selecting: "o.identifier", explaining: true)
         compiled.appendOrderAndLimit()
         return try run(compiled.statement).rows.map { try $0.decode(String.self) }
     }
@@ -44,7 +44,7 @@ extension PostgresStatements {
         var counted = query
         counted.sortOrders = []
         counted.limit = nil
-        let compiled = PostgresQueryCompiler(objects: objects, query: counted, selecting: "count(*)")
+        let compiled = PostgresQueryCompiler(schema: schema, objects: objects, query: counted, selecting: "count(*)")
         guard let row = try run(compiled.statement).rows.first else { return 0 }
         return Int(try row.decode(Int64.self))
     }
@@ -59,9 +59,9 @@ struct PostgresQueryCompiler {
 
     /// `SELECT selecting FROM` the type's live rows, each row's JSON parsed once (`j`), `WHERE`
     /// the query's condition.
-    init(objects: String, query: RowQuery, selecting: String = "o.identifier", explaining: Bool = false) {
+    init(schema: String, objects: String, query: RowQuery, selecting: String = "o.identifier", explaining: Bool = false) {
         rowQuery = query
-        schema = String(objects.prefix { $0 != "." })
+        self.schema = schema
         sql.appendLiteral("\(explaining ? "EXPLAIN " : "")SELECT \(selecting) FROM \(objects) AS o CROSS JOIN LATERAL (SELECT o.data::json AS j OFFSET 0) AS x ")
         // The type a literal, as an index's WHERE writes it (createQueryIndex).
         sql.appendLiteral("WHERE o.type = \(Self.literal(query.typeName)) AND NOT o.is_deleted AND ")
