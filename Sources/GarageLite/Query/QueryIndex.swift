@@ -18,10 +18,11 @@ public struct QueryIndex: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// An index as the store records it and an engine creates it: its name, its type, and each
-/// field with the kind of value the index orders (a comparison with a value of that kind can
-/// use it).
+/// field with the kind of value the type's JSON holds there (`.text` for each field of a text
+/// index). The engines' value indexes order every kind, by rank then value, as the rule does.
 package struct QueryIndexDefinition: Sendable, Hashable, Codable {
-    /// The kind of value an indexed field holds, as the type's JSON encodes it.
+    /// The kind of value an indexed field holds, as the type's JSON encodes it (dates as the
+    /// garage writes them).
     package enum Kind: String, Sendable, Hashable, Codable {
         case string, number, bool
         /// Words of the strings (and arrays of strings) of a text index.
@@ -59,23 +60,13 @@ package struct QueryIndexDefinition: Sendable, Hashable, Codable {
         guard let text else { return [] }
         return try JSONDecoder().decode([QueryIndexDefinition].self, from: Data(text.utf8))
     }
-
-    /// The kind of a comparison's value, when an index of that kind orders it.
-    package static func kind(of value: QueryValue.Content) -> Kind? {
-        switch value {
-        case .string: return .string
-        case .number: return .number
-        case .bool: return .bool
-        case .null: return nil
-        }
-    }
 }
 
 extension RowQuery {
     /// The comparisons every match makes (those `&&` joins at the top of the predicate), with a
-    /// value: the engines repeat each as a bare term on the expression an index of its field
-    /// orders, which their planners can answer from the index (each term is true wherever its
-    /// condition is, so it changes no answer).
+    /// value: the engines write each on the expressions an index of its field holds (SQLite
+    /// instead of the comparison, PostgreSQL beside it), which their planners can answer from
+    /// the index (each term is true exactly where its comparison is).
     package var requiredComparisons: [(field: Field, comparison: QueryPredicate.Comparison, value: QueryValue.Content)] {
         func collect(_ node: QueryPredicate.Node) -> [(field: Field, comparison: QueryPredicate.Comparison, value: QueryValue.Content)] {
             switch node {
