@@ -182,7 +182,7 @@ struct ReferrerType: Sendable {
             let check = configuration.decoder(view)
             do {
                 _ = try check.decode(T.self, from: DecodableRow(
-                    key: key, json: try JSONReader.parse(encoded.json), syncStatus: row.syncStatus, revision: row.revision))
+                    key: key, json: try JSONDocument(parsing: encoded.json).root, syncStatus: row.syncStatus, revision: row.revision))
             } catch let error as DecodingError {
                 let property = Self.property(error).map { "its property `\($0)`" } ?? "a property that is not optional"
                 throw refuse("\(property) can't do without it: make that property optional, or delete with rule .deny "

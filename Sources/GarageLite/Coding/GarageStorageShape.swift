@@ -22,39 +22,66 @@ enum GarageStorageShape {
     static let syncStatusKey = "gs_syncStatus"
 
     /// The identifier of a reference in Objective-C form, or `nil`.
-    static func referenceIdentifier(_ value: JSONValue) -> String? {
-        guard case .object(let members) = value, anonymousObjectText(value) == nil else { return nil }
-        return members.first { $0.key == identifierKey }.flatMap { member in
-            if case .string(let identifier) = member.value { return identifier }
-            return nil
-        }
+    static func referenceIdentifier<Value: JSONShape>(_ value: Value) -> String? {
+        guard value.memberCount != nil, anonymousObjectText(value) == nil else { return nil }
+        return value.member(identifierKey)?.stringValue
     }
 
     /// The text of a nested object stored anonymously, or `nil`.
-    static func anonymousObjectText(_ value: JSONValue) -> String? {
-        guard case .object(let members) = value, members.count <= 4 else { return nil }
-        return members.first { $0.key == anonymousDataKey }.flatMap { member in
-            if case .string(let text) = member.value { return text }
-            return nil
-        }
+    static func anonymousObjectText<Value: JSONShape>(_ value: Value) -> String? {
+        guard let count = value.memberCount, count <= 4 else { return nil }
+        return value.member(anonymousDataKey)?.stringValue
     }
 
     /// The sync status stored beside a nested object stored anonymously, or `nil`.
-    static func anonymousSyncStatus(_ value: JSONValue) -> SyncStatus? {
-        guard case .object(let members) = value,
-              let member = members.first(where: { $0.key == syncStatusKey }),
-              case .number(let text) = member.value, let raw = Int(text) else { return nil }
+    static func anonymousSyncStatus<Value: JSONShape>(_ value: Value) -> SyncStatus? {
+        guard let text = value.member(syncStatusKey)?.numberText, let raw = Int(text) else { return nil }
         return SyncStatus(rawValue: raw)
     }
 
     /// The text of a date in transformable form, or `nil`.
-    static func transformableDateText(_ value: JSONValue) -> String? {
-        guard case .object(let members) = value else { return nil }
-        return members.first { $0.key == transformableDataKey }.flatMap { member in
-            if case .string(let text) = member.value { return text }
-            return nil
-        }
+    static func transformableDateText<Value: JSONShape>(_ value: Value) -> String? {
+        value.member(transformableDataKey)?.stringValue
     }
+}
+
+/// What ``GarageStorageShape`` reads of a value, a tree's (``JSONValue``, when importing) or
+/// a document's (``JSONNode``, when decoding).
+protocol JSONShape {
+    /// An object's number of members; `nil` for anything else.
+    var memberCount: Int? { get }
+    /// An object's member named `key`; `nil` when it has none or is not an object.
+    func member(_ key: String) -> Self?
+    /// A string's value.
+    var stringValue: String? { get }
+    /// A number's text.
+    var numberText: String? { get }
+}
+
+extension JSONValue: JSONShape {
+    var memberCount: Int? {
+        guard case .object(let members) = self else { return nil }
+        return members.count
+    }
+
+    func member(_ key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
+    var stringValue: String? {
+        guard case .string(let text) = self else { return nil }
+        return text
+    }
+
+    var numberText: String? {
+        guard case .number(let text) = self else { return nil }
+        return text
+    }
+}
+
+extension JSONNode: JSONShape {
+    var memberCount: Int? { kind == .object ? count : nil }
 }
 
 /// A property wrapper whose value GarageStorage's Objective-C side may have stored as an
@@ -63,14 +90,14 @@ enum GarageStorageShape {
 protocol AnonymousObjectWrapper {
     /// The wrapper of the value `json` holds (the anonymous object's decrypted text), given the
     /// status `syncStatus` stored beside it.
-    static func unwrappingAnonymous(_ json: JSONValue, syncStatus: SyncStatus?, codingPath: CodingPath,
+    static func unwrappingAnonymous(_ json: JSONNode, syncStatus: SyncStatus?, codingPath: CodingPath,
                                     in graph: GraphDecoder) throws -> Self
 }
 
 extension Migratable: AnonymousObjectWrapper {
     /// The wrapped value decoded from the anonymous object, with the status stored beside it
     /// when the value is ``Syncable`` (as GarageStorage's `Migratable` set it).
-    static func unwrappingAnonymous(_ json: JSONValue, syncStatus: SyncStatus?, codingPath: CodingPath,
+    static func unwrappingAnonymous(_ json: JSONNode, syncStatus: SyncStatus?, codingPath: CodingPath,
                                     in graph: GraphDecoder) throws -> Migratable {
         Migratable(wrappedValue: try graph.unboxAnonymousContent(Value.self, from: json, syncStatus: syncStatus,
                                                                  codingPath: codingPath))

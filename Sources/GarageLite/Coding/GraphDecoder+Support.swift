@@ -6,12 +6,12 @@ import Foundation
 /// An optional at any position (array element, dictionary value, property) decodes a
 /// reference to a missing row as `nil`.
 protocol OptionalReference: SendableMetatype {
-    static func decodeOptional(from value: JSONValue, codingPath: CodingPath, graph: GraphDecoder) throws -> Self
+    static func decodeOptional(from value: JSONNode, codingPath: CodingPath, graph: GraphDecoder) throws -> Self
 }
 
 extension Optional: OptionalReference where Wrapped: Decodable {
-    static func decodeOptional(from value: JSONValue, codingPath: CodingPath, graph: GraphDecoder) throws -> Self {
-        if case .null = value { return .none }
+    static func decodeOptional(from value: JSONNode, codingPath: CodingPath, graph: GraphDecoder) throws -> Self {
+        if value.isNull { return .none }
         return try graph.unboxPresent(Wrapped.self, from: value, codingPath: codingPath)
     }
 }
@@ -55,8 +55,8 @@ extension DecodingError {
 }
 
 extension Date {
-    static func mismatch(_ value: JSONValue, _ codingPath: CodingPath) -> DecodingError {
-        if case .null = value {
+    static func mismatch(_ value: JSONNode, _ codingPath: CodingPath) -> DecodingError {
+        if value.isNull {
             return .valueNotFound(Date.self, .init(codingPath: codingPath.keys, debugDescription: "Expected a date but found null."))
         }
         return .typeMismatch(Date.self, .init(

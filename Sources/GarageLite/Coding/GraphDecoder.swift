@@ -4,7 +4,7 @@ import Foundation
 /// its revision.
 struct DecodableRow {
     var key: ObjectKey
-    var json: JSONValue
+    var json: JSONNode
     var syncStatus: SyncStatus
     var revision: Int64 = 0
 }
@@ -175,16 +175,16 @@ final class GraphDecoder {
 
     /// Decodes the value of an optional that is present and not null: a reference to a
     /// missing row is `nil`.
-    func unboxPresent<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath) throws -> T? {
+    func unboxPresent<T: Decodable>(_ type: T.Type, from value: JSONNode, codingPath: CodingPath) throws -> T? {
         if case .identifiable = ValueKind.of(T.self), let identifier = GarageStorageShape.referenceIdentifier(value) {
             return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: true)
         }
-        if case .string(let identifier) = value {
+        if value.kind == .string {
             switch ValueKind.of(T.self) {
             case .identifiable:
-                return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: true)
+                return try resolve(T.self, identifier: value.stringValue!, codingPath: codingPath, lenient: true)
             case .inlineIdentifiable:
-                return try unboxInline(T.self, fromString: identifier, codingPath: codingPath, lenient: true)
+                return try unboxInline(T.self, fromString: value, codingPath: codingPath, lenient: true)
             default:
                 break
             }
@@ -200,11 +200,12 @@ final class GraphDecoder {
     /// Inline first: a value that decodes from a string is never mistaken for a stub, and a
     /// stub costs the failed attempt only until its parent is parked again, inline.
     @inline(never)
-    private func unboxInline<T: Decodable>(_ type: T.Type, fromString string: String, codingPath: CodingPath,
+    private func unboxInline<T: Decodable>(_ type: T.Type, fromString value: JSONNode, codingPath: CodingPath,
                                            lenient: Bool) throws -> T? {
         do {
-            return try T(from: ReferenceDecoder(value: .string(string), codingPath: codingPath, graph: self))
+            return try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self))
         } catch let inlineError as DecodingError {
+            let string = value.stringValue!
             let key = ObjectKey(typeName: try Identity.typeName(T.self), identifier: string)
             if let object = decoded[key] as? T {
                 return object
@@ -228,14 +229,14 @@ final class GraphDecoder {
     /// unspecialized generic function look up `Optional<T>`'s metadata (about 375 instructions
     /// each, several per retrieve), whatever the branch taken.
     @inline(never)
-    private func unboxInlineRequired<T: Decodable>(_ type: T.Type, fromString string: String, codingPath: CodingPath) throws -> T {
+    private func unboxInlineRequired<T: Decodable>(_ type: T.Type, fromString value: JSONNode, codingPath: CodingPath) throws -> T {
         // `lenient: false` throws instead of returning nil.
-        try unboxInline(T.self, fromString: string, codingPath: codingPath, lenient: false)!
+        try unboxInline(T.self, fromString: value, codingPath: codingPath, lenient: false)!
     }
 
     /// Decodes one value at `codingPath`. A string where an `Identifiable` is expected is a
     /// reference stub; an ``InlineIdentifiable`` is decoded inline.
-    func unbox<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath,
+    func unbox<T: Decodable>(_ type: T.Type, from value: JSONNode, codingPath: CodingPath,
                              isRowObject: Bool = false) throws -> T {
         let info = TypeInfo.of(T.self)
         if info.isClass, let (typeName, tagged) = RegisteredTypes.tagged(value) {
@@ -248,7 +249,7 @@ final class GraphDecoder {
         case .date:
             return try decodeDate(from: value, codingPath: codingPath) as! T
         case .data:
-            guard case .string(let text) = value else {
+            guard let text = value.stringValue else {
                 throw String.typeMismatch(value, codingPath)
             }
             guard let data = Data(base64Encoded: text) else {
@@ -257,30 +258,32 @@ final class GraphDecoder {
             }
             return data as! T
         case .url:
-            guard case .string(let text) = value else { throw String.typeMismatch(value, codingPath) }
+            guard let text = value.stringValue else { throw String.typeMismatch(value, codingPath) }
             guard let url = URL(string: text) else {
                 throw DecodingError.dataCorrupted(.init(
                     codingPath: codingPath.keys, debugDescription: "Invalid URL string \"\(text)\"."))
             }
             return url as! T
         case .decimal:
-            guard case .number(let text) = value, let decimal = Decimal(string: text, locale: nil) else {
+            guard let text = value.numberText, let decimal = Decimal(string: text, locale: nil) else {
                 throw DecodingError.typeMismatch(Decimal.self, .init(
                     codingPath: codingPath.keys, debugDescription: "Expected a number for Decimal but found \(value.kindName)."))
             }
             return decimal as! T
         case .optional(let optional):
             return try decodeOptional(optional, from: value, codingPath: codingPath)
+        case .primitiveArray(let array) where value.kind == .array:
+            return try decodePrimitiveArray(array, from: value, codingPath: codingPath)
         case .identifiable where !isRowObject:
-            if case .string(let identifier) = value {
+            if let identifier = value.stringValue {
                 return try resolveRequired(T.self, identifier: identifier, codingPath: codingPath)
             }
             if let identifier = GarageStorageShape.referenceIdentifier(value) {
                 return try resolveRequired(T.self, identifier: identifier, codingPath: codingPath)
             }
         case .inlineIdentifiable where !isRowObject:
-            if case .string(let string) = value {
-                return try unboxInlineRequired(T.self, fromString: string, codingPath: codingPath)
+            if value.kind == .string {
+                return try unboxInlineRequired(T.self, fromString: value, codingPath: codingPath)
             }
         default:
             break
@@ -304,8 +307,8 @@ final class GraphDecoder {
     /// stored, or, when a reference's row is gone, without it. Nothing is looked up twice
     /// unless a row is missing.
     @inline(never)
-    private func unboxReferences<T: Decodable>(_ type: T.Type, from value: JSONValue, codingPath: CodingPath) throws -> T {
-        func decode(_ value: JSONValue) throws -> T {
+    private func unboxReferences<T: Decodable>(_ type: T.Type, from value: JSONNode, codingPath: CodingPath) throws -> T {
+        func decode(_ value: JSONNode) throws -> T {
             if codingPath.depth & 7 == 0, ThreadStack.isShort {
                 return try onFreshStack { try T(from: ReferenceDecoder(value: value, codingPath: codingPath, graph: self)) }
             }
@@ -325,7 +328,7 @@ final class GraphDecoder {
     /// of that name.
     ///
     /// - throws: `DecodingError.dataCorrupted` naming the type when the garage doesn't know it.
-    func unboxRegistered(typeName: String, from value: JSONValue, codingPath: CodingPath,
+    func unboxRegistered(typeName: String, from value: JSONNode, codingPath: CodingPath,
                          isRowObject: Bool = false) throws -> Any {
         guard let entry = registry.entry(named: typeName) else {
             throw DecodingError.dataCorrupted(.init(
@@ -338,7 +341,7 @@ final class GraphDecoder {
 
     /// An instance of a subclass stored where its class `T` is declared.
     @inline(never)
-    private func unboxSubclassInstance<T>(_ type: T.Type, typeName: String, from value: JSONValue,
+    private func unboxSubclassInstance<T>(_ type: T.Type, typeName: String, from value: JSONNode,
                                           codingPath: CodingPath, isRowObject: Bool) throws -> T {
         let object = try unboxRegistered(typeName: typeName, from: value, codingPath: codingPath, isRowObject: isRowObject)
         guard let instance = object as? T else {
@@ -352,11 +355,11 @@ final class GraphDecoder {
     /// A nested object GarageStorage's Objective-C side stored as the text of its JSON
     /// (encrypted when it had a delegate), with its sync status beside it.
     @inline(never)
-    private func unboxAnonymous<T: Decodable>(_ type: T.Type, text: String, value: JSONValue,
+    private func unboxAnonymous<T: Decodable>(_ type: T.Type, text: String, value: JSONNode,
                                               codingPath: CodingPath) throws -> T {
-        let json: JSONValue
+        let json: JSONNode
         do {
-            json = try JSONReader.parse(text)
+            json = try JSONDocument(parsing: text).root
         } catch {
             guard let decryptNested else {
                 throw DecodingError.dataCorrupted(.init(
@@ -364,7 +367,7 @@ final class GraphDecoder {
                         + "Objective-C side is not JSON: it may be encrypted, and the garage has no dataEncryptionDelegate."))
             }
             do {
-                json = try JSONReader.parse(try decryptNested(text))
+                json = try JSONDocument(parsing: try decryptNested(text)).root
             } catch {
                 throw DecodingError.dataCorrupted(.init(
                     codingPath: codingPath.keys, debugDescription: "A nested object stored by GarageStorage's "
@@ -386,37 +389,42 @@ final class GraphDecoder {
     /// The Objective-C side kept the status beside the text, never in it: a `syncStatus` the
     /// text lacks reads as that status (as a row's missing `syncStatus` reads as its column's),
     /// and the status beside the text wins over one in it, as GarageStorage's decoders had it.
-    func unboxAnonymousContent<V: Decodable>(_ type: V.Type, from json: JSONValue, syncStatus status: SyncStatus?,
+    func unboxAnonymousContent<V: Decodable>(_ type: V.Type, from json: JSONNode, syncStatus status: SyncStatus?,
                                               codingPath: CodingPath) throws -> V {
         guard V.self is any Syncable.Type else { return try unbox(V.self, from: json, codingPath: codingPath) }
         var json = json
-        if case .object(var members) = json, !members.contains(where: { $0.key == "syncStatus" }) {
+        if json.kind == .object, json.member("syncStatus") == nil, case .object(var members) = json.value {
             members.append(JSONMember(key: "syncStatus", value: .number(String((status ?? .undetermined).rawValue))))
-            json = .object(members)
+            json = JSONDocument(.object(members)).root
         }
         let object = try unbox(V.self, from: json, codingPath: codingPath)
         return status.map { Self.setting($0, on: object) } ?? object
     }
 
-    private func decodePrimitive<T, P: JSONPrimitive>(_ primitive: P.Type, from value: JSONValue,
+    private func decodePrimitive<T, P: JSONPrimitive>(_ primitive: P.Type, from value: JSONNode,
                                                        codingPath: CodingPath) throws -> T {
         try P.decode(from: value, codingPath: codingPath) as! T
     }
 
-    private func decodeOptional<T, O: OptionalReference>(_ optional: O.Type, from value: JSONValue,
+    private func decodePrimitiveArray<T, A: PrimitiveArray>(_ array: A.Type, from value: JSONNode,
+                                                             codingPath: CodingPath) throws -> T {
+        try A.decodeElements(from: value, codingPath: codingPath) as! T
+    }
+
+    private func decodeOptional<T, O: OptionalReference>(_ optional: O.Type, from value: JSONNode,
                                                           codingPath: CodingPath) throws -> T {
         try O.decodeOptional(from: value, codingPath: codingPath, graph: self) as! T
     }
 
-    private func decodeDate(from value: JSONValue, codingPath: CodingPath) throws -> Date {
+    private func decodeDate(from value: JSONNode, codingPath: CodingPath) throws -> Date {
         func number() throws -> Double { try Double.decode(from: value, codingPath: codingPath) }
         func string() throws -> String { try String.decode(from: value, codingPath: codingPath) }
         let strategy: JSONDecoder.DateDecodingStrategy
         switch dateDecoding {
         case .garageDefault:
-            switch value {
+            switch value.kind {
             case .number: return Date(timeIntervalSinceReferenceDate: try number())
-            case .string(let text): return try DateCoding.decodeDefault(string: text, codingPath: codingPath.keys)
+            case .string: return try DateCoding.decodeDefault(string: value.stringValue!, codingPath: codingPath.keys)
             default:
                 if let text = GarageStorageShape.transformableDateText(value) {
                     return try DateCoding.decodeDefault(string: text, codingPath: codingPath.keys)
@@ -445,7 +453,7 @@ final class GraphDecoder {
         #if canImport(Darwin)
         default:
             // `.formatted` (on Linux, `.formatted` is a `.custom` closure) and future strategies.
-            return try DateCoding.decodeWithFoundation(value, strategy: strategy, codingPath: codingPath.keys)
+            return try DateCoding.decodeWithFoundation(value.value, strategy: strategy, codingPath: codingPath.keys)
         #endif
         }
     }

@@ -5,7 +5,7 @@ import Foundation
 /// A single protocol lets the coders recognise every scalar with one dynamic cast.
 protocol JSONPrimitive: Codable, SendableMetatype {
     func jsonValue(codingPath: CodingPath) throws -> JSONValue
-    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> Self
+    static func decode(from value: JSONNode, codingPath: CodingPath) throws -> Self
 }
 
 extension JSONPrimitive {
@@ -18,8 +18,8 @@ extension JSONPrimitive {
         }
     }
 
-    static func typeMismatch(_ value: JSONValue, _ codingPath: CodingPath) -> DecodingError {
-        if case .null = value {
+    static func typeMismatch(_ value: JSONNode, _ codingPath: CodingPath) -> DecodingError {
+        if value.isNull {
             return .valueNotFound(Self.self, .init(
                 codingPath: codingPath.keys, debugDescription: "Expected \(Self.self) but found null."))
         }
@@ -30,16 +30,16 @@ extension JSONPrimitive {
 
 extension String: JSONPrimitive {
     func jsonValue(codingPath: CodingPath) -> JSONValue { .string(self) }
-    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> String {
-        guard case .string(let string) = value else { throw typeMismatch(value, codingPath) }
+    static func decode(from value: JSONNode, codingPath: CodingPath) throws -> String {
+        guard let string = value.stringValue else { throw typeMismatch(value, codingPath) }
         return string
     }
 }
 
 extension Bool: JSONPrimitive {
     func jsonValue(codingPath: CodingPath) -> JSONValue { .bool(self) }
-    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> Bool {
-        guard case .bool(let flag) = value else { throw typeMismatch(value, codingPath) }
+    static func decode(from value: JSONNode, codingPath: CodingPath) throws -> Bool {
+        guard let flag = value.bool else { throw typeMismatch(value, codingPath) }
         return flag
     }
 }
@@ -49,8 +49,9 @@ protocol JSONInteger: JSONPrimitive, FixedWidthInteger {}
 
 extension JSONInteger {
     func jsonValue(codingPath: CodingPath) -> JSONValue { .number(String(self)) }
-    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> Self {
-        guard case .number(let text) = value else { throw typeMismatch(value, codingPath) }
+    static func decode(from value: JSONNode, codingPath: CodingPath) throws -> Self {
+        if let integer = value.integer(Self.self) { return integer }
+        guard let text = value.numberText else { throw typeMismatch(value, codingPath) }
         if let integer = Self(text) { return integer }
         // "3.0" or "1e3": accept it when it is a whole number that fits.
         if let double = Double(text), let integer = Self(exactly: double) { return integer }
@@ -84,8 +85,8 @@ extension JSONFloat {
         return .number(description)
     }
 
-    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> Self {
-        guard case .number(let text) = value else { throw typeMismatch(value, codingPath) }
+    static func decode(from value: JSONNode, codingPath: CodingPath) throws -> Self {
+        guard let text = value.numberText else { throw typeMismatch(value, codingPath) }
         guard let number = Self(text), number.isFinite else {
             throw DecodingError.dataCorrupted(.init(
                 codingPath: codingPath.keys, debugDescription: "The number \(text) is not a valid \(Self.self)."))
@@ -100,12 +101,38 @@ extension Float: JSONFloat {}
 /// A sync status is its raw value: decoding it needs no container.
 extension SyncStatus: JSONPrimitive {
     func jsonValue(codingPath: CodingPath) -> JSONValue { .number(String(rawValue)) }
-    static func decode(from value: JSONValue, codingPath: CodingPath) throws -> SyncStatus {
+    static func decode(from value: JSONNode, codingPath: CodingPath) throws -> SyncStatus {
         let rawValue = try Int.decode(from: value, codingPath: codingPath)
         guard let status = SyncStatus(rawValue: rawValue) else {
             throw DecodingError.dataCorrupted(.init(
                 codingPath: codingPath.keys, debugDescription: "Cannot initialize SyncStatus from invalid Int value \(rawValue)"))
         }
         return status
+    }
+}
+
+/// An array of ``JSONPrimitive``s, which the graph decoder reads without a container.
+protocol PrimitiveArray: SendableMetatype {
+    /// The array `value`, an array, holds.
+    static func decodeElements(from value: JSONNode, codingPath: CodingPath) throws -> Self
+}
+
+extension Array: PrimitiveArray where Element: JSONPrimitive {
+    static func decodeElements(from value: JSONNode, codingPath: CodingPath) throws -> [Element] {
+        let count = value.count ?? 0
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        var element = JSONNode(document: value.document, index: value.index + 1)
+        for position in 0..<count {
+            do {
+                elements.append(try Element.decode(from: element, codingPath: .root))
+            } catch {
+                // The path is built only when there is an error to report.
+                elements.append(try Element.decode(from: element, codingPath: CodingPath(
+                    node: codingPath.node, appending: GarageCodingKey(intValue: position))))
+            }
+            element = element.nextSibling
+        }
+        return elements
     }
 }

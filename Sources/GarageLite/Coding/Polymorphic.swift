@@ -126,7 +126,7 @@ public struct Polymorphic<Value>: Codable {
                 codingPath: decoder.codingPath,
                 debugDescription: "A Polymorphic value decodes only in a Garage, which knows the registered types."))
         }
-        if case .null = reference.value, declared is any PolymorphicOptional.Type {
+        if reference.value.isNull, declared is any PolymorphicOptional.Type {
             return nil
         }
         guard let (typeName, value) = RegisteredTypes.tagged(reference.value) else {

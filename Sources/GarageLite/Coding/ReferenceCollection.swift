@@ -16,33 +16,36 @@ protocol ReferenceCollection {
     /// Whether the elements are references (worked out once per type, in ``TypeInfo``).
     static var elementsAreReferences: Bool { get }
     /// `value` (the collection's JSON) without the references whose row `graph` can't find.
-    static func droppingMissingReferences(from value: JSONValue, in graph: GraphDecoder) throws -> JSONValue
+    static func droppingMissingReferences(from value: JSONNode, in graph: GraphDecoder) throws -> JSONNode
 }
 
 extension Array: ReferenceCollection where Element: Decodable {
     static var elementsAreReferences: Bool { ValueKind.isReference(Element.self) }
 
-    static func droppingMissingReferences(from value: JSONValue, in graph: GraphDecoder) throws -> JSONValue {
-        guard case .array(let elements) = value else { return value }
-        return .array(try elements.filter { try !graph.isMissingReference(Element.self, $0) })
+    static func droppingMissingReferences(from value: JSONNode, in graph: GraphDecoder) throws -> JSONNode {
+        guard value.kind == .array else { return value }
+        let kept = try value.elements.filter { try !graph.isMissingReference(Element.self, $0) }
+        return JSONDocument(.array(kept.map(\.value))).root
     }
 }
 
 extension Set: ReferenceCollection where Element: Decodable {
     static var elementsAreReferences: Bool { ValueKind.isReference(Element.self) }
 
-    static func droppingMissingReferences(from value: JSONValue, in graph: GraphDecoder) throws -> JSONValue {
-        guard case .array(let elements) = value else { return value }
-        return .array(try elements.filter { try !graph.isMissingReference(Element.self, $0) })
+    static func droppingMissingReferences(from value: JSONNode, in graph: GraphDecoder) throws -> JSONNode {
+        guard value.kind == .array else { return value }
+        let kept = try value.elements.filter { try !graph.isMissingReference(Element.self, $0) }
+        return JSONDocument(.array(kept.map(\.value))).root
     }
 }
 
 extension Dictionary: ReferenceCollection where Key == String, Value: Decodable {
     static var elementsAreReferences: Bool { ValueKind.isReference(Value.self) }
 
-    static func droppingMissingReferences(from value: JSONValue, in graph: GraphDecoder) throws -> JSONValue {
-        guard case .object(let members) = value else { return value }
-        return .object(try members.filter { try !graph.isMissingReference(Value.self, $0.value) })
+    static func droppingMissingReferences(from value: JSONNode, in graph: GraphDecoder) throws -> JSONNode {
+        guard value.kind == .object else { return value }
+        let kept = try value.members.filter { try !graph.isMissingReference(Value.self, $0.value) }
+        return JSONDocument(.object(kept.map { JSONMember(key: $0.key.stringValue!, value: $0.value.value) })).root
     }
 }
 
@@ -57,9 +60,9 @@ extension ValueKind {
 extension GraphDecoder {
     /// Whether `value`, where a `T` is expected, is a reference stub to an object whose
     /// deletion the store remembers.
-    func isMissingReference<T>(_ type: T.Type, _ value: JSONValue) throws -> Bool {
+    func isMissingReference<T>(_ type: T.Type, _ value: JSONNode) throws -> Bool {
         let identifier: String
-        if case .string(let string) = value {
+        if let string = value.stringValue {
             identifier = string
         } else if let stub = GarageStorageShape.referenceIdentifier(value) {
             identifier = stub

@@ -3,7 +3,7 @@ import Foundation
 /// The `Decoder` the garage hands to `init(from:)`: it reads one JSON value and resolves
 /// reference stubs through its ``GraphDecoder``.
 struct ReferenceDecoder: Decoder {
-    let value: JSONValue
+    let value: JSONNode
     let path: CodingPath
     let graph: GraphDecoder
     /// The former keys of the renamed properties of the type being decoded (``LegacyKeyed``).
@@ -11,7 +11,7 @@ struct ReferenceDecoder: Decoder {
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(value: JSONValue, codingPath: CodingPath, graph: GraphDecoder, legacyKeys: [String: [String]]? = nil) {
+    init(value: JSONNode, codingPath: CodingPath, graph: GraphDecoder, legacyKeys: [String: [String]]? = nil) {
         self.value = value
         self.path = codingPath
         self.graph = graph
@@ -19,19 +19,18 @@ struct ReferenceDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .object(let members) = value else {
+        guard value.kind == .object else {
             throw mismatch([String: Any].self, "a keyed container")
         }
-        var lookup = MemberLookup(members)
-        lookup.legacyKeys = legacyKeys
-        return KeyedDecodingContainer(KeyedContainer(members: lookup, path: path, graph: graph))
+        return KeyedDecodingContainer(KeyedContainer(members: NodeMembers(value, legacyKeys: legacyKeys), path: path,
+                                                     graph: graph))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard case .array(let elements) = value else {
+        guard value.kind == .array else {
             throw mismatch([Any].self, "an unkeyed container")
         }
-        return UnkeyedContainer(elements: elements, path: path, graph: graph)
+        return UnkeyedContainer(array: value, path: path, graph: graph)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
@@ -39,7 +38,7 @@ struct ReferenceDecoder: Decoder {
     }
 
     private func mismatch(_ type: Any.Type, _ what: String) -> DecodingError {
-        if case .null = value {
+        if value.isNull {
             return .valueNotFound(type, .init(codingPath: path.keys, debugDescription: "Expected \(what) but found null."))
         }
         return .typeMismatch(type, .init(codingPath: path.keys, debugDescription: "Expected \(what) but found \(value.kindName)."))
@@ -48,14 +47,14 @@ struct ReferenceDecoder: Decoder {
 
 extension ReferenceDecoder {
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let members: MemberLookup
+        let members: NodeMembers
         let path: CodingPath
         let graph: GraphDecoder
         /// `path`, shared by the paths of the container's values.
         private let base: CodingPathNode?
         var codingPath: [any CodingKey] { path.keys }
 
-        init(members: MemberLookup, path: CodingPath, graph: GraphDecoder) {
+        init(members: NodeMembers, path: CodingPath, graph: GraphDecoder) {
             self.members = members
             self.path = path
             self.graph = graph
@@ -68,8 +67,8 @@ extension ReferenceDecoder {
 
         var allKeys: [Key] {
             var seen = Set<String>()
-            var keys = members.members.compactMap { member in
-                seen.insert(member.key).inserted ? Key(stringValue: member.key) : nil
+            var keys = members.keys.compactMap { key in
+                seen.insert(key).inserted ? Key(stringValue: key) : nil
             }
             // A renamed member stored under a former key is there under its current one.
             for current in members.legacyKeys?.keys.sorted() ?? [] where !seen.contains(current) && members[current] != nil {
@@ -80,7 +79,7 @@ extension ReferenceDecoder {
 
         func contains(_ key: Key) -> Bool { members[key.stringValue] != nil }
 
-        private func value(for key: Key) throws -> JSONValue {
+        private func value(for key: Key) throws -> JSONNode {
             guard let value = members[key.stringValue] else {
                 var description = "No value associated with key \(key.stringValue)"
                 if let former = members.legacyKeys?[key.stringValue], !former.isEmpty {
@@ -92,15 +91,14 @@ extension ReferenceDecoder {
         }
 
         func decodeNil(forKey key: Key) throws -> Bool {
-            if case .null = try value(for: key) { return true }
-            return false
+            try value(for: key).isNull
         }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             guard let value = members[key.stringValue] else {
                 // GarageStorage writes no key for an empty array of references, and reads none as [].
                 if let references = T.self as? any ReferenceArray.Type, references.holdsReferences {
-                    return try graph.unbox(T.self, from: .array([]), codingPath: path(key))
+                    return try graph.unbox(T.self, from: JSONDocument.emptyArray.root, codingPath: path(key))
                 }
                 // A row's status is its column's, set after decoding: JSON written without it
                 // (GarageStorage's, for a model that kept it out of its coding keys) reads.
@@ -113,8 +111,7 @@ extension ReferenceDecoder {
         }
 
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-            guard let value = members[key.stringValue] else { return nil }
-            if case .null = value { return nil }
+            guard let value = members[key.stringValue], !value.isNull else { return nil }
             return try graph.unboxPresent(T.self, from: value, codingPath: path(key))
         }
 
@@ -157,48 +154,56 @@ extension ReferenceDecoder {
 
         func superDecoder() throws -> any Decoder {
             let key = GarageCodingKey(stringValue: "super")
-            return ReferenceDecoder(value: members["super"] ?? .null, codingPath: path(key), graph: graph)
+            return ReferenceDecoder(value: members["super"] ?? JSONDocument.null.root, codingPath: path(key), graph: graph)
         }
 
         func superDecoder(forKey key: Key) throws -> any Decoder {
-            ReferenceDecoder(value: members[key.stringValue] ?? .null, codingPath: path(key), graph: graph)
+            ReferenceDecoder(value: members[key.stringValue] ?? JSONDocument.null.root, codingPath: path(key), graph: graph)
         }
     }
 
     struct UnkeyedContainer: UnkeyedDecodingContainer {
-        let elements: [JSONValue]
         let path: CodingPath
         let graph: GraphDecoder
         private(set) var currentIndex = 0
+        private let elementCount: Int
+        /// The current element, read where it is in the document.
+        private var element: JSONNode
 
         private let base: CodingPathNode?
 
-        init(elements: [JSONValue], path: CodingPath, graph: GraphDecoder) {
-            self.elements = elements
+        init(array: JSONNode, path: CodingPath, graph: GraphDecoder) {
+            self.elementCount = array.count ?? 0
+            self.element = JSONNode(document: array.document, index: array.index + 1)
             self.path = path
             self.graph = graph
             self.base = path.node
         }
 
         var codingPath: [any CodingKey] { path.keys }
-        var count: Int? { elements.count }
-        var isAtEnd: Bool { currentIndex >= elements.count }
+        var count: Int? { elementCount }
+        var isAtEnd: Bool { currentIndex >= elementCount }
+
+        private mutating func advance() {
+            currentIndex += 1
+            element = element.nextSibling
+        }
 
         private var currentPath: CodingPath {
             CodingPath(node: base, appending: GarageCodingKey(intValue: currentIndex))
         }
 
-        private func current<T>(_ type: T.Type) throws -> JSONValue {
+        private func current<T>(_ type: T.Type) throws -> JSONNode {
             guard !isAtEnd else {
                 throw DecodingError.valueNotFound(type, .init(
                     codingPath: currentPath.keys, debugDescription: "Unkeyed container is at end."))
             }
-            return elements[currentIndex]
+            return element
         }
 
         mutating func decodeNil() throws -> Bool {
-            if case .null = try current(Never?.self) {
-                currentIndex += 1
+            if try current(Never?.self).isNull {
+                advance()
                 return true
             }
             return false
@@ -217,23 +222,22 @@ extension ReferenceDecoder {
             } else {
                 decoded = try graph.unbox(T.self, from: value, codingPath: currentPath)
             }
-            currentIndex += 1
+            advance()
             return decoded
         }
 
-        private func decodePrimitive<T, P: JSONPrimitive>(_ type: P.Type, _ value: JSONValue) throws -> T {
+        private func decodePrimitive<T, P: JSONPrimitive>(_ type: P.Type, _ value: JSONNode) throws -> T {
             try P.decode(from: value, codingPath: .root) as! T
         }
 
         mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
             guard !isAtEnd else { return nil }
-            let element = elements[currentIndex]
-            let value: T? = if case .null = element {
+            let value: T? = if element.isNull {
                 nil
             } else {
                 try graph.unboxPresent(T.self, from: element, codingPath: currentPath)
             }
-            currentIndex += 1
+            advance()
             return value
         }
 
@@ -242,37 +246,83 @@ extension ReferenceDecoder {
         ) throws -> KeyedDecodingContainer<NestedKey> {
             let container = try ReferenceDecoder(value: try current(type), codingPath: currentPath, graph: graph)
                 .container(keyedBy: type)
-            currentIndex += 1
+            advance()
             return container
         }
 
         mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
             let container = try ReferenceDecoder(value: try current([Any].self), codingPath: currentPath, graph: graph)
                 .unkeyedContainer()
-            currentIndex += 1
+            advance()
             return container
         }
 
         mutating func superDecoder() throws -> any Decoder {
             let decoder = ReferenceDecoder(value: try current(Any.self), codingPath: currentPath, graph: graph)
-            currentIndex += 1
+            advance()
             return decoder
         }
     }
 
     struct SingleValueContainer: SingleValueDecodingContainer {
-        let value: JSONValue
+        let value: JSONNode
         let path: CodingPath
         let graph: GraphDecoder
         var codingPath: [any CodingKey] { path.keys }
 
         func decodeNil() -> Bool {
-            if case .null = value { return true }
-            return false
+            value.isNull
         }
 
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
             try graph.unbox(T.self, from: value, codingPath: path)
         }
+    }
+}
+
+/// An object's members, found by key (``JSONNode/member(_:)``, or an index built once for a
+/// large object), and under their former keys (``LegacyKeyed``). With a key repeated in the
+/// document, the first one is read.
+struct NodeMembers {
+    let object: JSONNode
+    private let index: [String: Int]?
+    /// The keys renamed members had before (see ``LegacyKeyed``), by current key: a key
+    /// missing from the object is looked up under them, in order.
+    let legacyKeys: [String: [String]]?
+
+    private static let indexThreshold = 16
+
+    init(_ object: JSONNode, legacyKeys: [String: [String]]?) {
+        self.object = object
+        self.legacyKeys = legacyKeys
+        if let count = object.count, count > Self.indexThreshold {
+            var index: [String: Int] = [:]
+            index.reserveCapacity(count)
+            for member in object.members where index[member.key.stringValue!] == nil {
+                index[member.key.stringValue!] = member.value.index
+            }
+            self.index = index
+        } else {
+            self.index = nil
+        }
+    }
+
+    /// The keys, in document order.
+    var keys: [String] { object.members.map { $0.key.stringValue! } }
+
+    subscript(key: String) -> JSONNode? {
+        if let value = member(key) { return value }
+        guard let legacyKeys, let former = legacyKeys[key] else { return nil }
+        for key in former {
+            if let value = member(key) { return value }
+        }
+        return nil
+    }
+
+    private func member(_ key: String) -> JSONNode? {
+        if let index {
+            return index[key].map { JSONNode(document: object.document, index: $0) }
+        }
+        return object.member(key)
     }
 }

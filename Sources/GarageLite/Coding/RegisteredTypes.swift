@@ -9,7 +9,7 @@ struct RegisteredTypes: Sendable {
         /// `String(reflecting:)` of the type, for messages.
         var fullName: String
         /// Decodes a value of the type (a row's own object when the flag is set).
-        var decode: @Sendable (GraphDecoder, JSONValue, CodingPath, Bool) throws -> Any
+        var decode: @Sendable (GraphDecoder, JSONNode, CodingPath, Bool) throws -> Any
     }
 
     private var entries: [String: Entry] = [:]
@@ -88,14 +88,14 @@ struct RegisteredTypes: Sendable {
     }
 
     /// The type name and value of a tagged value, or `nil` when `value` is not one.
-    static func tagged(_ value: JSONValue) -> (typeName: String, value: JSONValue)? {
-        guard case .object(let members) = value, members.count == 2 else { return nil }
+    static func tagged(_ value: JSONNode) -> (typeName: String, value: JSONNode)? {
+        guard value.kind == .object, value.count == 2 else { return nil }
         var typeName: String?
-        var tagged: JSONValue?
-        for member in members {
-            switch member.key {
+        var tagged: JSONNode?
+        for member in value.members {
+            switch member.key.stringValue {
             case typeKey:
-                guard case .string(let name) = member.value else { return nil }
+                guard let name = member.value.stringValue else { return nil }
                 typeName = name
             case valueKey:
                 tagged = member.value

@@ -19,6 +19,9 @@ enum ValueKind: Sendable {
     case inlineIdentifiable
     /// A set, or a dictionary encoded as `[key, value, ...]`: entries sorted when encoded.
     case unordered(valuesPerEntry: Int)
+    /// An array of scalars (`[String]`, `[Int]`…): decoded element by element without
+    /// `Array.init(from:)`'s container and its metadata lookups.
+    case primitiveArray(any PrimitiveArray.Type)
     case other
 
     static func of<T>(_ type: T.Type) -> ValueKind {
@@ -37,6 +40,7 @@ enum ValueKind: Sendable {
         if let unordered = type as? any UnorderedEncodable.Type {
             return .unordered(valuesPerEntry: unordered.valuesPerEntry)
         }
+        if let array = type as? any PrimitiveArray.Type { return .primitiveArray(array) }
         return .other
     }
 }

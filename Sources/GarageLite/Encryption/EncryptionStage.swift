@@ -91,13 +91,13 @@ struct EncryptionStage: Sendable {
             throw GarageError.unencryptedRow(typeName: key.typeName, identifier: key.identifier)
         }
         do {
-            let json: JSONValue
+            let json: JSONDocument
             if row.isEncrypted {
-                json = try JSONReader.parse(try decrypt(row.data, sealedFor: row.sealedFor ?? key, naming: key))
+                json = try JSONDocument(parsing: try decrypt(row.data, sealedFor: row.sealedFor ?? key, naming: key))
             } else {
-                json = try JSONReader.parse(row.data)
+                json = try JSONDocument(parsing: row.data)
             }
-            return DecodableRow(key: key, json: json, syncStatus: row.syncStatus, revision: row.copyRevision)
+            return DecodableRow(key: key, json: json.root, syncStatus: row.syncStatus, revision: row.copyRevision)
         } catch let failure as JSONReader.Failure {
             throw GarageError.corruptData(
                 typeName: key.typeName, identifier: key.identifier,

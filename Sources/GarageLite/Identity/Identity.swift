@@ -83,7 +83,8 @@ enum Identity {
     /// `identifier` in Unicode's composed form (NFC), so that the store, which compares bytes,
     /// finds the identifiers Swift finds equal. ASCII, the common case, is already composed.
     private static func canonical(_ identifier: String) -> String {
-        if identifier.utf8.allSatisfy({ $0 < 0x80 }) { return identifier }
+        var bytes = identifier
+        if bytes.withUTF8({ !$0.contains { $0 >= 0x80 } }) { return identifier }
         return identifier.precomposedStringWithCanonicalMapping
     }
 

@@ -1,4 +1,4 @@
-/// Parses UTF-8 JSON into a ``JSONValue``.
+/// Parses UTF-8 JSON into a ``JSONDocument`` (or a tree of ``JSONValue``s).
 ///
 /// The reader never traps on bad input: anything that is not JSON, including invalid
 /// UTF-8 in strings and nesting deeper than ``maximumDepth``, throws ``JSONReader/Failure``.
@@ -14,31 +14,33 @@ struct JSONReader {
     /// refuses to park deeper values, so every parked object can be read back.
     static let maximumDepth = 512
 
+    /// The tree of the JSON the bytes hold.
     static func parse<Bytes: Collection>(_ bytes: Bytes) throws -> JSONValue where Bytes.Element == UInt8 {
-        if let result = try bytes.withContiguousStorageIfAvailable({ try parse(buffer: $0) }) {
-            return result
-        }
-        return try Array(bytes).withUnsafeBufferPointer { try parse(buffer: $0) }
+        try JSONDocument(parsing: bytes).root.value
     }
 
     static func parse(_ string: String) throws -> JSONValue {
-        var string = string
-        return try string.withUTF8 { try parse(buffer: $0) }
+        try JSONDocument(parsing: string.utf8).root.value
     }
 
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+    /// The entries of the document `buffer` holds (see ``JSONDocument``).
+    static func entries(of buffer: UnsafeBufferPointer<UInt8>) throws -> [JSONDocument.Entry] {
+        guard buffer.count < Int32.max else { throw Failure(reason: "a document larger than 2 GiB", offset: 0) }
         var reader = JSONReader(bytes: buffer)
+        // About one entry every 12 bytes for the rows of typical models: one allocation, mostly.
+        reader.entries.reserveCapacity(buffer.count / 12 + 4)
         reader.skipWhitespace()
-        let value = try reader.parseValue(depth: 0)
+        try reader.parseValues()
         reader.skipWhitespace()
         guard reader.index == buffer.count else {
             throw Failure(reason: "unexpected data after the JSON value", offset: reader.index)
         }
-        return value
+        return reader.entries
     }
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
+    private var entries: [JSONDocument.Entry] = []
 
     private init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -57,38 +59,74 @@ struct JSONReader {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws -> JSONValue {
-        guard index < bytes.count else { throw fail("unexpected end of data") }
-        if depth & 31 == 31, ThreadStack.isShort {
-            return try parseValueOnFreshStack(depth: depth)
-        }
-        switch bytes[index] {
-        case UInt8(ascii: "{"):
-            return try parseObject(depth: depth + 1)
-        case UInt8(ascii: "["):
-            return try parseArray(depth: depth + 1)
-        case UInt8(ascii: "\""):
-            return .string(try parseString())
-        case UInt8(ascii: "t"):
-            try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"):
-            try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"):
-            try expectLiteral("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return .number(try parseNumber())
-        default:
-            throw fail("unexpected character")
+    /// Reads one value, containers included, without recursion: the open containers are a
+    /// stack of entries, so that nesting costs no thread stack.
+    private mutating func parseValues() throws {
+        var open: [Int] = []
+        while true {
+            // A value is expected at `index`.
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of data") }
+            let start = Int32(index)
+            switch bytes[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let isObject = bytes[index] == UInt8(ascii: "{")
+                guard open.count < Self.maximumDepth else { throw fail("nesting deeper than \(Self.maximumDepth) levels") }
+                open.append(entries.count)
+                entries.append(.init(kind: isObject ? .object : .array, start: start, length: 0, end: 0))
+                index += 1
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                    index += 1
+                    entries[open.removeLast()].end = Int32(entries.count)
+                } else {
+                    if isObject { try parseKey() }
+                    continue
+                }
+            case UInt8(ascii: "\""):
+                try parseString()
+            case UInt8(ascii: "t"):
+                try expectLiteral("true"); entries.append(.init(kind: .true, start: start, length: 4, end: 0))
+            case UInt8(ascii: "f"):
+                try expectLiteral("false"); entries.append(.init(kind: .false, start: start, length: 5, end: 0))
+            case UInt8(ascii: "n"):
+                try expectLiteral("null"); entries.append(.init(kind: .null, start: start, length: 4, end: 0))
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                try parseNumber()
+            default:
+                throw fail("unexpected character")
+            }
+            // A value ended: a scalar, or a container that closed.
+            while true {
+                if entries[entries.count - 1].end == 0 { entries[entries.count - 1].end = Int32(entries.count) }
+                guard let container = open.last else { return }
+                entries[container].length += 1
+                skipWhitespace()
+                guard index < bytes.count else { throw fail("unexpected end of data") }
+                let isObject = entries[container].kind == .object
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    if isObject { try parseKey() }
+                    break
+                }
+                guard bytes[index] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
+                    throw fail(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+                }
+                index += 1
+                entries[open.removeLast()].end = Int32(entries.count)
+            }
         }
     }
 
-    /// Parses the value at `index` on a thread with a large stack: a deeply nested document
-    /// read on a thread with a small one (see ``ThreadStack``).
-    private mutating func parseValueOnFreshStack(depth: Int) throws -> JSONValue {
-        var reader = self
-        let value = try ThreadStack.run { try reader.parseValue(depth: depth) }
-        index = reader.index
-        return value
+    /// Reads an object's key and its colon.
+    private mutating func parseKey() throws {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a key") }
+        try parseString()
+        entries[entries.count - 1].end = Int32(entries.count)
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+        index += 1
     }
 
     private mutating func expectLiteral(_ literal: StaticString) throws {
@@ -101,55 +139,7 @@ struct JSONReader {
         index += count
     }
 
-    private mutating func parseObject(depth: Int) throws -> JSONValue {
-        guard depth <= Self.maximumDepth else { throw fail("nesting deeper than \(Self.maximumDepth) levels") }
-        index += 1
-        var members: [JSONMember] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return .object(members)
-        }
-        // Most objects have a few members: one allocation instead of growing 1, 2, 4, 8.
-        members.reserveCapacity(8)
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a key") }
-            let key = try parseString()
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            index += 1
-            skipWhitespace()
-            members.append(JSONMember(key: key, value: try parseValue(depth: depth)))
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of data") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
-            throw fail("expected ',' or '}'")
-        }
-    }
-
-    private mutating func parseArray(depth: Int) throws -> JSONValue {
-        guard depth <= Self.maximumDepth else { throw fail("nesting deeper than \(Self.maximumDepth) levels") }
-        index += 1
-        var elements: [JSONValue] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            return .array(elements)
-        }
-        while true {
-            skipWhitespace()
-            elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unexpected end of data") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
-            throw fail("expected ',' or ']'")
-        }
-    }
-
-    private mutating func parseNumber() throws -> String {
+    private mutating func parseNumber() throws {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
@@ -171,34 +161,59 @@ struct JSONReader {
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        entries.append(.init(kind: .number, start: Int32(start), length: Int32(index - start), end: 0))
     }
 
     private func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
-    private mutating func parseString() throws -> String {
+    /// Reads a string, checking its UTF-8 and its escapes, into an entry of its content.
+    private mutating func parseString() throws {
         index += 1 // opening quote
         let start = index
-        // Fast path: no escapes.
-        while index < bytes.count {
-            let byte = bytes[index]
+        // Fast path, with the position in a local: no escapes.
+        var position = index
+        var high: UInt8 = 0
+        // Eight bytes at a time while none is a quote, a backslash, a control character or
+        // beyond ASCII (a byte whose high bit the test sets).
+        let raw = UnsafeRawBufferPointer(bytes)
+        while position + 8 <= bytes.count {
+            let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            let quotes = word ^ (ones &* 0x22), backslashes = word ^ (ones &* 0x5C)
+            let flagged = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+                | (word &- ones &* 0x20) | word
+            guard flagged & highs == 0 else { break }
+            position += 8
+        }
+        while position < bytes.count {
+            let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                index += 1
-                return try validatedString(slice)
+                index = position
+                if high >= 0x80 { try validateUTF8(UnsafeBufferPointer(rebasing: bytes[start..<position])) }
+                entries.append(.init(kind: .string, start: Int32(start), length: Int32(position - start), end: 0))
+                index = position + 1
+                return
             }
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw fail("control character in string") }
-            index += 1
+            if byte < 0x20 {
+                index = position
+                throw fail("control character in string")
+            }
+            high |= byte
+            position += 1
         }
+        index = position
+        // With escapes: checked by unescaping, which reading the string does again.
         var scratch = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
+                try scratch.withUnsafeBufferPointer { try validateUTF8($0) }
+                entries.append(.init(kind: .string, isEscaped: true, start: Int32(start), length: Int32(index - start), end: 0))
                 index += 1
-                return try scratch.withUnsafeBufferPointer { try validatedString($0) }
+                return
             }
             if byte < 0x20 { throw fail("control character in string") }
             if byte != UInt8(ascii: "\\") {
@@ -208,35 +223,58 @@ struct JSONReader {
             }
             index += 1
             guard index < bytes.count else { break }
-            let escape = bytes[index]
-            index += 1
-            switch escape {
-            case UInt8(ascii: "\""): scratch.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): scratch.append(UInt8(ascii: "\\"))
-            case UInt8(ascii: "/"): scratch.append(UInt8(ascii: "/"))
-            case UInt8(ascii: "b"): scratch.append(0x08)
-            case UInt8(ascii: "f"): scratch.append(0x0C)
-            case UInt8(ascii: "n"): scratch.append(0x0A)
-            case UInt8(ascii: "r"): scratch.append(0x0D)
-            case UInt8(ascii: "t"): scratch.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalarValue = try parseHex4()
-                if (0xD800..<0xDC00).contains(scalarValue) {
-                    // A high surrogate must be followed by an escaped low surrogate.
-                    guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"),
-                          bytes[index + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
-                    index += 2
-                    let low = try parseHex4()
-                    guard (0xDC00..<0xE000).contains(low) else { throw fail("unpaired surrogate") }
-                    scalarValue = 0x10000 + ((scalarValue - 0xD800) << 10) + (low - 0xDC00)
-                }
-                guard let scalar = Unicode.Scalar(scalarValue) else { throw fail("invalid unicode escape") }
-                scratch.append(contentsOf: String(Character(scalar)).utf8)
-            default:
-                throw fail("invalid escape")
-            }
+            try unescape(into: &scratch)
         }
         throw fail("unterminated string")
+    }
+
+    /// Appends the character of the escape after the backslash at `index - 1`.
+    private mutating func unescape(into scratch: inout [UInt8]) throws {
+        let escape = bytes[index]
+        index += 1
+        switch escape {
+        case UInt8(ascii: "\""): scratch.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): scratch.append(UInt8(ascii: "\\"))
+        case UInt8(ascii: "/"): scratch.append(UInt8(ascii: "/"))
+        case UInt8(ascii: "b"): scratch.append(0x08)
+        case UInt8(ascii: "f"): scratch.append(0x0C)
+        case UInt8(ascii: "n"): scratch.append(0x0A)
+        case UInt8(ascii: "r"): scratch.append(0x0D)
+        case UInt8(ascii: "t"): scratch.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalarValue = try parseHex4()
+            if (0xD800..<0xDC00).contains(scalarValue) {
+                // A high surrogate must be followed by an escaped low surrogate.
+                guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"),
+                      bytes[index + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
+                index += 2
+                let low = try parseHex4()
+                guard (0xDC00..<0xE000).contains(low) else { throw fail("unpaired surrogate") }
+                scalarValue = 0x10000 + ((scalarValue - 0xD800) << 10) + (low - 0xDC00)
+            }
+            guard let scalar = Unicode.Scalar(scalarValue) else { throw fail("invalid unicode escape") }
+            scratch.append(contentsOf: String(Character(scalar)).utf8)
+        default:
+            throw fail("invalid escape")
+        }
+    }
+
+    /// The string of the content of an escaped string the reader accepted.
+    static func unescaped(_ content: UnsafeBufferPointer<UInt8>) -> String {
+        var reader = JSONReader(bytes: content)
+        var scratch: [UInt8] = []
+        scratch.reserveCapacity(content.count)
+        while reader.index < content.count {
+            let byte = content[reader.index]
+            reader.index += 1
+            if byte == UInt8(ascii: "\\") {
+                // Checked when the document was read.
+                try! reader.unescape(into: &scratch)
+            } else {
+                scratch.append(byte)
+            }
+        }
+        return String(decoding: scratch, as: UTF8.self)
     }
 
     private mutating func parseHex4() throws -> UInt32 {
@@ -257,19 +295,16 @@ struct JSONReader {
         return value
     }
 
-    private func validatedString(_ slice: UnsafeBufferPointer<UInt8>) throws -> String {
-        // `String(decoding:)` would silently replace invalid bytes; corrupt data must be reported.
-        if slice.contains(where: { $0 >= 0x80 }) {
-            var iterator = slice.makeIterator()
-            var decoder = UTF8()
-            decoding: while true {
-                switch decoder.decode(&iterator) {
-                case .scalarValue: continue
-                case .emptyInput: break decoding
-                case .error: throw fail("invalid UTF-8 in string")
-                }
+    /// `String(decoding:)` would silently replace invalid bytes; corrupt data must be reported.
+    private func validateUTF8(_ slice: UnsafeBufferPointer<UInt8>) throws {
+        var iterator = slice.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return
+            case .error: throw fail("invalid UTF-8 in string")
             }
         }
-        return String(decoding: slice, as: UTF8.self)
     }
 }

@@ -1,0 +1,240 @@
+/// A parsed JSON document, as its bytes and a flat list of entries over them: the graph
+/// decoder reads a row's values where they are, without building a tree of ``JSONValue``s
+/// (one allocation per string, array and object) that it would read once and free.
+///
+/// Entries are in document order. A container's entry is followed by its children's (an
+/// object's as key, value, key, value…), and says where its subtree ends, so that a member
+/// or element is found by skipping whole subtrees. ``JSONReader`` builds documents and has
+/// checked everything: a string's UTF-8 and escapes, numbers, nesting. Reading a node never
+/// fails for the document's sake.
+final class JSONDocument: Sendable {
+    enum Kind: UInt8 {
+        case null, `true`, `false`, number, string, array, object
+    }
+
+    struct Entry {
+        var kind: Kind
+        /// A string's content holds escapes, to be unescaped when it is read.
+        var isEscaped = false
+        /// A string's first byte after its quote; a number's first byte; a container's bracket.
+        var start: Int32
+        /// The bytes of a string's content or of a number; the members or elements of a container.
+        var length: Int32
+        /// The index of the entry after this one's subtree.
+        var end: Int32
+    }
+
+    let bytes: [UInt8]
+    let entries: [Entry]
+
+    init(bytes: [UInt8], entries: [Entry]) {
+        self.bytes = bytes
+        self.entries = entries
+    }
+
+    /// The document's value.
+    var root: JSONNode { JSONNode(document: self, index: 0) }
+
+    /// A document of `value`, for the few decoding paths that rewrite a value (a reference
+    /// collection without its missing references, an anonymous object given its status).
+    convenience init(_ value: JSONValue) {
+        // A value the writer wrote is JSON: the reader accepts it.
+        try! self.init(parsing: JSONWriter.bytes(from: value))
+    }
+
+    /// The document the bytes hold.
+    ///
+    /// - throws: ``JSONReader/Failure`` when they are not JSON.
+    convenience init<Bytes: Collection>(parsing bytes: Bytes) throws where Bytes.Element == UInt8 {
+        let owned = Array(bytes)
+        let entries = try owned.withUnsafeBufferPointer { try JSONReader.entries(of: $0) }
+        self.init(bytes: owned, entries: entries)
+    }
+
+    /// The document the text holds.
+    convenience init(parsing text: String) throws {
+        try self.init(parsing: text.utf8)
+    }
+
+    static let emptyArray = JSONDocument(.array([]))
+    static let null = JSONDocument(.null)
+}
+
+/// One value of a ``JSONDocument``.
+struct JSONNode {
+    let document: JSONDocument
+    let index: Int
+
+    private var entry: JSONDocument.Entry { document.entries[index] }
+
+    var kind: JSONDocument.Kind { entry.kind }
+
+    var isNull: Bool { entry.kind == .null }
+
+    var bool: Bool? {
+        switch entry.kind {
+        case .true: return true
+        case .false: return false
+        default: return nil
+        }
+    }
+
+    /// A string's value.
+    var stringValue: String? {
+        let entry = entry
+        guard entry.kind == .string else { return nil }
+        return document.bytes.withUnsafeBufferPointer { buffer in
+            let content = UnsafeBufferPointer(rebasing: buffer[Int(entry.start)..<Int(entry.start + entry.length)])
+            return entry.isEscaped ? JSONReader.unescaped(content) : String(decoding: content, as: UTF8.self)
+        }
+    }
+
+    /// A number's text, as written.
+    var numberText: String? {
+        let entry = entry
+        guard entry.kind == .number else { return nil }
+        return document.bytes.withUnsafeBufferPointer { buffer in
+            String(decoding: UnsafeBufferPointer(rebasing: buffer[Int(entry.start)..<Int(entry.start + entry.length)]),
+                   as: UTF8.self)
+        }
+    }
+
+    /// A number's value as an integer of type `I`, when its text is digits (and a sign) that
+    /// fit; `nil` otherwise, including for "3.0" and "1e3", which the caller reads from the text.
+    func integer<I: FixedWidthInteger>(_ type: I.Type) -> I? {
+        let entry = entry
+        guard entry.kind == .number else { return nil }
+        return document.bytes.withUnsafeBufferPointer { buffer -> I? in
+            var position = Int(entry.start)
+            let end = position + Int(entry.length)
+            let negative = buffer[position] == UInt8(ascii: "-")
+            if negative {
+                guard I.isSigned else { return nil }
+                position += 1
+            }
+            var value: I = 0
+            while position < end {
+                let digit = buffer[position] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+                let (next, overflow2) = negative
+                    ? shifted.subtractingReportingOverflow(I(digit)) : shifted.addingReportingOverflow(I(digit))
+                guard !overflow, !overflow2 else { return nil }
+                value = next
+                position += 1
+            }
+            return value
+        }
+    }
+
+    /// The value after this one's subtree: the next element or key of its container.
+    var nextSibling: JSONNode { JSONNode(document: document, index: Int(entry.end)) }
+
+    /// The number of an array's elements or an object's members; `nil` for a scalar.
+    var count: Int? {
+        let entry = entry
+        return entry.kind == .array || entry.kind == .object ? Int(entry.length) : nil
+    }
+
+    /// An array's elements, in order; empty for anything else.
+    var elements: [JSONNode] {
+        guard entry.kind == .array else { return [] }
+        var nodes: [JSONNode] = []
+        nodes.reserveCapacity(Int(entry.length))
+        var child = index + 1
+        for _ in 0..<entry.length {
+            nodes.append(JSONNode(document: document, index: child))
+            child = Int(document.entries[child].end)
+        }
+        return nodes
+    }
+
+    /// An object's members, in document order; empty for anything else.
+    var members: [(key: JSONNode, value: JSONNode)] {
+        guard entry.kind == .object else { return [] }
+        var members: [(key: JSONNode, value: JSONNode)] = []
+        members.reserveCapacity(Int(entry.length))
+        var child = index + 1
+        for _ in 0..<entry.length {
+            let value = child + 1
+            members.append((JSONNode(document: document, index: child), JSONNode(document: document, index: value)))
+            child = Int(document.entries[value].end)
+        }
+        return members
+    }
+
+    /// An object's member named `key`, the first one when the key is repeated (as SQLite's
+    /// JSON functions read it); `nil` when it has none or is not an object.
+    func member(_ key: String) -> JSONNode? {
+        let entry = entry
+        guard entry.kind == .object, entry.length > 0 else { return nil }
+        var key = key
+        return key.withUTF8 { key in
+            document.bytes.withUnsafeBufferPointer { bytes in
+                document.entries.withUnsafeBufferPointer { entries in
+                    var child = index + 1
+                    for _ in 0..<entry.length {
+                        if Self.matches(entries[child], key, in: bytes) {
+                            return JSONNode(document: document, index: child + 1)
+                        }
+                        child = Int(entries[child + 1].end)
+                    }
+                    return nil
+                }
+            }
+        }
+    }
+
+    /// Whether the key entry `keyEntry` is `key`.
+    private static func matches(_ keyEntry: JSONDocument.Entry, _ key: UnsafeBufferPointer<UInt8>,
+                                in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let start = Int(keyEntry.start)
+        if keyEntry.isEscaped {
+            return Array(JSONReader.unescaped(UnsafeBufferPointer(rebasing: bytes[start..<start + Int(keyEntry.length)])).utf8)
+                .elementsEqual(key)
+        }
+        guard Int(keyEntry.length) == key.count else { return false }
+        for offset in 0..<key.count where bytes[start + offset] != key[offset] {
+            return false
+        }
+        return true
+    }
+
+    /// A short name of the kind of value, for error messages.
+    var kindName: String {
+        switch entry.kind {
+        case .null: return "null"
+        case .true, .false: return "a boolean"
+        case .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    /// The value as a tree, for the code that rewrites or compares values.
+    var value: JSONValue { tree(depth: 0) }
+
+    private func tree(depth: Int) -> JSONValue {
+        switch entry.kind {
+        case .null: return .null
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .number: return .number(numberText!)
+        case .string: return .string(stringValue!)
+        case .array, .object:
+            // A deep document read on a thread with a small stack continues on a fresh one.
+            if depth & 31 == 31, ThreadStack.isShort, let tree = try? ThreadStack.run({ children(depth: depth) }) {
+                return tree
+            }
+            return children(depth: depth)
+        }
+    }
+
+    private func children(depth: Int) -> JSONValue {
+        if entry.kind == .array {
+            return .array(elements.map { $0.tree(depth: depth + 1) })
+        }
+        return .object(members.map { JSONMember(key: $0.key.stringValue!, value: $0.value.tree(depth: depth + 1)) })
+    }
+}
