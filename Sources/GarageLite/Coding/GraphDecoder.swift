@@ -37,6 +37,22 @@ final class GraphDecoder {
     /// encrypted (see ``GarageStorageShape``); `nil` without an encryption delegate.
     var decryptNested: ((String) throws -> Data)?
 
+    /// The ``TypeInfo``s this decoder has looked up, a few types: scanned without the global
+    /// cache's lock and hash, which cost about 300 instructions a value.
+    private var typeInfos: [(type: ObjectIdentifier, info: TypeInfo)] = []
+
+    /// `type`'s ``TypeInfo``.
+    func typeInfo<T>(_ type: T.Type) -> TypeInfo {
+        let key = ObjectIdentifier(type)
+        let found = typeInfos.withUnsafeBufferPointer { entries in
+            entries.first { $0.type == key }?.info
+        }
+        if let found { return found }
+        let info = TypeInfo.of(type)
+        if typeInfos.count < 32 { typeInfos.append((key, info)) }
+        return info
+    }
+
     /// The types a value's stored type name may stand for (``Garage/register(_:)``).
     let registry: RegisteredTypes
 
@@ -66,7 +82,7 @@ final class GraphDecoder {
     /// instance. A value is not: a reference to it decodes a copy either way, and
     /// remembering every row of a `retrieveAll` held the whole listing a second time, boxed.
     func decodeRequested<T: Decodable>(_ type: T.Type, from row: DecodableRow) throws -> T {
-        guard TypeInfo.of(T.self).isClass else {
+        guard typeInfo(T.self).isClass else {
             if let object = decoded[row.key] as? T { return object }
             return try decodeUncached(T.self, from: row)
         }
@@ -82,30 +98,24 @@ final class GraphDecoder {
         } catch let error as DecodingError {
             throw error.locating(row.key)
         }
-        switch TypeInfo.of(T.self).kind {
+        let info = typeInfo(T.self)
+        switch info.kind {
         case .identifiable, .inlineIdentifiable:
-            try Self.checkIdentity(of: object, in: row.key)
+            try Self.checkIdentity(of: object, in: row.key, info)
         default:
             break
         }
-        if T.self is any Syncable.Type {
-            object = Self.setting(row.syncStatus, on: object)
-        }
-        if T.self is any Revisioned.Type {
-            object = Self.setting(revision: row.revision, on: object)
-        }
+        Self.setting(row.syncStatus, on: &object, info)
+        Self.setting(revision: row.revision, on: &object, info)
         return object
     }
 
     /// Throws ``GarageError/corruptData(typeName:identifier:reason:)`` when the `Identifiable`
     /// object a row holds has another identifier than the row's: its content was copied or
-    /// moved from another object's row, and would be read as this one. Out of line, as
-    /// ``setting(_:on:)``.
-    @inline(never)
-    private static func checkIdentity<T>(of object: T, in key: ObjectKey) throws {
+    /// moved from another object's row, and would be read as this one.
+    private static func checkIdentity<T>(of object: T, in key: ObjectKey, _ info: TypeInfo) throws {
         // An ID type the garage doesn't support can't have been parked by it: nothing to compare.
-        guard let identifiable = object as? any Identifiable,
-              let identifier = try? Identity.identifier(of: identifiable),
+        guard let identifiable = info.identifiable, let identifier = try? identifiable.identifier(ofValue: object),
               identifier != key.identifier else { return }
         throw GarageError.corruptData(
             typeName: key.typeName, identifier: key.identifier,
@@ -113,22 +123,14 @@ final class GraphDecoder {
                 + "copied or moved from another object's row. Park \(key.typeName)(\(key.identifier)) again, or delete it")
     }
 
-    /// `object` with its revision set, when its type is ``Revisioned``. Out of line, as
-    /// ``setting(_:on:)``.
-    @inline(never)
-    private static func setting<T>(revision: Int64, on object: T) -> T {
-        guard let revisioned = object as? any Revisioned,
-              let updated = revisioned.settingRevision(revision) as? T else { return object }
-        return updated
+    /// Sets `object`'s revision when its type is ``Revisioned``.
+    private static func setting<T>(revision: Int64, on object: inout T, _ info: TypeInfo) {
+        info.revisioned?.setRevision(revision, on: &object)
     }
 
-    /// `object` with its sync status set, when its type is ``Syncable``. Out of line: the
-    /// casts need metadata that every other decode would otherwise build for nothing.
-    @inline(never)
-    private static func setting<T>(_ status: SyncStatus, on object: T) -> T {
-        guard let syncable = object as? any Syncable,
-              let updated = syncable.settingSyncStatus(status) as? T else { return object }
-        return updated
+    /// Sets `object`'s sync status when its type is ``Syncable``.
+    private static func setting<T>(_ status: SyncStatus, on object: inout T, _ info: TypeInfo) {
+        info.syncable?.setSyncStatus(status, on: &object)
     }
 
     private func decodeUncached<T: Decodable>(_ type: T.Type, from row: DecodableRow) throws -> T {
@@ -176,11 +178,12 @@ final class GraphDecoder {
     /// Decodes the value of an optional that is present and not null: a reference to a
     /// missing row is `nil`.
     func unboxPresent<T: Decodable>(_ type: T.Type, from value: JSONNode, codingPath: CodingPath) throws -> T? {
-        if case .identifiable = ValueKind.of(T.self), let identifier = GarageStorageShape.referenceIdentifier(value) {
+        let kind = typeInfo(T.self).kind
+        if case .identifiable = kind, let identifier = GarageStorageShape.referenceIdentifier(value) {
             return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: true)
         }
         if value.kind == .string {
-            switch ValueKind.of(T.self) {
+            switch kind {
             case .identifiable:
                 return try resolve(T.self, identifier: value.stringValue!, codingPath: codingPath, lenient: true)
             case .inlineIdentifiable:
@@ -238,7 +241,7 @@ final class GraphDecoder {
     /// reference stub; an ``InlineIdentifiable`` is decoded inline.
     func unbox<T: Decodable>(_ type: T.Type, from value: JSONNode, codingPath: CodingPath,
                              isRowObject: Bool = false) throws -> T {
-        let info = TypeInfo.of(T.self)
+        let info = typeInfo(T.self)
         if info.isClass, let (typeName, tagged) = RegisteredTypes.tagged(value) {
             return try unboxSubclassInstance(T.self, typeName: typeName, from: tagged, codingPath: codingPath,
                                              isRowObject: isRowObject)
@@ -397,8 +400,9 @@ final class GraphDecoder {
             members.append(JSONMember(key: "syncStatus", value: .number(String((status ?? .undetermined).rawValue))))
             json = JSONDocument(.object(members)).root
         }
-        let object = try unbox(V.self, from: json, codingPath: codingPath)
-        return status.map { Self.setting($0, on: object) } ?? object
+        var object = try unbox(V.self, from: json, codingPath: codingPath)
+        if let status { Self.setting(status, on: &object, typeInfo(V.self)) }
+        return object
     }
 
     private func decodePrimitive<T, P: JSONPrimitive>(_ primitive: P.Type, from value: JSONNode,

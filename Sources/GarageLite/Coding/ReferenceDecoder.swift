@@ -47,18 +47,18 @@ struct ReferenceDecoder: Decoder {
 
 extension ReferenceDecoder {
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let members: NodeMembers
-        let path: CodingPath
-        let graph: GraphDecoder
+        /// One reference: `Codable` copies the container, and a copy of a generic struct of
+        /// several fields went field by field through its metadata (about 1,000 instructions).
+        private let storage: KeyedStorage
+        var members: NodeMembers { storage.members }
+        var path: CodingPath { storage.path }
+        var graph: GraphDecoder { storage.graph }
         /// `path`, shared by the paths of the container's values.
-        private let base: CodingPathNode?
+        private var base: CodingPathNode? { storage.base }
         var codingPath: [any CodingKey] { path.keys }
 
         init(members: NodeMembers, path: CodingPath, graph: GraphDecoder) {
-            self.members = members
-            self.path = path
-            self.graph = graph
-            self.base = path.node
+            storage = KeyedStorage(members: members, path: path, graph: graph)
         }
 
         private func path(_ key: any CodingKey) -> CodingPath {
@@ -277,6 +277,21 @@ extension ReferenceDecoder {
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
             try graph.unbox(T.self, from: value, codingPath: path)
         }
+    }
+}
+
+/// What a ``ReferenceDecoder/KeyedContainer`` reads from.
+final class KeyedStorage {
+    let members: NodeMembers
+    let path: CodingPath
+    let graph: GraphDecoder
+    let base: CodingPathNode?
+
+    init(members: NodeMembers, path: CodingPath, graph: GraphDecoder) {
+        self.members = members
+        self.path = path
+        self.graph = graph
+        self.base = path.node
     }
 }
 

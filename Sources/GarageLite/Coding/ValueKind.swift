@@ -46,29 +46,73 @@ enum ValueKind: Sendable {
 }
 
 /// What the coders need to know about one type, worked out once per type (see ``ValueKind``).
-struct TypeInfo: Sendable {
-    var kind: ValueKind
+/// A class, so that handing one out costs a retain, not a copy of each field.
+final class TypeInfo: Sendable {
+    let kind: ValueKind
     /// A class: an instance of a subclass, where the class is declared, is written with its
     /// type name (see ``RegisteredTypes``).
-    var isClass: Bool
+    let isClass: Bool
     /// The keys the type's properties had before they were renamed (``LegacyKeyed``), by
     /// current key; `nil` for most types.
-    var legacyKeys: [String: [String]]?
+    let legacyKeys: [String: [String]]?
     /// An array, set or dictionary of references: one to a row that is gone is left out
     /// (see ``ReferenceCollection``).
-    var dropsMissingReferences = false
+    let dropsMissingReferences: Bool
+    /// The protocols through which an object decoded from a row takes the row's facts (or is
+    /// checked against them), when the type adopts them: no dynamic cast of each object.
+    let syncable: (any Syncable.Type)?
+    let revisioned: (any Revisioned.Type)?
+    let identifiable: (any Identifiable.Type)?
+
+    private init<T>(_ type: T.Type) {
+        kind = ValueKind.classify(type)
+        isClass = type is AnyClass
+        legacyKeys = (type as? any LegacyKeyed.Type).map { $0.legacyKeys }
+        dropsMissingReferences = (type as? any ReferenceCollection.Type)?.elementsAreReferences ?? false
+        syncable = type as? any Syncable.Type
+        revisioned = type as? any Revisioned.Type
+        identifiable = type as? any Identifiable.Type
+    }
 
     static func of<T>(_ type: T.Type) -> TypeInfo {
         let key = ObjectIdentifier(type)
         if let info = cache.read({ $0[key] }) {
             return info
         }
-        let info = TypeInfo(kind: ValueKind.classify(type), isClass: type is AnyClass,
-                            legacyKeys: (type as? any LegacyKeyed.Type).map { $0.legacyKeys },
-                            dropsMissingReferences: (type as? any ReferenceCollection.Type)?.elementsAreReferences ?? false)
+        let info = TypeInfo(type)
         cache.write { $0[key] = info }
         return info
     }
 
     private static let cache = Protected<[ObjectIdentifier: TypeInfo]>([:])
+}
+
+// Reading and setting a value's row facts through its type's conformance, the value known to be
+// of that type (its ``TypeInfo``): without boxing it in an existential and casting it back.
+
+extension Syncable {
+    static func setSyncStatus<V>(_ status: SyncStatus, on value: inout V) {
+        precondition(V.self == Self.self, "TypeInfo found \(V.self) Syncable as \(Self.self)")
+        withUnsafeMutablePointer(to: &value) { pointer in
+            pointer.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee.syncStatus = status }
+        }
+    }
+}
+
+extension Revisioned {
+    static func setRevision<V>(_ revision: Int64, on value: inout V) {
+        precondition(V.self == Self.self, "TypeInfo found \(V.self) Revisioned as \(Self.self)")
+        withUnsafeMutablePointer(to: &value) { pointer in
+            pointer.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee.revision = revision }
+        }
+    }
+}
+
+extension Identifiable {
+    static func identifier<V>(ofValue value: V) throws -> String {
+        precondition(V.self == Self.self, "TypeInfo found \(V.self) Identifiable as \(Self.self)")
+        return try withUnsafePointer(to: value) { pointer in
+            try pointer.withMemoryRebound(to: Self.self, capacity: 1) { try Identity.identifier(of: $0.pointee) }
+        }
+    }
 }

@@ -175,18 +175,24 @@ struct JSONReader {
         // Fast path, with the position in a local: no escapes.
         var position = index
         var high: UInt8 = 0
-        // Eight bytes at a time while none is a quote, a backslash, a control character or
-        // beyond ASCII (a byte whose high bit the test sets).
+        #if _endian(little)
+        // Eight bytes at a time to the first that is a quote, a backslash, a control character
+        // or beyond ASCII: the lowest byte whose high bit the test sets (a borrow only carries a
+        // flag to higher bytes, after a byte that is flagged itself).
         let raw = UnsafeRawBufferPointer(bytes)
         while position + 8 <= bytes.count {
             let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
             let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
             let quotes = word ^ (ones &* 0x22), backslashes = word ^ (ones &* 0x5C)
-            let flagged = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                | (word &- ones &* 0x20) | word
-            guard flagged & highs == 0 else { break }
+            let flagged = (((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+                | (word &- ones &* 0x20) | word) & highs
+            guard flagged == 0 else {
+                position += flagged.trailingZeroBitCount >> 3
+                break
+            }
             position += 8
         }
+        #endif
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {

@@ -43,14 +43,6 @@ public protocol Revisioned {
     var revision: Int64 { get set }
 }
 
-extension Revisioned {
-    /// Returns a copy with the given revision. For a class, sets it on the instance.
-    func settingRevision(_ revision: Int64) -> Self {
-        var copy = self
-        copy.revision = revision
-        return copy
-    }
-}
 
 /// What parking an object does with the objects it references (its children), which are
 /// parked as rows of their own: see ``Garage/park(_:children:)-553ys``.
