@@ -37,22 +37,6 @@ final class GraphDecoder {
     /// encrypted (see ``GarageStorageShape``); `nil` without an encryption delegate.
     var decryptNested: ((String) throws -> Data)?
 
-    /// The ``TypeInfo``s this decoder has looked up, a few types: scanned without the global
-    /// cache's lock and hash, which cost about 300 instructions a value.
-    private var typeInfos: [(type: ObjectIdentifier, info: TypeInfo)] = []
-
-    /// `type`'s ``TypeInfo``.
-    func typeInfo<T>(_ type: T.Type) -> TypeInfo {
-        let key = ObjectIdentifier(type)
-        let found = typeInfos.withUnsafeBufferPointer { entries in
-            entries.first { $0.type == key }?.info
-        }
-        if let found { return found }
-        let info = TypeInfo.of(type)
-        if typeInfos.count < 32 { typeInfos.append((key, info)) }
-        return info
-    }
-
     /// The types a value's stored type name may stand for (``Garage/register(_:)``).
     let registry: RegisteredTypes
 
@@ -82,7 +66,7 @@ final class GraphDecoder {
     /// instance. A value is not: a reference to it decodes a copy either way, and
     /// remembering every row of a `retrieveAll` held the whole listing a second time, boxed.
     func decodeRequested<T: Decodable>(_ type: T.Type, from row: DecodableRow) throws -> T {
-        guard typeInfo(T.self).isClass else {
+        guard TypeInfo.of(T.self).isClass else {
             if let object = decoded[row.key] as? T { return object }
             return try decodeUncached(T.self, from: row)
         }
@@ -98,7 +82,7 @@ final class GraphDecoder {
         } catch let error as DecodingError {
             throw error.locating(row.key)
         }
-        let info = typeInfo(T.self)
+        let info = TypeInfo.of(T.self)
         switch info.kind {
         case .identifiable, .inlineIdentifiable:
             try Self.checkIdentity(of: object, in: row.key, info)
@@ -178,7 +162,7 @@ final class GraphDecoder {
     /// Decodes the value of an optional that is present and not null: a reference to a
     /// missing row is `nil`.
     func unboxPresent<T: Decodable>(_ type: T.Type, from value: JSONNode, codingPath: CodingPath) throws -> T? {
-        let kind = typeInfo(T.self).kind
+        let kind = TypeInfo.of(T.self).kind
         if case .identifiable = kind, let identifier = GarageStorageShape.referenceIdentifier(value) {
             return try resolve(T.self, identifier: identifier, codingPath: codingPath, lenient: true)
         }
@@ -241,7 +225,7 @@ final class GraphDecoder {
     /// reference stub; an ``InlineIdentifiable`` is decoded inline.
     func unbox<T: Decodable>(_ type: T.Type, from value: JSONNode, codingPath: CodingPath,
                              isRowObject: Bool = false) throws -> T {
-        let info = typeInfo(T.self)
+        let info = TypeInfo.of(T.self)
         if info.isClass, let (typeName, tagged) = RegisteredTypes.tagged(value) {
             return try unboxSubclassInstance(T.self, typeName: typeName, from: tagged, codingPath: codingPath,
                                              isRowObject: isRowObject)
@@ -401,7 +385,7 @@ final class GraphDecoder {
             json = JSONDocument(.object(members)).root
         }
         var object = try unbox(V.self, from: json, codingPath: codingPath)
-        if let status { Self.setting(status, on: &object, typeInfo(V.self)) }
+        if let status { Self.setting(status, on: &object, TypeInfo.of(V.self)) }
         return object
     }
 

@@ -76,15 +76,57 @@ final class TypeInfo: Sendable {
 
     static func of<T>(_ type: T.Type) -> TypeInfo {
         let key = ObjectIdentifier(type)
-        if let info = cache.read({ $0[key] }) {
+        if let info = cache.read({ $0.find(key) }) {
             return info
         }
         let info = TypeInfo(type)
-        cache.write { $0[key] = info }
+        cache.write { $0.insert(info, for: key) }
         return info
     }
 
-    private static let cache = Protected<[ObjectIdentifier: TypeInfo]>([:])
+    /// Looked up for most values the coders read and write: a lock and a few comparisons.
+    private static let cache = Protected(Table())
+
+    /// ``TypeInfo``s by type, with open addressing on the address of the type's metadata: a
+    /// `Dictionary` hashed each key with SipHash, most of a lookup's cost.
+    private struct Table {
+        private var keys = [ObjectIdentifier?](repeating: nil, count: 64)
+        private var infos = [TypeInfo?](repeating: nil, count: 64)
+        private var count = 0
+
+        private func slot(of key: ObjectIdentifier) -> Int {
+            // Fibonacci hashing of the address; its low bits are alignment.
+            let mixed = (UInt(bitPattern: key) >> 4) &* 0x9E37_79B9_7F4A_7C15
+            return Int(truncatingIfNeeded: mixed >> 32) & (keys.count - 1)
+        }
+
+        func find(_ key: ObjectIdentifier) -> TypeInfo? {
+            var slot = slot(of: key)
+            while let candidate = keys[slot] {
+                if candidate == key { return infos[slot] }
+                slot = (slot + 1) & (keys.count - 1)
+            }
+            return nil
+        }
+
+        mutating func insert(_ info: TypeInfo, for key: ObjectIdentifier) {
+            guard find(key) == nil else { return }
+            if (count + 1) * 2 > keys.count {
+                var larger = Table()
+                larger.keys = [ObjectIdentifier?](repeating: nil, count: keys.count * 2)
+                larger.infos = [TypeInfo?](repeating: nil, count: keys.count * 2)
+                for (key, info) in zip(keys, infos) {
+                    if let key, let info { larger.insert(info, for: key) }
+                }
+                self = larger
+            }
+            var slot = slot(of: key)
+            while keys[slot] != nil { slot = (slot + 1) & (keys.count - 1) }
+            keys[slot] = key
+            infos[slot] = info
+            count += 1
+        }
+    }
 }
 
 // Reading and setting a value's row facts through its type's conformance, the value known to be
