@@ -23,7 +23,7 @@ set -euo pipefail
 
 case "${1:-}" in
     retrieve)    method='8retrieve2id';       filter='random order$';           operations=20000 ;;
-    park)        method='4parkyy';            filter='single parks';            operations=1000 ;;
+    park)        method='4parkyy';            filter='single parks, autosave';            operations=1000 ;;
     retrieveAll) method='11retrieveAllSay';   filter='retrieveAll 20k objects$'; operations=20000 ;;
     parkAll)     method='7parkAllyySay';      filter='parkAll 20k flat objects, one call$'; operations=20000 ;;
     encryptedParkAll) method='7parkAllyySay'; filter='parkAll 20k flat objects, one call, encrypted'; operations=20000 ;;

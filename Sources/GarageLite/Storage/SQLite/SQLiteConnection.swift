@@ -7,11 +7,13 @@ import GRDBSQLite
 /// `+Integrity.swift`), and the one strict reader of the object table's rows.
 struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesFreedContent, ChecksItsFile {
     let db: Database
-    /// The statements this access has stepped, found again without hashing their SQL.
-    private let statements = StatementsBySQL()
+    /// The statements stepped on this connection, found again without hashing their SQL: this
+    /// access's own, or the writer's, kept by the engine from one access to the next.
+    private let statements: StatementsBySQL
 
-    init(_ db: Database) {
+    init(_ db: Database, statements: StatementsBySQL = StatementsBySQL()) {
         self.db = db
+        self.statements = statements
     }
 
     // MARK: - Transactions
@@ -278,19 +280,22 @@ struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesFreedCont
     }
 }
 
-/// The last statements one access to a connection has stepped, by the address of their SQL's
-/// text.
+/// The statements a connection has stepped, by the address of their SQL's text.
 ///
 /// GRDB's statement cache is a dictionary keyed by the SQL, which hashes the whole text on
 /// every lookup: for the park statement, about 10,000 instructions, a fifth of what writing a
 /// row costs. The statements of the object table are `static let`s, whose text stays at one
-/// address: a row written in a loop finds its statement by that address, and the text is
-/// compared (at once when both are the same string) before the statement is used. Two slots,
-/// not a dictionary: an access that steps one statement (a retrieve) pays nothing for them.
-private final class StatementsBySQL {
+/// address: a row written in a loop, or a park after a park, finds its statement by that
+/// address, and the text is compared (at once when both are the same string) before the
+/// statement is used. A few slots scanned in order, replaced in turn, not a dictionary.
+///
+/// The statements are GRDB's cached ones, retained: an owner that keeps this beyond one access
+/// must ``removeAll()`` on the connection's queue before the connection closes.
+final class StatementsBySQL {
     private typealias Entry = (address: UnsafeRawPointer, sql: String, statement: Statement)
-    private var first: Entry?
-    private var second: Entry?
+    private var entries: [Entry] = []
+    private var next = 0
+    private static let capacity = 8
 
     func statement(_ sql: String, in db: Database) throws -> Statement {
         var sql = sql
@@ -298,11 +303,22 @@ private final class StatementsBySQL {
         guard let address = sql.withUTF8({ $0.count > 15 ? $0.baseAddress.map(UnsafeRawPointer.init) : nil }) else {
             return try db.cachedStatement(sql: sql)
         }
-        if let first, first.address == address, first.sql == sql { return first.statement }
-        if let second, second.address == address, second.sql == sql { return second.statement }
+        for entry in entries where entry.address == address && entry.sql == sql {
+            return entry.statement
+        }
         let statement = try db.cachedStatement(sql: sql)
-        second = first
-        first = (address, sql, statement)
+        if entries.count < Self.capacity {
+            entries.append((address, sql, statement))
+        } else {
+            entries[next] = (address, sql, statement)
+            next = (next + 1) % Self.capacity
+        }
         return statement
+    }
+
+    /// Lets the statements go.
+    func removeAll() {
+        entries = []
+        next = 0
     }
 }

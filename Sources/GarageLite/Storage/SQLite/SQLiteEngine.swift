@@ -14,6 +14,9 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
     /// Why the store can only be read, or `nil` when it can be written.
     let readOnlyReason: String?
     var isReadOnly: Bool { readOnlyReason != nil }
+    /// The statements the writer's synchronous accesses have stepped, kept from one access to
+    /// the next (a single park is one access): finalized on the writer's queue before it closes.
+    private let writerStatements = Protected(StatementsBySQL())
 
     private init(writer: any DatabaseWriter, path: String?, readers: ReaderConnections? = nil,
                  readOnlyReason: String? = nil) {
@@ -29,6 +32,8 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
     /// the pool closes its own readers, then its writer, after this body. When the writer is
     /// the last connection to the file, SQLite removes the emptied log as it closes.
     deinit {
+        // The writer can't close while a statement of its connection is left unfinalized.
+        writer.unsafeReentrantWrite { _ in writerStatements.write { $0.removeAll() } }
         readers?.close()
         guard let path, readOnlyReason == nil else { return }
         let absolutePath = Self.absolute(path)
@@ -227,7 +232,9 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
     func write<T>(_ operation: String, _ body: (any RowWriteStatements) throws -> T) throws -> T {
         try checkWritable(operation)
         do {
-            return try writer.writeWithoutTransaction { db in try body(SQLiteConnection(db)) }
+            return try writer.writeWithoutTransaction { db in
+                try writerStatements.write { try body(SQLiteConnection(db, statements: $0)) }
+            }
         } catch {
             throw garageError(error, operation: operation)
         }
