@@ -32,6 +32,11 @@ final class ObjectBuilder {
         var hasRepeatedKey = false
 
         mutating func set(_ slot: EncodedSlot, for key: String) {
+            if keys.isEmpty {
+                // One allocation each for most objects, rather than growing 1, 2, 4, 8.
+                keys.reserveCapacity(8)
+                slots.reserveCapacity(8)
+            }
             if !hasRepeatedKey, keys.contains(key) {
                 hasRepeatedKey = true
             }
