@@ -86,6 +86,8 @@ extension JSONFloat {
     }
 
     static func decode(from value: JSONNode, codingPath: CodingPath) throws -> Self {
+        // A `Float` only when the `Double` is one: then it is also the `Float` nearest the text.
+        if let exact = value.exactDouble, let number = Self(exactly: exact) { return number }
         guard let text = value.numberText else { throw typeMismatch(value, codingPath) }
         guard let number = Self(text), number.isFinite else {
             throw DecodingError.dataCorrupted(.init(

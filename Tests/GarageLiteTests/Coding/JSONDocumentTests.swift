@@ -72,6 +72,37 @@ struct JSONDocumentTests {
         #expect(throws: DecodingError.self) { try Int8.decode(from: JSONDocument(parsing: "128").root, codingPath: .root) }
     }
 
+    @Test func numbersReadFromTheirDigitsAreTheNumbersTheirTextIs() throws {
+        let test = "numbersReadFromTheirDigitsAreTheNumbersTheirTextIs"
+        var fast = 0
+        for index in Fuzzing.cases(default: 20_000) {
+            var random = Fuzzing.random(test, case: index)
+            let digits = (0..<Int.random(in: 1...18, using: &random)).map { _ in String(Int.random(in: 0...9, using: &random)) }
+            var text = (Bool.random(using: &random) ? "-" : "") + digits.joined()
+            if text.hasPrefix("0") || text.hasPrefix("-0"), digits.count > 1 { text = text.replacingOccurrences(of: "0", with: "1") }
+            if Bool.random(using: &random), digits.count > 1 {
+                let point = text.index(text.endIndex, offsetBy: -Int.random(in: 1..<digits.count, using: &random))
+                text.insert(".", at: point)
+            }
+            if Bool.random(using: &random) { text += "e\(Int.random(in: -30...30, using: &random))" }
+            let node = try JSONDocument(parsing: text).root
+            let double = try Double.decode(from: node, codingPath: .root)
+            #expect(double.bitPattern == Double(text)!.bitPattern, Fuzzing.reproduction(test, case: index, text))
+            if Float(text)!.isFinite {
+                let float = try Float.decode(from: node, codingPath: .root)
+                #expect(float.bitPattern == Float(text)!.bitPattern, Fuzzing.reproduction(test, case: index, text))
+            } else {
+                #expect(throws: DecodingError.self, Fuzzing.reproduction(test, case: index, text)) {
+                    try Float.decode(from: node, codingPath: .root)
+                }
+            }
+            if node.exactDouble != nil { fast += 1 }
+        }
+        // Both paths ran.
+        #expect(fast > 0)
+        #expect(fast < Fuzzing.cases(default: 20_000).count)
+    }
+
     @Test func randomDocumentsReadAsTheTreesTheyWereWrittenFrom() throws {
         let test = "randomDocumentsReadAsTheTreesTheyWereWrittenFrom"
         for index in Fuzzing.cases(default: 500) {
