@@ -41,7 +41,9 @@ extension Garage {
     /// as any other.
     func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> StoreWork<T?> {
         let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier))
-        let refusesMiss = identifier is any FixedWidthInteger && Identity.isContentIdentified(T.self)
+        // The type's cached facts first: the cast of the identifier costs more, and is rarely needed.
+        let refusesMiss = TypeInfo.of(T.self).identifiable == nil && Identity.isContentIdentified(T.self)
+            && identifier is any FixedWidthInteger
         return retrieving(T.self, key: key, refusingMiss: refusesMiss)
     }
 

@@ -57,9 +57,9 @@ struct ReaderConnectionsTests {
         let directory = try TemporaryDirectory()
         let readers = ReaderConnections(
             path: directory.path("missing/folder/store.sqlite"), configuration: Configuration(), maximumCount: 2)
-        #expect(readers.withReader { _ in 1 } == nil)
+        #expect(readers.withReader { _, _ in 1 } == nil)
         // It doesn't try again on every read.
-        #expect(readers.withReader { _ in 1 } == nil)
+        #expect(readers.withReader { _, _ in 1 } == nil)
     }
 
     @Test func readerConnectionsAreReadOnlyAndReused() throws {
@@ -67,15 +67,49 @@ struct ReaderConnectionsTests {
         let path = directory.path("store.sqlite")
         _ = try Garage(path: path)
         let readers = ReaderConnections(path: path, configuration: Configuration(), maximumCount: 1)
-        let first = try #require(readers.withReader { ObjectIdentifier($0) })
-        let second = try #require(readers.withReader { ObjectIdentifier($0) })
+        let first = try #require(readers.withReader { db, _ in ObjectIdentifier(db) })
+        let second = try #require(readers.withReader { db, _ in ObjectIdentifier(db) })
         #expect(first == second)
-        let writeError = readers.withReader { reader in
-            Result { try reader.unsafeRead { db in try db.execute(sql: "DELETE FROM garage_object") } }
+        // So are the statements it stepped: one statement, prepared once.
+        let statements = try #require(readers.withReader { db, statements in
+            try (1...2).map { _ in ObjectIdentifier(try statements.statement(Self.countSQL, in: db)) }
+        })
+        #expect(statements[0] == statements[1])
+        let again = try #require(readers.withReader { db, statements in
+            ObjectIdentifier(try statements.statement(Self.countSQL, in: db))
+        })
+        #expect(again == statements[0])
+        let writeError = readers.withReader { db, _ in
+            Result { try db.execute(sql: "DELETE FROM garage_object") }
         }
         #expect(throws: DatabaseError.self) { try writeError?.get() }
         // While the only connection is borrowed, another read gets none: it goes to the pool.
-        let nested = readers.withReader { _ in readers.withReader { _ in 1 } }
+        let nested = readers.withReader { _, _ in readers.withReader { _, _ in 1 } }
         #expect(nested == .some(nil))
+    }
+
+    private static let countSQL = "SELECT COUNT(*) FROM garage_object WHERE isDeleted = 0"
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "counts open files through /proc"))
+    func closingLetsTheKeptStatementsGoSoThatTheConnectionsClose() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("store.sqlite")
+        _ = try Garage(path: path)
+        let before = try Self.openDescriptors(of: path)
+        let readers = ReaderConnections(path: path, configuration: Configuration(), maximumCount: 1)
+        _ = try readers.withReader { db, statements in try statements.statement(Self.countSQL, in: db) }
+        #expect(try Self.openDescriptors(of: path) > before)
+        // A connection closed with a statement left unfinalized stays open (SQLITE_BUSY): the
+        // file would keep a reader, and the store's log could not be removed at close.
+        #expect(readers.close() == 0)
+        #expect(try Self.openDescriptors(of: path) == before)
+    }
+
+    /// How many of this process's file descriptors are open on the store file.
+    private static func openDescriptors(of path: String) throws -> Int {
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        return try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter { descriptor in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + descriptor)) == target
+        }.count
     }
 }

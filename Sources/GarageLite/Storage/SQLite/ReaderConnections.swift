@@ -26,7 +26,7 @@ final class ReaderConnections: Sendable {
     private let state = Protected(State())
 
     private struct State {
-        var idle: [DatabaseQueue] = []
+        var idle: [Reader] = []
         var openCount = 0
         /// Set when a connection could not be opened: every read then uses the pool.
         var unavailable = false
@@ -41,18 +41,34 @@ final class ReaderConnections: Sendable {
         self.maximumCount = maximumCount
     }
 
+    /// A connection, and the statements its reads have stepped (``StatementsBySQL``), kept
+    /// from one read to the next.
+    struct Reader: Sendable {
+        let queue: DatabaseQueue
+        let statements = Protected(StatementsBySQL())
+
+        /// Lets the statements go, on the connection's queue, then closes it: it can't close
+        /// while one of its statements is unfinalized (SQLITE_BUSY).
+        func close() throws {
+            try queue.inDatabase { _ in statements.write { $0.removeAll() } }
+            try queue.close()
+        }
+    }
+
     /// Runs `body` on an idle reader connection, and returns `nil` without running it when
     /// none is free and no other can be opened.
-    func withReader<T>(_ body: (DatabaseQueue) throws -> T) rethrows -> T? {
+    func withReader<T>(_ body: (Database, StatementsBySQL) throws -> T) rethrows -> T? {
         guard let reader = borrow() else { return nil }
         defer { state.write { $0.idle.append(reader) } }
-        return try body(reader)
+        return try reader.queue.unsafeRead { db in try reader.statements.write { try body(db, $0) } }
     }
 
     /// Closes the idle connections, and opens none from now on: the engine closes them before
     /// its writer, because SQLite checkpoints the log only when the last connection to close
-    /// may write, and a read-only one can't.
-    func close() {
+    /// may write, and a read-only one can't. Returns how many failed to close (they close
+    /// when they are let go).
+    @discardableResult
+    func close() -> Int {
         let idle = state.write { state in
             defer {
                 state.idle = []
@@ -60,13 +76,11 @@ final class ReaderConnections: Sendable {
             }
             return state.idle
         }
-        for reader in idle {
-            try? reader.close()
-        }
+        return idle.filter { (try? $0.close()) == nil }.count
     }
 
-    private func borrow() -> DatabaseQueue? {
-        enum Next { case reuse(DatabaseQueue), open, none }
+    private func borrow() -> Reader? {
+        enum Next { case reuse(Reader), open, none }
         let next: Next = state.write { state in
             if let reader = state.idle.popLast() { return .reuse(reader) }
             if state.unavailable || state.openCount >= maximumCount { return .none }
@@ -80,7 +94,7 @@ final class ReaderConnections: Sendable {
             return nil
         case .open:
             do {
-                return try DatabaseQueue(path: path, configuration: configuration)
+                return Reader(queue: try DatabaseQueue(path: path, configuration: configuration))
             } catch {
                 state.write {
                     $0.openCount -= 1

@@ -212,11 +212,12 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
     func read<T>(_ operation: @autoclosure () -> String, _ body: (any RowStatements) throws -> T) throws -> T {
         do {
             return try withoutActuallyEscaping(body) { body in
-                let access = { (db: Database) in try body(SQLiteConnection(db)) }
-                if let result = try readers?.withReader({ try $0.unsafeRead(access) }) {
+                if let result = try readers?.withReader({ db, statements in
+                    try body(SQLiteConnection(db, statements: statements))
+                }) {
                     return result
                 }
-                return try writer.unsafeRead(access)
+                return try writer.unsafeRead { db in try body(SQLiteConnection(db)) }
             }
         } catch {
             throw garageError(error, operation: operation())
