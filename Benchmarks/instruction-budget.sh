@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when a retrieve by identifier, a single park, a parkAll object or a claimed row of GarageLite executes
+# Fails when a retrieve by identifier, a retrieveAll object, a single park, a parkAll object or a claimed row of GarageLite executes
 # more instructions than Benchmarks/instruction-budgets allows: a guard of the speed that doesn't
 # depend on the machine's load (callgrind counts instructions, not seconds). CI runs it; about two
 # minutes on this 2-core machine.

@@ -9,6 +9,8 @@
 #   Benchmarks/instructions.sh encryptedParkAll   # the same, encrypted (GarageLite: a store key)
 #   Benchmarks/instructions.sh encryptedRetrieve  # per retrieve by identifier, encrypted
 #   Benchmarks/instructions.sh claim         # per row of claim/complete batches of 100 (10k rows)
+#   Benchmarks/instructions.sh teams         # per parent of a parkAll of 2k parents × 3 identifiable children
+#   Benchmarks/instructions.sh setStatus     # per setSyncStatus (1k, one commit each)
 #
 # For GarageLite and the floor, it runs the --quick workload under callgrind, counting only the
 # instructions executed inside the contender's method (--toggle-collect: its thread only, so
@@ -29,7 +31,9 @@ case "${1:-}" in
     encryptedParkAll) method='7parkAllyySay'; filter='parkAll 20k flat objects, one call, encrypted'; operations=20000 ;;
     encryptedRetrieve) method='8retrieve2id'; filter='random order, encrypted'; operations=20000 ;;
     claim)       method='16claimAndComplete5limit'; filter='claim/complete batches of 100 until'; operations=10000 ;;
-    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll|encryptedParkAll|encryptedRetrieve|claim" >&2; exit 2 ;;
+    teams)       method='7parkAll5teams';     filter='parents × 3'; operations=2000 ;;
+    setStatus)   method='9setStatus';         filter='setSyncStatus of'; operations=1000 ;;
+    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll|encryptedParkAll|encryptedRetrieve|claim|teams|setStatus" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "$0")/.."
@@ -43,7 +47,7 @@ inside() {
     callgrind_annotate --inclusive=yes "$1" >"$1.inclusive" 2>/dev/null
     grep -m1 "ContenderCAA0.*P${method}" "$1.inclusive" | tr -d ',' | awk '{print $1}'
 }
-if [ "$1" = parkAll ] || [ "$1" = encryptedParkAll ]; then
+if [ "$1" = parkAll ] || [ "$1" = encryptedParkAll ] || [ "$1" = teams ]; then
     for who in ${GARAGE_INSTRUCTIONS_ONLY:-GarageLite floor}; do
         valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/$1-$who.out" \
             "$out/garage-bench" --quick --filter "$filter" --only "$who" >"$out/$1-$who.log" 2>&1
