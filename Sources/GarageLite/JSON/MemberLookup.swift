@@ -1,5 +1,6 @@
-/// Finds an object's members by key: a scan for the few members of most objects, an index
-/// built once for large ones. With a key repeated in the document, the last one wins.
+/// Finds the members of a tree's object (``JSONValue``: merges, comparisons) by key: a scan for the
+/// few members of most objects, an index built once for large ones. With a key repeated in the
+/// document, the last one wins (the graph decoder reads documents: ``NodeMembers``).
 struct MemberLookup {
     let members: [JSONMember]
     private let index: [String: Int]?
@@ -20,20 +21,7 @@ struct MemberLookup {
         }
     }
 
-    /// The keys renamed members had before (see ``LegacyKeyed``), by current key: a key
-    /// missing from the object is looked up under them, in order.
-    var legacyKeys: [String: [String]]?
-
     subscript(key: String) -> JSONValue? {
-        if let value = member(key) { return value }
-        guard let legacyKeys, let former = legacyKeys[key] else { return nil }
-        for key in former {
-            if let value = member(key) { return value }
-        }
-        return nil
-    }
-
-    private func member(_ key: String) -> JSONValue? {
         if let index {
             return index[key].map { members[$0].value }
         }
