@@ -29,6 +29,23 @@ struct JSONDocumentTests {
         }
     }
 
+    @Test func stringsWrittenAtEveryLengthAndPositionOfASpecialCharacterReadBack() throws {
+        for length in 0...24 {
+            let plain = String(repeating: "a", count: length)
+            #expect(JSONWriter.string(from: .string(plain)) == "\"\(plain)\"")
+            for position in 0...length {
+                for special in ["\"", "\\", "\n", "\u{1}", "\u{1F}", "é", "🦊", " "] {
+                    let text = String(plain.prefix(position)) + special + String(plain.dropFirst(position))
+                    let written = JSONWriter.string(from: .string(text))
+                    #expect(try JSONReader.parse(written) == .string(text), "\(written)")
+                    // Only what JSON requires is escaped.
+                    #expect(written.contains("\\") == (special.unicodeScalars.first!.value < 0x20 || special == "\"" || special == "\\"),
+                            "\(written)")
+                }
+            }
+        }
+    }
+
     private func expectString(_ json: String, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let root = try JSONDocument(parsing: json).root
         #expect(root.stringValue == expected, "\(json)", sourceLocation: sourceLocation)
