@@ -124,7 +124,7 @@ extension Array: PrimitiveArray where Element: JSONPrimitive {
         let count = value.count ?? 0
         var elements: [Element] = []
         elements.reserveCapacity(count)
-        var element = JSONNode(document: value.document, index: value.index + 1)
+        var element = value.firstChild
         for position in 0..<count {
             do {
                 elements.append(try Element.decode(from: element, codingPath: .root))

@@ -174,7 +174,7 @@ extension ReferenceDecoder {
 
         init(array: JSONNode, path: CodingPath, graph: GraphDecoder) {
             self.elementCount = array.count ?? 0
-            self.element = JSONNode(document: array.document, index: array.index + 1)
+            self.element = array.firstChild
             self.path = path
             self.graph = graph
             self.base = path.node

@@ -81,51 +81,47 @@ struct JSONNode {
 
     /// A string's value.
     var stringValue: String? {
-        let entry = entry
-        guard entry.kind == .string else { return nil }
-        return document.bytes.withUnsafeBufferPointer { buffer in
-            let content = UnsafeBufferPointer(rebasing: buffer[Int(entry.start)..<Int(entry.start + entry.length)])
-            return entry.isEscaped ? JSONReader.unescaped(content) : String(decoding: content, as: UTF8.self)
-        }
+        let isEscaped = entry.isEscaped
+        return content(of: .string) { isEscaped ? JSONReader.unescaped($0) : String(decoding: $0, as: UTF8.self) }
     }
 
     /// A number's text, as written.
     var numberText: String? {
+        content(of: .number) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `body`'s answer for the bytes of this value's content (a string's between its quotes,
+    /// a number's text), when the value is of `kind`; `nil` otherwise.
+    private func content<R>(of kind: JSONDocument.Kind, _ body: (UnsafeBufferPointer<UInt8>) -> R?) -> R? {
         let entry = entry
-        guard entry.kind == .number else { return nil }
+        guard entry.kind == kind else { return nil }
         return document.bytes.withUnsafeBufferPointer { buffer in
-            String(decoding: UnsafeBufferPointer(rebasing: buffer[Int(entry.start)..<Int(entry.start + entry.length)]),
-                   as: UTF8.self)
+            body(UnsafeBufferPointer(rebasing: buffer[Int(entry.start)..<Int(entry.start + entry.length)]))
         }
     }
 
     /// A number's value as an integer of type `I`, when its text is digits (and a sign) that
     /// fit; `nil` otherwise, including for "3.0" and "1e3", which the caller reads from the text.
     func integer<I: FixedWidthInteger>(_ type: I.Type) -> I? {
-        let entry = entry
-        guard entry.kind == .number else { return nil }
-        return document.bytes.withUnsafeBufferPointer { buffer -> I? in
-            var position = Int(entry.start)
-            let end = position + Int(entry.length)
-            let negative = buffer[position] == UInt8(ascii: "-")
-            if negative {
-                guard I.isSigned else { return nil }
-                position += 1
-            }
+        content(of: .number) { text -> I? in
+            let negative = text[0] == UInt8(ascii: "-")
+            guard !negative || I.isSigned else { return nil }
             var value: I = 0
-            while position < end {
-                let digit = buffer[position] &- UInt8(ascii: "0")
+            for byte in text.dropFirst(negative ? 1 : 0) {
+                let digit = byte &- UInt8(ascii: "0")
                 guard digit < 10 else { return nil }
                 let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
                 let (next, overflow2) = negative
                     ? shifted.subtractingReportingOverflow(I(digit)) : shifted.addingReportingOverflow(I(digit))
                 guard !overflow, !overflow2 else { return nil }
                 value = next
-                position += 1
             }
             return value
         }
     }
+
+    /// An array's first element, an object's first key (when it has one).
+    var firstChild: JSONNode { JSONNode(document: document, index: index + 1) }
 
     /// The value after this one's subtree: the next element or key of its container.
     var nextSibling: JSONNode { JSONNode(document: document, index: Int(entry.end)) }
@@ -135,18 +131,15 @@ struct JSONNode {
     /// exact in a `Double` (Clinger's fast path); `nil` otherwise, for the caller to read the
     /// text as `strtod` does.
     var exactDouble: Double? {
-        let entry = entry
-        guard entry.kind == .number else { return nil }
-        return document.bytes.withUnsafeBufferPointer { buffer -> Double? in
-            var position = Int(entry.start)
-            let end = position + Int(entry.length)
-            let negative = buffer[position] == UInt8(ascii: "-")
-            if negative { position += 1 }
+        content(of: .number) { text -> Double? in
+            let negative = text[0] == UInt8(ascii: "-")
+            var position = negative ? 1 : 0
+            let end = text.count
             var mantissa: UInt64 = 0
             var exponent = 0
             var inFraction = false
             while position < end {
-                let byte = buffer[position]
+                let byte = text[position]
                 if byte == UInt8(ascii: ".") {
                     inFraction = true
                 } else if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
@@ -162,11 +155,11 @@ struct JSONNode {
                 // The exponent: "e", a sign, digits (the reader checked them).
                 position += 1
                 var sign = 1
-                if buffer[position] == UInt8(ascii: "-") { sign = -1; position += 1 }
-                else if buffer[position] == UInt8(ascii: "+") { position += 1 }
+                if text[position] == UInt8(ascii: "-") { sign = -1; position += 1 }
+                else if text[position] == UInt8(ascii: "+") { position += 1 }
                 var written = 0
                 while position < end {
-                    written = written * 10 + Int(buffer[position] &- UInt8(ascii: "0"))
+                    written = written * 10 + Int(text[position] &- UInt8(ascii: "0"))
                     guard written <= 400 else { return nil }
                     position += 1
                 }
@@ -201,10 +194,10 @@ struct JSONNode {
         guard entry.kind == .array else { return [] }
         var nodes: [JSONNode] = []
         nodes.reserveCapacity(Int(entry.length))
-        var child = index + 1
+        var child = firstChild
         for _ in 0..<entry.length {
-            nodes.append(JSONNode(document: document, index: child))
-            child = Int(document.entries[child].end)
+            nodes.append(child)
+            child = child.nextSibling
         }
         return nodes
     }
@@ -214,11 +207,11 @@ struct JSONNode {
         guard entry.kind == .object else { return [] }
         var members: [(key: JSONNode, value: JSONNode)] = []
         members.reserveCapacity(Int(entry.length))
-        var child = index + 1
+        var key = firstChild
         for _ in 0..<entry.length {
-            let value = child + 1
-            members.append((JSONNode(document: document, index: child), JSONNode(document: document, index: value)))
-            child = Int(document.entries[value].end)
+            let value = key.nextSibling
+            members.append((key, value))
+            key = value.nextSibling
         }
         return members
     }

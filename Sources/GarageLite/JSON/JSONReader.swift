@@ -177,15 +177,11 @@ struct JSONReader {
         var high: UInt8 = 0
         #if _endian(little)
         // Eight bytes at a time to the first that is a quote, a backslash, a control character
-        // or beyond ASCII: the lowest byte whose high bit the test sets (a borrow only carries a
-        // flag to higher bytes, after a byte that is flagged itself).
+        // or beyond ASCII (the lowest byte in memory, on a little-endian machine).
         let raw = UnsafeRawBufferPointer(bytes)
         while position + 8 <= bytes.count {
-            let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            let quotes = word ^ (ones &* 0x22), backslashes = word ^ (ones &* 0x5C)
-            let flagged = (((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                | (word &- ones &* 0x20) | word) & highs
+            let flagged = StringScan.specialBytes(raw.loadUnaligned(fromByteOffset: position, as: UInt64.self),
+                                                  nonASCII: true)
             guard flagged == 0 else {
                 position += flagged.trailingZeroBitCount >> 3
                 break

@@ -46,19 +46,14 @@ enum JSONWriter {
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Whether `utf8` holds a byte a JSON string escapes: a quote, a backslash, a control
-    /// character. Eight bytes at a time, as ``JSONReader`` scans strings (bytes beyond ASCII
-    /// are written as they are).
+    /// character. Eight bytes at a time (``StringScan``); bytes beyond ASCII are written as
+    /// they are.
     private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         var position = 0
         let raw = UnsafeRawBufferPointer(utf8)
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         while position + 8 <= utf8.count {
             let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-            let quotes = word ^ (ones &* 0x22), backslashes = word ^ (ones &* 0x5C)
-            // A byte below 0x20 borrows; `~word` leaves out the bytes beyond ASCII.
-            let flagged = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                | ((word &- ones &* 0x20) & ~word)
-            if flagged & highs != 0 { return true }
+            if StringScan.specialBytes(word, nonASCII: false) != 0 { return true }
             position += 8
         }
         while position < utf8.count {
