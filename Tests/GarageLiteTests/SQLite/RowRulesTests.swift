@@ -108,7 +108,7 @@ struct RowRulesTests {
         case .setStatus(let status, let key):
             return "\(byRule ? try statements.setSyncStatusByRule(status, of: key) : try statements.setSyncStatus(status, of: key))"
         case .claim(let key, let claim):
-            if byRule { try statements.markClaimedByRule(key, claim: claim, at: now) } else { try statements.markClaimed(key, claim: claim, at: now) }
+            if byRule { try statements.markClaimedByRule(key, claim: claim, at: now) } else { try statements.markClaimed([key], claim: claim, at: now) }
             return ""
         case .endClaim(let key, let status, let completed, let failed, let uploaded, let version):
             let failure = failed ? (error: "refused", retryAt: now.addingTimeInterval(2)) : nil

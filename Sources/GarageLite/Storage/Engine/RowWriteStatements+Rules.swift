@@ -134,12 +134,8 @@ extension RowWriteStatements {
         try setSyncStatusByRule(status, of: key)
     }
 
-    package func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {
-        try markClaimedByRule(key, claim: claim, at: date)
-    }
-
     package func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws {
-        for key in keys { try markClaimed(key, claim: claim, at: date) }
+        for key in keys { try markClaimedByRule(key, claim: claim, at: date) }
     }
 
     package func claimTransaction<T>(_ body: () throws -> T) throws -> T {

@@ -263,9 +263,7 @@ package protocol RowWriteStatements: RowStatements {
     /// claim, claim date, `isRemote`, base) goes back to the original's, and nothing else is
     /// written; a row no longer under `claim` is left alone.
     func restoreClaimed(_ originals: [StoredRow], claim: String) throws
-    /// Moves the row to `.syncing` under `claim`.
-    func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws
-    /// Moves the rows to `.syncing` under `claim` (``markClaimed(_:claim:at:)`` for each).
+    /// Moves the rows to `.syncing` under `claim`.
     func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws
     /// Ends the row's claim, setting its status (leaving it when `nil`). A completed claim
     /// (`failure` nil, `completed`) forgets the row's failed attempts; a failed one counts one

@@ -57,23 +57,12 @@ extension SQLiteConnection {
         return count
     }
 
-    func markClaimed(_ key: ObjectKey, claim: String, at date: Date) throws {
-        try execute(Self.markClaimedSQL, [
-            .integer(SyncStatus.syncing.rawValue), .text(claim), .real(date.timeIntervalSince1970),
-            .text(key.typeName), .text(key.identifier),
-        ])
-    }
-
-    private static let markClaimedSQL = compact("""
-        UPDATE garage_object SET \(markClaimedSet) WHERE type = ? AND identifier = ?
-        """)
-
     /// Moves the rows to `.syncing` under `claim`: one statement for the rows of each type (a
     /// claim's rows are of one), their identifiers bound as one JSON array, rather than one
     /// statement a row (39k instructions a row, most of it the statement's own cost).
     func markClaimed(_ keys: [ObjectKey], claim: String, at date: Date) throws {
         for (type, identifiers) in Self.identifiersByType(keys) {
-            try execute(Self.markClaimedManySQL, [
+            try execute(Self.markClaimedSQL, [
                 .integer(SyncStatus.syncing.rawValue), .text(claim), .real(date.timeIntervalSince1970),
                 .text(type), .text(identifiers),
             ])
@@ -92,13 +81,10 @@ extension SQLiteConnection {
         return types.map { ($0, JSONWriter.string(from: .array((identifiers[$0] ?? []).map(JSONValue.string)))) }
     }
 
-    private static let markClaimedSet = """
-        syncStatus = ?, claim = ?, claimedAt = ?, isRemote = 1,
+    private static let markClaimedSQL = compact("""
+        UPDATE garage_object SET syncStatus = ?, claim = ?, claimedAt = ?, isRemote = 1,
             base = CASE WHEN base IS NULL AND isDeleted = 0 AND isRemote = 0 THEN data ELSE base END
-        """
-
-    private static let markClaimedManySQL = compact("""
-        UPDATE garage_object SET \(markClaimedSet) WHERE type = ? AND identifier IN (SELECT value FROM json_each(?))
+        WHERE type = ? AND identifier IN (SELECT value FROM json_each(?))
         """)
 
     /// The columns the marking changed, as they were: the others (the reference list's state
