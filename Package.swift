@@ -132,10 +132,17 @@ let package = Package(
             ],
             path: "Fixtures/generator"
         ),
+        // The tests' fault-injecting file system for SQLite (power cuts, I/O errors): test-only.
+        .target(
+            name: "FaultVFS",
+            dependencies: [.product(name: "GRDBSQLite", package: "GRDB.swift")],
+            path: "Tests/FaultVFS"
+        ),
         .testTarget(
             name: "GarageLiteTests",
             dependencies: [
                 "GarageLite",
+                "FaultVFS",
                 "GarageLitePostgres",
                 "GarageFixtureModels",
                 "GarageStressModels",

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// SQLite is the default: ``Garage/init(path:busyTimeout:encryptionKey:)`` and
 /// ``Garage/inMemory()`` open a garage on it, and so does ``Garage/init(engine:encryptionKey:)``
-/// with ``sqlite(path:busyTimeout:)`` or ``inMemory()``. Another engine comes in a product of
+/// with ``sqlite(path:busyTimeout:durability:)`` or ``inMemory()``. Another engine comes in a product of
 /// its own, which adds its factory to this type.
 ///
 /// ```swift

@@ -65,12 +65,13 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
     /// - parameter migrations: ``Schema/migrations``, or in tests, those with a next version
     ///   appended.
     static func open(
-        path: String, busyTimeout: TimeInterval, migrations: [Schema.Migration] = Schema.migrations
+        path: String, busyTimeout: TimeInterval, durability: GarageEngine.Durability = .normal,
+        migrations: [Schema.Migration] = Schema.migrations
     ) throws -> SQLiteEngine {
         let deadline = Date().addingTimeInterval(busyTimeout)
         while true {
             do {
-                return try openOnce(path: path, busyTimeout: busyTimeout, migrations: migrations)
+                return try openOnce(path: path, busyTimeout: busyTimeout, durability: durability, migrations: migrations)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
                 // Switching a new file to WAL mode needs it alone, and SQLite does not wait for
                 // that under the busy timeout: when other connections open the same new file at
@@ -85,7 +86,7 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
     }
 
     private static func openOnce(
-        path: String, busyTimeout: TimeInterval, migrations: [Schema.Migration]
+        path: String, busyTimeout: TimeInterval, durability: GarageEngine.Durability, migrations: [Schema.Migration]
     ) throws -> SQLiteEngine {
         try StoreFile.checkBeforeOpening(path: path, supportedVersion: migrations.last?.version ?? 0)
         let configuration = configuration(busyTimeout: busyTimeout)
@@ -95,6 +96,9 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
         let pool = try DatabasePool(path: path, configuration: configuration)
         try pool.writeWithoutTransaction { db in
             try SQLiteConnection(db).transaction { try Schema.migrate(db, path: path, migrations: migrations) }
+            // After the pool's own setup, which sets NORMAL with WAL mode; only the writer
+            // commits, and it keeps its connection for the pool's life.
+            try db.execute(sql: "PRAGMA synchronous = \(durability.sqliteSynchronous)")
         }
         let readers = ReaderConnections(
             path: path, configuration: configuration, maximumCount: configuration.maximumReaderCount)
@@ -160,6 +164,9 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
     }
 
     static func openingError(_ error: any Error, path: String) -> GarageError {
+        if let error = error as? DatabaseError, isDiskFull(error, path: path) {
+            return .storeFull(path: path, operation: "open the store")
+        }
         if let error = error as? DatabaseError, error.resultCode == .SQLITE_NOTADB {
             return .notAGarageStore(path: path, reason: "it is not an SQLite database")
         }
@@ -167,6 +174,16 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
             return .damagedStore(path: path, operation: "open the store", reason: reason(error))
         }
         return .cannotOpenStore(path: path, reason: reason(error))
+    }
+
+    /// Whether `error` means that the disk is full: SQLite says so, or an I/O error it can't
+    /// explain happened on a full volume (see ``StoreFile/isVolumeFull(path:)``).
+    private static func isDiskFull(_ error: DatabaseError, path: String) -> Bool {
+        switch error.resultCode {
+        case .SQLITE_FULL: true
+        case .SQLITE_IOERR, .SQLITE_CANTOPEN: path != ":memory:" && StoreFile.isVolumeFull(path: path)
+        default: false
+        }
     }
 
     static func reason(_ error: any Error) -> String {
@@ -184,7 +201,7 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return GarageError.storeBusy(operation: operation, path: path)
-        case .SQLITE_FULL:
+        case _ where Self.isDiskFull(error, path: path):
             return GarageError.storeFull(path: path, operation: operation)
         case .SQLITE_READONLY:
             return GarageError.readOnlyStore(path: path, operation: operation,
@@ -270,6 +287,11 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
         try writer.writeWithoutTransaction { db in
             try Int.fetchOne(db, sql: "PRAGMA max_page_count = \(max(0, count))") ?? 0
         }
+    }
+
+    /// The writer connection's `synchronous` setting: 1 (NORMAL) or 2 (FULL).
+    func synchronousSetting() throws -> Int {
+        try writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     /// The number of pages of the store file (as the writer connection sees it).

@@ -188,3 +188,28 @@ extension StoreFile {
         return String(cString: strerror(errno))
     }
 }
+
+// A full volume: what an I/O error means when SQLite can't say.
+extension StoreFile {
+    /// Whether the volume that holds the store at `path` is full: less than 1 MiB left that
+    /// this process may use. SQLite reports a write that found the disk full as
+    /// `SQLITE_FULL`, but a truncation, or a file it could not create, as a plain I/O error
+    /// (`SQLITE_IOERR_TRUNCATE`, `SQLITE_CANTOPEN`): when the volume is full, that is why.
+    static func isVolumeFull(path: String) -> Bool {
+        let folder = folder(of: path)
+        if let space = availableSpaceOverrides.read({ overrides in
+            overrides.first { folder.hasPrefix($0.key) }?.value
+        }) {
+            return space < minimumSpace
+        }
+        var status = statvfs()
+        guard statvfs(folder, &status) == 0 else { return false }
+        return UInt64(status.f_bavail) * UInt64(status.f_frsize) < minimumSpace
+    }
+
+    private static let minimumSpace: UInt64 = 1 << 20
+
+    /// The space left on the volumes of the folders that start with a key, as tests pretend
+    /// it to be (the fault-injecting file system's tests fill no real disk).
+    package static let availableSpaceOverrides = Protected<[String: UInt64]>([:])
+}

@@ -28,6 +28,7 @@ extension Store {
     @discardableResult
     func limitPageCount(to count: Int) throws -> Int { try sqlite.limitPageCount(to: count) }
     func pageCount() throws -> Int { try sqlite.pageCount() }
+    func synchronousSetting() throws -> Int { try sqlite.synchronousSetting() }
 
     /// The row `key` with every column.
     static func row(_ db: Database, _ key: ObjectKey) throws -> StoredRow? {
