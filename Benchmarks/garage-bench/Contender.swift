@@ -110,6 +110,15 @@ struct SyncCounts: Equatable, CustomStringConvertible {
     }
 }
 
+/// `GARAGE_BENCH_DURABILITY=full`: every implementation syncs each commit to storage before it
+/// returns (GarageLite's `.full` durability, `synchronous = FULL` for the floor and GRDB), to
+/// measure what the setting costs; by default they all run `synchronous = NORMAL`.
+enum BenchDurability {
+    static let isFull = ProcessInfo.processInfo.environment["GARAGE_BENCH_DURABILITY"] == "full"
+    static var garageLite: GarageEngine.Durability { isFull ? .full : .normal }
+    static var sqliteSynchronous: String { isFull ? "FULL" : "NORMAL" }
+}
+
 enum Implementation: String, CaseIterable {
     case garageLite = "GarageLite"
     case floor = "floor"

@@ -42,7 +42,7 @@ final class FloorContender: Contender {
             throw BenchFailure("floor: cannot open \(path): \(String(cString: sqlite3_errstr(rc)))")
         }
         try execute("PRAGMA journal_mode=WAL")
-        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA synchronous=\(BenchDurability.sqliteSynchronous)")
         try execute("""
             CREATE TABLE IF NOT EXISTS floor_object (
                 type TEXT NOT NULL,

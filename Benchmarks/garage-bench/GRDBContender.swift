@@ -50,6 +50,8 @@ final class GRDBContender: Contender {
             try db.create(index: "person_sync", on: PersonRecord.databaseTableName,
                           columns: ["syncStatus", "modificationDate"])
         }
+        // After the pool's own WAL setup, which sets NORMAL.
+        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = \(BenchDurability.sqliteSynchronous)") }
         dbPool = pool
     }
 

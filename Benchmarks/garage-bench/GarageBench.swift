@@ -60,7 +60,9 @@ struct GarageBench: ParsableCommand {
             The table on stdout gives operations per second, the ratios GarageLite/floor and \
             GarageLite/GRDB (above 1: GarageLite is faster) and the peak RSS of each timed cell; \
             progress goes to stderr. Data and random orders come from a seeded SplitMix64, so \
-            every run does the same work. Run it in release: swift build -c release --product garage-bench.
+            every run does the same work. Run it in release: swift build -c release --product garage-bench. \
+            With GARAGE_BENCH_DURABILITY=full every implementation syncs each commit (GarageLite's \
+            .full durability, synchronous=FULL for the others).
             """)
 
     @Flag(help: "Smaller workloads (sync query on 10k and 100k rows only, streaming on 100k rows, query rows on 2k and 20k notes), one run per cell: under a minute.")

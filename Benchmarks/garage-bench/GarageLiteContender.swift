@@ -9,7 +9,7 @@ final class GarageLiteContender: Contender {
     private let path: String
 
     init(path: String) throws {
-        garage = try Garage(path: path)
+        garage = try Garage(engine: .sqlite(path: path, durability: BenchDurability.garageLite))
         self.path = path
     }
 
@@ -24,7 +24,7 @@ final class GarageLiteContender: Contender {
     /// are encrypted with a data key the store keeps wrapped, and counted by its triggers.
     func encrypt(with key: SymmetricKey) throws {
         garage = nil
-        garage = try Garage(path: path, encryptionKey: .key(key))
+        garage = try Garage(engine: .sqlite(path: path, durability: BenchDurability.garageLite), encryptionKey: .key(key))
     }
 
     func parkAll(_ people: [BenchPerson]) throws {

@@ -6,7 +6,7 @@ import Testing
 // (PowerCutTests, on the fault-injecting file system) prove what each setting keeps; these
 // check that the setting reaches SQLite's writer and is not stored with the file.
 @Suite struct DurabilitySettingTests {
-    private struct Memo: Codable, Identifiable, Equatable {
+    private struct DurableMemo: Codable, Identifiable, Equatable {
         var id: String
         var text: String
     }
@@ -25,14 +25,14 @@ import Testing
         do {
             let garage = try Garage(engine: .sqlite(path: path, durability: .full))
             #expect(try garage.store.synchronousSetting() == 2) // FULL
-            try garage.park(Memo(id: "a", text: "kept"))
-            try garage.transaction { try garage.park(Memo(id: "b", text: "also kept")) }
-            #expect(try garage.retrieveAll(Memo.self).map(\.id) == ["a", "b"])
+            try garage.park(DurableMemo(id: "a", text: "kept"))
+            try garage.transaction { try garage.park(DurableMemo(id: "b", text: "also kept")) }
+            #expect(try garage.retrieveAll(DurableMemo.self).map(\.id) == ["a", "b"])
         }
         // The setting is the opener's, not the file's.
         let reopened = try Garage(path: path)
         #expect(try reopened.store.synchronousSetting() == 1)
-        #expect(try reopened.retrieve(Memo.self, identifier: "b") == Memo(id: "b", text: "also kept"))
+        #expect(try reopened.retrieve(DurableMemo.self, identifier: "b") == DurableMemo(id: "b", text: "also kept"))
         let full = try Garage(engine: .sqlite(path: path, durability: .full))
         #expect(try full.store.synchronousSetting() == 2)
         #expect(try reopened.store.synchronousSetting() == 1)

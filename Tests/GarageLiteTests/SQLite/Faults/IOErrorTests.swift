@@ -124,6 +124,9 @@ extension FaultTests {
             // near the end may not be reached: most must be.
             #expect(faults * 4 >= points.count * 3, "only \(faults) faults were injected at \(points.count) points")
             #expect(failures.isEmpty, "\(failures.count) of \(points.count) \(kind) faults went wrong:\n\(failures.joined(separator: "\n"))")
+            // The count the README's reliability section reports.
+            print("I/O errors, \(sticky ? "sticky" : "one-time") \(kind): \(faults) injected at \(points.count) of "
+                + "\(calls) calls, \(failures.count) problems")
         }
 
         /// A full disk is reported as one (SQLite's own `SQLITE_FULL` on a write; a truncation
@@ -150,6 +153,7 @@ extension FaultTests {
             }
             #expect(faults > 0)
             #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+            print("full disk, \(kind): \(faults) injected, \(failures.count) problems")
         }
 
         /// Proof that the check can fail: a garage that forgot a step's error (as if a write
