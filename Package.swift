@@ -132,6 +132,13 @@ let package = Package(
             ],
             path: "Fixtures/generator"
         ),
+        // Coverage-guided fuzzing (Fuzz/README.md): libFuzzer's targets when built by
+        // Fuzz/run.sh, a replayer of inputs otherwise.
+        .executableTarget(
+            name: "garage-fuzz",
+            dependencies: ["GarageLite", "GarageFixtureModels"],
+            path: "Fuzz/garage-fuzz"
+        ),
         // The tests' fault-injecting file system for SQLite (power cuts, I/O errors): test-only.
         .target(
             name: "FaultVFS",
@@ -148,6 +155,7 @@ let package = Package(
                 "GarageStressModels",
                 "garage-stress-worker",
                 "garage",
+                "garage-fuzz",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
