@@ -67,10 +67,17 @@ let package = Package(
             ]
         ),
         // The command-line tool that looks inside, checks, repairs and moves a store: `swift run garage --help`.
+        // The garage tool's parsers (`--where` expressions, export and import lines), in a
+        // library of their own so that the fuzzer reaches them too.
+        .target(
+            name: "GarageToolSupport",
+            dependencies: ["GarageLite"]
+        ),
         .executableTarget(
             name: "garage",
             dependencies: [
                 "GarageLite",
+                "GarageToolSupport",
                 "GarageLitePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -136,7 +143,7 @@ let package = Package(
         // Fuzz/run.sh, a replayer of inputs otherwise.
         .executableTarget(
             name: "garage-fuzz",
-            dependencies: ["GarageLite", "GarageFixtureModels"],
+            dependencies: ["GarageLite", "GarageFixtureModels", "GarageToolSupport"],
             path: "Fuzz/garage-fuzz"
         ),
         // The tests' fault-injecting file system for SQLite (power cuts, I/O errors): test-only.

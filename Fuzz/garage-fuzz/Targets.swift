@@ -1,6 +1,7 @@
 import Foundation
 import GarageFixtureModels
 import GarageLite
+import GarageToolSupport
 
 /// A fuzz target: one input in, no crash out. Errors are expected (the input is garbage); a
 /// trap, a sanitizer report or a hang is a finding.
@@ -9,7 +10,7 @@ struct FuzzTarget: Sendable {
     let summary: String
     let run: @Sendable ([UInt8]) -> Void
 
-    static let all: [FuzzTarget] = [records, garageStorage]
+    static let all: [FuzzTarget] = [records, garageStorage, whereExpression, importLine]
 
     static func named(_ name: String) -> FuzzTarget? {
         all.first { $0.name == name }
@@ -66,6 +67,38 @@ struct FuzzTarget: Sendable {
     }
 }
 
+extension FuzzTarget {
+    /// The input is a `garage list --where` expression: parsed (`WhereExpression`), and when it
+    /// reads, run as a query of records (the query's checks, its SQL, its reading of rows).
+    static let whereExpression = FuzzTarget(
+        name: "where",
+        summary: "a `garage list --where` expression, parsed and run as a query of records"
+    ) { bytes in
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let predicate = try? WhereExpression.parse(text) else { return }
+        let garage = RecordsStore.shared.current()
+        for type in ["FuzzParent", "FuzzChild", "FuzzContact"] {
+            _ = try? garage.records(matching: Query(recordsOf: type).filter(predicate).limit(5))
+        }
+        _ = try? garage.retrieve(Query(FuzzChild.self).filter(predicate))
+        _ = try? garage.count(Query(FuzzParent.self).filter(predicate))
+    }
+
+    /// The input is a line of `garage import`: read as the tool reads it (`ExportLine`, then its
+    /// record), and imported.
+    static let importLine = FuzzTarget(
+        name: "importline",
+        summary: "a line of `garage import`, read as the tool reads it and imported"
+    ) { bytes in
+        guard let line = try? JSONDecoder().decode(ExportLine.self, from: Data(bytes)),
+              let record = try? line.record(now: Date(timeIntervalSince1970: 1_800_000_000)) else { return }
+        let garage = RecordsStore.shared.next()
+        _ = try? garage.importRecords([record])
+        _ = try? garage.record(record.key)
+        _ = try? garage.check(maximumProblems: 5)
+    }
+}
+
 /// The garage the records target imports into: a store with a parent and its children parked,
 /// made anew every few thousand inputs so that it doesn't grow without end.
 final class RecordsStore: Sendable {
@@ -79,6 +112,11 @@ final class RecordsStore: Sendable {
     }
 
     var counter: Int { state.read { $0.counter } }
+
+    /// The garage as it is, for a target that only reads.
+    func current() -> Garage {
+        state.read { $0.garage } ?? next()
+    }
 
     func next() -> Garage {
         state.write { state in

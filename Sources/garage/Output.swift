@@ -55,22 +55,3 @@ enum Output {
         for row in rows { line(format(row)) }
     }
 }
-
-extension SyncStatus {
-    /// The status's name: `undetermined`, `notSynced`, `syncing`, `synced`.
-    var name: String {
-        switch self {
-        case .undetermined: "undetermined"
-        case .notSynced: "notSynced"
-        case .syncing: "syncing"
-        case .synced: "synced"
-        }
-    }
-
-    /// The status named `name` (`notSynced`, `not-synced` or `not_synced`, in any case), or `nil`.
-    init?(name: String) {
-        let folded = name.lowercased().filter { $0 != "-" && $0 != "_" }
-        guard let status = SyncStatus.allCases.first(where: { $0.name.lowercased() == folded }) else { return nil }
-        self = status
-    }
-}

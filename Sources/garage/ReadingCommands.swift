@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GarageLite
+import GarageToolSupport
 
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GarageLite
+import GarageToolSupport
 
 struct CollectGarbage: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -151,6 +152,7 @@ struct Import: ParsableCommand {
     private static func reason(_ error: any Error) -> String {
         switch error {
         case let failure as Failure: failure.message
+        case let refusal as ExportLine.Refusal: refusal.message
         case DecodingError.keyNotFound(let key, _): "it has no \"\(key.stringValue)\""
         case DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty: "it is not a JSON object"
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):

@@ -12,10 +12,10 @@ import GarageLite
 ///     value       := "a string" | 'a string' | number | true | false | null | word
 ///
 /// A word that is not a number, `true`, `false` or `null` is a string: `tags contains work`.
-struct WhereExpression {
+package struct WhereExpression {
     /// Why an expression can't be read: what was expected, and where.
-    struct Problem: Error, CustomStringConvertible {
-        var description: String
+    package struct Problem: Error, CustomStringConvertible {
+        package var description: String
     }
 
     private enum Token: Equatable {
@@ -26,7 +26,7 @@ struct WhereExpression {
     private var position = 0
 
     /// The predicate `text` writes.
-    static func parse(_ text: String) throws -> QueryPredicate {
+    package static func parse(_ text: String) throws -> QueryPredicate {
         var reader = WhereExpression(tokens: try tokenize(text))
         let predicate = try reader.expression()
         guard reader.peek == .end else { throw Problem(description: "unexpected \(reader.describe(reader.peek)) after a complete condition") }

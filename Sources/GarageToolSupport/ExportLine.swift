@@ -6,25 +6,25 @@ import GarageLite
 /// `type`, `identifier` and `data` (the object's JSON, as text) are required; the others take
 /// a new object's values when absent, so that a line can be written by hand. Dates are
 /// seconds since 1970 (exact, unlike a formatted date).
-struct ExportLine: Codable {
-    var type: String
-    var identifier: String
-    var data: String
-    var status: String?
-    var creationDate: Double?
-    var modificationDate: Double?
-    var revision: Int64?
-    var isRoot: Bool?
-    var references: [[String]]?
-    var isDeleted: Bool?
+package struct ExportLine: Codable {
+    package var type: String
+    package var identifier: String
+    package var data: String
+    package var status: String?
+    package var creationDate: Double?
+    package var modificationDate: Double?
+    package var revision: Int64?
+    package var isRoot: Bool?
+    package var references: [[String]]?
+    package var isDeleted: Bool?
     /// `data` is ciphertext the tool couldn't decrypt (a `DataEncryptionDelegate`'s), written back as it is.
-    var isEncrypted: Bool?
-    var isRemote: Bool?
-    var attempts: Int?
-    var lastError: String?
-    var retryDate: Double?
+    package var isEncrypted: Bool?
+    package var isRemote: Bool?
+    package var attempts: Int?
+    package var lastError: String?
+    package var retryDate: Double?
 
-    init(_ record: ObjectRecord) {
+    package init(_ record: ObjectRecord) {
         type = record.typeName
         identifier = record.identifier
         data = record.json
@@ -42,12 +42,19 @@ struct ExportLine: Codable {
         retryDate = record.retryDate?.timeIntervalSince1970
     }
 
-    /// The record the line describes; a reason when it describes none.
-    func record(now: Date) throws -> ObjectRecord {
+    /// Why a line describes no record.
+    package struct Refusal: Error, CustomStringConvertible {
+        package let message: String
+        init(_ message: String) { self.message = message }
+        package var description: String { message }
+    }
+
+    /// The record the line describes; a ``Refusal`` when it describes none.
+    package func record(now: Date) throws -> ObjectRecord {
         var record = ObjectRecord(key: ObjectKey(typeName: type, identifier: identifier), json: data, date: now)
         if let status {
             guard let syncStatus = SyncStatus(name: status) else {
-                throw Failure(.refusedInput, "unknown status '\(status)' (undetermined, notSynced, syncing or synced)")
+                throw Refusal("unknown status '\(status)' (undetermined, notSynced, syncing or synced)")
             }
             record.syncStatus = syncStatus
         }
@@ -56,7 +63,7 @@ struct ExportLine: Codable {
         if let revision { record.revision = revision }
         if let isRoot { record.isRoot = isRoot }
         record.references = try (references ?? []).map { pair in
-            guard pair.count == 2 else { throw Failure(.refusedInput, "a reference is not a [type, identifier] pair") }
+            guard pair.count == 2 else { throw Refusal("a reference is not a [type, identifier] pair") }
             return ObjectKey(typeName: pair[0], identifier: pair[1])
         }
         if let isDeleted { record.isDeleted = isDeleted }
@@ -69,14 +76,14 @@ struct ExportLine: Codable {
     }
 
     /// An encoder that writes lines: one line each, keys sorted. Make one per export.
-    static func encoder() -> JSONEncoder {
+    package static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }
 
     /// The line's JSON, written by `encoder` (``encoder()``).
-    func text(_ encoder: JSONEncoder) throws -> String {
+    package func text(_ encoder: JSONEncoder) throws -> String {
         String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 }
