@@ -143,7 +143,9 @@ let package = Package(
         // Fuzz/run.sh, a replayer of inputs otherwise.
         .executableTarget(
             name: "garage-fuzz",
-            dependencies: ["GarageLite", "GarageFixtureModels", "GarageToolSupport"],
+            dependencies: [
+                "GarageLite", "GarageFixtureModels", "GarageToolSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             path: "Fuzz/garage-fuzz"
         ),
         // The tests' fault-injecting file system for SQLite (power cuts, I/O errors): test-only.
