@@ -154,6 +154,11 @@ enum FaultWorkload {
                 }
             },
             FaultStep(name: "collect garbage") { try $0.collectGarbage(dryRun: false) },
+            FaultStep(name: "importRecords") { garage in
+                try garage.importRecords((1...3).map {
+                    ObjectRecord(key: ObjectKey(typeName: "FaultNote", identifier: "n\($0)"), json: #"{"id":"n\#($0)"}"#)
+                })
+            },
             // Rewrites every object in batches, then compacts the file and truncates the log.
             FaultStep(name: "rekey") { try $0.rekey(to: secondKey) },
         ]
@@ -194,6 +199,10 @@ enum FaultWorkload {
         }
         for member in try garage.retrieveAll(FaultMember.self) {
             lines.append("member \(member.id)@\(member.generation)")
+        }
+        // What the imports wrote, as records.
+        for record in try garage.records() where record.typeName != "FaultTeam" && record.typeName != "FaultMember" {
+            lines.append("record \(record.typeName) \(record.identifier) r\(record.revision) \(record.syncStatus)\(record.isDeleted ? " deleted" : "")")
         }
         return lines.sorted()
     }
