@@ -1,6 +1,8 @@
-// Batch changes: autosave off, a transaction begun and ended by separate calls, and the way out
-// of a save refused because another writer changed an object meanwhile.
+// Batch changes: autosave off, a transaction begun and ended by separate calls, the way out
+// of a save refused because another writer changed an object meanwhile, and a store whose
+// commits survive a power cut.
 
+import Foundation
 import GarageLite
 
 // snippet.hide
@@ -62,3 +64,35 @@ do {
 // snippet.end
 // snippet.hide
 print(try garage.retrieve(Note.self, identifier: "groceries")?.title ?? "-")   // Groceries, again
+
+// A file store whose every commit survives a power cut: a class model and a struct model,
+// parked and read back from synchronous and from `async` code.
+final class Account: Codable, Identifiable {
+    var id: String
+    var balance: Int
+    init(id: String, balance: Int) { (self.id, self.balance) = (id, balance) }
+}
+struct Payment: Codable, Identifiable {
+    var id: String
+    var amount: Int
+}
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("durability-\(UUID().uuidString)")
+try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: folder) }
+let path = folder.appendingPathComponent("ledger.sqlite").path
+// snippet.show
+// snippet.durability
+let ledger = try Garage(engine: .sqlite(path: path, durability: .full))
+try ledger.park(Account(id: "main", balance: 100))   // on storage before it returns
+
+func record(_ payment: Payment) async throws {
+    try await ledger.park(payment)                    // from async code too
+}
+// snippet.end
+// snippet.hide
+func amount(of identifier: String) async throws -> Int? {
+    try await ledger.retrieve(Payment.self, identifier: identifier)?.amount
+}
+try await record(Payment(id: "p1", amount: 25))
+let account = try ledger.retrieve(Account.self, identifier: "main")
+print(account?.balance ?? -1, try await amount(of: "p1") ?? -1)   // 100 25
