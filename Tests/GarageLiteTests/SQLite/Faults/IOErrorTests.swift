@@ -156,6 +156,63 @@ extension FaultTests {
             print("full disk, \(kind): \(faults) injected, \(failures.count) problems")
         }
 
+        /// A GarageStorage import (into a plain store: it refuses one locked with a key, as the
+        /// workload's is) under a fault at every write point, once and for good: it throws a
+        /// `GarageError`, imports nothing ("when it throws, nothing was imported"), and once the
+        /// fault clears the same garage imports the store whole, as without faults.
+        @Test(arguments: [false, true])
+        func aGarageStorageImportIsWholeOrNothing(sticky: Bool) throws {
+            let source = FixtureFile.fixturesFolder.appendingPathComponent("garagestorage/store.garagestorage")
+            func records(_ garage: Garage) throws -> String {
+                try garage.records().map { "\($0.typeName) \($0.identifier) r\($0.revision) \($0.syncStatus) \($0.json)" }
+                    .sorted().joined(separator: "\n")
+            }
+            func run(faultAt nth: Int?) throws -> (records: String, calls: Int, problems: [String]) {
+                let directory = try TemporaryDirectory()
+                try FaultFileSystem.arm(directory)
+                defer { FaultFileSystem.disarm() }
+                let garage = try Garage(path: directory.path("store.sqlite"))
+                let before = FaultFileSystem.calls(.write)
+                if let nth { FaultFileSystem.fail(.write, nth: nth, code: FaultFileSystem.Kind.write.ioError, sticky: sticky) }
+                var problems: [String] = []
+                do {
+                    try garage.importGarageStorageStore(at: source)
+                } catch {
+                    let at = "a \(sticky ? "sticky" : "one-time") write fault at call \(nth ?? 0)"
+                    if !(error is GarageError) { problems.append("\(at): the import threw \(String(reflecting: error))") }
+                    FaultFileSystem.clearFaults()
+                    if try !garage.records().isEmpty { problems.append("\(at): a failed import left records") }
+                    do {
+                        try garage.importGarageStorageStore(at: source)
+                    } catch {
+                        problems.append("\(at): the import fails again once the fault is gone: \(error)")
+                    }
+                }
+                FaultFileSystem.clearFaults()
+                if !(try garage.check()).isOK { problems.append("check() found problems after a fault at \(nth ?? 0)") }
+                injected += FaultFileSystem.faults
+                return (try records(garage), FaultFileSystem.calls(.write) - before, problems)
+            }
+            var injected = 0
+            let clean = try run(faultAt: nil)
+            try #require(!clean.records.isEmpty && clean.calls > 0)
+            var failures: [String] = []
+            let points = Self.points(calls: clean.calls)
+            for nth in points {
+                let outcome = try run(faultAt: nth)
+                failures += outcome.problems
+                if outcome.records != clean.records {
+                    failures.append("a fault at \(nth): the store ends otherwise than without faults:\n"
+                        + FaultWorkload.difference(outcome.records, from: clean.records))
+                }
+                if failures.count >= 5 { break }
+            }
+            #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+            #expect(injected * 2 >= points.count, "only \(injected) faults were injected at \(points.count) points")
+            print("I/O errors, \(sticky ? "sticky" : "one-time") write in a GarageStorage import: \(injected) injected at "
+                + "\(points.count) of \(clean.calls) calls, \(failures.count) problems")
+        }
+
         /// Proof that the check can fail: a garage that forgot a step's error (as if a write
         /// swallowed it) ends with a store other than the clean run's, and the test says so.
         @Test func aSwallowedErrorIsCaught() throws {
