@@ -142,6 +142,13 @@ extension Garage {
     /// came to merge) it is kept, and its upload re-creates it on the server. An identifier
     /// that is not parked is skipped.
     ///
+    /// A deleted object that local objects still reference is a conflict, and the report names
+    /// them (``DownloadConflict/referencedBy``). When one of them has a change to upload (it
+    /// may be what added the reference: a note filed, offline, in a notebook another device
+    /// deleted), `.keepLocal`, `.merge` and `.threeWay` keep the object, as an edit to upload
+    /// that re-creates it on the server, so that the referrer keeps it everywhere; with
+    /// `.takeDownloaded`, or when none has, it is deleted.
+    ///
     /// Local objects that reference a deleted object keep reading: an array, set or
     /// dictionary leaves it out, an optional property reads `nil`, and a property that is not
     /// optional (which can't do without it) reads its last version, until the referrer's own

@@ -254,10 +254,11 @@ extension Garage {
         let graph = configuration.encoder()
         let roots = try encode(graph)
         var changes = ChangeSet()
-        for row in graph.rows {
+        let handedOut = configuration.handedOutRevisions(of: graph.rows, children: children)
+        for (index, row) in graph.rows.enumerated() {
             var (key, payload) = try configuration.encryption.seal(row)
             payload.revisionGuard = RevisionGuard(revision: ProvisionalRevisions.resolve(row.revision), isRoot: row.isRoot,
-                                                   children: children)
+                                                   children: children, handedOutRevision: handedOut[index])
             payload.keepsSyncing = configuration.keepsParkedSyncingStatus
             changes.record(.park(payload), for: key)
         }
@@ -283,10 +284,11 @@ extension Garage {
                 position += 1
             }
             let rows = graph.takeRows()
-            return rows.isEmpty ? nil : try rows.map { row in
+            let handedOut = configuration.handedOutRevisions(of: rows, children: children)
+            return rows.isEmpty ? nil : try rows.enumerated().map { index, row in
                 var (key, payload) = try configuration.encryption.seal(row)
                 payload.revisionGuard = RevisionGuard(revision: ProvisionalRevisions.resolve(row.revision), isRoot: row.isRoot,
-                                                   children: children)
+                                                   children: children, handedOutRevision: handedOut[index])
                 payload.keepsSyncing = configuration.keepsParkedSyncingStatus
                 return (key, payload)
             }
@@ -344,6 +346,19 @@ extension Garage.Configuration {
         return encoder
     }
 
+    /// The revisions at which the children among `rows` were handed out with the JSON they
+    /// are parked with (``HandedOutVersions``), by index in `rows`; none when `children` is
+    /// ``ChildParking/all``, which writes every child.
+    func handedOutRevisions(of rows: [EncodedRow], children: ChildParking) -> [Int: Int64] {
+        guard children != .all else { return [:] }
+        var candidates: [(key: ObjectKey, dataHash: UInt64)] = [], indexes: [Int] = []
+        for (index, row) in rows.enumerated() where !row.isRoot {
+            candidates.append((row.key, HandedOutVersions.hash(row.json)))
+            indexes.append(index)
+        }
+        return Dictionary(uniqueKeysWithValues: handedOut.revisions(of: candidates).map { (indexes[$0.key], $0.value) })
+    }
+
     /// A decoder that resolves references through `view`, decrypting the rows it reads; with
     /// `bases`, each row reads as its base where it has one (``StoredRow/base``): the graph as
     /// both sides last had it, children included, for a three-way merge.
@@ -357,6 +372,8 @@ extension Garage.Configuration {
         if let delegate = dataEncryptionDelegate {
             decoder.decryptNested = { try delegate.decrypt($0) }
         }
+        // A base is no version the app was handed.
+        if !bases { decoder.handedOut = handedOut }
         decoder.rememberedDeletion = { key in
             // A deletion the store remembers (a tombstone: the object may be on the server), with
             // the version it deleted.

@@ -29,6 +29,9 @@ public final class Garage: Sendable {
     let store: Store
     let state: Protected<State>
     let observers: ChangeObservers
+    /// The versions of rows this garage handed out: a parent's park leaves a child it holds
+    /// unchanged as stored when its row moved on since (``HandedOutVersions``).
+    let handedOut = HandedOutVersions()
 
     struct State {
         var isAutosaveEnabled = true
@@ -334,6 +337,8 @@ public final class Garage: Sendable {
         var keyedStorePath: String?
         /// Whether an object parked saying `.syncing` stays `.syncing` without a claim.
         var keepsParkedSyncingStatus = false
+        /// The versions of rows the garage's decoders handed out (see ``HandedOutVersions``).
+        var handedOut: HandedOutVersions
     }
 
     func configuration() -> Configuration {
@@ -344,7 +349,8 @@ public final class Garage: Sendable {
                           registry: $0.registry,
                           isDecryptingStore: $0.isDecryptingStore,
                           keyedStorePath: $0.keyring == nil ? nil : (store.path ?? ":memory:"),
-                          keepsParkedSyncingStatus: $0.compatibility.keepsParkedSyncingStatus)
+                          keepsParkedSyncingStatus: $0.compatibility.keepsParkedSyncingStatus,
+                          handedOut: handedOut)
         }
         var encodingSet = false, decodingSet = false
         for scope in GarageScope.scopes(of: self) {

@@ -7,6 +7,9 @@ struct DecodableRow {
     var json: JSONNode
     var syncStatus: SyncStatus
     var revision: Int64 = 0
+    /// ``HandedOutVersions/hash(_:)-(String)`` of the row's JSON as stored (decrypted); 0 when
+    /// not computed.
+    var dataHash: UInt64 = 0
 }
 
 /// Rebuilds objects from rows, resolving each reference stub to the row it names.
@@ -39,6 +42,10 @@ final class GraphDecoder {
 
     /// The types a value's stored type name may stand for (``Garage/register(_:)``).
     let registry: RegisteredTypes
+    /// Where the rows this decoder hands out are noted (``HandedOutVersions``), when they go to
+    /// the app; `nil` for a decoder of bases or of a tool.
+    var handedOut: HandedOutVersions?
+    private var handedOutRows = HandedOutVersions.Batch()
 
     /// - parameter row: Looks a row up by key, decrypted and parsed.
     init(dateDecoding: DateDecoding, context: ThreadContext, registry: RegisteredTypes,
@@ -47,6 +54,10 @@ final class GraphDecoder {
         self.context = context
         self.registry = registry
         self.rowLookup = row
+    }
+
+    deinit {
+        if let handedOut, !handedOutRows.isEmpty { handedOut.add(handedOutRows) }
     }
 
     /// Decodes the object a row holds, setting its sync status and revision from the row.
@@ -91,6 +102,7 @@ final class GraphDecoder {
         }
         Self.setting(row.syncStatus, on: &object, info)
         Self.setting(revision: row.revision, on: &object, info)
+        if handedOut != nil { handedOutRows.record(row.key, dataHash: row.dataHash, revision: row.revision) }
         return object
     }
 

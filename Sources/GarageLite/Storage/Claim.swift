@@ -21,8 +21,10 @@ public struct Claim<Object> {
     /// Each object's data as it was stored when claimed (what is uploaded), whether it was
     /// encrypted, and the row's base once claimed: the data becomes the base of an edit made
     /// during the upload once it completes, if that base is still the row's (a rewrite of the
-    /// rows' encryption meanwhile changes it, and the data is then in a retired key).
-    var uploaded: [(data: String, isEncrypted: Bool, base: String?)] = []
+    /// rows' encryption meanwhile changes it, and the data is then in a retired key); and
+    /// whether the claim gave the row that base (`firstSend`: a new object the server can't
+    /// have had before, whose base a conflict answer then takes back).
+    var uploaded: [Uploaded] = []
     /// The rows of `objects` as the claim left them, when the engine gave each its version
     /// (``StoredRow/rowVersion``): their claim then ends without reading them, if nothing wrote them
     /// since. Empty otherwise.
@@ -85,6 +87,14 @@ public struct DeletedVersion<Object> {
 
 extension DeletedVersion: Sendable where Object: Sendable {}
 
+/// What a claim uploads of one object: see ``Claim``.
+struct Uploaded: Sendable {
+    var data: String
+    var isEncrypted: Bool
+    var base: String?
+    var firstSend: Bool
+}
+
 struct ClaimTicket: Sendable {
     var id: String
     var typeName: String
@@ -92,7 +102,7 @@ struct ClaimTicket: Sendable {
     var revisions: [Int64]
     /// The data of the first `uploaded.count` identifiers (the objects, not the deletions)
     /// when claimed: see ``Claim``.
-    var uploaded: [(data: String, isEncrypted: Bool, base: String?)]
+    var uploaded: [Uploaded]
     /// See ``Claim/claimedRows``.
     var claimedRows: [StoredRow] = []
 }

@@ -66,7 +66,10 @@ extension Store {
                 let claimedRows = claimed.map { RowRules.claimed($0, claim: claimID, at: date) }
                 return Claim(id: claimID, typeName: type, date: date, objects: objects,
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
-                             uploaded: zip(claimed, claimedRows).map { ($0.data, $0.isEncrypted, $1.base) },
+                             uploaded: zip(claimed, claimedRows).map {
+                                 Uploaded(data: $0.data, isEncrypted: $0.isEncrypted, base: $1.base,
+                                          firstSend: $0.base == nil && $1.base != nil)
+                             },
                              claimedRows: claimedRows.allSatisfy { $0.rowVersion != nil } ? claimedRows : [],
                              serverVersions: claimed.map(\.serverVersion),
                              deletions: deleted.map(\.key.identifier), deletionRevisions: deleted.map(\.revision),
@@ -88,6 +91,10 @@ extension Store {
         /// Given back after a failed upload: one more failed attempt, with `error`, and held
         /// back from claims until `retryAt`.
         case failed(error: String?, retryAt: Date)
+        /// Not taken: the server holds another version (a conflict, merged next). Counts as
+        /// ``failed(error:retryAt:)``; a new object's first upload also gives back the base its
+        /// claim gave it, since the server never had it (``RowRules``, "Bases").
+        case conflicted(retryAt: Date)
     }
 
     /// Ends a claim, each row as `end` says. A tombstone completed is purged: the server has
@@ -107,9 +114,9 @@ extension Store {
             var ended: Set<ObjectKey> = []
             if !ticket.claimedRows.isEmpty, ticket.claimedRows.count == ticket.identifiers.count {
                 let ends = ticket.claimedRows.map { Self.rowEnd($0, end($0.key.identifier), claimedRevision: $0.revision) }
-                ended = try statements.endClaimsIfUnchanged(zip(ticket.claimedRows, ends).map { row, rowEnd in
-                    RowRules.endingClaim(row, status: rowEnd.status, completed: rowEnd.completed, failure: rowEnd.failure,
-                                         version: rowEnd.version)
+                ended = try statements.endClaimsIfUnchanged(zip(ticket.claimedRows, ends).enumerated().map { index, end in
+                    RowRules.endingClaim(end.0, status: end.1.status, completed: end.1.completed, failure: end.1.failure,
+                                         version: end.1.version, forgettingBase: ticket.baseToForget(end.1, at: index))
                 })
                 for (row, rowEnd) in zip(ticket.claimedRows, ends) where ended.contains(row.key) {
                     report.record(row.key.identifier, rowEnd)
@@ -142,6 +149,9 @@ extension Store {
             return RowEnd(status: row.syncStatus == .syncing ? .notSynced : nil)
         case .failed(let error, let retryAt):
             return RowEnd(status: row.syncStatus == .syncing ? .notSynced : nil, failure: (error, retryAt))
+        case .conflicted(let retryAt):
+            return RowEnd(status: row.syncStatus == .syncing ? .notSynced : nil,
+                          failure: ("conflict with the server's version", retryAt), notTaken: true)
         }
     }
 
@@ -151,6 +161,8 @@ extension Store {
         var completed = false
         var failure: (error: String?, retryAt: Date)?
         var version: String?
+        /// The server did not take the upload: it holds another version.
+        var notTaken = false
     }
 
     /// Ends the claim of `ticket`'s rows but those of `skipping`, each read (and, on
@@ -205,7 +217,8 @@ extension Store {
                 endAlike(key, rowEnd.status, rowEnd.completed)
             } else {
                 try statements.endClaim(key, status: rowEnd.status, completed: rowEnd.completed, failure: rowEnd.failure,
-                                        uploaded: uploaded, version: rowEnd.version)
+                                        uploaded: uploaded, version: rowEnd.version,
+                                        forgettingBase: row.isDeleted ? nil : ticket.baseToForget(rowEnd, at: index))
             }
             report.record(key.identifier, rowEnd)
             if let status = rowEnd.status, status != row.syncStatus { changed.append((key, status)) }
@@ -304,7 +317,8 @@ extension Store {
                     try claimed.compactMap { key, claim -> ObjectKey? in
                         // Still that claim's: not completed, nor taken again, meanwhile.
                         guard let row = try statements.rowOrTombstone(key, for: .metadata), row.claim == claim else { return nil }
-                        try statements.endClaim(key, status: row.syncStatus == .syncing ? .notSynced : nil, completed: false, failure: nil, uploaded: nil, version: nil)
+                        try statements.endClaim(key, status: row.syncStatus == .syncing ? .notSynced : nil, completed: false, failure: nil,
+                                                uploaded: nil, version: nil, forgettingBase: nil)
                         return key
                     }
                 }
@@ -321,5 +335,14 @@ extension ChangeSet {
         var set = ChangeSet()
         for (key, status) in changes { set.record(.setSyncStatus(status), for: key) }
         return set
+    }
+}
+
+extension ClaimTicket {
+    /// The base a claim's end as `end` takes back from the object at `index`: its first upload's
+    /// data, when the server did not take it (``Store/ClaimEnd/conflicted(retryAt:)``).
+    func baseToForget(_ end: Store.RowEnd, at index: Int) -> String? {
+        guard end.notTaken, index < uploaded.count, uploaded[index].firstSend else { return nil }
+        return uploaded[index].data
     }
 }

@@ -4,6 +4,25 @@ import Foundation
 // Each conflict is decided inside the write transaction that applies the download, so no app
 // edit can land between the check and the write.
 extension Store {
+    /// Whether `referrer` has a change to upload that may be what made it name `key`: the
+    /// version of it the server may have (its base, or its data when `.synced` under unsaved
+    /// changes) doesn't name `key`'s identifier, or is unknown (a new object, an encrypted
+    /// base). A base that holds the identifier named it already, as far as can be told: the
+    /// server's deletion then stands.
+    static func namesLocally(_ referrer: ObjectKey, _ key: ObjectKey, _ statements: any RowWriteStatements,
+                             pending: ChangeSet?) throws -> Bool {
+        let row = try statements.rowOrTombstone(referrer, for: .all)
+        let hasPendingChange = pending?.touches(referrer) ?? false
+        if !hasPendingChange {
+            guard let row, !row.isDeleted, row.claim != nil || row.syncStatus == .notSynced else { return false }
+        }
+        guard let row, !row.isDeleted else { return true }
+        let serverSide = row.syncStatus == .synced && row.claim == nil ? row.data : row.base
+        guard let serverSide, !row.isEncrypted else { return true }
+        let named = String(decoding: JSONWriter.bytes(from: .string(key.identifier)), as: UTF8.self)
+        return !serverSide.contains(named)
+    }
+
     /// What to do with one downloaded object that conflicts with a local edit.
     enum DownloadDecision: Sendable {
         case keepLocal
@@ -153,11 +172,46 @@ extension Store {
                             }
                         }
                     }
+                    // The referrers as this garage sees them: its unsaved changes may add one.
+                    let referrers = try StoreView(statements, pending: pending)
+                        .references(toType: key.typeName, identifier: key.identifier).map(\.from).filter { $0 != key }
+                    if !existing.isDeleted, !referrers.isEmpty {
+                        // Objects still name it: a conflict the report names with them. One whose
+                        // change to upload named it (made offline: the version the server has of
+                        // it doesn't) keeps it: the object is kept as an edit to upload,
+                        // re-created on the server, rather than the referrer uploaded without it.
+                        let edited = try referrers.filter {
+                            try Self.namesLocally($0, key, statements, pending: pending)
+                        }
+                        var conflict = DownloadConflict(object: key, localStatus: existing.syncStatus, wasClaimed: false,
+                                                        resolution: .tookDownloaded)
+                        conflict.referencedBy = referrers.sorted { ($0.typeName, $0.identifier) < ($1.typeName, $1.identifier) }
+                        if !edited.isEmpty {
+                            switch try resolve(key, local) {
+                            case .keepLocal, .unmerged, .mergedIntoDownloaded:
+                                conflict.resolution = .keptLocal
+                                report.conflicts.append(conflict)
+                                if try statements.setSyncStatus(.notSynced, of: key) {
+                                    written?.record(.setSyncStatus(.notSynced), for: key)
+                                }
+                                continue
+                            case .replace(let merged, let discarded):
+                                conflict.resolution = .merged
+                                conflict.discardedFields = discarded
+                                report.conflicts.append(conflict)
+                                for (mergedKey, payload) in merged where try statements.park(mergedKey, payload, now: now) {
+                                    written?.record(.park(payload), for: mergedKey)
+                                }
+                                continue
+                            case .takeDownloaded:
+                                break
+                            }
+                        }
+                        report.conflicts.append(conflict)
+                    }
                     // Objects that still name it read without it: the store remembers the
                     // deletion (a tombstone nothing uploads) while a referrer names it.
-                    // The referrers as this garage sees them: its unsaved changes may add one.
-                    if try !StoreView(statements, pending: pending).references(toType: key.typeName, identifier: key.identifier)
-                        .filter({ $0.from != key }).isEmpty {
+                    if !referrers.isEmpty {
                         try statements.markDeletedOnServer(key, now: now)
                     } else {
                         try statements.purge(key)

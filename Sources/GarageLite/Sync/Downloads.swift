@@ -125,12 +125,27 @@ public struct DownloadConflict: Sendable, Hashable, CustomStringConvertible {
     /// changed whose local or downloaded change the merge's policy dropped, as coding-key paths
     /// ("title", "address.city"): what the app may show as overwritten.
     public var discardedFields: [String] = []
+    /// For a deletion from the server, the local objects that still reference the object.
+    /// When one of them has a change to upload (it may be what added the reference, made
+    /// offline), the default resolutions keep the object, as an edit to upload that re-creates
+    /// it on the server (``Resolution/keptLocal``), so that the referrer keeps it everywhere;
+    /// otherwise (or with ``ConflictResolution/takeDownloaded``) it is deleted, and they read
+    /// without it (``Resolution/tookDownloaded``). Empty for other conflicts.
+    public var referencedBy: [ObjectKey] = []
     /// For a three-way merge that failed (its closure threw, or the merged JSON doesn't decode),
     /// why: the local version was kept, to be uploaded, and the server's version not applied.
     public var mergeFailure: String?
 
     /// "Note(n1): kept the local edit".
     public var description: String {
+        if !referencedBy.isEmpty {
+            let names = referencedBy.map(\.description).joined(separator: ", ")
+            switch resolution {
+            case .keptLocal: return "\(object): deleted on the server, kept (to upload again) for \(names), which references it"
+            case .tookDownloaded: return "\(object): deleted on the server; \(names) now reads without it"
+            case .merged: return "\(object): deleted on the server, merged for \(names), which references it"
+            }
+        }
         switch resolution {
         case .keptLocal where mergeFailure != nil: return "\(object): kept the local edit, the merge failed: \(mergeFailure!)"
         case .keptLocal: return "\(object): kept the local \(wasDeletedLocally ? "deletion" : "edit")"

@@ -53,6 +53,14 @@ public protocol Revisioned {
 /// ```
 ///
 /// The object parked itself (the root) is always checked when it is ``Revisioned``.
+///
+/// Whatever the option but ``all``, a child that is not an edit is never written over a newer
+/// row: the garage remembers the versions it handed out (the JSON of each row it decoded, and
+/// the row's revision then), and a child parked with the very JSON of such a version, whose row
+/// has moved on since (a download from the server, another process, another screen's edit), is
+/// left as stored, ``Revisioned`` or not, class or struct. A screen that holds last week's
+/// notebook inside a note can park the note without undoing the notebook's rename. A child that
+/// differs from every version handed out is an edit, and the option decides.
 public enum ChildParking: Sendable, Hashable {
     /// The default: a ``Revisioned`` child whose revision is not its row's refuses the whole
     /// park with ``GarageError/staleObject(typeName:identifier:parkedRevision:storedRevision:)``;

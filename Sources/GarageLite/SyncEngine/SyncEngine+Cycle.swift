@@ -92,7 +92,7 @@ extension SyncEngine {
                     ends[identifier] = .completed(version: version)    // deleted on both sides
                 case .conflict(let current, let version)?:
                     // Merged below, and uploaded again at once: not held back.
-                    ends[identifier] = .failed(error: "conflict with the server's version", retryAt: now)
+                    ends[identifier] = .conflicted(retryAt: now)
                     if let current {
                         conflicts.append(current)
                         conflictVersions.append(version)

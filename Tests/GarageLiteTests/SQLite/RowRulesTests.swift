@@ -31,7 +31,7 @@ struct RowRulesTests {
         case deletedOnServer(ObjectKey)
         case setStatus(SyncStatus, ObjectKey)
         case claim(ObjectKey, String)
-        case endClaim(ObjectKey, SyncStatus?, completed: Bool, failed: Bool, uploaded: String?, version: String?)
+        case endClaim(ObjectKey, SyncStatus?, completed: Bool, failed: Bool, uploaded: String?, version: String?, forgetting: String?)
         case releaseClaims(before: Double)
         case forgetAttempts(String, [String]?)
         case deleteAll(String?)
@@ -47,9 +47,9 @@ struct RowRulesTests {
             case .deletedOnServer(let key): return "deletedOnServer \(key)"
             case .setStatus(let status, let key): return "setStatus \(status) \(key)"
             case .claim(let key, let claim): return "claim \(key) \(claim)"
-            case .endClaim(let key, let status, let completed, let failed, let uploaded, let version):
+            case .endClaim(let key, let status, let completed, let failed, let uploaded, let version, let forgetting):
                 return "endClaim \(key) \(status.map { "\($0)" } ?? "nil") completed \(completed) failed \(failed) "
-                    + "uploaded \(uploaded ?? "nil") version \(version ?? "nil")"
+                    + "uploaded \(uploaded ?? "nil") version \(version ?? "nil") forgetting \(forgetting ?? "nil")"
             case .releaseClaims(let before): return "releaseClaims before \(before)"
             case .forgetAttempts(let type, let identifiers): return "forgetAttempts \(type) \(identifiers ?? ["all"])"
             case .deleteAll(let type): return "deleteAll \(type ?? "every type")"
@@ -87,7 +87,9 @@ struct RowRulesTests {
             return .endClaim(key, statuses.randomElement(using: &random)!, completed: Bool.random(using: &random),
                              failed: Bool.random(using: &random),
                              uploaded: Bool.random(using: &random) ? datas.randomElement(using: &random)! : nil,
-                             version: Bool.random(using: &random) ? "v\(Int.random(in: 1...3, using: &random))" : nil)
+                             version: Bool.random(using: &random) ? "v\(Int.random(in: 1...3, using: &random))" : nil,
+                             // A first upload's base given back after a conflict: the row's, or another.
+                             forgetting: Int.random(in: 0..<3, using: &random) == 0 ? datas.randomElement(using: &random)! : nil)
         case 16: return .releaseClaims(before: Double(step - Int.random(in: 0...5, using: &random)))
         case 17:
             return .forgetAttempts(key.typeName, Bool.random(using: &random) ? nil : [key.identifier])
@@ -110,14 +112,14 @@ struct RowRulesTests {
         case .claim(let key, let claim):
             if byRule { try statements.markClaimedByRule(key, claim: claim, at: now) } else { try statements.markClaimed([key], claim: claim, at: now) }
             return ""
-        case .endClaim(let key, let status, let completed, let failed, let uploaded, let version):
+        case .endClaim(let key, let status, let completed, let failed, let uploaded, let version, let forgetting):
             let failure = failed ? (error: "refused", retryAt: now.addingTimeInterval(2)) : nil
             if byRule {
                 try statements.endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded,
-                                              version: version)
+                                              version: version, forgettingBase: forgetting)
             } else {
                 try statements.endClaim(key, status: status, completed: completed, failure: failure, uploaded: uploaded,
-                                        version: version)
+                                        version: version, forgettingBase: forgetting)
             }
             return ""
         case .releaseClaims(let before):

@@ -185,18 +185,21 @@ struct ReviewFindingsTests {
 
     /// A (autosave off) parks a new notebook naming an existing note with `.onlyNew` (the note's
     /// row is left as stored, so the pending changes don't touch it). The note's deletion is
-    /// downloaded: no committed referrer, so the row is purged, not kept as a `.synced`
-    /// tombstone. A's save then writes a notebook naming a row that is gone: it can't be read.
+    /// downloaded: no committed referrer, so the row was purged, not kept as a `.synced`
+    /// tombstone, and A's save then wrote a notebook naming a row that is gone: it couldn't be
+    /// read. Since issue 41 the unsaved notebook, a new object that names the note, keeps it (an
+    /// edit to upload), and the report says so.
     @Test func aDownloadedDeletionLeavesAPendingReferrerReadable() throws {
         let garage = try TestEngine.garage()
         try garage.parkDownloaded([RNote(id: "n2", text: "Eggs")])
         garage.isAutosaveEnabled = false
         let note = try #require(try garage.retrieve(RNote.self, identifier: "n2"))
         try garage.park(RNotebook(id: "nb2", title: "Baking", notes: [note]), children: .onlyNew)
-        try garage.deleteDownloaded(RNote.self, identifiers: ["n2"])
+        let report = try garage.deleteDownloaded(RNote.self, identifiers: ["n2"])
+        #expect(report.conflicts.first?.referencedBy == [ObjectKey(typeName: "RNotebook", identifier: "nb2")])
         try garage.save()
-        let notebook = try garage.retrieve(RNotebook.self, identifier: "nb2")   // throws: Missing Identifiable reference
-        #expect(notebook?.notes.isEmpty == true)
+        let notebook = try garage.retrieve(RNotebook.self, identifier: "nb2")
+        #expect(notebook?.notes.map(\.id) == ["n2"])
     }
 
     // MARK: - A downloaded deletion of a claimed object

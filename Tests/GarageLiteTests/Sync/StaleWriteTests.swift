@@ -62,7 +62,9 @@ struct StaleWriteTests {
     // MARK: - The notes app of the issue
 
     /// The UI holds a notebook; the sync job applies a server edit to one of its notes; the
-    /// user renames the notebook. Parking it must not write the old note text back.
+    /// user renames the notebook and edits that note. Parking it must not write the UI's note,
+    /// an edit of an older version, over the server's. (The same park with the note unchanged
+    /// keeps it as stored and writes the rest: `EditsNotLostTests`.)
     @Test(arguments: autosaves)
     func aStaleNotebookIsRefusedNamingTheNote(autosave: Bool) throws {
         let garage = try TestEngine.garage()
@@ -72,6 +74,7 @@ struct StaleWriteTests {
         try garage.parkDownloaded([RNote(id: "n1", text: "Milk (from the server)")])      // the sync job
         garage.isAutosaveEnabled = autosave
         ui.title = "Groceries"                                                             // the user
+        ui.notes[0].text = "Milk (edited here)"
         let stale = Self.staleError { try garage.park(ui) }
         #expect(stale?.1 == "n1")
         #expect(stale?.2 == 1)
@@ -257,7 +260,8 @@ struct StaleWriteTests {
         let garage = try TestEngine.garage()
         try garage.park(Self.notebook())
         var notebook = try #require(try garage.retrieve(RNotebook.self, identifier: "nb1"))
-        let stale = notebook
+        var stale = notebook
+        stale.notes[0].text = "Almond milk"        // an edit of the version the transaction moves past
         try garage.transaction {
             notebook.notes[0].text = "Oat milk"
             try garage.park(&notebook)

@@ -11,6 +11,12 @@ package struct RevisionGuard: Sendable {
     /// Whether the object was parked itself, rather than only referenced.
     package var isRoot: Bool
     package var children: ChildParking
+    /// For a child: the revision at which the garage handed out this very JSON of it (a
+    /// retrieve decoded it so), `nil` when it handed out no such version (the child is an edit,
+    /// or was never read). A child unchanged since then, whose row moved on (another device's
+    /// edit downloaded, another process's, another screen's), is not an edit: the park leaves
+    /// the row as stored, whatever the object's type (``Revisioned`` or not, class or struct).
+    package var handedOutRevision: Int64? = nil
 
     /// What to do with the row.
     package enum Decision {
@@ -22,7 +28,7 @@ package struct RevisionGuard: Sendable {
     /// Whether the decision needs the stored row: a ``Revisioned`` object's, or a child's
     /// with ``ChildParking/onlyNew``.
     package var needsStoredRevision: Bool {
-        revision != nil || (!isRoot && children == .onlyNew)
+        revision != nil || (!isRoot && (children == .onlyNew || handedOutRevision != nil))
     }
 
     /// Decides whether `key` is written over the stored row, whose revision is `stored`
@@ -42,6 +48,10 @@ package struct RevisionGuard: Sendable {
         if isRoot {
             if isStale { throw stale() }
             return .write
+        }
+        // An unchanged child whose row moved on since the garage handed it out: not an edit.
+        if children != .all, let handedOutRevision, let stored, stored != handedOutRevision {
+            return .keep
         }
         switch children {
         case .all:

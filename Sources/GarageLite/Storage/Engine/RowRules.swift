@@ -25,6 +25,10 @@ import Foundation
 /// (``StoredRow/isRemote`` is false: a new object) gets its data as base when a claim takes it:
 /// once sent, the server may have that version, whatever happens to the answer (lost, or its
 /// job killed), and an edit of the server's after it must not be merged as conflicting with it.
+/// When the server answers that first upload with a conflict (it holds another object under
+/// the same identifier, created elsewhere), it did not take it: the claim's end forgets that
+/// base, and the merge runs without one (every property the sides differ on follows the
+/// policy, and the report names those it dropped).
 /// A row that may be on the server but has no base (kept from before format 6, say) gets none:
 /// its pending edit is merged without one, where the policy decides and the report says so.
 ///
@@ -236,9 +240,13 @@ package enum RowRules {
     /// row back until its `retryAt`. `uploaded`, the data a completed upload sent when the row
     /// changed meanwhile, becomes its base; a `.synced` row has none. `version`, the server's
     /// version of a completed upload, becomes the row's ``StoredRow/serverVersion``.
+    /// `forgettingBase`, the data of a first upload the server did not take (it answered with
+    /// another object of the same identifier: see "Bases"), is forgotten as the row's base if
+    /// it still is: the server never had that version, so a merge must not take it for one
+    /// both sides had.
     static func endingClaim(_ existing: StoredRow, status: SyncStatus?, completed: Bool,
                             failure: (error: String?, retryAt: Date)?, uploaded: String? = nil,
-                            version: String? = nil) -> StoredRow {
+                            version: String? = nil, forgettingBase: String? = nil) -> StoredRow {
         var row = existing
         if let version { row.serverVersion = version }
         row.syncStatus = status ?? existing.syncStatus
@@ -246,6 +254,8 @@ package enum RowRules {
             row.base = nil
         } else if let uploaded {
             row.base = uploaded
+        } else if let forgettingBase, row.base == forgettingBase {
+            row.base = nil
         }
         row.claim = nil
         row.claimedAt = nil

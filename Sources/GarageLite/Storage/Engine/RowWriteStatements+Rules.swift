@@ -48,12 +48,13 @@ extension RowWriteStatements {
         try putRow(RowRules.claimed(existing, claim: claim, at: date))
     }
 
-    /// ``endClaim(_:status:completed:failure:uploaded:version:)`` by ``RowRules/endingClaim(_:status:completed:failure:uploaded:version:)``.
+    /// ``endClaim(_:status:completed:failure:uploaded:version:forgettingBase:)`` by
+    /// ``RowRules/endingClaim(_:status:completed:failure:uploaded:version:forgettingBase:)``.
     package func endClaimByRule(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?,
-                                uploaded: String?, version: String?) throws {
+                                uploaded: String?, version: String?, forgettingBase: String? = nil) throws {
         guard let existing = try fullRow(key) else { return }
         try putRow(RowRules.endingClaim(existing, status: status, completed: completed, failure: failure, uploaded: uploaded,
-                                        version: version))
+                                        version: version, forgettingBase: forgettingBase))
     }
 
     /// Every row of `type` (of every type when `nil`), tombstones too, with every column, in key order.
@@ -163,12 +164,15 @@ extension RowWriteStatements {
     }
 
     package func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool, failure: (error: String?, retryAt: Date)?,
-                          uploaded: String?, version: String?) throws {
-        try endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded, version: version)
+                          uploaded: String?, version: String?, forgettingBase: String?) throws {
+        try endClaimByRule(key, status: status, completed: completed, failure: failure, uploaded: uploaded, version: version,
+                           forgettingBase: forgettingBase)
     }
 
     package func endClaims(_ keys: [ObjectKey], status: SyncStatus?, completed: Bool) throws {
-        for key in keys { try endClaim(key, status: status, completed: completed, failure: nil, uploaded: nil, version: nil) }
+        for key in keys {
+            try endClaim(key, status: status, completed: completed, failure: nil, uploaded: nil, version: nil, forgettingBase: nil)
+        }
     }
 
     package func releaseClaims(takenBefore cutoff: Date) throws -> [ObjectKey] {

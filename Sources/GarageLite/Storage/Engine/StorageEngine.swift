@@ -270,10 +270,13 @@ package protocol RowWriteStatements: RowStatements {
     /// more, with its error, and holds the row back until `retryAt`. `uploaded` (the data a
     /// completed upload sent, when the row changed meanwhile) becomes the row's base; a row
     /// that ends `.synced` has none (``RowRules``, "Bases"). `version` (the server's version of a
-    /// completed upload) becomes the row's server version; `nil` keeps it.
+    /// completed upload) becomes the row's server version; `nil` keeps it. `forgettingBase` (the
+    /// data of a first upload the server answered with a conflict) is no longer the row's base
+    /// if it still is (``RowRules``, "Bases").
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
-                  failure: (error: String?, retryAt: Date)?, uploaded: String?, version: String?) throws
-    /// Ends the claims of `keys` alike, as ``endClaim(_:status:completed:failure:uploaded:version:)``
+                  failure: (error: String?, retryAt: Date)?, uploaded: String?, version: String?,
+                  forgettingBase: String?) throws
+    /// Ends the claims of `keys` alike, as ``endClaim(_:status:completed:failure:uploaded:version:forgettingBase:)``
     /// does without a failure, an upload's data or a server version (most of a batch's ends).
     func endClaims(_ keys: [ObjectKey], status: SyncStatus?, completed: Bool) throws
     /// Forgets the failed attempts of the rows of `type` (those `identifiers` name, or all), so

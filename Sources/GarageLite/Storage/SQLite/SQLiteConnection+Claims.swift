@@ -110,17 +110,19 @@ extension SQLiteConnection {
         """)
 
     func endClaim(_ key: ObjectKey, status: SyncStatus?, completed: Bool,
-                  failure: (error: String?, retryAt: Date)?, uploaded: String?, version: String?) throws {
+                  failure: (error: String?, retryAt: Date)?, uploaded: String?, version: String?,
+                  forgettingBase: String?) throws {
         try execute(Self.endClaimSQL, [
             .integer(status?.rawValue), .bool(completed), .bool(failure != nil),
             .real(failure?.retryAt.timeIntervalSince1970), .text(failure?.error),
-            .text(key.typeName), .text(key.identifier), .text(uploaded), .text(version),
+            .text(key.typeName), .text(key.identifier), .text(uploaded), .text(version), .text(forgettingBase),
         ])
     }
 
     private static let endClaimSet = """
         syncStatus = coalesce(?1, syncStatus), claim = NULL, claimedAt = NULL,
-            base = CASE WHEN coalesce(?1, syncStatus) = \(SyncStatus.synced.rawValue) THEN NULL ELSE coalesce(?8, base) END,
+            base = CASE WHEN coalesce(?1, syncStatus) = \(SyncStatus.synced.rawValue) THEN NULL WHEN ?8 IS NOT NULL THEN ?8
+                WHEN ?10 IS NOT NULL AND base = ?10 THEN NULL ELSE base END,
             serverVersion = coalesce(?9, serverVersion),
             attempts = CASE WHEN ?2 THEN 0 WHEN ?3 THEN attempts + 1 ELSE attempts END,
             retryAt = CASE WHEN ?2 THEN NULL WHEN ?3 THEN ?4 ELSE retryAt END,
@@ -135,7 +137,7 @@ extension SQLiteConnection {
         for (type, identifiers) in Self.identifiersByType(keys) {
             try execute(Self.endClaimsSQL, [
                 .integer(status?.rawValue), .bool(completed), .bool(false), .null, .null,
-                .text(type), .text(identifiers), .null, .null,
+                .text(type), .text(identifiers), .null, .null, .null,
             ])
         }
     }
