@@ -102,8 +102,10 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// (after the writes sent before it).
     func run(_ statement: PostgresStatement, _ binds: [PostgresData] = []) throws -> [PostgresRow] {
         try sendBufferedRows()
+        let answer = try execute(statement, binds)
+        // Sent (its first use's preparation, which commits nothing, answered).
         if depth == 0, writes, statement.writes { sentCommit = true }
-        return try answer(after: execute(statement, binds))
+        return try self.answer(after: answer)
     }
 
     /// `error` as this access reports it: a connection lost, or an answer that never came, is a
