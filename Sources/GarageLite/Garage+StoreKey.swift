@@ -354,6 +354,8 @@ extension Garage {
         switch error as? GarageError {
         case let .storageFailure(failed, why)?:
             reason = "the storage failed to \(failed): \(why)"
+        case let .connectionLost(_, _, _, why)?:
+            reason = "the connection to its PostgreSQL server failed: \(why)"
         case .storeFull?:
             reason = "the disk holding it is full"
         case .storeBusy?:

@@ -64,7 +64,9 @@ public enum GarageError: Error, Equatable, Sendable {
     /// an `init(from:)`, an `encode(to:)`, the encryption delegate or a custom date strategy.
     case reentrantCall(operation: String)
 
-    /// SQLite failed while the garage performed `operation`.
+    /// The storage failed while the garage performed `operation`: SQLite, or the PostgreSQL
+    /// server (its `reason` then begins with "PostgreSQL"). Nothing of that operation was written.
+    /// A PostgreSQL store's lost connection is ``connectionLost(path:operation:mayHaveCommitted:reason:)``.
     case storageFailure(operation: String, reason: String)
 
     /// The store at `path` can only be read: the file, or its folder (where SQLite keeps the
@@ -221,6 +223,21 @@ public enum GarageError: Error, Equatable, Sendable {
     /// and why (a property the objects' JSON can't hold, a comparison with a value of another
     /// kind than the property's, content a garage that encrypts can't query). Nothing was read.
     case invalidQuery(typeName: String, query: String, reason: String)
+    /// The connection to the PostgreSQL server of the store at `path` was lost, or could not be
+    /// made, while the garage performed `operation` (`reason` says how). `mayHaveCommitted` says
+    /// what is known of its writes: `false`, nothing of it was written (a read, or a write that
+    /// had not sent its commit), and calling it again is safe; `true`, its commit (or a statement
+    /// that commits alone, as a claim's) was sent and no answer came: it may have committed, so
+    /// read what it wrote again before calling it again. The next call connects again.
+    ///
+    /// ```swift
+    /// do {
+    ///     try garage.park(note)
+    /// } catch GarageError.connectionLost(_, _, mayHaveCommitted: true, _) {
+    ///     // retrieve the note: it may be parked already
+    /// }
+    /// ```
+    case connectionLost(path: String, operation: String, mayHaveCommitted: Bool, reason: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -271,8 +288,17 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "init(from:), encode(to:), encryption delegate or date strategy). Call the garage "
                 + "after that operation returns."
         case let .storageFailure(operation, reason):
-            return "The garage store failed to \(operation): \(reason). Nothing of that operation was "
-                + "written; check the store's file and folder (or its server) and the free space, then try again."
+            let check = reason.hasPrefix("PostgreSQL") ? "the server's log" : "the store's file and folder and the free space"
+            return "The garage store failed to \(operation): \(reason). Nothing of that operation was written; check "
+                + "\(check), then try again."
+        case let .connectionLost(path, operation, mayHaveCommitted, reason):
+            let known = mayHaveCommitted
+                ? "Its commit was sent and no answer came, so it may have committed: read the objects it wrote again "
+                    + "before calling it again (it may be done already)."
+                : "Nothing of it was written (no commit of it was sent), so calling it again is safe."
+            return "The connection to the PostgreSQL server of the garage store at \(path) failed, so \(operation) "
+                + "failed: \(reason). \(known) The next call connects again; if it fails too, check that the server "
+                + "runs and is not restarting, that it accepts more connections (max_connections), and the network."
         case let .readOnlyStore(path, operation, reason):
             return "The garage store at \(path) is read-only (\(reason)), so \(operation) was refused; "
                 + "nothing was written, and reading still works. To write, make the file and its folder "

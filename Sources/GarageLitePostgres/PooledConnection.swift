@@ -131,6 +131,17 @@ final class PooledConnection: Sendable {
     }
 }
 
+/// An access's connection was lost (or its answer never came), and whether the access had sent
+/// a commit (``PostgresStatements``): ``PostgresEngine`` reports it as
+/// ``GarageError/connectionLost(path:operation:mayHaveCommitted:reason:)``.
+struct ConnectionLoss: Error, CustomStringConvertible {
+    /// How the connection was lost.
+    var reason: String
+    /// Whether the access sent a commit before: its outcome is then unknown; otherwise nothing was written.
+    var mayHaveCommitted: Bool
+    var description: String { reason }
+}
+
 /// What went wrong on the server or the connection, read from either of postgres-nio's error
 /// types (`PSQLError`, and `PostgresError` from its prepared statements).
 enum PostgresProblem {
@@ -154,6 +165,7 @@ enum PostgresProblem {
     /// Whether `error` says the connection is gone (the server restarted, the network dropped):
     /// the pool then drops the connection, and the next call makes a new one.
     static func isConnectionLoss(_ error: any Error) -> Bool {
+        if error is ConnectionLoss { return true }
         if let state = sqlState(error), ["57P01", "57P02", "57P03", "08000", "08003", "08006"].contains(state) { return true }
         if let error = error as? PSQLError {
             return [.serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown].contains(error.code)
@@ -182,6 +194,10 @@ enum PostgresProblem {
                 return "the connection was refused: no server listens at that host and port"
             case .serverClosedConnection:
                 return "the server closed the connection"
+            case .clientClosedConnection:
+                return "the connection was closed"
+            case .uncleanShutdown:
+                return "the connection ended without the server's goodbye"
             default:
                 if let underlying = error.underlying { return "\(error.code): \(underlying)" }
                 return "\(error.code)"

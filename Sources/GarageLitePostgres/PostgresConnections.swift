@@ -55,8 +55,9 @@ final class PostgresConnections: Sendable {
         var reason: String
         var description: String { reason }
 
+        /// No statement of the access was sent: nothing was written.
         func garageError(path: String, operation: String) -> GarageError {
-            .storageFailure(operation: operation, reason: "PostgreSQL at \(path) can't be reached: \(reason)")
+            .connectionLost(path: path, operation: operation, mayHaveCommitted: false, reason: "the server can't be reached: \(reason)")
         }
     }
 

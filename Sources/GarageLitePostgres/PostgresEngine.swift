@@ -160,6 +160,9 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
         let path = self.path ?? "postgres"
         if let refusal = error as? EncryptionGuard.Refusal { return refusal.garageError(path: path) }
         if error is GarageError || error is CancellationError { return error }
+        if let loss = error as? ConnectionLoss {
+            return GarageError.connectionLost(path: path, operation: operation, mayHaveCommitted: loss.mayHaveCommitted, reason: loss.reason)
+        }
         if let error = error as? PostgresConnections.Failure { return error.garageError(path: path, operation: operation) }
         if let error = error as? PostgresStatements.RolledBack {
             return GarageError.storageFailure(operation: operation, reason: error.description)
@@ -176,18 +179,17 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
             if let message = PostgresProblem.message(error), let refusal = EncryptionGuard.Refusal(rawValue: message) {
                 return refusal.garageError(path: path)
             }
-            return GarageError.storageFailure(operation: operation, reason: PostgresProblem.reason(error))
+            return GarageError.storageFailure(operation: operation, reason: "PostgreSQL answered: " + PostgresProblem.reason(error))
         case "XX001", "XX002":
             return GarageError.damagedStore(path: path, operation: operation, reason: PostgresProblem.reason(error))
         default:
             if PostgresProblem.isConnectionLoss(error) {
-                return GarageError.storageFailure(
-                    operation: operation, reason: "the connection to PostgreSQL at \(path) was lost (\(PostgresProblem.reason(error))); "
-                        + "whether this operation's transaction committed is unknown only if it was committing; the next "
-                        + "call connects again")
+                // Lost outside the access's statements (while connecting): nothing was sent.
+                return GarageError.connectionLost(path: path, operation: operation, mayHaveCommitted: false,
+                                                  reason: PostgresProblem.reason(error))
             }
             guard error is PSQLError || error is PostgresError else { return error }
-            return GarageError.storageFailure(operation: operation, reason: PostgresProblem.reason(error))
+            return GarageError.storageFailure(operation: operation, reason: "PostgreSQL answered: " + PostgresProblem.reason(error))
         }
     }
 }

@@ -47,6 +47,16 @@ enum PostgresStatement: Hashable, Sendable {
     /// `$6` the claim. A status the app changed meanwhile (no longer `.syncing`) stays.
     case restoreClaimed
 
+    /// Whether the statement writes rows: outside a transaction, it commits alone.
+    var writes: Bool {
+        switch self {
+        case .claimRows, .endClaimsIfUnchanged, .upsert, .updateStatuses, .restoreClaimed: return true
+        case .begin, .beginSnapshot, .lockSchema, .lockSchemaShared, .liveRow, .row, .rowForUpdate, .page, .claimable,
+             .lockRows:
+            return false
+        }
+    }
+
     func sql(schema: String) -> String {
         let objects = "\(schema).garage_object"
         let columns = PostgresStatements.columns

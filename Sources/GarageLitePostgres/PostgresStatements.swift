@@ -33,6 +33,10 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     private var lockedRows: [ObjectKey: StoredRow?] = [:]
     /// Whether this access runs a claim (``claimTransaction(_:)``).
     private var isClaiming = false
+    /// Whether this access has sent a commit: a write transaction's `COMMIT`, or a write outside
+    /// a transaction, which commits alone. A connection lost after that (``ConnectionLoss``)
+    /// leaves unknown whether the access wrote; before it, nothing was.
+    private var sentCommit = false
 
     init(connection: PooledConnection, schema: String, writes: Bool = false, listener: PostgresCommitListener? = nil) {
         self.connection = connection
@@ -55,6 +59,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
         try sendBufferedRows()
         try waitForSentWrites()
+        if depth == 0, writes, !Self.onlyReads(query.sql) { sentCommit = true }
         return try recordingFailure { try connection.answer(connection.connection.query(query, logger: Self.logger)) }
     }
 
@@ -65,10 +70,12 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     /// Runs `body`, a statement's wait; records its failure as the transaction's.
     /// A statement refused because an earlier one failed (25P02) throws the earlier error.
+    /// A connection lost becomes a ``ConnectionLoss`` that says whether a commit was sent.
     private func recordingFailure<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch {
+            let error = interrupted(error)
             guard depth > 0 else { throw error }
             if let first = transactionFailure {
                 if PostgresProblem.sqlState(error) == "25P02" { throw first }
@@ -95,7 +102,25 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// (after the writes sent before it).
     func run(_ statement: PostgresStatement, _ binds: [PostgresData] = []) throws -> [PostgresRow] {
         try sendBufferedRows()
-        return try answer(after: execute(statement, binds))
+        let answer = try execute(statement, binds)
+        // Sent (its first use's preparation, which commits nothing, answered).
+        if depth == 0, writes, statement.writes { sentCommit = true }
+        return try self.answer(after: answer)
+    }
+
+    /// `error` as this access reports it: a connection lost, or an answer that never came, is a
+    /// ``ConnectionLoss`` that says whether this access had sent a commit.
+    private func interrupted(_ error: any Error) -> any Error {
+        guard !(error is ConnectionLoss), PostgresProblem.isConnectionLoss(error) || error is PostgresConnections.Failure else {
+            return error
+        }
+        return ConnectionLoss(reason: PostgresProblem.reason(error), mayHaveCommitted: sentCommit)
+    }
+
+    /// Whether `sql` only reads (outside a transaction, it commits nothing).
+    private static func onlyReads(_ sql: String) -> Bool {
+        let start = sql.drop { $0.isWhitespace }.prefix(6).uppercased()
+        return start.hasPrefix("SELECT") || start.hasPrefix("SHOW")
     }
 
     /// Sends the prepared `statement` with `binds`; its rows come with the future.
@@ -108,7 +133,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             return try connection.execute(statement, schema: schema, binds)
         } catch {
             try waitForSentWrites()
-            throw error
+            throw interrupted(error)
         }
     }
 
@@ -300,6 +325,12 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
             let result = try body()
             try sendBufferedRows()
             if let failure = transactionFailure { throw failure }
+            if connection.isClosed {
+                // Lost before the commit went out: the server rolls the transaction back.
+                try waitForSentWrites()
+                throw ConnectionLoss(reason: "the connection closed before the commit was sent", mayHaveCommitted: sentCommit)
+            }
+            if begin != .beginSnapshot { sentCommit = true }
             // Unprepared, for its answer: `COMMIT`, or `ROLLBACK` when a statement failed unseen.
             let commit = connection.connection.query("COMMIT", logger: Self.logger).flatMapThrowing { result -> [PostgresRow] in
                 guard result.metadata.command == "COMMIT" else { throw RolledBack(command: result.metadata.command) }

@@ -5,9 +5,10 @@
 // With the two URL arguments of a sync role, both are schemas of a PostgreSQL database (the
 // files of the run, its log, lock, stop and restart marker, stay next to `<store-path>`).
 //
-// A call that a restart interrupts throws `GarageError.storageFailure` whose reason names
-// PostgreSQL (the connection lost, or the server not reachable yet); a write so interrupted may
-// or may not have committed, and the garage's next calls connect again. Such a failure is
+// A call that a restart interrupts throws `GarageError.connectionLost` (the connection lost, or
+// the server not reachable yet; a write whose commit was sent may have committed, as the error
+// says), or `storageFailure` whose reason names PostgreSQL (the server shutting down answered
+// the statement with an error), and the garage's next calls connect again. Such a failure is
 // expected only once the test said that it restarts the server (it creates
 // `<store-path>.restart` first): the process prints `RESTART <who> <call>: <error>`, finds out
 // what it needs to (an editor reads its document back), and goes on. Any other failure, and
@@ -61,6 +62,8 @@ final class ServerRestarts {
     func isExpected(_ error: any Error) -> Bool {
         guard files.isRestarting, let error = error as? GarageError else { return false }
         switch error {
+        case .connectionLost:
+            return true
         case .storageFailure(_, let reason):
             return reason.contains("PostgreSQL")
         case .cannotOpenStore(_, let reason):

@@ -330,14 +330,20 @@ struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a store's integrity; exit status 1 when there are problems.",
         discussion: """
-            Runs SQLite's check of the file, then GarageLite's: reference lists, JSON, references to \
-            objects that don't exist, and (with the key) encrypted objects that don't decrypt.
+            Runs SQLite's check of the file (a postgres:// store: reads every row of its schema), then \
+            GarageLite's: reference lists, JSON, references to objects that don't exist, and (with the \
+            key) encrypted objects that don't decrypt.
             """)
 
     @OptionGroup var store: StoreOptions
     @Option(help: "Stop after this many problems.")
     var maximumProblems = Garage.defaultMaximumProblems
     @OptionGroup var output: OutputOptions
+
+    /// What a sound PostgreSQL store's check says: what was checked, and what was not.
+    static let soundPostgresStore = "The store is sound: every unencrypted object is valid JSON, and every reference "
+        + "leads to a parked object: every object's row was read from the PostgreSQL schema without an error. The "
+        + "server's own data files were not checked (PostgreSQL's amcheck extension checks them)."
 
     struct JSON: Encodable {
         var isOK: Bool
@@ -350,6 +356,9 @@ struct Check: ParsableCommand {
             let report = try store.openForReading().check(maximumProblems: maximumProblems)
             if output.json {
                 try Output.json(JSON(isOK: report.isOK, isTruncated: report.isTruncated, problems: report.problems.map(\.description)))
+            } else if report.isOK, store.isPostgres {
+                // The report's sound line names SQLite's check of its file, which a schema has not.
+                Output.line(Self.soundPostgresStore)
             } else {
                 Output.line(report.description)
             }

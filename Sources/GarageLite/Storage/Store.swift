@@ -279,7 +279,7 @@ extension Store {
     /// store's (SQLite, a busy or damaged file): reads that skip bad rows skip only those.
     func isRowFailure(_ error: any Error) -> Bool {
         switch engine.garageError(error, operation: "read a row") as? GarageError {
-        case .reentrantCall?, .storeBusy?, .storageFailure?, .damagedStore?, .readOnlyStore?, .storeFull?:
+        case .reentrantCall?, .storeBusy?, .storageFailure?, .connectionLost?, .damagedStore?, .readOnlyStore?, .storeFull?:
             return false
         default:
             return true
