@@ -135,11 +135,10 @@ final class HandedOutVersions: Sendable {
         return state == 0 ? 1 : state
     }
 
-    /// The hash of a row's key.
+    /// The hash of a row's key (the type name's and the identifier's, the first turned so that
+    /// swapping the two texts changes it).
     static func hash(_ key: ObjectKey) -> UInt64 {
-        var hasher = Hasher()
-        hasher.combine(key.typeName)
-        hasher.combine(key.identifier)
-        return UInt64(bitPattern: Int64(hasher.finalize()))
+        let type = hash(key.typeName)
+        return ((type << 23) | (type >> 41)) ^ hash(key.identifier)
     }
 }
