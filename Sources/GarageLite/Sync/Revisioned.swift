@@ -54,7 +54,7 @@ public protocol Revisioned {
 ///
 /// The object parked itself (the root) is always checked when it is ``Revisioned``.
 ///
-/// Whatever the option but ``all``, a child that is not an edit is never written over a newer
+/// Whatever the option but ``ChildParking/all``, a child that is not an edit is never written over a newer
 /// row: the garage remembers the versions it handed out (the JSON of each row it decoded, and
 /// the row's revision then), and a child parked with the very JSON of such a version, whose row
 /// has moved on since (a download from the server, another process, another screen's edit), is
