@@ -48,6 +48,7 @@ extension GarageError: CustomNSError {
         case .staleEncryptionKey: return 132
         case .keyChangeUnfinished: return 133
         case .invalidQuery: return 134
+        case .storeLayoutChanged: return 135
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GarageStressModels
+import GRDB
 import Testing
 @testable import GarageLite
 
@@ -66,5 +67,20 @@ struct IndexedOpenersTests {
         #expect(try garage.retrieve(Query(StressDocument.self).search("second")).map(\.id) == ["mine"])
         #expect(try garage.retrieve(Query(StressDocument.self).search("first")).isEmpty)
         #expect(try garage.indexes().count == 3)
+    }
+
+    /// An SQLITE_SCHEMA that still reaches the garage says what happened, and that trying again
+    /// helps: not that the folder or the free space is at fault.
+    @Test func aChangedLayoutIsReportedAsSuch() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("layout.garage")
+        let garage = try Garage(path: path)
+        let error = try garage.store.sqlite.garageError(
+            DatabaseError(resultCode: .SQLITE_SCHEMA, message: "no such table: garage_object"), operation: "park Note(n)")
+        #expect(error as? GarageError == .storeLayoutChanged(path: path, operation: "park Note(n)"))
+        let description = "\(error)"
+        #expect(description.contains("Try again"))
+        #expect(!description.contains("free space"))
+        #expect((error as? GarageError)?.errorCode == 135)
     }
 }
