@@ -49,6 +49,7 @@ extension GarageError: CustomNSError {
         case .keyChangeUnfinished: return 133
         case .invalidQuery: return 134
         case .connectionLost: return 135
+        case .storeLayoutChanged: return 136
         }
     }
 

@@ -238,6 +238,12 @@ public enum GarageError: Error, Equatable, Sendable {
     /// }
     /// ```
     case connectionLost(path: String, operation: String, mayHaveCommitted: Bool, reason: String)
+
+    /// Another connection or process changed the layout of the store at `path` (an index, a text
+    /// index, their statistics) while `operation` was being prepared, and SQLite could not
+    /// prepare it again on the new layout. Nothing of `operation` was written; calling it again
+    /// reads the new layout.
+    case storeLayoutChanged(path: String, operation: String)
 }
 
 extension GarageError: CustomStringConvertible, LocalizedError {
@@ -404,6 +410,9 @@ extension GarageError: CustomStringConvertible, LocalizedError {
                 + "(with the same key) to finish it."
         case let .invalidQuery(type, query, reason):
             return "The query of \(type) \(query) can't be answered: \(reason). Nothing was read; change the query."
+        case let .storeLayoutChanged(path, operation):
+            return "Another connection changed the layout of the garage store at \(path) (its indexes) while \(operation) "
+                + "was being prepared, so it was not run: nothing of it was written, and the store is intact. Try again."
         case let .encryptionLimitReached(path, encryptions):
             return "The key of the store at \(path) has encrypted \(encryptions) objects, as many as one AES-GCM key may "
                 + "with random-looking nonces: nothing was written. Rotate the key with garage.rekey(to:), then park again."

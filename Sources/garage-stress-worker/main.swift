@@ -10,6 +10,7 @@
 //         PostgreSQL schemas they name: see SyncCycleStores.swift)
 //     garage-stress-worker <store-path> setting <value>|-     (sets or removes StressSettings.greeting)
 //     garage-stress-worker <store-path> park-and-exit <count>   (see ParkAndExit.swift)
+//     garage-stress-worker <store-path> index-and-park <identifier>   (see IndexAndPark.swift)
 //     garage-stress-worker <store-path> late-editor|late-downloader <name> <seed> <rounds>
 //     garage-stress-worker <store-path> note append|rename|file …  (see LateSaves.swift)
 //
@@ -204,6 +205,9 @@ if arguments.count == 5, arguments[2] == "rekey" {
 if arguments.count == 4, arguments[2] == "park-and-exit" {
     runParkAndExit(storePath: arguments[1], count: arguments[3])
 }
+if arguments.count == 4, arguments[2] == "index-and-park" {
+    runIndexAndPark(storePath: arguments[1], identifier: arguments[3])
+}
 if arguments.count == 4, arguments[2] == "claim-and-exit" {
     runClaimAndExit(storePath: arguments[1], count: arguments[3])
 }
@@ -237,6 +241,7 @@ guard arguments.count >= 5, let count = Int(arguments[4]), count >= 0,
     print("             garage-stress-worker <store-path> setting <value>|-")
     print("             garage-stress-worker <store-path> park-and-exit <count>")
     print("             garage-stress-worker <store-path> claim-and-exit <count>")
+    print("             garage-stress-worker <store-path> index-and-park <identifier>")
     print("             garage-stress-worker <store-path> late-editor|late-downloader <name> <seed> <rounds>")
     print("             garage-stress-worker <store-path> note append|rename|file <id> <argument>")
     print("             garage-stress-worker <store-path> sync-editor|sync-job|sync-downloader <name> <seed> <argument> [<store-url> <server-url>]")

@@ -108,8 +108,23 @@ struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesFreedCont
 
     /// Runs `sql` with `arguments`, calling `visit` with the statement's handle on each row
     /// until it returns `false`.
+    ///
+    /// A statement kept from an earlier access (``StatementsBySQL``) that meets
+    /// `SQLITE_SCHEMA` (another connection changed the schema, and SQLite's own preparation
+    /// again failed) is let go and prepared anew, once: SQLite returns that error before the
+    /// statement has done anything, so running it again changes nothing twice.
     func step(_ sql: String, _ arguments: [RowArgument], _ visit: (OpaquePointer?) throws -> Bool) throws {
-        let statement = try statements.statement(sql, in: db)
+        // Not after a row: the caller has read it, and must not read it again.
+        var visited = false
+        do {
+            try step(statements.statement(sql, in: db), arguments, &visited, visit)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_SCHEMA && !visited {
+            try step(statements.renewed(sql, in: db), arguments, &visited, visit)
+        }
+    }
+
+    private func step(_ statement: Statement, _ arguments: [RowArgument], _ visited: inout Bool,
+                      _ visit: (OpaquePointer?) throws -> Bool) throws {
         let handle = statement.sqliteStatement
         defer {
             sqlite3_reset(handle)
@@ -138,6 +153,7 @@ struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesFreedCont
             case SQLITE_DONE:
                 return
             case SQLITE_ROW:
+                visited = true
                 if try !visit(handle) { return }
             case let code:
                 throw DatabaseError(
@@ -312,6 +328,19 @@ final class StatementsBySQL {
         } else {
             entries[next] = (address, sql, statement)
             next = (next + 1) % Self.capacity
+        }
+        return statement
+    }
+
+    /// `sql` prepared anew, in place of the statement kept for it: one that met `SQLITE_SCHEMA`.
+    /// Not from GRDB's cache, which would hand back the same statement.
+    func renewed(_ sql: String, in db: Database) throws -> Statement {
+        let statement = try db.makeStatement(sql: sql)
+        entries.removeAll { $0.sql == sql }
+        var sql = sql
+        if let address = sql.withUTF8({ $0.count > 15 ? $0.baseAddress.map(UnsafeRawPointer.init) : nil }),
+           entries.count < Self.capacity {
+            entries.append((address, sql, statement))
         }
         return statement
     }

@@ -208,6 +208,11 @@ final class SQLiteEngine: StorageEngine, WatchesOtherCommits {
                                              reason: readOnlyReason ?? Self.reason(error))
         case .SQLITE_CORRUPT, .SQLITE_NOTADB:
             return GarageError.damagedStore(path: path, operation: operation, reason: Self.reason(error))
+        case .SQLITE_SCHEMA:
+            // SQLite prepares a statement again by itself when another connection changed the
+            // schema (and `SQLiteConnection.step` once more); what still fails is a race with
+            // that change, which the next call doesn't meet: the folder and the disk are fine.
+            return GarageError.storeLayoutChanged(path: path, operation: operation)
         case .SQLITE_CONSTRAINT where error.message.flatMap(EncryptionGuard.Refusal.init(rawValue:)) != nil:
             // The encryption guard's triggers (Schema.encryptionGuard(_:)).
             return error.message.flatMap(EncryptionGuard.Refusal.init(rawValue:))!.garageError(path: path)
