@@ -46,14 +46,26 @@ extension Garage {
         try await run(claiming(T.self, limit: limit, status: status))
     }
 
-    private func claiming<T: Decodable & SendableMetatype>(_ type: T.Type, limit: Int, status: SyncStatus) throws -> StoreWork<Claim<T>> {
+    /// The claim of `claim(_:limit:status:)`; `withBases`, with each object's version before
+    /// its edit (``Claim/bases``: the sync engine's, to name what a later download replaced).
+    func claiming<T: Decodable & SendableMetatype>(_ type: T.Type, limit: Int, status: SyncStatus,
+                                                   withBases: Bool = false) throws -> StoreWork<Claim<T>> {
         let configuration = configuration()
+        var decodingBases: (@Sendable (StoreView) -> (StoredRow) throws -> T)?
+        if withBases {
+            decodingBases = { view in
+                // A decoder of its own: one instance per object, and the base is another version.
+                let decoder = configuration.decoder(view, bases: true)
+                return { row in try configuration.decode(T.self, row, with: decoder) }
+            }
+        }
         return store.claiming(
             try storedTypeName(T.self, listing: "claim"), limit: limit, status: status, maximumAttempts: maximumUploadAttempts,
             decoding: { view in
                 let decoder = configuration.decoder(view)
                 return { row in try configuration.decode(T.self, row, with: decoder) }
             },
+            decodingBases: decodingBases,
             isRowFailure: { [store] in store.isRowFailure($0) })
     }
 

@@ -54,6 +54,10 @@ public struct Claim<Object> {
     /// The objects that could have been claimed but can't be decoded: they were left unclaimed,
     /// with their status. Park a valid object under the same identifier, or delete it.
     public var failures: [RetrievalFailure] = []
+    /// For a claim that asked for them (the sync engine's), each object's version before the
+    /// edit uploaded, in the order of ``objects``: `nil` for a new object, or a base that no
+    /// longer decodes. Empty otherwise.
+    var bases: [Object?] = []
 
     /// Whether nothing was claimed: there is nothing to upload, and nothing to delete.
     public var isEmpty: Bool { objects.isEmpty && deletions.isEmpty }

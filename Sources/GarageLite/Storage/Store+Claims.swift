@@ -16,6 +16,7 @@ extension Store {
     func claiming<T>(
         _ type: String, limit: Int, status: SyncStatus, maximumAttempts: Int,
         decoding: @escaping @Sendable (StoreView) -> (StoredRow) throws -> T,
+        decodingBases: (@Sendable (StoreView) -> (StoredRow) throws -> T)? = nil,
         isRowFailure: @escaping @Sendable (any Error) -> Bool
     ) -> StoreWork<Claim<T>> {
         StoreWork(operation: "claim \(type)", access: .write { [listener] statements in
@@ -24,7 +25,9 @@ extension Store {
             let limit = max(0, limit)
             let claim = try Store.transaction(statements, .claim) {
                 let decode = decoding(StoreView(statements, pending: nil))
+                let decodeBase = decodingBases?(StoreView(statements, pending: nil))
                 var objects: [T] = []
+                var bases: [T?] = []
                 var claimed: [StoredRow] = []
                 var deleted: [StoredRow] = []
                 var failures: [RetrievalFailure] = []
@@ -54,6 +57,14 @@ extension Store {
                                 row.syncStatus = .syncing
                                 objects.append(try decode(row))
                                 claimed.append(row)
+                                if let decodeBase {
+                                    // The version before the edit uploaded; none for a new object.
+                                    bases.append(row.base.flatMap { base in
+                                        var before = row
+                                        before.data = base
+                                        return try? decodeBase(before)
+                                    })
+                                }
                             }
                         } catch where isRowFailure(error) {
                             failures.append(RetrievalFailure(typeName: type, identifier: read.key.identifier, error: error))
@@ -74,7 +85,7 @@ extension Store {
                              serverVersions: claimed.map(\.serverVersion),
                              deletions: deleted.map(\.key.identifier), deletionRevisions: deleted.map(\.revision),
                              deletionVersions: deleted.map(\.serverVersion),
-                             deletedVersions: deletedVersions, failures: failures)
+                             deletedVersions: deletedVersions, failures: failures, bases: bases)
             }
             if listener.isListening { listener.committed(.statusChanges(claim.keys.map { ($0, .syncing) })) }
             return claim

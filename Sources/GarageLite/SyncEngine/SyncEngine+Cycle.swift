@@ -62,7 +62,8 @@ extension SyncEngine {
         var done = 0
         while true {
             try Task.checkCancellation()
-            let claim = try await garage.claim(T.self, limit: configuration.batchSize)
+            let claim = try await garage.run(garage.claiming(T.self, limit: configuration.batchSize, status: .notSynced,
+                                                             withBases: true))
             for failure in claim.failures {
                 report.unreadable[ObjectKey(typeName: typeName, identifier: failure.identifier)] = "\(failure.error)"
             }
@@ -107,6 +108,8 @@ extension SyncEngine {
             }
             let decided = ends
             report.uploads.append(try await garage.ending(claim, "complete") { decided[$0] ?? .released })
+            // What the server took, to name it if a download replaces it before it comes back.
+            try await rememberUploads(claim, results, typeName)
             // The server's versions, merged with the local ones.
             if !conflicts.isEmpty {
                 report.downloads.append(try await garage.parkDownloaded(
@@ -204,10 +207,14 @@ extension SyncEngine {
             guard try await holdsLock(), try await garage.value(for: key) == cursor else { return }
             let edits = batch.changes.filter { $0.object != nil }
             let deletions = batch.changes.filter { $0.object == nil }.map(\.identifier)
+            var applied: Set<String> = []
             if !edits.isEmpty {
-                report.downloads.append(try await garage.parkDownloaded(
-                    edits.compactMap(\.object), versions: edits.map(\.version), onConflict: .threeWay(merge)))
+                let parked = try await garage.parkDownloaded(
+                    edits.compactMap(\.object), versions: edits.map(\.version), onConflict: .threeWay(merge))
+                applied = Set(parked.applied)
+                report.downloads.append(parked)
             }
+            report.replaced += try await replacedUploads(by: batch.changes, applied: applied, typeName)
             if !deletions.isEmpty {
                 report.downloads.append(try await garage.deleteDownloaded(T.self, identifiers: deletions, onConflict: .threeWay(merge)))
             }

@@ -131,6 +131,7 @@ public final class SyncEngine: Sendable {
                 $0.held = report.held
                 $0.refused = report.refused
                 $0.unreadable = report.unreadable
+                $0.replaced = report.replaced
                 $0.lastReport = report
             }
             return report

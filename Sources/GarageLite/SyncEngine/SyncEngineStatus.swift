@@ -33,6 +33,9 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
     /// ``Garage/retrieveAllLossy(_:)-4v2ti``), with why: no claim takes them until the app parks
     /// a valid object under their identifier, or deletes them.
     public var unreadable: [ObjectKey: String] = [:]
+    /// This device's uploads that the last sync's downloads replaced before the device saw them
+    /// again (``SyncEngineReport/replaced``): what its user may want to look at again.
+    public var replaced: [ReplacedUpload] = []
     /// What the last sync that succeeded did: its conflicts, and what their merges dropped
     /// (``DownloadConflict/discardedFields``), for the app that lets ``SyncEngine/run()`` sync.
     public var lastReport: SyncEngineReport?
@@ -51,6 +54,7 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
         if let lastError { text += ", failing: \(lastError)" }
         if !refused.isEmpty { text += ", \(refused.count) refused" }
         if !unreadable.isEmpty { text += ", \(unreadable.count) unreadable" }
+        if !replaced.isEmpty { text += ", \(replaced.count) replaced by the server" }
         let heldCount = held.values.reduce(0) { $0 + $1.count }
         if heldCount > 0 { text += ", \(heldCount) held" }
         return text
@@ -71,6 +75,10 @@ public struct SyncEngineReport: Sendable, Hashable {
     /// The objects with changes to upload that can't be read or decoded, with why
     /// (``Claim/failures``): left as they are, not uploaded.
     public var unreadable: [ObjectKey: String] = [:]
+    /// This device's uploads that a download replaced (or deleted) before the device saw them
+    /// come back: what the device changed that the server's version holds otherwise. The other
+    /// side of a conflict another device's merge decided (see ``ReplacedUpload``).
+    public var replaced: [ReplacedUpload] = []
 
     /// An empty report.
     public init() {}

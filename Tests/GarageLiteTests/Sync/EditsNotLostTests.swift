@@ -89,6 +89,70 @@ struct EditsNotLostTests {
         #expect(try await c.retrieve(EngineNote.self, identifier: "n1")?.content == stored.content)
     }
 
+    // MARK: - The losing side of a same-property conflict
+
+    /// A and B change `shared` at once; B's merge keeps its own (the local edit wins there) and
+    /// names A's in its report. A, whose upload the server had taken, learns at its next sync
+    /// that it was replaced, and which property: in its report and its status. A change of
+    /// another property, or A's own upload coming back, names nothing.
+    @Test func theDeviceWhoseUploadWasReplacedLearnsIt() async throws {
+        let directory = try TemporaryDirectory()
+        let server = ScriptedServer()
+        func device(_ name: String) throws -> (Garage, SyncEngine) {
+            let garage = try TestEngine.garage(path: directory.path("\(name).garage"))
+            return (garage, SyncEngine(garage: garage, transport: ScriptedTransport(server: server),
+                                       types: [.of(EngineNote.self)], configuration: SyncEngineTests.quick))
+        }
+        let (a, engineA) = try device("a")
+        let (b, engineB) = try device("b")
+        try await a.park(EngineNote(id: "n1", shared: "first"))
+        let created = try await engineA.sync()
+        #expect(created.replaced.isEmpty)                     // its own upload came back
+        try await engineB.sync()
+
+        var mine = try #require(try await a.retrieve(EngineNote.self, identifier: "n1"))
+        mine.shared = "A's"
+        mine.a = "only A"
+        try await a.park(mine)
+        var theirs = try #require(try await b.retrieve(EngineNote.self, identifier: "n1"))
+        theirs.shared = "B's"
+        try await b.park(theirs)
+        let first = try await engineA.sync()
+        #expect(first.replaced.isEmpty)
+        let merged = try await engineB.sync()
+        #expect(merged.conflicts.flatMap(\.discardedFields) == ["shared"])
+        let learned = try await engineA.sync()
+        let replaced = try #require(learned.replaced.first)
+        #expect(learned.replaced.count == 1)
+        #expect(replaced.object == ObjectKey(typeName: "EngineNote", identifier: "n1"))
+        #expect(replaced.fields == ["shared"])               // not `a`, which B's version kept
+        #expect(!replaced.isDeletion)
+        #expect(replaced.description.contains("shared"))
+        #expect(engineA.status.replaced == learned.replaced)
+        #expect(engineA.status.description.contains("1 replaced by the server"))
+        #expect(try await a.retrieve(EngineNote.self, identifier: "n1")?.shared == "B's")
+        // Told once.
+        #expect(try await engineA.sync().replaced.isEmpty)
+
+        // Another device's change of another property after A's upload replaces nothing of it.
+        mine = try #require(try await a.retrieve(EngineNote.self, identifier: "n1"))
+        mine.a = "again"
+        try await a.park(mine)
+        try await engineA.sync()
+        await server.edit("n1") { $0.s = "the server's" }
+        #expect(try await engineA.sync().replaced.isEmpty)
+
+        // A deletion of A's upload before A saw it again is named too.
+        mine = try #require(try await a.retrieve(EngineNote.self, identifier: "n1"))
+        mine.tags = ["t"]
+        try await a.park(mine)
+        try await engineA.sync()
+        await server.delete("n1")
+        let deleted = try await engineA.sync()
+        #expect(deleted.replaced.map(\.isDeletion) == [true])
+        #expect(deleted.replaced.first?.fields == ["tags"])
+    }
+
     // MARK: - An old child instance held by a screen
 
     /// A screen holds a note and its notebook; another device renames the notebook (a
