@@ -141,16 +141,18 @@ public struct DownloadConflict: Sendable, Hashable, CustomStringConvertible {
         if !referencedBy.isEmpty {
             let names = referencedBy.map(\.description).joined(separator: ", ")
             switch resolution {
-            case .keptLocal: return "\(object): deleted on the server, kept (to upload again) for \(names), which references it"
-            case .tookDownloaded: return "\(object): deleted on the server; \(names) now reads without it"
-            case .merged: return "\(object): deleted on the server, merged for \(names), which references it"
+            case .keptLocal: return "\(object): deleted on the server, kept to upload again (referenced by \(names))"
+            case .tookDownloaded: return "\(object): deleted on the server (now read without it: \(names))"
+            case .merged: return "\(object): deleted on the server, merged to upload again (referenced by \(names))"
             }
         }
+        // What the policy dropped, where both sides changed a property.
+        let dropped = discardedFields.isEmpty ? "" : " (both changed: \(discardedFields.joined(separator: ", ")))"
         switch resolution {
         case .keptLocal where mergeFailure != nil: return "\(object): kept the local edit, the merge failed: \(mergeFailure!)"
         case .keptLocal: return "\(object): kept the local \(wasDeletedLocally ? "deletion" : "edit")"
-        case .tookDownloaded: return "\(object): took the server's version"
-        case .merged: return "\(object): merged"
+        case .tookDownloaded: return "\(object): took the server's version\(dropped)"
+        case .merged: return "\(object): merged\(dropped)"
         }
     }
 }
