@@ -97,9 +97,23 @@ public struct IntegrityReport: Sendable, Equatable, CustomStringConvertible {
         self.init(problems: found.problems, isTruncated: found.isTruncated)
     }
 
+    /// Whether the storage checked its own file (SQLite does; a server's files are its own).
+    /// Only the description says it: two reports of the same problems are equal.
+    var checkedItsFile = true
+
+    /// Whether both reports list the same problems, and are both truncated or not.
+    public static func == (lhs: IntegrityReport, rhs: IntegrityReport) -> Bool {
+        lhs.problems == rhs.problems && lhs.isTruncated == rhs.isTruncated
+    }
+
     /// A summary line, then one line per problem.
     public var description: String {
         if isOK {
+            guard checkedItsFile else {
+                return "The store is sound: every unencrypted object is valid JSON, every reference leads to a "
+                    + "parked object, and every object's row was read without an error. The database's own files "
+                    + "were not checked (its server's tools check them: pg_amcheck on PostgreSQL)."
+            }
             return "The store is sound: every unencrypted object is valid JSON, every reference leads to a "
                 + "parked object, and the storage reports no damage (SQLite checks its file)."
         }

@@ -16,6 +16,7 @@ extension Store {
             do {
                 return try statements.snapshot {
                     var report = IntegrityReport(try Self.problems(statements, limit: limit))
+                    report.checkedItsFile = statements is any ChecksItsFile
                     found = report
                     if let open, !report.isTruncated, !report.problems.contains(where: \.isSQLite) {
                         try Self.checkDecryption(statements, open: open, into: &report, limit: limit)
