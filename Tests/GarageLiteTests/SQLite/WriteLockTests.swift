@@ -7,7 +7,7 @@ import Testing
 // extension of the suite it belongs to.
 
 extension ClaimsTests {
-    @Test func aBusyStoreSaysWhichOperationGaveUp() throws {
+    @Test(.ownThreads) func aBusyStoreSaysWhichOperationGaveUp() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("busy.sqlite")
         let garage = try Garage(path: path, busyTimeout: 0.2)

@@ -28,7 +28,7 @@ private final class Threads: Sendable {
     }
 }
 
-@Suite("Sync stress", .serialized)
+@Suite("Sync stress", .serialized, .ownThreads)
 struct SyncStressTests {
     // MARK: - Threads of one process
 
