@@ -14,7 +14,12 @@ struct OwnThreads: SuiteTrait, TestTrait, TestScoping {
 
     func provideScope(for test: Test, testCase: Test.Case?,
                       performing function: @Sendable () async throws -> Void) async throws {
-        try await withTaskExecutorPreference(ThreadPerJob.shared) { try await function() }
+        // Task executors came with macOS 15 and its peers: before them, the pool runs it.
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
+            try await withTaskExecutorPreference(ThreadPerJob.shared) { try await function() }
+        } else {
+            try await function()
+        }
     }
 }
 
@@ -25,6 +30,7 @@ extension Trait where Self == OwnThreads {
 
 /// An executor that runs each job on a new thread: a synchronous test is one job, and its
 /// waits block no thread of the cooperative pool.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, *)
 final class ThreadPerJob: TaskExecutor {
     static let shared = ThreadPerJob()
 
