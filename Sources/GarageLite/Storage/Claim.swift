@@ -22,8 +22,8 @@ public struct Claim<Object> {
     /// encrypted, and the row's base once claimed: the data becomes the base of an edit made
     /// during the upload once it completes, if that base is still the row's (a rewrite of the
     /// rows' encryption meanwhile changes it, and the data is then in a retired key); and
-    /// whether the claim gave the row that base (`firstSend`: a new object the server can't
-    /// have had before, whose base a conflict answer then takes back).
+    /// whether the object was sent as new (`sentAsNew`: no server version, and a base some
+    /// claim gave it), whose base a conflict answer then takes back.
     var uploaded: [Uploaded] = []
     /// The rows of `objects` as the claim left them, when the engine gave each its version
     /// (``StoredRow/rowVersion``): their claim then ends without reading them, if nothing wrote them
@@ -96,7 +96,7 @@ struct Uploaded: Sendable {
     var data: String
     var isEncrypted: Bool
     var base: String?
-    var firstSend: Bool
+    var sentAsNew: Bool
 }
 
 struct ClaimTicket: Sendable {

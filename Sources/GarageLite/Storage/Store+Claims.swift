@@ -79,7 +79,7 @@ extension Store {
                              identifiers: claimed.map(\.key.identifier), revisions: claimed.map(\.revision),
                              uploaded: zip(claimed, claimedRows).map {
                                  Uploaded(data: $0.data, isEncrypted: $0.isEncrypted, base: $1.base,
-                                          firstSend: $0.base == nil && $1.base != nil)
+                                          sentAsNew: $0.serverVersion == nil && $1.base != nil)
                              },
                              claimedRows: claimedRows.allSatisfy { $0.rowVersion != nil } ? claimedRows : [],
                              serverVersions: claimed.map(\.serverVersion),
@@ -350,10 +350,15 @@ extension ChangeSet {
 }
 
 extension ClaimTicket {
-    /// The base a claim's end as `end` takes back from the object at `index`: its first upload's
-    /// data, when the server did not take it (``Store/ClaimEnd/conflicted(retryAt:)``).
+    /// The base a claim's end as `end` takes back from the object at `index`: the one a claim
+    /// gave it when it was sent as new (no server version: no answer of the server's ever
+    /// reached this store), once the server answers that it holds another version
+    /// (``Store/ClaimEnd/conflicted(retryAt:)``). Whether the server ever had this device's
+    /// version (an earlier send whose answer was lost) or another device created the object
+    /// can't be told: without a base, the merge names every property the two differ on, rather
+    /// than take the server's version whole.
     func baseToForget(_ end: Store.RowEnd, at index: Int) -> String? {
-        guard end.notTaken, index < uploaded.count, uploaded[index].firstSend else { return nil }
-        return uploaded[index].data
+        guard end.notTaken, index < uploaded.count, uploaded[index].sentAsNew else { return nil }
+        return uploaded[index].base
     }
 }

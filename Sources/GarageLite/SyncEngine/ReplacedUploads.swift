@@ -76,7 +76,8 @@ struct UploadedChanges: Codable, Sendable, Equatable {
             return
         }
         let beforeLookup = MemberLookup(beforeMembers), afterLookup = MemberLookup(afterMembers)
-        var seen: Set<String> = []
+        // A status is the store's, not content: a child's too (the root's is set alike by both).
+        var seen: Set<String> = ["syncStatus"]
         for member in afterMembers + beforeMembers where seen.insert(member.key).inserted {
             collect(beforeLookup[member.key], afterLookup[member.key], path: path + [member.key], into: &fields)
         }

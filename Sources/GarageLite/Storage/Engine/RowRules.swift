@@ -25,10 +25,13 @@ import Foundation
 /// (``StoredRow/isRemote`` is false: a new object) gets its data as base when a claim takes it:
 /// once sent, the server may have that version, whatever happens to the answer (lost, or its
 /// job killed), and an edit of the server's after it must not be merged as conflicting with it.
-/// When the server answers that first upload with a conflict (it holds another object under
-/// the same identifier, created elsewhere), it did not take it: the claim's end forgets that
-/// base, and the merge runs without one (every property the sides differ on follows the
-/// policy, and the report names those it dropped).
+/// When the server answers an upload of an object sent as new (no answer of the server's ever
+/// reached the store for it: no server version) with a conflict, the server holds another
+/// object under that identifier: another device's creation, or this device's earlier send
+/// whose answer was lost, edited since, which can't be told apart. The claim's end forgets the
+/// base a claim gave, and the merge runs without one: every property the sides differ on
+/// follows the policy, and the report names those it dropped, rather than the server's version
+/// taken whole without a word.
 /// A row that may be on the server but has no base (kept from before format 6, say) gets none:
 /// its pending edit is merged without one, where the policy decides and the report says so.
 ///
