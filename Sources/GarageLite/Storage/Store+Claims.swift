@@ -58,8 +58,10 @@ extension Store {
                                 objects.append(try decode(row))
                                 claimed.append(row)
                                 if let decodeBase {
-                                    // The version before the edit uploaded; none for a new object.
-                                    bases.append(row.base.flatMap { base in
+                                    // The version before the edit uploaded; none for an object
+                                    // no answer of the server's reached (its base is what an
+                                    // earlier send of it gave it).
+                                    bases.append(row.serverVersion == nil ? nil : row.base.flatMap { base in
                                         var before = row
                                         before.data = base
                                         return try? decodeBase(before)
