@@ -395,7 +395,7 @@ struct SyncEngineRunTests {
         let appGarage = try TestEngine.garage(path: directory.path("shared.garage"))
         let engine = engine(engineGarage)
         let running = Task { await engine.run() }
-        #expect(await eventually(within: 300) { engine.status.lastSync != nil })   // a first sync under a loaded suite
+        #expect(await eventually(within: 600) { engine.status.lastSync != nil })   // a first sync behind a full suite
         try await appGarage.park(EngineNote(id: "elsewhere", a: "from the app's garage"))
         #expect(await eventually { await server.notes["elsewhere"]?.a == "from the app's garage" })
         #expect(try await eventually { try await appGarage.metadata(EngineNote.self, identifier: "elsewhere")?.syncStatus == .synced })
