@@ -7,9 +7,6 @@ struct DecodableRow {
     var json: JSONNode
     var syncStatus: SyncStatus
     var revision: Int64 = 0
-    /// ``HandedOutVersions/hash(_:)-(String)`` of the row's JSON as stored (decrypted); 0 when
-    /// not computed.
-    var dataHash: UInt64 = 0
 }
 
 /// Rebuilds objects from rows, resolving each reference stub to the row it names.
@@ -102,7 +99,11 @@ final class GraphDecoder {
         }
         Self.setting(row.syncStatus, on: &object, info)
         Self.setting(revision: row.revision, on: &object, info)
-        if handedOut != nil { handedOutRows.record(row.key, dataHash: row.dataHash, revision: row.revision) }
+        // Only for a decoder whose rows go to the app: the hash reads every byte of the row.
+        if handedOut != nil, row.revision > 0 {
+            handedOutRows.record(row.key, dataHash: row.json.document.bytes.withUnsafeBytes { HandedOutVersions.hash($0) },
+                                 revision: row.revision)
+        }
         return object
     }
 

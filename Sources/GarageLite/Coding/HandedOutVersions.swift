@@ -61,10 +61,10 @@ final class HandedOutVersions: Sendable {
     struct Batch {
         fileprivate var entries: [(key: UInt64, data: UInt64, revision: Int64)] = []
 
-        /// Notes that the row `key`, whose JSON hashes to `dataHash`, was read at `revision`.
-        /// A row of unsaved changes (a provisional revision, below 1) is not noted.
+        /// Notes that the row `key`, whose JSON hashes to `dataHash`, was read at `revision`
+        /// (a committed one: a row of unsaved changes has a provisional revision, below 1, and
+        /// its caller doesn't note it).
         mutating func record(_ key: ObjectKey, dataHash: UInt64, revision: Int64) {
-            guard revision > 0, dataHash != 0 else { return }
             entries.append((HandedOutVersions.hash(key), dataHash, revision))
         }
 

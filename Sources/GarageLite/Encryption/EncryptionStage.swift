@@ -92,17 +92,12 @@ struct EncryptionStage: Sendable {
         }
         do {
             let json: JSONDocument
-            let dataHash: UInt64
             if row.isEncrypted {
-                let plaintext = try decrypt(row.data, sealedFor: row.sealedFor ?? key, naming: key)
-                dataHash = plaintext.withUnsafeBytes { HandedOutVersions.hash($0) }
-                json = try JSONDocument(parsing: plaintext)
+                json = try JSONDocument(parsing: try decrypt(row.data, sealedFor: row.sealedFor ?? key, naming: key))
             } else {
-                dataHash = HandedOutVersions.hash(row.data)
                 json = try JSONDocument(parsing: row.data)
             }
-            return DecodableRow(key: key, json: json.root, syncStatus: row.syncStatus, revision: row.copyRevision,
-                                dataHash: dataHash)
+            return DecodableRow(key: key, json: json.root, syncStatus: row.syncStatus, revision: row.copyRevision)
         } catch let failure as JSONReader.Failure {
             throw GarageError.corruptData(
                 typeName: key.typeName, identifier: key.identifier,

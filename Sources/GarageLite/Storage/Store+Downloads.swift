@@ -4,6 +4,11 @@ import Foundation
 // Each conflict is decided inside the write transaction that applies the download, so no app
 // edit can land between the check and the write.
 extension Store {
+    /// `keys` in key order.
+    static func sorted(_ keys: [ObjectKey]) -> [ObjectKey] {
+        keys.sorted { ($0.typeName, $0.identifier) < ($1.typeName, $1.identifier) }
+    }
+
     /// Whether `referrer` has a change to upload that may be what made it name `key`: the
     /// version of it the server may have (its base, or its data when `.synced` under unsaved
     /// changes) doesn't name `key`'s identifier, or is unknown (a new object, an encrypted
@@ -144,14 +149,28 @@ extension Store {
                     }
                     guard let existing else { continue }
                     let local = StoreView(statements, pending: nil)
+                    // The referrers as this garage sees them: its unsaved changes may add one.
+                    let referrers = try StoreView(statements, pending: pending)
+                        .references(toType: key.typeName, identifier: key.identifier).map(\.from).filter { $0 != key }
                     // A local edit, or a claimed row: a conflict (a claimed tombstone stays as it is).
-                    if existing.claim != nil || (!existing.isDeleted && existing.syncStatus == .notSynced) {
+                    let isEdited = existing.claim != nil || (!existing.isDeleted && existing.syncStatus == .notSynced)
+                    // A `.synced` object that local objects still name: a conflict the report names
+                    // with them. One whose change to upload named it (made offline: the version the
+                    // server has of it doesn't) keeps it, as an edit to upload, re-created on the
+                    // server, rather than the referrer uploaded without it.
+                    let isNamedLocally = try !isEdited && !existing.isDeleted
+                        && referrers.contains { try Self.namesLocally($0, key, statements, pending: pending) }
+                    if isEdited || isNamedLocally {
                         let isClaimed = existing.claim != nil
                         var conflict = DownloadConflict(object: key, localStatus: existing.syncStatus, wasClaimed: isClaimed,
                                                         resolution: .keptLocal)
+                        if isNamedLocally { conflict.referencedBy = Self.sorted(referrers) }
                         switch existing.isDeleted ? .keepLocal : try resolve(key, local) {
                         case .keepLocal, .unmerged, .mergedIntoDownloaded:
                             report.conflicts.append(conflict)
+                            if isNamedLocally, try statements.setSyncStatus(.notSynced, of: key) {
+                                written?.record(.setSyncStatus(.notSynced), for: key)
+                            }
                             continue
                         case .replace(let merged, let discarded):
                             conflict.resolution = .merged
@@ -171,42 +190,10 @@ extension Store {
                                 continue
                             }
                         }
-                    }
-                    // The referrers as this garage sees them: its unsaved changes may add one.
-                    let referrers = try StoreView(statements, pending: pending)
-                        .references(toType: key.typeName, identifier: key.identifier).map(\.from).filter { $0 != key }
-                    if !existing.isDeleted, !referrers.isEmpty {
-                        // Objects still name it: a conflict the report names with them. One whose
-                        // change to upload named it (made offline: the version the server has of
-                        // it doesn't) keeps it: the object is kept as an edit to upload,
-                        // re-created on the server, rather than the referrer uploaded without it.
-                        let edited = try referrers.filter {
-                            try Self.namesLocally($0, key, statements, pending: pending)
-                        }
+                    } else if !existing.isDeleted, !referrers.isEmpty {
                         var conflict = DownloadConflict(object: key, localStatus: existing.syncStatus, wasClaimed: false,
                                                         resolution: .tookDownloaded)
-                        conflict.referencedBy = referrers.sorted { ($0.typeName, $0.identifier) < ($1.typeName, $1.identifier) }
-                        if !edited.isEmpty {
-                            switch try resolve(key, local) {
-                            case .keepLocal, .unmerged, .mergedIntoDownloaded:
-                                conflict.resolution = .keptLocal
-                                report.conflicts.append(conflict)
-                                if try statements.setSyncStatus(.notSynced, of: key) {
-                                    written?.record(.setSyncStatus(.notSynced), for: key)
-                                }
-                                continue
-                            case .replace(let merged, let discarded):
-                                conflict.resolution = .merged
-                                conflict.discardedFields = discarded
-                                report.conflicts.append(conflict)
-                                for (mergedKey, payload) in merged where try statements.park(mergedKey, payload, now: now) {
-                                    written?.record(.park(payload), for: mergedKey)
-                                }
-                                continue
-                            case .takeDownloaded:
-                                break
-                            }
-                        }
+                        conflict.referencedBy = Self.sorted(referrers)
                         report.conflicts.append(conflict)
                     }
                     // Objects that still name it read without it: the store remembers the
