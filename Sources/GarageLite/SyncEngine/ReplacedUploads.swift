@@ -48,8 +48,18 @@ public struct ReplacedUpload: Sendable, Hashable, CustomStringConvertible {
 /// its version, and the properties the upload changed with the values it sent (JSON text;
 /// `nil`: the upload removed the property).
 struct UploadedChanges: Codable, Sendable, Equatable {
+    /// A property the upload changed: its coding-key path (kept whole: a key may hold a ".")
+    /// and the value sent.
+    struct Field: Codable, Sendable, Equatable {
+        var path: [String]
+        var value: String?
+
+        /// The path as reports name it: "address.city".
+        var name: String { path.joined(separator: ".") }
+    }
+
     var version: String?
-    var fields: [String: String?]
+    var fields: [Field]
     /// When it was recorded, as a count of the type's records: the oldest go first.
     var order: Int
 
@@ -60,19 +70,19 @@ struct UploadedChanges: Codable, Sendable, Equatable {
         encoder.outputFormatting = .sortedKeys
         let before = try base.map { try JSONReader.parse(encoder.encode(Garage.withoutStatus($0))) }
         let after = try JSONReader.parse(encoder.encode(Garage.withoutStatus(uploaded)))
-        var fields: [String: String?] = [:]
+        var fields: [Field] = []
         collect(before, after, path: [], into: &fields)
         return fields.isEmpty ? nil : UploadedChanges(version: version, fields: fields, order: order)
     }
 
     /// The paths where `before` and `after` differ, into `fields` with `after`'s value: nested
     /// objects property by property, anything else whole (as ``SyncMerge/fields(bothChanged:)``).
-    private static func collect(_ before: JSONValue?, _ after: JSONValue?, path: [String], into fields: inout [String: String?]) {
+    private static func collect(_ before: JSONValue?, _ after: JSONValue?, path: [String], into fields: inout [Field]) {
         if before == after { return }
         var beforeMembers: [JSONMember]? = before == nil ? [] : nil
         if case .object(let members)? = before { beforeMembers = members }
         guard case .object(let afterMembers)? = after, let beforeMembers else {
-            fields[path.joined(separator: ".")] = text(after)
+            fields.append(Field(path: path, value: text(after)))
             return
         }
         let beforeLookup = MemberLookup(beforeMembers), afterLookup = MemberLookup(afterMembers)
@@ -92,13 +102,13 @@ struct UploadedChanges: Codable, Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let document: JSONValue? = try JSONReader.parse(encoder.encode(Garage.withoutStatus(downloaded)))
-        return fields.compactMap { path, sent in
+        return fields.compactMap { field in
             var value = document
-            for key in path.split(separator: ".", omittingEmptySubsequences: false).map(String.init) where !path.isEmpty {
+            for key in field.path {
                 guard case .object(let members)? = value else { value = nil; break }
                 value = MemberLookup(members)[key]
             }
-            return Self.text(value) == sent ? nil : path
+            return Self.text(value) == field.value ? nil : field.name
         }.sorted()
     }
 }
@@ -164,7 +174,7 @@ extension SyncEngine {
                 remembered[change.identifier] = nil
                 changed = true
                 replaced.append(ReplacedUpload(object: object, uploadedVersion: uploaded.version, version: change.version,
-                                               fields: uploaded.fields.keys.sorted(), isDeletion: true))
+                                               fields: uploaded.fields.map(\.name).sorted(), isDeletion: true))
             }
         }
         if changed { try await garage.set(remembered, for: key) }
