@@ -76,7 +76,15 @@ extension Garage {
             throw GarageError.invalidQuery(typeName: "ObjectRecord", query: Self.describe(query),
                                            reason: "a query of records names the stored type: Query(recordsOf: \"Note\")")
         }
+        if typeName.containsNUL {
+            throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query),
+                                           reason: "the type name holds the character U+0000 (NUL), which no stored type name holds")
+        }
         let rowQuery = RowQuery(query, typeName: typeName)
+        // Without the app's type, only what any query can't ask (a text holding NUL, a predicate nested too deep).
+        if let problem = rowQuery.problem(in: .unknown) {
+            throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query), reason: problem)
+        }
         if configuration().encryption.delegate != nil, rowQuery.readsContent {
             let what = rowQuery.fields.first.map { "their property \($0)" } ?? "their text"
             throw GarageError.invalidQuery(typeName: typeName, query: Self.describe(query),

@@ -11,6 +11,7 @@ extension PostgresStatements {
     func identifiers(matching query: RowQuery) throws -> [String] {
         var compiled = PostgresQueryCompiler(schema: schema, objects: objects, query: query)
         compiled.appendOrderAndLimit()
+        if compiled.isTooLarge { return try identifiersByRule(matching: query) }
         return try run(compiled.statement).rows.map { try $0.decode(String.self) }
     }
 
@@ -45,6 +46,7 @@ extension PostgresStatements {
         counted.sortOrders = []
         counted.limit = nil
         let compiled = PostgresQueryCompiler(schema: schema, objects: objects, query: counted, selecting: "count(*)")
+        if compiled.isTooLarge { return try identifiersByRule(matching: counted).count }
         guard let row = try run(compiled.statement).rows.first else { return 0 }
         return Int(try row.decode(Int64.self))
     }
@@ -117,7 +119,8 @@ struct PostgresQueryCompiler {
     /// (Pages of a relevance order are refused: `Garage.retrievePage`.)
     private mutating func appendRank(_ key: QuerySort.Key) {
         guard case .field(let field) = key else {
-            sql.appendLiteral("0")
+            // A date is a number (the rank the rule's sort value of a date has).
+            sql.appendLiteral("\(RowQuery.SortValue.number(0).rank)")
             return
         }
         sql.appendLiteral("CASE COALESCE(json_typeof(x.j #> ")
@@ -204,6 +207,14 @@ struct PostgresQueryCompiler {
     /// The statement.
     var statement: PostgresQuery { PostgresQuery(stringInterpolation: sql) }
 
+    /// The most parameters a statement binds: PostgreSQL's protocol counts them in 16 bits, and
+    /// a user's predicate of tens of thousands of conditions binds more. Such a query is
+    /// answered by the rule (``PostgresStatements/identifiers(matching:)``).
+    static let maximumBinds = 30_000
+
+    /// Whether the statement binds more than ``maximumBinds`` parameters.
+    var isTooLarge: Bool { statement.binds.count > Self.maximumBinds }
+
     /// Appends the query's orders (ties in identifier order) and its limit.
     mutating func appendOrderAndLimit() {
         sql.appendLiteral(" ORDER BY ")
@@ -214,13 +225,17 @@ struct PostgresQueryCompiler {
                 sql.appendLiteral("o.modification_date \(direction), ")
             case .relevance:
                 // NULL (no match) ranks first, as the rule's missing values do.
-                if let textIndex = rowQuery.textIndex, let search = rowQuery.textSearch, let match = Self.textMatch(search) {
+                if let textIndex = rowQuery.textIndex, let search = rowQuery.textSearch, let matches = Self.textMatches(search) {
                     let vector = Self.textVector(textIndex, schema: schema, table: "o.")
-                    sql.appendLiteral("CASE WHEN \(vector) @@ to_tsquery('simple', ")
-                    sql.appendInterpolation(match)
-                    sql.appendLiteral(") THEN ts_rank(\(vector), to_tsquery('simple', ")
-                    sql.appendInterpolation(match)
-                    sql.appendLiteral(")) END \(direction) NULLS \(sort.order == .ascending ? "FIRST" : "LAST"), ")
+                    sql.appendLiteral("CASE WHEN ")
+                    appendTextMatch(vector, matches)
+                    sql.appendLiteral(" THEN ")
+                    for (index, match) in matches.enumerated() {
+                        sql.appendLiteral(index == 0 ? "ts_rank(\(vector), to_tsquery('simple', " : " + ts_rank(\(vector), to_tsquery('simple', ")
+                        sql.appendInterpolation(match)
+                        sql.appendLiteral("))")
+                    }
+                    sql.appendLiteral(" END \(direction) NULLS \(sort.order == .ascending ? "FIRST" : "LAST"), ")
                 }
             case .field(let field):
                 // The expressions an index of the field holds, so that the index gives the order.
@@ -280,13 +295,11 @@ struct PostgresQueryCompiler {
             sql.appendInterpolation(identifiers)
             sql.appendLiteral("::text[])) END, false)")
         case .textMatches(let search):
-            guard let textIndex = rowQuery.textIndex, let match = Self.textMatch(search) else {
+            guard let textIndex = rowQuery.textIndex, let matches = Self.textMatches(search) else {
                 sql.appendLiteral("false")
                 return
             }
-            sql.appendLiteral("(\(Self.textVector(textIndex, schema: schema, table: "o.")) @@ to_tsquery('simple', ")
-            sql.appendInterpolation(match)
-            sql.appendLiteral("))")
+            appendTextMatch(Self.textVector(textIndex, schema: schema, table: "o."), matches)
         case .compare(let field, let comparison, let value):
             let operation = comparison == .equal ? "=" : comparison.rawValue
             sql.appendLiteral("COALESCE(")
@@ -330,23 +343,71 @@ struct PostgresQueryCompiler {
             sql.appendLiteral(" = ")
             appendOperand(value)
             sql.appendLiteral("), false)")
-        case .and(let left, let right):
-            sql.appendLiteral("(")
-            append(left)
-            sql.appendLiteral(" AND ")
-            append(right)
-            sql.appendLiteral(")")
-        case .or(let left, let right):
-            sql.appendLiteral("(")
-            append(left)
-            sql.appendLiteral(" OR ")
-            append(right)
-            sql.appendLiteral(")")
+        case .and(let list):
+            // PostgreSQL makes a chain one list (never a tree as deep as the chain).
+            appendJoined(list, "AND")
+        case .or(let list):
+            if let (field, values) = QueryPredicate.equalities(list) { return appendAmong(field, values) }
+            appendJoined(list, "OR")
         case .not(let inner):
             sql.appendLiteral("NOT (")
             append(inner)
             sql.appendLiteral(")")
+        case .refused:
+            sql.appendLiteral("false")     // refused before any store answers (`RowQuery.problem(in:)`)
         }
+    }
+
+    private mutating func appendJoined(_ list: [QueryPredicate.Node], _ operation: String) {
+        sql.appendLiteral("(")
+        for (index, node) in list.enumerated() {
+            if index > 0 { sql.appendLiteral(" \(operation) ") }
+            append(node)
+        }
+        sql.appendLiteral(")")
+    }
+
+    /// An `isIn(_:)`: `field` equals one of `values`, each kind's values bound as one array
+    /// (whatever their number, a parameter a kind).
+    private mutating func appendAmong(_ field: Field, _ values: [QueryValue.Content]) {
+        var strings: [String] = [], numbers: [Double] = [], booleans: [Bool] = []
+        for value in values {
+            switch value {
+            case .string(let string): strings.append(string)
+            case .number(let number): numbers.append(number)
+            case .bool(let flag): booleans.append(flag)
+            case .null: continue
+            }
+        }
+        var terms = 0
+        sql.appendLiteral("(")
+        func kind(_ name: String, cast: String, _ bind: (inout Self) -> Void) {
+            if terms > 0 { sql.appendLiteral(" OR ") }
+            terms += 1
+            sql.appendLiteral("COALESCE(CASE WHEN json_typeof")
+            appendValue(field)
+            sql.appendLiteral(" = '\(name)' THEN (x.j #>> ")
+            appendPath(field)
+            sql.appendLiteral(")\(cast) = ANY(")
+            bind(&self)
+            sql.appendLiteral(") END, false)")
+        }
+        if !strings.isEmpty { kind("string", cast: " COLLATE \"C\"") { $0.sql.appendInterpolation(strings); $0.sql.appendLiteral("::text[]") } }
+        if !numbers.isEmpty { kind("number", cast: "::float8") { $0.sql.appendInterpolation(numbers); $0.sql.appendLiteral("::float8[]") } }
+        if !booleans.isEmpty { kind("boolean", cast: "::boolean") { $0.sql.appendInterpolation(booleans); $0.sql.appendLiteral("::boolean[]") } }
+        if terms == 0 { sql.appendLiteral("false") }
+        sql.appendLiteral(")")
+    }
+
+    /// `vector` matches every one of `matches` (``textMatches(_:)``).
+    private mutating func appendTextMatch(_ vector: String, _ matches: [String]) {
+        sql.appendLiteral("(")
+        for (index, match) in matches.enumerated() {
+            sql.appendLiteral(index == 0 ? "\(vector) @@ to_tsquery('simple', " : " AND \(vector) @@ to_tsquery('simple', ")
+            sql.appendInterpolation(match)
+            sql.appendLiteral(")")
+        }
+        sql.appendLiteral(")")
     }
 
     /// The value at `field` (or the array element `e.element`) as SQL of `value`'s kind, NULL

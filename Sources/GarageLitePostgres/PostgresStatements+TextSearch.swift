@@ -35,19 +35,42 @@ extension PostgresQueryCompiler {
     /// the table and a dot, or nothing.
     static func textVector(_ definition: QueryIndexDefinition, schema: String, table: String) -> String {
         let paths = "[" + definition.paths.map { path in
-            "[" + path.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
-                .joined(separator: ",") + "]"
+            "[" + path.map(jsonString).joined(separator: ",") + "]"
         }.joined(separator: ",") + "]"
         return "to_tsvector('simple'::regconfig, \(schema).garage_text(CASE WHEN NOT \(table)is_encrypted THEN \(table)data END, "
             + "\(literal(paths))::json))"
     }
 
-    /// A `tsquery` of the search's terms, each quoted (`'word'`, `'word':*` for a prefix), all
-    /// required; `nil` for a search without words, which matches nothing.
-    static func textMatch(_ search: String) -> String? {
+    /// `key` as a JSON string: a quote, a backslash and a control character escaped (a key
+    /// without them is written as it is, as the indexes made before wrote it).
+    private static func jsonString(_ key: String) -> String {
+        var written = "\""
+        for scalar in key.unicodeScalars {
+            switch scalar {
+            case "\"": written += "\\\""
+            case "\\": written += "\\\\"
+            case _ where scalar.value < 0x20: written += String(format: "\\u%04x", scalar.value)
+            default: written.unicodeScalars.append(scalar)
+            }
+        }
+        return written + "\""
+    }
+
+    /// How many terms one `tsquery` holds at most: PostgreSQL reads a query's terms as a tree
+    /// as deep as their number, and a search of 20,000 words exceeded its stack.
+    static let termsPerMatch = 256
+
+    /// `tsquery`s of the search's terms, each quoted (`'word'`, `'word':*` for a prefix), all
+    /// required: one for each ``termsPerMatch`` terms; `nil` for a search without words, which
+    /// matches nothing.
+    static func textMatches(_ search: String) -> [String]? {
         let terms = TextSearch.terms(search)
         guard !terms.isEmpty else { return nil }
-        return terms.map { "'" + $0.word.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\\", with: "\\\\") + "'"
-            + ($0.isPrefix ? ":*" : "") }.joined(separator: " & ")
+        return stride(from: 0, to: terms.count, by: termsPerMatch).map { start in
+            terms[start..<min(start + termsPerMatch, terms.count)].map {
+                "'" + $0.word.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\\", with: "\\\\") + "'"
+                    + ($0.isPrefix ? ":*" : "")
+            }.joined(separator: " & ")
+        }
     }
 }

@@ -231,8 +231,16 @@ final class GraphEncoder {
         let revision = (object as? any Revisioned)?.revision
         let row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil, storesRevisionInRow: revision != nil)
         let slot = try row.box(object, at: .root, isRowObject: true, tagged: tagged)
-        return Content(json: JSONWriter.bytes(from: slot, canonical: canonical), syncStatus: syncStatus,
-                       revision: revision, references: row.references)
+        let json = JSONWriter.bytes(from: slot, canonical: canonical)
+        if let path = JSONWriter.pathOfNUL(in: json) {
+            let named = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue.debugDescription)" }.joined()
+            throw EncodingError.invalidValue(object, EncodingError.Context(
+                codingPath: path,
+                debugDescription: "the string at \(named.isEmpty ? "the root" : named) holds the character U+0000 (NUL), "
+                    + "which no engine stores as it is (SQLite's text functions stop at it, PostgreSQL's text can't hold it): "
+                    + "remove or replace the character, or store the value as Data"))
+        }
+        return Content(json: json, syncStatus: syncStatus, revision: revision, references: row.references)
     }
 
     /// One row's object, encoded.

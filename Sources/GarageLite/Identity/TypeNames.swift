@@ -49,9 +49,16 @@ struct TypeNames {
     /// Binds the declared name to the type, unless another type has it.
     ///
     /// - throws: ``GarageError/typeNameCollision(typeName:type:existingType:)``, each time it is
-    ///   asked, when another type that doesn't share the name used it first.
+    ///   asked, when another type that doesn't share the name used it first;
+    ///   ``GarageError/cannotRegister(typeName:reason:)`` for a name holding U+0000.
     mutating func check(_ declaration: Declaration) throws -> String {
         if let name = checked[declaration.type] { return name }
+        if declaration.name.containsNUL {
+            throw GarageError.cannotRegister(
+                typeName: declaration.name.debugDescription,
+                reason: "its stored type name holds the character U+0000 (NUL), which the store would cut the name at: "
+                    + "declare a storedTypeName without it")
+        }
         if !declaration.shares {
             if let owner = owners[declaration.name], owner.type != declaration.type {
                 throw GarageError.typeNameCollision(

@@ -139,10 +139,14 @@ package struct RowQuery: Sendable {
             case .compare(let field, _, _), .isNull(let field), .hasPrefix(let field, _), .containsText(let field, _),
                  .arrayContains(let field, _), .referenceMatches(let field, _, _), .referenceAmong(let field, _):
                 fields.append(field)
-            case .and(let left, let right), .or(let left, let right):
-                collect(left)
-                collect(right)
+            case .and(let list), .or(let list):
+                if case .or = node, let (field, _) = QueryPredicate.equalities(list) {
+                    fields.append(field)
+                } else {
+                    list.forEach(collect)
+                }
             case .not(let inner): collect(inner)
+            case .refused: break
             }
         }
         collect(predicate)
@@ -157,7 +161,11 @@ package struct RowQuery: Sendable {
         func find(_ node: QueryPredicate.Node) -> String? {
             switch node {
             case .textMatches(let search): return search
-            case .and(let left, let right), .or(let left, let right): return find(left) ?? find(right)
+            case .and(let list), .or(let list):
+                for inner in list {
+                    if let search = find(inner) { return search }
+                }
+                return nil
             case .not(let inner): return find(inner)
             default: return nil
             }

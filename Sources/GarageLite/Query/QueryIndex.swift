@@ -70,7 +70,7 @@ extension RowQuery {
     package var requiredComparisons: [(field: Field, comparison: QueryPredicate.Comparison, value: QueryValue.Content)] {
         func collect(_ node: QueryPredicate.Node) -> [(field: Field, comparison: QueryPredicate.Comparison, value: QueryValue.Content)] {
             switch node {
-            case .and(let left, let right): return collect(left) + collect(right)
+            case .and(let list): return list.flatMap(collect)
             case .compare(let field, let comparison, let value) where value != .null: return [(field, comparison, value)]
             default: return []
             }

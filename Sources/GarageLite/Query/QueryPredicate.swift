@@ -59,9 +59,15 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
         /// The property is one of these identifiers, or an array holding one: a
         /// `referenceMatches` once the store answered its inner predicate.
         case referenceAmong(Field, [String])
-        case and(Node, Node)
-        case or(Node, Node)
+        /// Every one must match: two or more, none of them an `and` (the operators flatten).
+        case and([Node])
+        /// One must match: two or more, none of them an `or` (the operators flatten).
+        case or([Node])
         case not(Node)
+        /// A predicate no store answers, and why: built when one would nest more than
+        /// ``QueryPredicate/maximumDepth`` levels deep. Every query holding it is refused
+        /// (``GarageError/invalidQuery(typeName:query:reason:)``).
+        case refused(String)
     }
 
     /// How a comparison compares.
@@ -75,8 +81,57 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
 
     package let node: Node
 
+    /// How many levels its `&&`, `||`, `!` and reference predicates nest, a comparison being
+    /// one: bounded by ``maximumDepth``, so that nothing that walks a predicate (the check of a
+    /// query, an engine's SQL, its description) recurses deeper than that, whatever the user
+    /// built. A chain of `&&` (or of `||`) is one level however long: the operators flatten it.
+    let depth: Int
+
+    /// The most levels a predicate may nest (see `depth`); one nested deeper is refused when a
+    /// query holding it is asked.
+    public static let maximumDepth = 32
+
     init(_ node: Node) {
         self.node = node
+        depth = 1
+    }
+
+    /// A predicate of `node`, `depth` levels deep; refused when that is more than ``maximumDepth``.
+    private init(_ node: Node, depth: Int) {
+        if depth > Self.maximumDepth {
+            self.node = .refused("its predicate nests &&, ||, ! and reference predicates more than \(Self.maximumDepth) "
+                + "levels deep: join conditions in flat chains (a && b && c), or match one of many values with isIn(_:)")
+            self.depth = 1
+        } else {
+            self.node = node
+            self.depth = depth
+        }
+    }
+
+    /// `predicates` joined by `&&` (`isAnd`) or `||`, chains flattened: a refused one refuses the
+    /// whole.
+    private static func joining(_ predicates: [QueryPredicate], isAnd: Bool) -> QueryPredicate {
+        var children: [Node] = []
+        var depth = 1
+        for predicate in predicates {
+            switch predicate.node {
+            case .refused: return predicate
+            case .and(let list) where isAnd, .or(let list) where !isAnd:
+                children += list
+                depth = max(depth, predicate.depth)
+            default:
+                children.append(predicate.node)
+                depth = max(depth, predicate.depth + 1)
+            }
+        }
+        if children.count == 1 { return QueryPredicate(children[0], depth: depth - 1) }
+        return QueryPredicate(isAnd ? .and(children) : .or(children), depth: depth)
+    }
+
+    /// `inner` inside one more level (a negation, a reference predicate).
+    static func nesting(_ node: Node, around inner: QueryPredicate) -> QueryPredicate {
+        if case .refused = inner.node { return inner }
+        return QueryPredicate(node, depth: inner.depth + 1)
     }
 
     /// Every object.
@@ -112,6 +167,15 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { Self.describe(node) }
 
+    /// How many of a list's elements a description names before it says how many more there
+    /// are (a query's `isIn` of 10,000 values, in an error).
+    private static let describedElements = 10
+
+    private static func listed(_ texts: some Collection<String>, separator: String) -> String {
+        let named = texts.prefix(describedElements).joined(separator: separator)
+        return texts.count > describedElements ? named + separator + "… (\(texts.count - describedElements) more)" : named
+    }
+
     private static func describe(_ node: Node) -> String {
         switch node {
         case .all: return "all"
@@ -125,26 +189,58 @@ public struct QueryPredicate: Sendable, Hashable, CustomStringConvertible {
         case .textMatches(let search): return "text matches \"\(search)\""
         case .references(let typeName, let identifier): return "references \(typeName)(\(identifier))"
         case .referenceMatches(let field, let target, let inner): return "\(field) -> \(target.typeName) where \(describe(inner))"
-        case .referenceAmong(let field, let identifiers): return "\(field) in \(identifiers)"
-        case .and(let left, let right): return "(\(describe(left)) && \(describe(right)))"
-        case .or(let left, let right): return "(\(describe(left)) || \(describe(right)))"
+        case .referenceAmong(let field, let identifiers):
+            return "\(field) in [\(listed(identifiers.lazy.map { "\"\($0)\"" }, separator: ", "))]"
+        case .and(let list): return "(\(listed(list.lazy.map(describe), separator: " && ")))"
+        case .or(let list):
+            if let (field, values) = equalities(list) {
+                return "\(field) isIn [\(listed(values.lazy.map { "\(QueryValue($0))" }, separator: ", "))]"
+            }
+            return "(\(listed(list.lazy.map(describe), separator: " || ")))"
         case .not(let inner): return "!(\(describe(inner)))"
+        case .refused: return "(refused)"
         }
+    }
+
+    /// The field and the values when every one of `alternatives` compares one field for
+    /// equality with a value (an `isIn(_:)`), which engines answer with one list; `nil` otherwise.
+    package static func equalities(_ alternatives: [Node]) -> (field: Field, values: [QueryValue.Content])? {
+        guard case .compare(let field, .equal, _)? = alternatives.first else { return nil }
+        var values: [QueryValue.Content] = []
+        values.reserveCapacity(alternatives.count)
+        for alternative in alternatives {
+            guard case .compare(field, .equal, let value) = alternative else { return nil }
+            values.append(value)
+        }
+        return (field, values)
     }
 
     /// Both must match.
     public static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
-        QueryPredicate(.and(lhs.node, rhs.node))
+        joining([lhs, rhs], isAnd: true)
     }
 
     /// Either must match.
     public static func || (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
-        QueryPredicate(.or(lhs.node, rhs.node))
+        joining([lhs, rhs], isAnd: false)
     }
 
-    /// Must not match.
+    /// Must not match (`!!p` is `p`).
     public static prefix func ! (predicate: QueryPredicate) -> QueryPredicate {
-        QueryPredicate(.not(predicate.node))
+        if case .not(let inner) = predicate.node { return QueryPredicate(inner, depth: predicate.depth - 1) }
+        return nesting(.not(predicate.node), around: predicate)
+    }
+
+    /// Every one of `predicates` must match (every object when there are none): one level
+    /// however many there are.
+    public static func all(_ predicates: [QueryPredicate]) -> QueryPredicate {
+        predicates.isEmpty ? .all : joining(predicates, isAnd: true)
+    }
+
+    /// One of `predicates` must match (no object when there are none): one level however many
+    /// there are.
+    public static func any(_ predicates: [QueryPredicate]) -> QueryPredicate {
+        predicates.isEmpty ? QueryPredicate(.not(.all), depth: 2) : joining(predicates, isAnd: false)
     }
 }
 
@@ -205,8 +301,10 @@ extension Field {
     }
 
     /// The property equals one of `values`.
+    /// However many values there are, the engines compare with one list (bound as one
+    /// parameter): an `isIn` of 10,000 identifiers is one query.
     public func isIn<V: QueryValueConvertible>(_ values: [V]) -> QueryPredicate {
-        values.map { self == $0 }.reduce(QueryPredicate(.not(.all))) { $0 || $1 }
+        .any(values.map { self == $0 })
     }
 
     /// The property is null, or the object doesn't encode it.
@@ -232,7 +330,7 @@ extension Field {
     /// let pinned = Query(Note.self).filter(Field("notebook").references(Notebook.self, where: Field("pinned") == true))
     /// ```
     public func references<T: Identifiable & Decodable>(_ type: T.Type, where predicate: QueryPredicate) -> QueryPredicate {
-        QueryPredicate(.referenceMatches(self, QueryReferenceTarget(T.self), predicate.node))
+        .nesting(.referenceMatches(self, QueryReferenceTarget(T.self), predicate.node), around: predicate)
     }
 
     /// The property is an array one of whose elements equals `value` (a tag in `tags`).

@@ -37,6 +37,10 @@ indirect enum QueryShape: Sendable, Hashable {
     /// Why `field` can't be queried in a value of this shape, or `nil` when it can; `shape`
     /// becomes the shape of the value at `field` (`.unknown` when it is not known).
     func problem(with field: Field, shape: inout QueryShape) -> String? {
+        if field.path.contains(where: \.containsNUL) {
+            return "Field(\(field.path.map(\.debugDescription).joined(separator: ", "))) holds the character U+0000 (NUL), which no stored coding key holds "
+                + "(a value holding it is refused when parked)"
+        }
         var current = self
         for (index, key) in field.path.enumerated() {
             let walked = field.path[..<index].joined(separator: ".")
@@ -122,6 +126,10 @@ extension RowQuery {
             return (found, problem)
         }
         func check(_ node: QueryPredicate.Node) -> String? {
+            if let text = node.text, text.containsNUL {
+                return "the text \(text.debugDescription) holds the character U+0000 (NUL), which no stored string holds "
+                    + "(a value holding it is refused when parked)"
+            }
             switch node {
             case .all, .syncStatus, .references, .referenceAmong: return nil
             case .textMatches:
@@ -137,8 +145,20 @@ extension RowQuery {
                 default: return "\(field) holds \(found.kindName), not references to \(target.typeName)"
                 }
                 return Self.problem(of: inner, in: target.shape, isInner: true).map { "in \(target.typeName) (which \(field) references), \($0)" }
-            case .and(let left, let right), .or(let left, let right): return check(left) ?? check(right)
+            case .and(let list), .or(let list):
+                // An isIn(_:)'s comparisons, checked once.
+                if case .or = node, let (field, values) = QueryPredicate.equalities(list) {
+                    for value in Set(values) {
+                        if let problem = check(.compare(field, .equal, value)) { return problem }
+                    }
+                    return nil
+                }
+                for inner in list {
+                    if let problem = check(inner) { return problem }
+                }
+                return nil
             case .not(let inner): return check(inner)
+            case .refused(let reason): return reason
             case .isNull(let field): return fieldShape(field).1
             case .compare(let field, _, let value):
                 let (found, problem) = fieldShape(field)
@@ -168,6 +188,19 @@ extension RowQuery {
     }
 }
 
+extension QueryPredicate.Node {
+    /// The text a comparison, a prefix, a text search or a reference compares with, if any.
+    fileprivate var text: String? {
+        switch self {
+        case .compare(_, _, .string(let text)), .arrayContains(_, .string(let text)), .hasPrefix(_, let text),
+             .containsText(_, let text), .textMatches(let text), .references(_, let text):
+            return text
+        default:
+            return nil
+        }
+    }
+}
+
 extension RowQuery {
     /// Why the query compares a property that holds dates with a string when the garage writes
     /// dates as numbers (its default `strategy`), which can't match: compare with a `Date`.
@@ -178,7 +211,11 @@ extension RowQuery {
             switch node {
             case .compare(let compared, _, .string): field = compared
             case .arrayContains(let compared, .string): (field, element) = (compared, true)
-            case .and(let left, let right), .or(let left, let right): return check(left, shape) ?? check(right, shape)
+            case .and(let list), .or(let list):
+                for inner in list {
+                    if let problem = check(inner, shape) { return problem }
+                }
+                return nil
             case .not(let inner): return check(inner, shape)
             case .referenceMatches(_, let target, let inner): return check(inner, target.shape)
             default: return nil
@@ -235,8 +272,8 @@ extension RowQuery {
             switch node {
             case .compare(let field, let comparison, let value): return .compare(field, comparison, try written(field, value, element: false))
             case .arrayContains(let field, let value): return .arrayContains(field, try written(field, value, element: true))
-            case .and(let left, let right): return .and(try rewrite(left), try rewrite(right))
-            case .or(let left, let right): return .or(try rewrite(left), try rewrite(right))
+            case .and(let list): return .and(try list.map(rewrite))
+            case .or(let list): return .or(try list.map(rewrite))
             case .not(let inner): return .not(try rewrite(inner))
             case .referenceMatches(let field, let target, let inner):
                 return .referenceMatches(field, target, try writingDates(inner, in: target.shape, as: strategy))

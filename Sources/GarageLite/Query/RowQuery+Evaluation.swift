@@ -49,9 +49,10 @@ extension RowQuery {
         case .arrayContains(let field, let value):
             guard case .array(let elements)? = Self.lookup(field, in: json) else { return false }
             return elements.contains { Self.compare($0, value) == .orderedSame }
-        case .and(let left, let right): return matches(left, json, status, references) && matches(right, json, status, references)
-        case .or(let left, let right): return matches(left, json, status, references) || matches(right, json, status, references)
+        case .and(let list): return list.allSatisfy { matches($0, json, status, references) }
+        case .or(let list): return list.contains { matches($0, json, status, references) }
         case .not(let inner): return !matches(inner, json, status, references)
+        case .refused: return false     // refused before any store answers (`RowQuery.problem(in:)`)
         }
     }
 
@@ -63,7 +64,7 @@ extension RowQuery {
         func reads(_ node: QueryPredicate.Node) -> Bool {
             switch node {
             case .references: return true
-            case .and(let left, let right), .or(let left, let right): return reads(left) || reads(right)
+            case .and(let list), .or(let list): return list.contains(where: reads)
             case .not(let inner): return reads(inner)
             default: return false
             }

@@ -50,8 +50,8 @@ extension StoreView {
             switch node {
             case .referenceMatches(let field, let target, let inner):
                 return .referenceAmong(field, try identifiers(matching: RowQuery(typeName: target.typeName, predicate: QueryPredicate(inner))))
-            case .and(let left, let right): return .and(try resolve(left), try resolve(right))
-            case .or(let left, let right): return .or(try resolve(left), try resolve(right))
+            case .and(let list): return .and(try list.map(resolve))
+            case .or(let list): return .or(try list.map(resolve))
             case .not(let inner): return .not(try resolve(inner))
             default: return node
             }

@@ -11,8 +11,8 @@ extension SQLiteConnection {
         guard let (sql, arguments) = try SQLiteQuery.identifiersStatement(query, indexes: sortIndexes(query)) else {
             return try identifiersByRule(matching: query)
         }
-        return try readingJSON(query) {
-            try String.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments))
+        return try readingJSON(query, byRule: { try identifiersByRule(matching: query) }) {
+            try String.fetchAll(StatementsBySQL.cached(sql, in: db), arguments: StatementArguments(arguments))
         }
     }
 
@@ -21,9 +21,7 @@ extension SQLiteConnection {
     func rows(matching query: RowQuery, for purpose: RowPurpose) throws -> [StoredRow] {
         guard let (sql, arguments) = try SQLiteQuery.identifiersStatement(
             query, indexes: sortIndexes(query), selecting: purpose == .content ? Self.contentColumns : Self.columns) else {
-            return try identifiersByRule(matching: query).compactMap { identifier in
-                try row(ObjectKey(typeName: query.typeName, identifier: identifier), for: purpose)
-            }
+            return try rowsByRule(matching: query, for: purpose)
         }
         let bound: [RowArgument] = arguments.map { argument in
             switch argument {
@@ -36,7 +34,15 @@ extension SQLiteConnection {
             case let other?: return .text("\(other)")      // the compiler binds none other
             }
         }
-        return try readingJSON(query) { try readRows(sql, bound, purpose: purpose).map { try $0.get() } }
+        return try readingJSON(query, byRule: { try rowsByRule(matching: query, for: purpose) }) {
+            try readRows(sql, bound, purpose: purpose).map { try $0.get() }
+        }
+    }
+
+    private func rowsByRule(matching query: RowQuery, for purpose: RowPurpose) throws -> [StoredRow] {
+        try identifiersByRule(matching: query).compactMap { identifier in
+            try row(ObjectKey(typeName: query.typeName, identifier: identifier), for: purpose)
+        }
     }
 
     /// The recorded indexes, read when `query` sorts by a field and no comparison of it can be
@@ -47,10 +53,13 @@ extension SQLiteConnection {
     }
 
     func count(matching query: RowQuery) throws -> Int {
-        guard let compiled = SQLiteQuery(query) else { return try identifiersByRule(matching: query).count }
+        var counted = query
+        counted.limit = nil
+        counted.sortOrders = []
+        guard let compiled = SQLiteQuery(counted) else { return try identifiersByRule(matching: counted).count }
         let sql = "SELECT COUNT(*) FROM garage_object WHERE \(compiled.rows) AND \(compiled.condition)"
-        return try readingJSON(query) {
-            try Int.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(compiled.arguments)) ?? 0
+        return try readingJSON(counted, byRule: { try identifiersByRule(matching: counted).count }) {
+            try Int.fetchOne(StatementsBySQL.cached(sql, in: db), arguments: StatementArguments(compiled.arguments)) ?? 0
         }
     }
 
@@ -77,14 +86,26 @@ extension SQLiteConnection {
     }
 
     /// Runs `body`; when SQLite finds a row's JSON malformed (which fails the whole statement),
-    /// answers by the rule instead, which throws the error that names the row.
-    private func readingJSON<T>(_ query: RowQuery, _ body: () throws -> T) throws -> T {
+    /// answers by the rule instead, which throws the error that names the row. A statement
+    /// too large for SQLite (a user's predicate of thousands of conditions: more parameters,
+    /// a deeper tree or a longer text than it takes) is answered `byRule`: slower, never refused.
+    private func readingJSON<T>(_ query: RowQuery, byRule: () throws -> T, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as DatabaseError where error.message?.contains("malformed JSON") == true {
             _ = try identifiersByRule(matching: query)
             throw error
+        } catch let error as DatabaseError where Self.isTooLarge(error) {
+            return try byRule()
         }
+    }
+
+    /// Whether SQLite refused a statement for its size, not for what it reads.
+    private static func isTooLarge(_ error: DatabaseError) -> Bool {
+        if error.resultCode == .SQLITE_TOOBIG { return true }
+        guard let message = error.message else { return false }
+        return ["parser stack overflow", "Expression tree is too large", "too many SQL variables", "too many terms"]
+            .contains { message.contains($0) }
     }
 }
 
@@ -166,10 +187,10 @@ struct SQLiteQuery {
         }
     }
 
-    /// `nil` when a key can't be written in a JSON path (it holds a double quote): the rule
-    /// answers that query.
+    /// `nil` when a key can't be written in a JSON path (``isPlain(_:)``): the rule answers that
+    /// query.
     init?(_ query: RowQuery) {
-        guard query.fields.allSatisfy({ $0.path.allSatisfy { !$0.contains("\"") } }) else { return nil }
+        guard query.fields.allSatisfy({ $0.path.allSatisfy(Self.isPlain) }) else { return nil }
         rows = "type = \(Self.literal(query.typeName)) AND isDeleted = 0"
         textIndex = query.textIndex
         typeName = query.typeName
@@ -199,8 +220,8 @@ struct SQLiteQuery {
     /// does (its value's kind, then the value), so that SQLite may answer it from an index.
     private mutating func compileRequired(_ node: QueryPredicate.Node) -> String {
         switch node {
-        case .and(let left, let right):
-            return "(\(compileRequired(left)) AND \(compileRequired(right)))"
+        case .and(let list):
+            return Self.joined(list.map { compileRequired($0) }, "AND")
         case .compare(let field, let comparison, let value):
             guard let rank = value.rank else { return compile(node) }
             arguments.append(Self.bound(value))
@@ -211,9 +232,54 @@ struct SQLiteQuery {
         }
     }
 
-    /// `$."key"."key"`: every key quoted, so that any key without a double quote is read as it is.
+    /// `$."key"."key"`: every key quoted, so that any plain key (``isPlain(_:)``) is read as it is.
     static func path(_ field: Field) -> String {
         "$" + field.path.map { ".\"\($0)\"" }.joined()
+    }
+
+    /// Whether `key` reads the same in a JSON path as in the objects' JSON: SQLite (3.40) finds a
+    /// quoted key of a path by comparing it with the key as the JSON's text spells it, escapes
+    /// and all, and a key holding a quote, a backslash or a control character is spelled with
+    /// escapes (which a JSON writer may spell in more than one way: `\n` or `\u000a`). Queries
+    /// of such a key are answered by the rule; a text index reads it with `json_each`, whose
+    /// keys are decoded (``SQLiteQuery/indexedText(_:of:)``).
+    static func isPlain(_ key: String) -> Bool {
+        !key.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+
+    /// `terms` joined by `operation` (`AND`, `OR`) in balanced groups: SQLite's tree of a chain
+    /// is as deep as the chain is long, and it refuses one deeper than 1,000; groups keep it
+    /// logarithmic.
+    static func joined(_ terms: [String], _ operation: String) -> String {
+        guard terms.count > 16 else { return "(" + terms.joined(separator: " \(operation) ") + ")" }
+        let middle = terms.count / 2
+        return "(" + joined(Array(terms[..<middle]), operation) + " \(operation) " + joined(Array(terms[middle...]), operation) + ")"
+    }
+
+    /// An `isIn(_:)`: `field` equals one of `values`, each kind's values bound as one JSON array
+    /// (whatever their number, three parameters a kind).
+    private mutating func compileAmong(_ field: Field, _ values: [QueryValue.Content]) -> String {
+        let path = Self.path(field)
+        var strings: [JSONValue] = [], numbers: [JSONValue] = [], booleans: Set<Bool> = []
+        for value in values {
+            switch value {
+            case .string(let string): strings.append(.string(string))
+            // A number that isn't finite equals no stored number (JSON holds none).
+            case .number(let number) where number.isFinite: numbers.append(.number("\(number)"))
+            case .bool(let flag): booleans.insert(flag)
+            case .number, .null: continue
+            }
+        }
+        var terms: [String] = []
+        for (list, kinds) in [(strings, "'text'"), (numbers, "'integer', 'real'")] where !list.isEmpty {
+            arguments += [path, path, JSONWriter.string(from: .array(list))]
+            terms.append("COALESCE(json_type(data, ?) IN (\(kinds)) AND json_extract(data, ?) IN (SELECT value FROM json_each(?)), 0)")
+        }
+        if !booleans.isEmpty {
+            arguments.append(path)
+            terms.append("COALESCE(json_type(data, ?) IN (\(booleans.sorted { !$0 && $1 }.map { $0 ? "'true'" : "'false'" }.joined(separator: ", "))), 0)")
+        }
+        return terms.isEmpty ? "0" : Self.joined(terms, "OR")
     }
 
     private mutating func compile(_ node: QueryPredicate.Node) -> String {
@@ -279,12 +345,15 @@ struct SQLiteQuery {
             return """
                 COALESCE(json_type(data, ?) = 'array' AND EXISTS (SELECT 1 FROM json_each(data, ?) AS element WHERE \(element)), 0)
                 """
-        case .and(let left, let right):
-            return "(\(compile(left)) AND \(compile(right)))"
-        case .or(let left, let right):
-            return "(\(compile(left)) OR \(compile(right)))"
+        case .and(let list):
+            return Self.joined(list.map { compile($0) }, "AND")
+        case .or(let list):
+            if let (field, values) = QueryPredicate.equalities(list) { return compileAmong(field, values) }
+            return Self.joined(list.map { compile($0) }, "OR")
         case .not(let inner):
             return "NOT (\(compile(inner)))"
+        case .refused:
+            return "0"      // refused before any store answers (`RowQuery.problem(in:)`)
         }
     }
 }

@@ -61,12 +61,32 @@ extension SQLiteQuery {
     /// space between each (the rule's `TextSearch.text`).
     static func indexedText(_ fields: [Field], of row: String) -> String {
         fields.map { field in
+            guard field.path.allSatisfy(isPlain) else { return decodedText(field, of: row) }
             let path = literal(path(field))
             return """
                 coalesce(CASE json_type(\(row).data, \(path)) WHEN 'text' THEN json_extract(\(row).data, \(path)) \
                 WHEN 'array' THEN (SELECT group_concat(value, ' ') FROM json_each(\(row).data, \(path)) WHERE type = 'text') END, '')
                 """
         }.joined(separator: " || ' ' || ")
+    }
+
+    /// The text at `field` in `row`'s data, as ``indexedText(_:of:)`` reads it, found key by key
+    /// with `json_each`, whose keys are decoded: for a field whose keys a JSON path can't name
+    /// (``isPlain(_:)``). Each level reads only an object's members (`json_each` of anything
+    /// else reads an empty object).
+    private static func decodedText(_ field: Field, of row: String) -> String {
+        var from: [String] = [], conditions: [String] = []
+        for (index, key) in field.path.enumerated() {
+            let container = index == 0
+                ? "CASE json_type(\(row).data) WHEN 'object' THEN \(row).data ELSE '{}' END"
+                : "CASE m\(index - 1).type WHEN 'object' THEN m\(index - 1).value ELSE '{}' END"
+            from.append("json_each(\(container)) AS m\(index)")
+            conditions.append("m\(index).key = \(literal(key))")
+        }
+        let last = "m\(field.path.count - 1)"
+        return "coalesce((SELECT CASE \(last).type WHEN 'text' THEN \(last).value "
+            + "WHEN 'array' THEN (SELECT group_concat(value, ' ') FROM json_each(\(last).value) WHERE type = 'text') END "
+            + "FROM \(from.joined(separator: ", ")) WHERE \(conditions.joined(separator: " AND ")) LIMIT 1), '')"
     }
 
     /// An FTS5 query of the search's terms, each quoted (`"word"`, `"word"*` for a prefix), all

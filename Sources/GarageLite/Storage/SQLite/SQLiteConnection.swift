@@ -317,11 +317,12 @@ final class StatementsBySQL {
         var sql = sql
         // A small string has no address of its own (and costs little to hash).
         guard let address = sql.withUTF8({ $0.count > 15 ? $0.baseAddress.map(UnsafeRawPointer.init) : nil }) else {
-            return try db.cachedStatement(sql: sql)
+            return try Self.cached(sql, in: db)
         }
         for entry in entries where entry.address == address && entry.sql == sql {
-            return entry.statement
+            return entry.statement      // the same storage: the same bytes
         }
+        guard Self.isASCII(sql) else { return try db.makeStatement(sql: sql) }
         let statement = try db.cachedStatement(sql: sql)
         if entries.count < Self.capacity {
             entries.append((address, sql, statement))
@@ -330,6 +331,20 @@ final class StatementsBySQL {
             next = (next + 1) % Self.capacity
         }
         return statement
+    }
+
+    /// GRDB's cache of statements, for a text of ASCII only. Its keys are Swift strings, which
+    /// hold canonically equivalent texts equal: a query whose SQL writes a coding key or a type
+    /// name as a literal (`$."é"`, with U+00E9) would be answered by the statement of the other
+    /// spelling (`$."é"`, e and U+0301), which reads another key. Such a text is prepared each
+    /// time.
+    static func cached(_ sql: String, in db: Database) throws -> Statement {
+        isASCII(sql) ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+    }
+
+    private static func isASCII(_ sql: String) -> Bool {
+        var sql = sql
+        return sql.withUTF8 { bytes in !bytes.contains { $0 >= 0x80 } }
     }
 
     /// `sql` prepared anew, in place of the statement kept for it: one that met `SQLITE_SCHEMA`.

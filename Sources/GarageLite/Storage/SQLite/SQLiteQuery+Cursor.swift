@@ -23,7 +23,8 @@ extension SQLiteQuery {
     static func sortExpressions(_ key: QuerySort.Key) -> (rank: Fragment, value: Fragment) {
         switch key {
         case .modificationDate:
-            return (Fragment("0"), Fragment("modificationDate"))
+            // A date is a number (the rank the rule's sort value of a date has).
+            return (Fragment("\(RowQuery.SortValue.number(0).rank)"), Fragment("modificationDate"))
         case .relevance:
             // Pages of a relevance order are refused (`Garage.retrievePage`): level here.
             return (Fragment("0"), Fragment("NULL"))
