@@ -31,6 +31,9 @@ enum SyncEngineSettings: SettingsNamespace {
     static func cursor(_ typeName: String) -> SettingsKey<SyncEngineSettings, String?> {
         SettingsKey(id: "cursor-\(typeName)", defaultValue: nil)
     }
+
+    /// The store's device identifier (``SyncChangeID/device``), chosen at its first upload.
+    static let device = SettingsKey<SyncEngineSettings, String?>(id: "device", defaultValue: nil)
 }
 
 extension SyncEngine {
@@ -138,14 +141,17 @@ extension SyncEngine {
         let renewal = renewing(claim)
         defer { renewal.cancel() }
         do {
+            let device = try await garage.updateValue(for: SyncEngineSettings.device) { $0 ?? UUID().uuidString } ?? ""
             // The status is this device's (the claim says .syncing): not the server's business.
-            let edits = zip(claim.objects, zip(claim.identifiers, claim.serverVersions)).map { object, key in
-                var object = object
+            var edits: [SyncChange<T>] = []
+            for (index, var object) in claim.objects.enumerated() {
                 object.syncStatus = .undetermined
-                return SyncChange(identifier: key.0, object: object, version: key.1)
+                edits.append(SyncChange(identifier: claim.identifiers[index], object: object, version: claim.serverVersions[index],
+                                        changeID: SyncChangeID(device: device, revision: claim.revisions[index])))
             }
-            let deletions = zip(claim.deletions, claim.deletionVersions).map {
-                SyncChange<T>(identifier: $0, object: nil, version: $1)
+            let deletions = claim.deletions.indices.map {
+                SyncChange<T>(identifier: claim.deletions[$0], object: nil, version: claim.deletionVersions[$0],
+                              changeID: SyncChangeID(device: device, revision: claim.deletionRevisions[$0]))
             }
             return try await transport.upload(UploadBatch(typeName: typeName, changes: edits + deletions))
         } catch {

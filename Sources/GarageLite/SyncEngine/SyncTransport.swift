@@ -50,11 +50,52 @@ public struct SyncChange<Object: Codable>: Codable {
     /// object). Downloaded: the server's version of the change.
     public var version: String?
 
+    /// Uploaded: which change of which device this is, the same each time the engine sends
+    /// it again (after an answer lost, a crash): a server that keeps it answers a change it
+    /// already took as taken, and can tell a device's change from another's (see
+    /// ``SyncChangeID``). `nil` from a transport that doesn't send it, and downloaded.
+    public var changeID: SyncChangeID?
+
     /// A change of the object `identifier`: its new value, or `nil` when deleted.
-    public init(identifier: String, object: Object?, version: String?) {
+    public init(identifier: String, object: Object?, version: String?, changeID: SyncChangeID? = nil) {
         self.identifier = identifier
         self.object = object
         self.version = version
+        self.changeID = changeID
+    }
+}
+
+/// Which change of which device an uploaded ``SyncChange`` is: the device's identifier (one per
+/// store, kept in its settings) and the object's revision on that device when the change was
+/// sent. Sent again unchanged (an answer lost, a claim released), a change keeps its
+/// identifier; an edit made meanwhile is a new change, with a higher revision.
+///
+/// A server that keeps, for each object, the change its current version came from can:
+/// - answer a change it already took as taken (its answer was lost), rather than as a conflict
+///   with itself;
+/// - take a later change of the same device based on an older version (the device edited its
+///   object again before the answer of its edit came back): the device has seen its own edit,
+///   so the change is based on it, not on what was there before. A device never gets a
+///   conflict against its own change.
+public struct SyncChangeID: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// The device's identifier: a UUID, chosen once per store.
+    public var device: String
+    /// The object's revision on the device when the change was sent (higher: later).
+    public var revision: Int64
+
+    /// The change `revision` of the device `device`.
+    public init(device: String, revision: Int64) {
+        self.device = device
+        self.revision = revision
+    }
+
+    /// `device/revision`.
+    public var description: String { "\(device)/\(revision)" }
+
+    /// Whether this change was made, on its device, after `earlier` (a change of the same
+    /// device, at a lower revision, so that it includes it).
+    public func follows(_ earlier: SyncChangeID) -> Bool {
+        device == earlier.device && revision >= earlier.revision
     }
 }
 
