@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "GarageLite", targets: ["GarageLite"]),
         // The same Garage on PostgreSQL: apps that use only SQLite never build postgres-nio.
         .library(name: "GarageLitePostgres", targets: ["GarageLitePostgres"]),
+        // The server half of sync: a SyncServer on a Garage, its Hummingbird routes.
+        .library(name: "GarageLiteServer", targets: ["GarageLiteServer"]),
         .executable(name: "garage-demo", targets: ["garage-demo"]),
         .executable(name: "garage", targets: ["garage"]),
         .executable(name: "garage-bench", targets: ["garage-bench"]),
@@ -55,6 +57,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The server half of sync (SyncServer): versions, conflicts, a feed per scope, rules in Swift.
+        .target(
+            name: "GarageLiteServer",
+            dependencies: [
+                "GarageLite",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
             ]
         ),
         // Two devices sync notes with a SyncEngine over HTTP, with a server on loopback: `swift run garage-demo`.
@@ -160,6 +170,7 @@ let package = Package(
                 "GarageLite",
                 "FaultVFS",
                 "GarageLitePostgres",
+                "GarageLiteServer",
                 "GarageFixtureModels",
                 "GarageStressModels",
                 "garage-stress-worker",

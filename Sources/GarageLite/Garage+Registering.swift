@@ -130,7 +130,13 @@ extension Garage {
     ///   lists, claims): a registered subclass's objects can't be told from the others of its
     ///   class's rows there, and ``GarageError/storedAsItsClass(typeName:className:operation:)``
     ///   is thrown.
-    func storedTypeName<T>(_ type: T.Type, listing: String? = nil) throws -> String {
+    /// The identifier `value` is stored under (its `id`, as a key's text): for the sync server,
+    /// which checks that an uploaded object is the one its change names.
+    package static func identifier<I: Identifiable>(of value: I) throws -> String {
+        try Identity.identifier(of: value)
+    }
+
+    package func storedTypeName<T>(_ type: T.Type, listing: String? = nil) throws -> String {
         guard let storedClass = state.read({ $0.registry.storedClass(of: T.self) }) else {
             return try Identity.typeName(T.self)
         }

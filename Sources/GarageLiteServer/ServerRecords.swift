@@ -1,0 +1,61 @@
+import Foundation
+import GarageLite
+
+// What a sync server keeps in its garage beside the app's objects: each object's state (its
+// version, scope and the change it came from), the feed of each scope (where each object last
+// changed in it), and each scope's counter of positions. All three are `Revisioned`: a write
+// based on a state another instance changed meanwhile is refused at commit (`staleObject`) and
+// the server tries it again from the start, so that versions and positions never repeat.
+
+/// The server's state of one object: stored as `SyncServer.ObjectState` under
+/// `typeName␟identifier`.
+struct ObjectState: Codable, Identifiable, Revisioned, Sendable, StoredTypeNamed {
+    static let storedTypeName = "GarageLiteServer.ObjectState"
+
+    var id: String
+    var typeName: String
+    var identifier: String
+    /// The scope the object is in (its rules' answer for its last version).
+    var scope: String
+    /// The server's version: 1 at creation, one more at each change, its deletion included.
+    var version: Int64
+    /// Deleted: a tombstone, in the feed until purged.
+    var isDeleted: Bool
+    /// The change its current version came from, when the device sent its identifier.
+    var change: SyncChangeID?
+    var revision: Int64 = 0
+
+    static func id(typeName: String, identifier: String) -> String { typeName + "\u{1F}" + identifier }
+}
+
+/// Where an object last changed in one scope's feed: a download of the scope after a position
+/// below `position` sends it (its current version, or its deletion). An object that moved to
+/// another scope has a deleted entry in the one it left.
+struct FeedEntry: Codable, Identifiable, Revisioned, Sendable, StoredTypeNamed {
+    static let storedTypeName = "GarageLiteServer.FeedEntry"
+
+    var id: String
+    var typeName: String
+    var scope: String
+    var identifier: String
+    /// The scope's counter when the change committed: positions in a scope are taken one after
+    /// the other, by commits that follow each other (the counter's revision orders them).
+    var position: Int64
+    var version: Int64
+    /// Deleted, or moved out of this scope.
+    var isDeleted: Bool
+    var revision: Int64 = 0
+
+    static func id(typeName: String, scope: String, identifier: String) -> String {
+        typeName + "\u{1F}" + scope + "\u{1F}" + identifier
+    }
+}
+
+/// The last position taken in a scope's feed.
+struct ScopeCounter: Codable, Identifiable, Revisioned, Sendable, StoredTypeNamed {
+    static let storedTypeName = "GarageLiteServer.ScopeCounter"
+
+    var id: String
+    var position: Int64
+    var revision: Int64 = 0
+}

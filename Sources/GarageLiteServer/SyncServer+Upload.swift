@@ -1,0 +1,121 @@
+import Foundation
+import GarageLite
+
+/// One type a ``SyncServer`` serves: its rules, and the answers to its uploads and downloads.
+protocol ServedTypeProtocol: Sendable {
+    /// Answers an upload sent as JSON (an `UploadBatch`) with JSON (`UploadResults`).
+    func upload(json: Data, access: SyncAccess) async throws -> Data
+    /// Answers a download request sent as JSON (a `DownloadRequest`) with JSON (a `DownloadBatch`).
+    func download(json: Data, access: SyncAccess) async throws -> Data
+}
+
+struct ServedType<Object: Codable & Identifiable & Sendable & SendableMetatype>: ServedTypeProtocol {
+    let garage: Garage
+    let pageSize: Int
+    let typeName: String
+    let rules: SyncRules<Object>
+
+    init(server: SyncServer, typeName: String, rules: SyncRules<Object>) {
+        garage = server.garage
+        pageSize = server.pageSize
+        self.typeName = typeName
+        self.rules = rules
+    }
+
+    /// What a change outside the requester's scopes is answered: the same whether the object
+    /// exists or not, so that the answer tells nothing of other scopes.
+    static var refusal: String { "not in the scopes this request may write" }
+
+    func upload(json: Data, access: SyncAccess) async throws -> Data {
+        let batch = try JSONDecoder().decode(UploadBatch<Object>.self, from: json)
+        return try JSONEncoder().encode(try await upload(batch, access: access))
+    }
+
+    func upload(_ batch: UploadBatch<Object>, access: SyncAccess) async throws -> UploadResults<Object> {
+        var results = UploadResults<Object>()
+        for change in batch.changes {
+            results[change.identifier] = try await take(change, access: access)
+        }
+        return results
+    }
+
+    /// Answers one change, in a transaction of its own: tried again from the start when another
+    /// instance changed what it read (the object's state, a feed's counter) before it committed.
+    private func take(_ change: SyncChange<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await garage.transaction { try await deciding(change, access: access) }
+            } catch let error as GarageError {
+                guard case .staleObject = error, attempt < SyncServer.attempts else { throw error }
+            }
+        }
+    }
+
+    private func deciding(_ change: SyncChange<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
+        let stateID = ObjectState.id(typeName: typeName, identifier: change.identifier)
+        let state = try await garage.retrieve(ObjectState.self, identifier: stateID)
+        if let state, !access.writableScopes.contains(state.scope) { return .failed(Self.refusal) }
+        let current = state.map { String($0.version) }
+        // Its answer was lost: the change is the one the current version came from.
+        if let changeID = change.changeID, let state, state.change == changeID { return .accepted(version: current) }
+        if state?.isDeleted ?? true, change.object == nil {
+            return .accepted(version: current)      // a deletion of what the server doesn't have: done
+        }
+        let stored = state?.isDeleted == false ? try await garage.retrieve(Object.self, identifier: change.identifier) : nil
+        if let state {
+            // Based on the current version, or a later change of the device that made it (which
+            // has seen its own change, whatever version it still names).
+            let isOwnLater = change.changeID.flatMap { changeID in state.change.map { changeID.follows($0) } } ?? false
+            if change.version != current && !isOwnLater { return .conflict(stored, version: current) }
+        }
+        return try await writing(change, over: state, stored: stored, access: access)
+    }
+
+    /// Writes `change` of an object the server has (`state`) or not (`nil`), once decided.
+    private func writing(_ change: SyncChange<Object>, over state: ObjectState?, stored: Object?, access: SyncAccess)
+        async throws -> UploadResult<Object> {
+        let scope = change.object.map(rules.scope) ?? state?.scope ?? ""
+        guard access.writableScopes.contains(scope) else { return .failed(Self.refusal) }
+        if let object = change.object, try Garage.identifier(of: object) != change.identifier {
+            return .failed("its object's id is not the identifier of the change (\(change.identifier))")
+        }
+        if let reason = rules.validate(access, change.object, stored) { return .failed(reason) }
+        let version = (state?.version ?? 0) + 1
+        let isDeleted = change.object == nil
+        if let object = change.object {
+            try await garage.park(object)
+        } else {
+            _ = try await garage.delete(Object.self, identifier: change.identifier)
+        }
+        if let state, state.scope != scope, !state.isDeleted {
+            // Moved: a deletion in the scope it left, for the devices that read only that one.
+            try await record(change.identifier, in: state.scope, version: version, isDeleted: true)
+        }
+        try await record(change.identifier, in: scope, version: version, isDeleted: isDeleted)
+        var next = state ?? ObjectState(id: ObjectState.id(typeName: typeName, identifier: change.identifier),
+                                        typeName: typeName, identifier: change.identifier, scope: scope, version: 0,
+                                        isDeleted: false)
+        next.scope = scope
+        next.version = version
+        next.isDeleted = isDeleted
+        next.change = change.changeID
+        try await garage.park(&next)
+        return .accepted(version: String(version))
+    }
+
+    /// Moves the object `identifier` to the end of `scope`'s feed, at `version`.
+    private func record(_ identifier: String, in scope: String, version: Int64, isDeleted: Bool) async throws {
+        var counter = try await garage.retrieve(ScopeCounter.self, identifier: scope) ?? ScopeCounter(id: scope, position: 0)
+        counter.position += 1
+        try await garage.park(&counter)
+        let entryID = FeedEntry.id(typeName: typeName, scope: scope, identifier: identifier)
+        var entry = try await garage.retrieve(FeedEntry.self, identifier: entryID)
+            ?? FeedEntry(id: entryID, typeName: typeName, scope: scope, identifier: identifier, position: 0, version: 0, isDeleted: false)
+        entry.position = counter.position
+        entry.version = version
+        entry.isDeleted = isDeleted
+        try await garage.park(&entry)
+    }
+}
