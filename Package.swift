@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "GarageLitePostgres", targets: ["GarageLitePostgres"]),
         // The server half of sync: a SyncServer on a Garage, its Hummingbird routes.
         .library(name: "GarageLiteServer", targets: ["GarageLiteServer"]),
+        // The ready HTTP transport a device's SyncEngine uses to reach a SyncServer (URLSession only).
+        .library(name: "GarageLiteClient", targets: ["GarageLiteClient"]),
         .executable(name: "garage-demo", targets: ["garage-demo"]),
         .executable(name: "garage", targets: ["garage"]),
         .executable(name: "garage-bench", targets: ["garage-bench"]),
@@ -66,6 +68,11 @@ let package = Package(
                 "GarageLite",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
             ]
+        ),
+        // The device's ready transport to a SyncServer's routes.
+        .target(
+            name: "GarageLiteClient",
+            dependencies: ["GarageLite"]
         ),
         // Two devices sync notes with a SyncEngine over HTTP, with a server on loopback: `swift run garage-demo`.
         .executableTarget(
@@ -171,6 +178,9 @@ let package = Package(
                 "FaultVFS",
                 "GarageLitePostgres",
                 "GarageLiteServer",
+                "GarageLiteClient",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(platforms: [.linux])),
                 "GarageFixtureModels",
                 "GarageStressModels",
                 "garage-stress-worker",

@@ -1,0 +1,108 @@
+import Foundation
+import GarageLite
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The ready transport of a ``SyncEngine``: the protocol's two calls as JSON over HTTP to a
+/// ``SyncServer``'s routes (`POST {server}/sync/{typeName}/upload` and `…/download`), with the
+/// app's bearer token.
+///
+/// ```swift
+/// let transport = HTTPSyncTransport(servers: [URL(string: "https://sync.example.com")!]) {
+///     try await session.currentToken()      // nil: no Authorization header
+/// }
+/// let engine = SyncEngine(garage: garage, transport: transport, types: [.of(Note.self)])
+/// ```
+///
+/// With several servers (the instances of one deployment), a call goes to the one that last
+/// answered, and to the next in turn when it can't be reached: any instance serves any cursor.
+/// An answer other than `200 OK` is thrown as ``HTTPSyncTransport/StatusError``, which the
+/// engine counts as an outage (it gives the batch back and tries again after its backoff).
+///
+/// It uses Foundation's `URLSession`, on every platform the library supports, so that a device
+/// app adds no networking package. A hand-written ``SyncTransport`` remains possible (see the
+/// article on writing a sync job).
+public struct HTTPSyncTransport: SyncTransport {
+    /// The servers, tried in turn.
+    public let servers: [URL]
+    /// The routes' path under each server (the server's `addRoutes(to:path:)`).
+    public let path: String
+    private let token: @Sendable () async throws -> String?
+    private let session: URLSession
+    private let current = CurrentServer()
+
+    /// A transport to `servers` (tried in turn), under `path`, with the bearer token `token`
+    /// returns for each request (`nil`: none).
+    public init(servers: [URL], path: String = "sync", session: URLSession = .shared,
+                token: @escaping @Sendable () async throws -> String? = { nil }) {
+        precondition(!servers.isEmpty, "a transport needs a server")
+        self.servers = servers
+        self.path = path
+        self.session = session
+        self.token = token
+    }
+
+    /// The server answered with another status than `200 OK`.
+    public struct StatusError: Error, CustomStringConvertible, Sendable {
+        /// The HTTP status.
+        public let status: Int
+        /// The server it came from.
+        public let server: URL
+        /// The answer's text (the server's reason).
+        public let message: String
+
+        public var description: String { "\(server) answered \(status): \(message)" }
+    }
+
+    public func upload<Object: Codable>(_ batch: UploadBatch<Object>) async throws -> UploadResults<Object> {
+        try await post(batch, to: "\(batch.typeName)/upload")
+    }
+
+    public func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object> {
+        try await post(request, to: "\(request.typeName)/download")
+    }
+
+    private func post<Answer: Decodable>(_ body: some Encodable, to route: String) async throws -> Answer {
+        let data = try JSONEncoder().encode(body)
+        let bearer = try await token()
+        let first = current.index
+        var lastError: (any Error)?
+        for offset in 0..<servers.count {
+            let index = (first + offset) % servers.count
+            var request = URLRequest(url: servers[index].appendingPathComponent(path).appendingPathComponent(route))
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+            request.httpBody = data
+            let answer: Data, response: URLResponse
+            do {
+                (answer, response) = try await session.data(for: request)
+            } catch let error as URLError where Self.isUnreachable(error) {
+                lastError = error       // this instance can't be reached: the next one
+                continue
+            }
+            current.index = index
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            guard status == 200 else {
+                throw StatusError(status: status, server: servers[index], message: String(decoding: answer.prefix(1_000), as: UTF8.self))
+            }
+            return try JSONDecoder().decode(Answer.self, from: answer)
+        }
+        throw lastError ?? URLError(.cannotConnectToHost)
+    }
+
+    private static func isUnreachable(_ error: URLError) -> Bool {
+        [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost, .timedOut, .notConnectedToInternet]
+            .contains(error.code)
+    }
+}
+
+/// The server a transport last reached.
+private final class CurrentServer: Sendable {
+    private let value = Protected(0)
+    var index: Int {
+        get { value.read { $0 } }
+        set { value.write { $0 = newValue } }
+    }
+}
