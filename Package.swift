@@ -79,6 +79,8 @@ let package = Package(
             name: "garage-demo",
             dependencies: [
                 "GarageLite",
+                "GarageLiteServer",
+                "GarageLiteClient",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(platforms: [.linux])),
             ]

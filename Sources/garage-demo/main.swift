@@ -1,9 +1,10 @@
 // garage-demo: a phone and a laptop, each with its own garage file, edit and delete notes, and
-// their SyncEngines sync them over HTTP with a server on loopback (NotesServer.swift, with its
-// own garage file) through NotesTransport.swift; at the end, the devices and the server must
-// hold the same notes.
+// their SyncEngines sync them over HTTP with a server on loopback (a SyncServer, with its own
+// garage file: DemoServer.swift) through the ready HTTPSyncTransport; at the end, the devices and
+// the server must hold the same notes.
 import Foundation
 import GarageLite
+import GarageLiteClient
 #if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
 import ServiceLifecycle
 #endif
@@ -164,7 +165,7 @@ var serverTask: Task<Void, any Error>?
 #endif
 do {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let server = NotesServer(garage: try Garage(url: files[0]))
+    let server = try DemoServer(garage: try Garage(url: files[0]))
     #if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
     // The server, in a task of its own: the port is known once it listens.
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -180,18 +181,18 @@ do {
         throw DemoFailure("the server did not start: \(String(describing: outcome))")
     }
     let url = URL(string: "http://127.0.0.1:\(port)")!
-    print("Serving on \(url.absoluteString) (Hummingbird; its notes in server.sqlite)")
-    let transport = NotesTransport(server: url)
+    print("Serving on \(url.absoluteString) (a SyncServer in Hummingbird; its notes in server.sqlite)")
+    let transport = HTTPSyncTransport(servers: [url]) { DemoServer.token }
     #else
     print("Hummingbird is built on Linux only (Package.swift): the devices call the server in this process.")
-    let transport = InProcessTransport(server: server)
+    let transport = InProcessTransport(server: server.sync)
     #endif
 
     let phone = try Device("phone", in: folder, transport: transport)
     let laptop = try Device("laptop", in: folder, transport: transport)
     print("A phone and a laptop, each with its own garage file (in \(folder.path)\(keptFolder == nil ? ", deleted at the end" : "")),")
-    print("sync notes with it: each has a SyncEngine" + (transport is NotesTransport
-        ? " whose transport posts JSON with URLSession (NotesTransport.swift)." : "."))
+    print("sync notes with it: each has a SyncEngine" + (transport is HTTPSyncTransport
+        ? " whose transport is the library's HTTPSyncTransport (JSON over URLSession, a bearer token)." : "."))
     print("Each engine.sync() uploads the device's changes, then downloads the server's after its cursor.")
 
     print("\n0. The phone kept a note from version 1 of the app, which called items \"lines\".")
@@ -204,7 +205,7 @@ do {
     try phone.add("packing", title: "Packing", items: ["passport"])
     try laptop.add("books", title: "Books", items: ["Middlemarch"])
     try await phone.sync()
-    try await laptop.sync(" (the server pages its changes, \(server.pageSize) at a time)")
+    try await laptop.sync(" (the server pages its changes, \(server.sync.pageSize) at a time)")
     try await phone.sync()
     let version = try phone.garage.metadata(Note.self, identifier: "groceries")?.serverVersion ?? "none"
     phone.say("engine.status: \(phone.engine.status); the engine keeps each note's server version (groceries: \(version))")
