@@ -1,0 +1,126 @@
+import Crypto
+import Foundation
+import GarageLite
+import GarageLitePostgres
+import Testing
+
+/// The tests' server's data folder: `.ci/with-postgres`'s, or the one the server names (`SHOW
+/// data_directory`) when this process may read it; `nil` without either.
+enum PostgresDataFolder {
+    static let path: String? = {
+        guard TestEngine.postgresURL != nil else { return nil }
+        let folder = ProcessInfo.processInfo.environment["GARAGE_POSTGRES_DATA"]
+            ?? (try? PostgresEngineTests.psql("SHOW data_directory"))
+        guard let folder, FileManager.default.isReadableFile(atPath: folder + "/PG_VERSION") else { return nil }
+        return folder
+    }()
+}
+
+/// A note whose text the tests look for in the server's files.
+struct PGSecretNote: Codable, Identifiable, Sendable, Equatable {
+    var id: String
+    var text: String
+}
+
+/// Issue 42: encrypting a schema leaves no plaintext in the table's files. PostgreSQL keeps an
+/// updated row's old version in the table's pages (and its entries in the indexes'), which
+/// `CHECKPOINT` and a plain `VACUUM` leave there; the encryption ends with `VACUUM FULL`.
+/// Reads the relation files of the `.ci/with-postgres` cluster (`GARAGE_POSTGRES_DATA`), or of
+/// a local server whose data folder this process can read; skipped otherwise.
+@Suite("PostgreSQL: no plaintext left after encrypting", .serialized,
+       .enabled(if: TestEngine.postgresURL != nil, "no PostgreSQL server: set GARAGE_POSTGRES_URL"),
+       .enabled(if: PostgresDataFolder.path != nil, "the server's data folder can't be read from this process"))
+struct PostgresEncryptionTests {
+    static var dataFolder: String? { PostgresDataFolder.path }
+
+    /// The bytes of the files of the object table of `schema`, of its TOAST table and of their
+    /// indexes, once `CHECKPOINT` has written what the server holds in memory, by relation.
+    static func relationFiles(_ schema: String) throws -> [String: Data] {
+        try PostgresEngineTests.psql("CHECKPOINT")
+        let table = "'\(schema).garage_object'::regclass"
+        let listing = try PostgresEngineTests.psql("""
+            SELECT c.relname || '|' || pg_relation_filepath(c.oid) FROM pg_class AS c
+            WHERE c.oid = \(table) OR c.oid = (SELECT reltoastrelid FROM pg_class WHERE oid = \(table))
+                OR c.oid IN (SELECT indexrelid FROM pg_index
+                             WHERE indrelid IN (\(table), (SELECT reltoastrelid FROM pg_class WHERE oid = \(table))))
+            """)
+        var files: [String: Data] = [:]
+        for line in listing.split(separator: "\n") {
+            let parts = line.split(separator: "|", maxSplits: 1).map(String.init)
+            try #require(parts.count == 2, "\(line)")
+            // A relation's main fork, in segments of 1 GB: `path`, `path.1`, ...
+            var bytes = Data()
+            var segment = try #require(dataFolder) + "/" + parts[1]
+            var number = 0
+            while let data = FileManager.default.contents(atPath: segment) {
+                bytes.append(data)
+                number += 1
+                segment = try #require(dataFolder) + "/" + parts[1] + ".\(number)"
+            }
+            files[parts[0]] = bytes
+        }
+        return files
+    }
+
+    /// The relations of `files` that hold `marker`.
+    static func relations(_ files: [String: Data], holding marker: String) -> [String] {
+        files.filter { $0.value.range(of: Data(marker.utf8)) != nil }.keys.sorted()
+    }
+
+    /// A text of about 4 KB that doesn't compress, with `marker` in its middle: PostgreSQL keeps
+    /// it in the table's TOAST table.
+    static func longText(_ marker: String) -> String {
+        let noise = (0..<50).map { _ in UUID().uuidString }
+        return (noise[..<25] + [marker] + noise[25...]).joined(separator: " ")
+    }
+
+    @Test func encryptingASchemaLeavesNoPlaintextInTheTableOrItsIndexes() throws {
+        let (url, schema) = PostgresEngineTests.newSchema()
+        do {
+            let plain = try Garage(postgresURL: url)
+            try plain.parkAll((0..<300).map { PGSecretNote(id: "n\($0)", text: "Firstmarker \($0)") })
+            // Every note's earlier version stays in the table's pages, as an old version.
+            try plain.parkAll((0..<300).map { PGSecretNote(id: "n\($0)", text: "Secondmarker \($0)") })
+            try plain.park(PGSecretNote(id: "long", text: Self.longText("Toastmarker")))
+            try plain.index(PGSecretNote.self, on: Field("text"))
+            try plain.textIndex(PGSecretNote.self, on: Field("text"))
+            try #require(try plain.indexes().count == 2)
+        }
+        // What the test looks for is there to be found: in the table, in the query index (its
+        // values), in the text index (its words, folded to lowercase).
+        try PostgresEngineTests.psql("VACUUM \(schema).garage_object")
+        let before = try Self.relationFiles(schema)
+        try #require(before.count >= 6, "the table, its TOAST table and index, its key and sync indexes, the query indexes: \(before.keys)")
+        for marker in ["Firstmarker", "Secondmarker", "Toastmarker", "secondmarker"] {
+            try #require(!Self.relations(before, holding: marker).isEmpty, "\(marker) is nowhere before the encryption")
+        }
+        try #require(Self.relations(before, holding: "Firstmarker").contains("garage_object"),
+                     "a plain VACUUM left the old versions' bytes in the table")
+
+        let key = StoreKey.key(SymmetricKey(size: .bits256))
+        let encrypted = try Garage(postgresURL: url, encryptionKey: key)
+        // The indexes are gone: they held the values, and read nothing of encrypted rows.
+        #expect(try encrypted.indexes().isEmpty)
+        #expect(try PostgresEngineTests.psql("""
+            SELECT count(*) FROM pg_indexes
+            WHERE schemaname = '\(schema)' AND (indexname LIKE 'garage_query_%' OR indexname LIKE 'garage_text_%')
+            """) == "0")
+        let after = try Self.relationFiles(schema)
+        #expect(after.count >= 4, "\(after.keys)")
+        for marker in ["Firstmarker", "Secondmarker", "Toastmarker", "firstmarker", "secondmarker", "toastmarker"] {
+            #expect(Self.relations(after, holding: marker).isEmpty, "\(marker) is in \(Self.relations(after, holding: marker))")
+        }
+        #expect(try encrypted.retrieve(PGSecretNote.self, identifier: "n7")?.text == "Secondmarker 7")
+        #expect(try encrypted.retrieve(PGSecretNote.self, identifier: "long")?.text.contains("Toastmarker") == true)
+        #expect(try encrypted.check().isOK)
+        #expect(try encrypted.encryptionStatus().isEncrypted)
+
+        // A rotation ends the same way: no ciphertext of the retired key is left.
+        let oldCiphertext = String(try PostgresEngineTests.psql(
+            "SELECT data FROM \(schema).garage_object WHERE identifier = 'n7'").prefix(60))
+        try #require(oldCiphertext.count == 60 && Self.relations(after, holding: oldCiphertext) == ["garage_object"])
+        #expect(try encrypted.rekey(to: .key(SymmetricKey(size: .bits256))) == 301)
+        #expect(Self.relations(try Self.relationFiles(schema), holding: oldCiphertext).isEmpty)
+        #expect(try encrypted.retrieve(PGSecretNote.self, identifier: "n7")?.text == "Secondmarker 7")
+    }
+}
