@@ -123,4 +123,39 @@ struct PostgresEncryptionTests {
         #expect(Self.relations(try Self.relationFiles(schema), holding: oldCiphertext).isEmpty)
         #expect(try encrypted.retrieve(PGSecretNote.self, identifier: "n7")?.text == "Secondmarker 7")
     }
+
+    /// PostgreSQL vacuums a table for its owner only, and skips it for another role with a
+    /// warning alone: a garage whose role doesn't own the table says the old versions stay.
+    @Test func aRoleThatDoesNotOwnTheTableIsToldTheOldVersionsStay() throws {
+        let (url, schema) = PostgresEngineTests.newSchema()
+        do {
+            let owner = try Garage(postgresURL: url)
+            try owner.parkAll((0..<20).map { PGSecretNote(id: "n\($0)", text: "Tenantmarker \($0)") })
+        }
+        let role = "tenant_\(schema)"
+        try PostgresEngineTests.psql("""
+            CREATE ROLE \(role) LOGIN; GRANT USAGE ON SCHEMA \(schema) TO \(role);
+            GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)
+            """)
+        defer { _ = try? PostgresEngineTests.psql("DROP OWNED BY \(role); DROP ROLE \(role)") }
+        var components = try #require(URLComponents(string: url))
+        components.user = role
+        do {
+            let tenant = try Garage(postgresURL: try #require(components.string))
+            tenant.dataEncryptionDelegate = try AESGCMEncryptor(key: SymmetricKey(size: .bits256))
+            let error = try #require(throws: GarageError.self) { try tenant.encryptUnencryptedObjects() }
+            guard case let .storageFailure(operation, reason) = error else {
+                Issue.record("expected storageFailure, got \(error)")
+                return
+            }
+            #expect(operation == "erase the data the rewrite replaced (VACUUM FULL \(schema).garage_object)")
+            #expect(reason.contains("PostgreSQL skipped the table") && reason.contains("owner"), "\(reason)")
+            // The rows are encrypted all the same, and each call says it again.
+            #expect(try tenant.retrieve(PGSecretNote.self, identifier: "n3")?.text == "Tenantmarker 3")
+            #expect(throws: error) { try tenant.encryptUnencryptedObjects() }
+        }
+        // The statement the error names, run by the owner, finishes the job.
+        try PostgresEngineTests.psql("VACUUM FULL \(schema).garage_object")
+        #expect(Self.relations(try Self.relationFiles(schema), holding: "Tenantmarker").isEmpty)
+    }
 }
