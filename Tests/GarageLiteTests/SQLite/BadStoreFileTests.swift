@@ -148,6 +148,10 @@ struct BadStoreFileTests {
         HeaderDamage(offset: 21, bytes: [65], says: ["bytes 21 to 23 of its header (SQLite's payload fractions) are 65, 32, 32",
                                                      "not a database", "writing 64, 32, 32 back at offset 21"]),
         HeaderDamage(offset: 23, bytes: [31], says: ["are 64, 32, 31"]),
+        // SQLite said "unsupported file format", and "malformed database schema" in mojibake.
+        HeaderDamage(offset: 47, bytes: [5], says: ["bytes 44 to 47 of its header (SQLite's schema format) read 5"]),
+        HeaderDamage(offset: 59, bytes: [2], says: ["bytes 56 to 59 of its header (the text encoding) read 2",
+                                                    "writing 1 back (0, 0, 0, 1 at offset 56)"]),
     ]
 
     /// Opening a store whose header SQLite would misread throws `damagedStore` naming the byte

@@ -66,6 +66,18 @@ extension StoreFile {
                 + "\(header[23]), where SQLite writes 64, 32, 32: SQLite refuses the file as not a database; if those bytes "
                 + "alone were changed, writing 64, 32, 32 back at offset 21 repairs the file"
         }
+        let schemaFormat = header[44..<48].reduce(0) { $0 << 8 | Int($1) }
+        if schemaFormat > 4 {
+            return "bytes 44 to 47 of its header (SQLite's schema format) read \(schemaFormat), where SQLite writes 1 to 4: "
+                + "SQLite refuses the file as of an unsupported format; if those bytes alone were changed, writing 4 back "
+                + "(0, 0, 0, 4 at offset 44) repairs the file"
+        }
+        let encoding = header[56..<60].reduce(0) { $0 << 8 | Int($1) }
+        if isGarageStore, encoding != 1 {
+            return "bytes 56 to 59 of its header (the text encoding) read \(encoding), where every GarageLite store has 1 "
+                + "(UTF-8): SQLite would read its text in another encoding, and its schema as damaged; if those bytes alone "
+                + "were changed, writing 1 back (0, 0, 0, 1 at offset 56) repairs the file"
+        }
         return nil
     }
 }
