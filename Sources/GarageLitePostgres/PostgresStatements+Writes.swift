@@ -215,17 +215,17 @@ extension PostgresStatements {
     /// It holds the table's `ACCESS EXCLUSIVE` lock while it runs (every garage on the schema
     /// waits), and waits for it up to the lock timeout (the busy timeout, then
     /// ``GarageError/storeBusy(operation:path:)``: call again). A row version that a transaction
-    /// open since before the rewrite may still read is copied, not dropped: call again once it
-    /// ended. PostgreSQL's write-ahead log is the server's: it keeps the old versions until it
-    /// recycles its segments (after checkpoints, and what archives, replicas and base backups
-    /// keep is theirs), so this returns `false`.
+    /// open since before the rewrite may still read is copied, not dropped: a `VACUUM FULL` once
+    /// it ended drops it. PostgreSQL's write-ahead log is the server's: it keeps the old
+    /// versions until it recycles its segments (after checkpoints; what archives, replicas and
+    /// base backups keep is theirs), so this returns `false`.
     ///
     /// - throws: ``GarageError/storageFailure(operation:reason:)`` when PostgreSQL skipped the
     ///   table (it vacuums a table for its owner, the database's or a superuser only, and says
     ///   so in a warning alone).
     func compactAndTruncateLog() throws -> Bool {
         let before = try relationFile()
-        // As long as the table takes to copy: not an ordinary answer's deadline.
+        // As long as copying the table takes (a day at most): not an ordinary answer's deadline.
         try run(PostgresQuery(unsafeSQL: "VACUUM (FULL, ANALYZE) \(objects)"), deadline: 86_400)
         guard try relationFile() != before else {
             throw GarageError.storageFailure(

@@ -26,19 +26,60 @@ struct PGSecretNote: Codable, Identifiable, Sendable, Equatable {
 /// updated row's old version in the table's pages (and its entries in the indexes'), which
 /// `CHECKPOINT` and a plain `VACUUM` leave there; the encryption ends with `VACUUM FULL`.
 /// Reads the relation files of the `.ci/with-postgres` cluster (`GARAGE_POSTGRES_DATA`), or of
-/// a local server whose data folder this process can read; skipped otherwise.
+/// a local server whose data folder this process can read; skipped otherwise. Each test has a
+/// database of its own (``Database``): `VACUUM FULL` keeps the old versions that a transaction
+/// open anywhere in the database may still read, as the other tests' transactions may.
 @Suite("PostgreSQL: no plaintext left after encrypting", .serialized,
        .enabled(if: TestEngine.postgresURL != nil, "no PostgreSQL server: set GARAGE_POSTGRES_URL"),
        .enabled(if: PostgresDataFolder.path != nil, "the server's data folder can't be read from this process"))
 struct PostgresEncryptionTests {
     static var dataFolder: String? { PostgresDataFolder.path }
 
-    /// The bytes of the files of the object table of `schema`, of its TOAST table and of their
-    /// indexes, once `CHECKPOINT` has written what the server holds in memory, by relation.
-    static func relationFiles(_ schema: String) throws -> [String: Data] {
-        try PostgresEngineTests.psql("CHECKPOINT")
-        let table = "'\(schema).garage_object'::regclass"
-        let listing = try PostgresEngineTests.psql("""
+    /// A database of a test's own, dropped at the end of the test (`drop()`), and a schema in it.
+    struct Database {
+        let name = TestEngine.newSchemaName()
+        let schema = TestEngine.newSchemaName()
+
+        init() throws {
+            try PostgresEngineTests.psql("CREATE DATABASE \(name)")
+        }
+
+        /// `postgres://…` of the tests' server, for `database`, with `schema` (a garage's URL).
+        private func url(database: String, schema: String?) throws -> String {
+            let server = try #require(TestEngine.postgresURL)
+            var components = try #require(URLComponents(string: server))
+            components.path = "/" + database
+            // psql takes no schema (nor, as PostgresEngineTests.psql, the garage's sslmode).
+            components.queryItems = schema.map { schema in
+                (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: schema)]
+            }
+            return try #require(components.string)
+        }
+
+        /// The garage's URL: the schema in this database.
+        func garageURL() throws -> String { try url(database: name, schema: schema) }
+
+        /// Runs `sql` with psql in this database.
+        @discardableResult
+        func psql(_ sql: String) throws -> String {
+            let result = try ToolProcess.run(executable: URL(fileURLWithPath: "/usr/bin/psql"),
+                                             [try url(database: name, schema: nil), "-v", "ON_ERROR_STOP=1", "-tA", "-c", sql])
+            try #require(result.exitCode == 0, "psql failed: \(result)")
+            return String(decoding: result.stdoutData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        func drop() {
+            _ = try? PostgresEngineTests.psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        }
+    }
+
+    /// The bytes of the files of the object table of the database's schema, of its TOAST table
+    /// and of their indexes, once `CHECKPOINT` has written what the server holds in memory, by
+    /// relation.
+    static func relationFiles(_ database: Database) throws -> [String: Data] {
+        try database.psql("CHECKPOINT")
+        let table = "'\(database.schema).garage_object'::regclass"
+        let listing = try database.psql("""
             SELECT c.relname || '|' || pg_relation_filepath(c.oid) FROM pg_class AS c
             WHERE c.oid = \(table) OR c.oid = (SELECT reltoastrelid FROM pg_class WHERE oid = \(table))
                 OR c.oid IN (SELECT indexrelid FROM pg_index
@@ -75,7 +116,9 @@ struct PostgresEncryptionTests {
     }
 
     @Test func encryptingASchemaLeavesNoPlaintextInTheTableOrItsIndexes() throws {
-        let (url, schema) = PostgresEngineTests.newSchema()
+        let database = try Database()
+        defer { database.drop() }
+        let (url, schema) = (try database.garageURL(), database.schema)
         do {
             let plain = try Garage(postgresURL: url)
             try plain.parkAll((0..<300).map { PGSecretNote(id: "n\($0)", text: "Firstmarker \($0)") })
@@ -88,8 +131,8 @@ struct PostgresEncryptionTests {
         }
         // What the test looks for is there to be found: in the table, in the query index (its
         // values), in the text index (its words, folded to lowercase).
-        try PostgresEngineTests.psql("VACUUM \(schema).garage_object")
-        let before = try Self.relationFiles(schema)
+        try database.psql("VACUUM \(schema).garage_object")
+        let before = try Self.relationFiles(database)
         try #require(before.count >= 6, "the table, its TOAST table and index, its key and sync indexes, the query indexes: \(before.keys)")
         for marker in ["Firstmarker", "Secondmarker", "Toastmarker", "secondmarker"] {
             try #require(!Self.relations(before, holding: marker).isEmpty, "\(marker) is nowhere before the encryption")
@@ -101,11 +144,11 @@ struct PostgresEncryptionTests {
         let encrypted = try Garage(postgresURL: url, encryptionKey: key)
         // The indexes are gone: they held the values, and read nothing of encrypted rows.
         #expect(try encrypted.indexes().isEmpty)
-        #expect(try PostgresEngineTests.psql("""
+        #expect(try database.psql("""
             SELECT count(*) FROM pg_indexes
             WHERE schemaname = '\(schema)' AND (indexname LIKE 'garage_query_%' OR indexname LIKE 'garage_text_%')
             """) == "0")
-        let after = try Self.relationFiles(schema)
+        let after = try Self.relationFiles(database)
         #expect(after.count >= 4, "\(after.keys)")
         for marker in ["Firstmarker", "Secondmarker", "Toastmarker", "firstmarker", "secondmarker", "toastmarker"] {
             #expect(Self.relations(after, holding: marker).isEmpty, "\(marker) is in \(Self.relations(after, holding: marker))")
@@ -116,28 +159,31 @@ struct PostgresEncryptionTests {
         #expect(try encrypted.encryptionStatus().isEncrypted)
 
         // A rotation ends the same way: no ciphertext of the retired key is left.
-        let oldCiphertext = String(try PostgresEngineTests.psql(
+        let oldCiphertext = String(try database.psql(
             "SELECT data FROM \(schema).garage_object WHERE identifier = 'n7'").prefix(60))
         try #require(oldCiphertext.count == 60 && Self.relations(after, holding: oldCiphertext) == ["garage_object"])
         #expect(try encrypted.rekey(to: .key(SymmetricKey(size: .bits256))) == 301)
-        #expect(Self.relations(try Self.relationFiles(schema), holding: oldCiphertext).isEmpty)
+        #expect(Self.relations(try Self.relationFiles(database), holding: oldCiphertext).isEmpty)
         #expect(try encrypted.retrieve(PGSecretNote.self, identifier: "n7")?.text == "Secondmarker 7")
     }
 
     /// PostgreSQL vacuums a table for its owner only, and skips it for another role with a
     /// warning alone: a garage whose role doesn't own the table says the old versions stay.
     @Test func aRoleThatDoesNotOwnTheTableIsToldTheOldVersionsStay() throws {
-        let (url, schema) = PostgresEngineTests.newSchema()
+        let database = try Database()
+        defer { database.drop() }
+        let (url, schema) = (try database.garageURL(), database.schema)
         do {
             let owner = try Garage(postgresURL: url)
             try owner.parkAll((0..<20).map { PGSecretNote(id: "n\($0)", text: "Tenantmarker \($0)") })
         }
         let role = "tenant_\(schema)"
-        try PostgresEngineTests.psql("""
+        try database.psql("""
             CREATE ROLE \(role) LOGIN; GRANT USAGE ON SCHEMA \(schema) TO \(role);
             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)
             """)
-        defer { _ = try? PostgresEngineTests.psql("DROP OWNED BY \(role); DROP ROLE \(role)") }
+        // (Runs before the database is dropped: the role's privileges go with it, the role after.)
+        defer { _ = try? database.psql("DROP OWNED BY \(role)"); _ = try? PostgresEngineTests.psql("DROP ROLE \(role)") }
         var components = try #require(URLComponents(string: url))
         components.user = role
         do {
@@ -155,7 +201,7 @@ struct PostgresEncryptionTests {
             #expect(throws: error) { try tenant.encryptUnencryptedObjects() }
         }
         // The statement the error names, run by the owner, finishes the job.
-        try PostgresEngineTests.psql("VACUUM FULL \(schema).garage_object")
-        #expect(Self.relations(try Self.relationFiles(schema), holding: "Tenantmarker").isEmpty)
+        try database.psql("VACUUM FULL \(schema).garage_object")
+        #expect(Self.relations(try Self.relationFiles(database), holding: "Tenantmarker").isEmpty)
     }
 }
