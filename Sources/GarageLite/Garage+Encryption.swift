@@ -22,14 +22,23 @@ extension Garage {
     /// uploaded again, and observers see no change); they write in transactions of 500
     /// objects, committed at once (not part of a transaction in progress), so a call
     /// interrupted, by an error or a killed process, leaves each object as it was or rewritten,
-    /// and called again, goes on. Nothing of the data replaced stays on disk: the rows are
-    /// rewritten with SQLite's `secure_delete` on, and at the end the store is compacted
-    /// (`VACUUM`, which also drops what was deleted before, in free pages) and its write-ahead
-    /// log emptied. That takes a while on a large store, and room for a copy of it. A reader of
-    /// another process keeping an old snapshot keeps the log from being emptied: call again
-    /// when that is done. (That is SQLite's engine; on an engine that can't erase what it frees,
-    /// see ``GarageEngine``, the rows are rewritten all the same, and what they held before
-    /// stays wherever that engine leaves freed data.)
+    /// and called again, goes on. Nothing of the data replaced stays in the store's files: on
+    /// SQLite the rows are rewritten with `secure_delete` on, and at the end the store is
+    /// compacted (`VACUUM`, which also drops what was deleted before, in free pages) and its
+    /// write-ahead log emptied; a reader of another process keeping an old snapshot keeps the
+    /// log from being emptied: call again when that is done. On PostgreSQL the end is
+    /// `VACUUM (FULL, ANALYZE)` of the object table, which writes its rows and indexes into new
+    /// files and drops the old ones (plain `VACUUM` leaves the old row versions' bytes in the
+    /// pages): the schema's garages wait meanwhile, and the server's write-ahead log, archives,
+    /// replicas and backups still hold the old values until they are recycled (the article
+    /// *Encryption* says more). Either takes a while on a large store, and room for a copy of
+    /// it. (On an engine that can't erase what it frees, see ``GarageEngine``, the rows are
+    /// rewritten all the same, and what they held before stays wherever that engine leaves
+    /// freed data.)
+    ///
+    /// Encrypting first drops the store's indexes (`indexes()`: text and query indexes),
+    /// which hold the objects' words and values in clear and can't read encrypted rows: a garage
+    /// that encrypts refuses them, and the queries that would read them.
     ///
     /// An `async` call whose task is cancelled stops between two transactions, with
     /// `CancellationError`: each object is as it was or rewritten, and the next call goes on.

@@ -63,21 +63,22 @@ final class PooledConnection: Sendable {
         max(120, Int64(busyTimeout.rounded(.up)) + 60)
     }
 
-    /// The answer `future` brings, waited for on this thread (see ``answers(_:)``).
-    func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
-        try answers([future])[0].get()
+    /// The answer `future` brings, waited for on this thread (see ``answers(_:deadline:)``).
+    func answer<T: Sendable>(_ future: EventLoopFuture<T>, deadline: Int64? = nil) throws -> T {
+        try answers([future], deadline: deadline)[0].get()
     }
 
     /// The answers `futures` bring, in order, waited for on this thread: each fails when the
-    /// connection closes first, or when the server doesn't answer them all within
-    /// ``answerDeadline`` seconds (seen with a socket in CLOSE-WAIT, the server's goodbye unread:
-    /// the connection is then closed, and the pool drops it).
+    /// connection closes first, or when the server doesn't answer them all within `deadline`
+    /// seconds, ``answerDeadline`` unless given (seen with a socket in CLOSE-WAIT, the server's
+    /// goodbye unread: the connection is then closed, and the pool drops it).
     ///
     /// One hop to the event loop, however many futures: their callbacks are added there, and
     /// this thread sleeps on a condition until the last one comes (a future's `wait()`, or a
     /// callback added from this thread, costs a hop each, and a timer scheduled and cancelled
     /// two more: together most of a by-identifier retrieve's client time).
-    func answers<T: Sendable>(_ futures: [EventLoopFuture<T>]) throws -> [Result<T, any Error>] {
+    func answers<T: Sendable>(_ futures: [EventLoopFuture<T>], deadline: Int64? = nil) throws -> [Result<T, any Error>] {
+        let deadline = deadline ?? answerDeadline
         guard let loop = futures.first?.eventLoop else { return [] }
         let done = ConditionLock(value: false)
         let outcome = Protected<[Result<T, any Error>]?>(nil)
@@ -108,11 +109,11 @@ final class PooledConnection: Sendable {
                 }
             }
         }
-        if done.lock(whenValue: true, timeoutSeconds: Double(answerDeadline)) {
+        if done.lock(whenValue: true, timeoutSeconds: Double(deadline)) {
             done.unlock()
         } else {
             finish(futures.map { _ in Result<T, any Error>.failure(PostgresConnections.Failure(
-                reason: "the server did not answer within \(answerDeadline) seconds")) })
+                reason: "the server did not answer within \(deadline) seconds")) })
             PostgresConnections.closeSoon(connection)
         }
         return outcome.read { $0 ?? [] }

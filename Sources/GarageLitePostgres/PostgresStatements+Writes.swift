@@ -197,6 +197,53 @@ extension PostgresStatements {
             """) > 0
     }
 
+    // MARK: - Erasing what the rewrites replaced (ErasesFreedContent)
+
+    /// PostgreSQL has no setting that overwrites what a write frees: an update leaves the row's
+    /// old version in the table's pages, and its index entries in the indexes', until they are
+    /// rewritten. ``compactAndTruncateLog()`` rewrites them.
+    func setErasesFreedContent(_ erases: Bool) throws -> Bool {
+        false
+    }
+
+    /// `VACUUM (FULL, ANALYZE)` of the object table: PostgreSQL writes the table's live rows
+    /// into new files, with its TOAST table (the long data), rebuilds its indexes, and drops
+    /// the old files, so that no earlier version of a row, nor an index entry of one, is left
+    /// in them; `ANALYZE` replaces the statistics, which sample the column's values. Plain
+    /// `VACUUM` only marks the old versions' space as free, and leaves their bytes there.
+    ///
+    /// It holds the table's `ACCESS EXCLUSIVE` lock while it runs (every garage on the schema
+    /// waits), and waits for it up to the lock timeout (the busy timeout, then
+    /// ``GarageError/storeBusy(operation:path:)``: call again). A row version that a transaction
+    /// open since before the rewrite may still read is copied, not dropped: a `VACUUM FULL` once
+    /// it ended drops it. PostgreSQL's write-ahead log is the server's: it keeps the old
+    /// versions until it recycles its segments (after checkpoints; what archives, replicas and
+    /// base backups keep is theirs), so this returns `false`.
+    ///
+    /// - throws: ``GarageError/storageFailure(operation:reason:)`` when PostgreSQL skipped the
+    ///   table (it vacuums a table for its owner, the database's or a superuser only, and says
+    ///   so in a warning alone).
+    func compactAndTruncateLog() throws -> Bool {
+        let before = try relationFile()
+        // As long as copying the table takes (a day at most): not an ordinary answer's deadline.
+        try run(PostgresQuery(unsafeSQL: "VACUUM (FULL, ANALYZE) \(objects)"), deadline: 86_400)
+        guard try relationFile() != before else {
+            throw GarageError.storageFailure(
+                operation: "erase the data the rewrite replaced (VACUUM FULL \(objects))",
+                reason: "PostgreSQL skipped the table: it vacuums a table for its owner, the database's owner or a superuser "
+                    + "only, and this garage's role is none of them; the rows are rewritten, and their earlier versions stay "
+                    + "in the table's files until one of those runs VACUUM FULL \(objects)")
+        }
+        return false
+    }
+
+    /// The file node of the object table: VACUUM FULL gives it new files.
+    private func relationFile() throws -> Int64 {
+        guard let row = try run(PostgresQuery(unsafeSQL: "SELECT pg_relation_filenode('\(objects)'::regclass)::bigint"))
+            .rows.first else { return 0 }
+        return try row.decode(Int64?.self) ?? 0
+    }
+
     // MARK: - Facts
 
     @discardableResult

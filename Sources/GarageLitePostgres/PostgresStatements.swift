@@ -11,7 +11,7 @@ import PostgresNIO
 /// The writes that follow a rule (park, delete, statuses, claims' ends) are the rules' own
 /// (``RowWriteStatements``' default implementations: read the row, apply ``RowRules``, store it
 /// with ``putRow(_:)``), so this engine has no copy of them to keep equal.
-final class PostgresStatements: RowWriteStatements, CountsOtherCommits, MeasuresItsStorage {
+final class PostgresStatements: RowWriteStatements, CountsOtherCommits, MeasuresItsStorage, ErasesFreedContent {
     let connection: PooledConnection
     let schema: String
     /// Whether this access is the writer's: its reads of a row in a transaction lock the row.
@@ -54,13 +54,16 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     private static let logger = Logger(label: "GarageLitePostgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// Runs `query` and returns its rows, waiting on this thread (after the writes sent before it).
+    /// Runs `query` and returns its rows, waiting on this thread (after the writes sent before it)
+    /// up to `deadline` seconds (the connection's ``PooledConnection/answerDeadline`` unless given).
     @discardableResult
-    func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
+    func run(_ query: PostgresQuery, deadline: Int64? = nil) throws -> PostgresQueryResult {
         try sendBufferedRows()
         try waitForSentWrites()
         if depth == 0, writes, !Self.onlyReads(query.sql) { sentCommit = true }
-        return try recordingFailure { try connection.answer(connection.connection.query(query, logger: Self.logger)) }
+        return try recordingFailure {
+            try connection.answer(connection.connection.query(query, logger: Self.logger), deadline: deadline)
+        }
     }
 
     /// The first statement of this transaction that failed: PostgreSQL then refuses the others,

@@ -332,7 +332,8 @@ struct Check: ParsableCommand {
         discussion: """
             Runs SQLite's check of the file (a postgres:// store: reads every row of its schema), then \
             GarageLite's: reference lists, JSON, references to objects that don't exist, and (with the \
-            key) encrypted objects that don't decrypt.
+            key) encrypted objects that don't decrypt. A store too damaged to open (a header SQLite \
+            would misread, say) is a problem found: the report names the damage.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -346,9 +347,21 @@ struct Check: ParsableCommand {
         var problems: [String]
     }
 
+    /// The store's report; for a store file too damaged to open, the damage that keeps it closed:
+    /// that is the check's finding, not a failure to check.
+    private func report() throws -> IntegrityReport {
+        let garage: Garage
+        do {
+            garage = try store.openForReading()
+        } catch GarageError.damagedStore(_, _, let reason) where !store.isPostgres {
+            return IntegrityReport(problems: [.sqlite(reason)])
+        }
+        return try garage.check(maximumProblems: maximumProblems)
+    }
+
     func run() throws {
         try reportingFailures {
-            let report = try store.openForReading().check(maximumProblems: maximumProblems)
+            let report = try self.report()
             if output.json {
                 try Output.json(JSON(isOK: report.isOK, isTruncated: report.isTruncated, problems: report.problems.map(\.description)))
             } else {

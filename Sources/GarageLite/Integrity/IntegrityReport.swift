@@ -15,7 +15,9 @@ public struct IntegrityReport: Sendable, Equatable, CustomStringConvertible {
     /// One thing wrong with the store.
     public enum Problem: Sendable, Equatable, CustomStringConvertible {
         /// SQLite found the file damaged: a line of its `integrity_check`, or the error a check
-        /// of the rows failed with because of the damage.
+        /// of the rows failed with because of the damage; or a field of the file's header that
+        /// SQLite would misread (the reason an open of the file throws
+        /// ``GarageError/damagedStore(path:operation:reason:)`` with), naming its byte.
         case sqlite(String)
         /// The row's data is not valid JSON (it is not encrypted): retrieving the object throws
         /// ``GarageError/corruptData(typeName:identifier:reason:)``.

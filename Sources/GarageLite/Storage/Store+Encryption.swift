@@ -7,7 +7,8 @@ extension Store {
     /// `encrypted` false) after the row `key` (`nil`: from the first), in key order: `rewrite`
     /// gives each row's new data and whether it is encrypted, or `nil` to leave it. Returns how
     /// many it rewrote and the row to go on after, or `nil` when no row is left: the last batch
-    /// then compacts the store and empties its log, so that no replaced data lingers on disk.
+    /// then compacts the store and empties its log, so that no replaced data lingers on disk
+    /// (``ErasesFreedContent``). An encryption's first batch drops the store's indexes.
     func rewritingData(
         encrypted: Bool, after key: ObjectKey?, limit: Int,
         _ rewrite: @escaping @Sendable (String, ObjectKey) throws -> (data: String, isEncrypted: Bool)?
@@ -19,9 +20,9 @@ extension Store {
             let erased = try erasing?.setErasesFreedContent(true)
             defer { if let erasing, let erased { _ = try? erasing.setErasesFreedContent(erased) } }
             let (count, next) = try Store.transaction(statements) {
-                // Text indexes hold copies of the words of the objects about to be encrypted,
-                // which no search of an encrypting garage may read: they go first.
-                if !encrypted, key == nil { try Store.droppingTextIndexes(statements) }
+                // Indexes hold copies of the words and values of the objects about to be
+                // encrypted, which no query of an encrypting garage may read: they go first.
+                if !encrypted, key == nil { try Store.droppingQueryIndexes(statements) }
                 let rows = try statements.rows(encrypted: encrypted, after: key, limit: limit)
                 var count = 0
                 for row in rows {

@@ -55,11 +55,14 @@ extension Store {
         })
     }
 
-    /// Drops every text index of the store, in the caller's transaction.
-    static func droppingTextIndexes(_ statements: any RowWriteStatements) throws {
+    /// Drops every index of the store, text and query ones, in the caller's transaction: what
+    /// an encryption does first. Each holds properties of the objects in clear (a text index
+    /// the words, a query index the values), and reads nothing of an encrypted row (a garage
+    /// that encrypts refuses both, and the queries that would read them).
+    static func droppingQueryIndexes(_ statements: any RowWriteStatements) throws {
         var definitions = try recorded(statements)
-        guard definitions.contains(where: \.isText) else { return }
-        try drop(&definitions, where: \.isText, statements)
+        guard !definitions.isEmpty else { return }
+        try drop(&definitions, where: { _ in true }, statements)
         try record(definitions, statements)
     }
 

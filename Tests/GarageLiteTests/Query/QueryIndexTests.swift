@@ -59,7 +59,8 @@ struct QueryIndexTests {
         #expect(throws: GarageError.self) { try encrypted.index(QueryNote.self, on: Field("title")) }
     }
 
-    /// A garage indexed, then encrypted: the index reads nothing of the encrypted rows, and
+    /// A garage indexed, then encrypted: the encryption drops the index, which held the values
+    /// in clear and would read nothing of the encrypted rows (issue 42: it stayed listed), and
     /// writes and status queries carry on.
     @Test func anIndexedGarageCanBeEncryptedLater() throws {
         let directory = try TemporaryDirectory()
@@ -73,7 +74,8 @@ struct QueryIndexTests {
         try encrypted.park(QueryNote(id: "c", title: "milk"))
         #expect(try encrypted.retrieveAll(QueryNote.self).map(\.id) == ["a", "b", "c"])
         #expect(try encrypted.identifiers(Query(QueryNote.self).sortedByModificationDate()).count == 3)
-        #expect(try encrypted.indexes().map(\.description) == ["QueryNote(title)"])
+        #expect(try encrypted.indexes().isEmpty)
+        #expect(try plain.indexes().isEmpty)
     }
 }
 

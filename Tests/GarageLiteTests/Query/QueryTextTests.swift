@@ -170,9 +170,10 @@ struct QueryTextTests {
         #expect(Self.reason { _ = try garage.count(Query(SearchMemo.self).filter(.textMatches("milk"))) }.contains("their text"))
     }
 
-    /// Encrypting a garage drops its text indexes, whose copies of the words would stay
-    /// readable: none of them is left in the store's files.
-    @Test func encryptingAGarageDropsItsTextIndexes() throws {
+    /// Encrypting a garage drops its indexes, whose copies of the words and values would stay
+    /// readable: none of them is left in the store's files (on PostgreSQL,
+    /// `PostgresEncryptionTests` reads the table's files).
+    @Test func encryptingAGarageDropsItsIndexes() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("memos.garage")
         let plain = try TestEngine.garage(path: path)
@@ -182,7 +183,7 @@ struct QueryTextTests {
         #expect(try plain.count(Query(SearchMemo.self).filter(.textMatches("zebramarker"))) == 200)
         let encrypted = try TestEngine.garage(path: path, encryptionKey: .key(SymmetricKey(size: .bits256)))
         _ = try encrypted.encryptUnencryptedObjects()
-        #expect(try encrypted.indexes().map(\.description) == ["SearchMemo(title)"])
+        #expect(try encrypted.indexes().isEmpty)
         #expect(try encrypted.check().isOK)
         if !TestEngine.isPostgres {
             let bytes = storeFileBytes(path)

@@ -127,6 +127,64 @@ struct BadStoreFileTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 60)
     }
 
+    /// A field of the header that SQLite misreads rather than reports, damaged, and what its
+    /// error must say (issue 42).
+    struct HeaderDamage: Sendable, CustomTestStringConvertible {
+        var offset: UInt64
+        var bytes: [UInt8]
+        var says: [String]
+        var testDescription: String { "bytes \(bytes) at \(offset)" }
+    }
+
+    static let headerDamages = [
+        // SQLite opened this one for reading only: "attempt to write a readonly database".
+        HeaderDamage(offset: 18, bytes: [3], says: ["byte 18 of its header (SQLite's write version) is 3",
+                                                    "for reading only", "writing 2 back at offset 18 repairs"]),
+        HeaderDamage(offset: 18, bytes: [0], says: ["byte 18", "is 0", "no such version", "writing 2 back at offset 18"]),
+        HeaderDamage(offset: 19, bytes: [7], says: ["byte 19 of its header (SQLite's read version) is 7",
+                                                    "not a database", "writing 2 back at offset 19"]),
+        HeaderDamage(offset: 16, bytes: [0x20, 0x10], says: ["bytes 16 and 17 of its header (the size of its pages) read 8208"]),
+        HeaderDamage(offset: 20, bytes: [8], says: ["byte 20 of its header", "is 8", "writing 0 back at offset 20"]),
+        HeaderDamage(offset: 21, bytes: [65], says: ["bytes 21 to 23 of its header (SQLite's payload fractions) are 65, 32, 32",
+                                                     "not a database", "writing 64, 32, 32 back at offset 21"]),
+        HeaderDamage(offset: 23, bytes: [31], says: ["are 64, 32, 31"]),
+        // SQLite said "unsupported file format", and "malformed database schema" in mojibake.
+        HeaderDamage(offset: 47, bytes: [5], says: ["bytes 44 to 47 of its header (SQLite's schema format) read 5"]),
+        HeaderDamage(offset: 59, bytes: [2], says: ["bytes 56 to 59 of its header (the text encoding) read 2",
+                                                    "writing 1 back (0, 0, 0, 1 at offset 56)"]),
+    ]
+
+    /// Opening a store whose header SQLite would misread throws `damagedStore` naming the byte
+    /// (not "read-only", nor "not an SQLite database"), read-only too, and leaves the file as
+    /// it is; `check()` of a garage that had it open reports the same reason, and writing the
+    /// byte back, as the message says, repairs the file.
+    @Test(arguments: headerDamages)
+    func aHeaderSQLiteWouldMisreadIsReportedDamagedWhereItIs(_ damage: HeaderDamage) throws {
+        let directory = try TemporaryDirectory()
+        let path = try closedStore(in: directory, counters: 20)
+        let open = try Garage(path: path)      // opened before the damage: its check finds it
+        let original = try overwrite(path, at: damage.offset, with: damage.bytes)
+        let damaged = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        let error = try #require(throws: GarageError.self) { try Garage(path: path) }
+        guard case let .damagedStore(errorPath, operation, reason) = error else {
+            Issue.record("expected damagedStore, got \(error)")
+            return
+        }
+        #expect(errorPath == path && operation == "open the store")
+        expect(error, says: [path, "damaged"] + damage.says)
+        #expect(throws: error) { try Garage.readOnly(path: path) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == damaged)
+
+        let report = try open.check()
+        #expect(report.problems.first == .sqlite(reason), "\(report)")
+        #expect(report.description.contains(reason))
+
+        try overwrite(path, at: damage.offset, with: original)
+        #expect(try open.check().isOK)
+        #expect(try Garage(path: path).retrieveAll(Counter.self).map(\.value).sorted() == (1...20).map { $0 * 10 })
+    }
+
     // MARK: Read-only
 
     @Test(.enabled(if: WriteProtection.isAvailable, "this system can't make a file unwritable for this process"))

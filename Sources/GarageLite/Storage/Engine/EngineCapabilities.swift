@@ -35,17 +35,22 @@ package protocol ChecksItsFile: RowStatements {
 
 /// Statements that can leave no replaced or deleted data on the disk: a rekey, a decryption
 /// and an encryption use them, so that no earlier version of a row (its plaintext, or its
-/// ciphertext under a retired key) lingers in the store's free space or log.
+/// ciphertext under a retired key) lingers in the store's free space, its indexes or its log.
+/// SQLite and PostgreSQL have it.
 ///
 /// Without it, the rows are rewritten all the same, and what they held before stays wherever
 /// the engine leaves freed data until it reuses the space (``Garage/rekey(to:)-7738p`` says so).
 package protocol ErasesFreedContent: RowWriteStatements {
-    /// Whether this connection overwrites the content it frees (SQLite: `secure_delete`);
-    /// returns the setting it had, to restore.
+    /// Whether this connection overwrites the content it frees (SQLite: `secure_delete`;
+    /// PostgreSQL has no such setting, and answers `false`); returns the setting it had, to
+    /// restore.
     @discardableResult func setErasesFreedContent(_ erases: Bool) throws -> Bool
     /// Rewrites the store without free space, then empties its log, so that no deleted data,
-    /// and no earlier version of a page, lingers (outside a transaction). Returns whether the
-    /// log could be emptied (a reader keeping an old snapshot prevents it).
+    /// and no earlier version of a page, lingers (outside a transaction): SQLite's `VACUUM` and
+    /// a checkpoint that truncates the `-wal` file; PostgreSQL's `VACUUM FULL` of the object
+    /// table, which rewrites it and its indexes into new files (its write-ahead log is the
+    /// server's, recycled by the server). Returns whether the log could be emptied (a reader
+    /// keeping an old snapshot prevents it; on PostgreSQL, never).
     func compactAndTruncateLog() throws -> Bool
 }
 

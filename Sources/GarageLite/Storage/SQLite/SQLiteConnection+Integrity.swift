@@ -38,17 +38,30 @@ extension SQLiteConnection {
         END
         """
 
-    /// What is wrong with the store, up to `limit` problems (and whether there were more), from
-    /// one snapshot: SQLite's own check of the file, then the rows whose reference list or data
-    /// is invalid, then the references to rows that do not exist.
+    /// What is wrong with the store file, up to `limit` problems (and whether there were more):
+    /// the fields of its header that SQLite misreads rather than reports (those that refuse an
+    /// open, ``StoreFile/headerDamage(_:isGarageStore:)``), then SQLite's own check of the file.
     ///
     /// When SQLite finds the file damaged, the checks of rows may fail too: each failure is
     /// reported as an SQLite problem rather than thrown, so that the caller gets the report.
     /// (SQLite may then fail to end the read transaction too: see ``Garage/check(maximumProblems:)-1n0z3``.)
     func fileProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool) {
-        try running([("SQLite's integrity check", sqliteProblems)], limit: limit)
+        try running([("the check of the file's header", headerProblems), ("SQLite's integrity check", sqliteProblems)],
+                    limit: limit)
     }
 
+    /// The damage of the file's header, as opening the store would report it (the file may have
+    /// been damaged since this garage opened it).
+    private func headerProblems(limit: Int) throws -> [IntegrityReport.Problem] {
+        guard limit > 0, let connection = db.sqliteConnection, let header = StoreFile.header(of: connection),
+              let damage = StoreFile.headerDamage(header, isGarageStore: StoreFile.applicationID(header) == Schema.applicationID)
+        else { return [] }
+        return [.sqlite(damage)]
+    }
+
+    /// What is wrong with the rows, up to `limit` problems (and whether there were more), from
+    /// one snapshot: the rows whose reference list or data is invalid, then the references to
+    /// rows that do not exist.
     func integrityProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool) {
         try running([
             ("the check of reference lists", referenceListProblems),

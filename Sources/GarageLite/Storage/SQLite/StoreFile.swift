@@ -28,7 +28,10 @@ enum StoreFile {
         guard access(path, R_OK) == 0 else {
             throw GarageError.cannotOpenStore(path: path, reason: "the file cannot be read (check its permissions)")
         }
-        let (userVersion, applicationID) = try headerFields(path: path)
+        let header = try headerBytes(path: path)
+        // The header fields are big-endian.
+        let userVersion = header[60..<64].reduce(0) { $0 << 8 | Int($1) }
+        let applicationID = Self.applicationID(header)
         // In WAL mode the header may lag behind the latest commit, so it only decides what is
         // certain; Schema.migrate checks the rest.
         if applicationID != 0, applicationID != Schema.applicationID {
@@ -36,6 +39,11 @@ enum StoreFile {
         }
         if applicationID == 0, userVersion != 0 {
             throw GarageError.notAGarageStore(path: path, reason: "it is an SQLite database of another application")
+        }
+        // Fields no commit changes, which SQLite would misread rather than call damage (a write
+        // version it doesn't know makes the file read-only to it): `check()` reads them too.
+        if let damage = headerDamage(header, isGarageStore: applicationID == Schema.applicationID) {
+            throw GarageError.damagedStore(path: path, operation: "open the store", reason: damage)
         }
         if applicationID == Schema.applicationID, userVersion > supportedVersion {
             throw GarageError.newerFormatVersion(
@@ -48,16 +56,16 @@ enum StoreFile {
         }
     }
 
-    /// The user version and application id in the header of the file at `path`, read through
-    /// SQLite's own descriptor of the file, opened as immutable: without locks, the `-wal` and
-    /// `-shm` files, or a change to the file.
+    /// The header of the SQLite file at `path` (its first 100 bytes), read through SQLite's own
+    /// descriptor of the file, opened as immutable: without locks, the `-wal` and `-shm` files,
+    /// or a change to the file.
     ///
     /// Not with a file handle of our own: closing any descriptor of a file drops every POSIX
     /// lock the process holds on it, SQLite's included, and a garage already open on the file
     /// would then lose its writes to another process that took the file for unused (one that
     /// closes it checkpoints and removes the `-wal` file). SQLite keeps its descriptor open,
     /// and closes it later, while another connection of the process holds a lock on the file.
-    private static func headerFields(path: String) throws -> (userVersion: Int, applicationID: Int32) {
+    private static func headerBytes(path: String) throws -> [UInt8] {
         var connection: OpaquePointer?
         defer { sqlite3_close_v2(connection) }
         let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
@@ -81,9 +89,7 @@ enum StoreFile {
         guard result == SQLITE_OK, Array(header[0..<16]) == sqliteMagic else {
             throw GarageError.notAGarageStore(path: path, reason: "it is not an SQLite database")
         }
-        // The header fields are big-endian.
-        return (header[60..<64].reduce(0) { $0 << 8 | Int($1) },
-                Int32(bitPattern: header[68..<72].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }))
+        return header
     }
 
     private static func checkWithSQLite(path: String) throws {

@@ -30,3 +30,17 @@ func damageForParity(_ path: String, invalidJSON: ObjectKey, textDate: ObjectKey
                          [textDate.typeName, textDate.identifier])
     try file.close()
 }
+
+/// Writes `bytes` at `offset` of the file at `path`, below SQLite (a field of its header, say);
+/// returns the bytes they replaced. Everything must be in the main file already (a closed store,
+/// or one whose log is checkpointed).
+@discardableResult
+func overwrite(_ path: String, at offset: UInt64, with bytes: [UInt8]) throws -> [UInt8] {
+    let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+    defer { try? file.close() }
+    try file.seek(toOffset: offset)
+    let replaced = [UInt8](try file.read(upToCount: bytes.count) ?? Data())
+    try file.seek(toOffset: offset)
+    try file.write(contentsOf: Data(bytes))
+    return replaced
+}

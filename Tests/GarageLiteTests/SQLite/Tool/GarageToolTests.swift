@@ -795,6 +795,36 @@ struct GarageToolTests {
         }
     }
 
+    /// A header SQLite would misread (its write version, which made SQLite take the file for a
+    /// read-only one): `check` reports it, naming the byte, where it called the file sound; the
+    /// other commands exit 7 with the same reason (issue 42).
+    @Test func aDamagedHeaderIsReportedByCheckAndRefusedByTheOthers() throws {
+        let directory = try TemporaryDirectory()
+        let path = try makeStore(in: directory)
+        do {
+            let file = try SQLiteFile(path, busyTimeout: 10)
+            try file.checkpoint()
+            try file.close()
+        }
+        try overwrite(path, at: 18, with: [3])
+        let before = try fileBytes(path)
+        let reason = "byte 18 of its header (SQLite's write version) is 3"
+        let check = try garage("check", path)
+        #expect(check.exitCode == 1, "\(check)")
+        #expect(check.stdout.hasPrefix("The store has 1 problem:"), "\(check)")
+        #expect(check.stdout.contains(reason) && check.stdout.contains("writing 2 back at offset 18"), "\(check)")
+        let checkJSON = try garage("check", path, "--json")
+        #expect(checkJSON.exitCode == 1, "\(checkJSON)")
+        #expect(try jsonObject(checkJSON)["isOK"] as? Bool == false)
+        #expect((try jsonObject(checkJSON)["problems"] as? [String])?.first?.contains(reason) == true)
+        for arguments in [["stats", path], ["list", path], ["gc", path, "--apply"]] {
+            let result = try ToolProcess.run(arguments)
+            #expect(result.exitCode == 7, "\(result)")
+            #expect(result.stderr.contains(reason), "\(result)")
+        }
+        #expect(try fileBytes(path) == before)
+    }
+
     // MARK: - Golden fixtures
 
     @Test(arguments: 1...4)
