@@ -8,7 +8,8 @@ import Testing
 /// the suite runs on (SQLite, or PostgreSQL with `GARAGE_TEST_ENGINE=postgres`).
 @Suite("Queries right for every input")
 struct QueryInputTests {
-    struct Entry: Codable, Identifiable, Sendable, Equatable {
+    struct Entry: Codable, Identifiable, Sendable, Equatable, StoredTypeNamed {
+        static let storedTypeName = "QueryInputEntry"
         var id: String
         var title: String
         var rank: Double = 0
@@ -125,7 +126,7 @@ struct QueryInputTests {
         #expect(try garage.count(Query(Entry.self).filter(nested(QueryPredicate.maximumDepth))) == 50)
         let reason = try Self.reason { _ = try garage.count(Query(Entry.self).filter(nested(QueryPredicate.maximumDepth + 1))) }
         #expect(reason.contains("\(QueryPredicate.maximumDepth) levels"), "\(reason)")
-        #expect(try Self.reason { _ = try garage.records(matching: Query(recordsOf: "Entry").filter(nested(40))) }
+        #expect(try Self.reason { _ = try garage.records(matching: Query(recordsOf: "QueryInputEntry").filter(nested(40))) }
             .contains("levels deep"))
         // An error about a long list names a few of its values, not all of them.
         let error = try #require(throws: GarageError.self) {
@@ -177,14 +178,14 @@ struct QueryInputTests {
         #expect(try Self.reason { _ = try garage.retrieve(Query(Entry.self).filter(Field("title") == "a\u{0}b")) }.contains("U+0000"))
         #expect(try Self.reason { _ = try garage.count(Query(Entry.self).filter(Field("title").hasPrefix("\u{0}"))) }.contains("U+0000"))
         #expect(try Self.reason { _ = try garage.count(Query(Entry.self).filter(Field("attrs", "a\u{0}") == "x")) }.contains("U+0000"))
-        #expect(try Self.reason { _ = try garage.records(matching: Query(recordsOf: "Entry").filter(Field("t\u{0}") == 1)) }
+        #expect(try Self.reason { _ = try garage.records(matching: Query(recordsOf: "QueryInputEntry").filter(Field("t\u{0}") == 1)) }
             .contains("U+0000"))
-        #expect(try Self.reason { _ = try garage.records(matching: Query(recordsOf: "En\u{0}try")) }.contains("U+0000"))
+        #expect(try Self.reason { _ = try garage.records(matching: Query(recordsOf: "QueryInput\u{0}Entry")) }.contains("U+0000"))
         // A stored type name holding it is refused at its first use.
         let named = #expect(throws: GarageError.self) { try garage.park(Badly(id: "x")) }
         #expect("\(named.map { "\($0)" } ?? "")".contains("U+0000"))
         // Records imported with it are refused, naming the object.
-        let record = ObjectRecord(key: ObjectKey(typeName: "Entry", identifier: "r"), json: #"{"id":"r","title":"x\u0000y","rank":0,"attrs":{}}"#)
+        let record = ObjectRecord(key: ObjectKey(typeName: "QueryInputEntry", identifier: "r"), json: #"{"id":"r","title":"x\u0000y","rank":0,"attrs":{}}"#)
         #expect(throws: GarageError.self) { try garage.importRecords([record]) }
         #expect(try garage.count(Query(Entry.self)) == 1)
     }
