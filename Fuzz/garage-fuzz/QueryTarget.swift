@@ -127,7 +127,7 @@ struct FuzzBytes {
         return Self.equivalentKeys ? text : text.precomposedStringWithCanonicalMapping
     }
 
-    static let numbers: [Double] = [0, 1, -1, 0.5, -0.5, 2, 0.1, -0.0, 1e300, -1e300, 5e-324, 9_007_199_254_740_992,
+    static let numbers: [Double] = [0, 1, -1, 0.5, -0.5, 2, 0.1, -0.0, 1e300, -1e300, .leastNonzeroMagnitude, 9_007_199_254_740_992,
                                     1.7976931348623157e308, 123_456.789]
 
     mutating func number() -> Double {
