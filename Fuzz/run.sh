@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(records row garagestorage where importline); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(records row garagestorage where importline query); fi
 
 swift build --product garage-fuzz --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DGARAGE_LIBFUZZER >&2

@@ -10,7 +10,7 @@ struct FuzzTarget: Sendable {
     let summary: String
     let run: @Sendable ([UInt8]) -> Void
 
-    static let all: [FuzzTarget] = [records, row, garageStorage, whereExpression, importLine]
+    static let all: [FuzzTarget] = [records, row, garageStorage, whereExpression, importLine, query]
 
     static func named(_ name: String) -> FuzzTarget? {
         all.first { $0.name == name }

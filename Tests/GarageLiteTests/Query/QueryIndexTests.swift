@@ -16,8 +16,8 @@ struct QueryIndexTests {
         try garage.parkAll(notes)
         var queries: [(Query<QueryNote>, [String])] = []
         for _ in 0..<40 {
-            let (query, judge, sorts, limit) = QueryRuleTests.randomQuery(&random)
-            queries.append((query, QueryRuleTests.expected(notes, judge, sorts: sorts, limit: limit)))
+            let drawn = QueryRuleTests.randomQuery(&random, notes, modificationDate: false)
+            queries.append((drawn.query, QueryRuleTests.expected(notes, drawn.judge, sorts: drawn.sorts, limit: drawn.limit, dates: [:])))
         }
 
         #expect(try garage.index(QueryNote.self, on: Field("title")))

@@ -9,7 +9,7 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test(arguments: ["records", "row", "garagestorage", "where", "importline"])
+    @Test(arguments: ["records", "row", "garagestorage", "where", "importline", "query"])
     func everyCorpusInputAndFindingReplaysWithoutACrash(target: String) throws {
         let executable = try #require(ToolProcess.builtExecutable(named: "garage-fuzz"), "garage-fuzz is built with the tests")
         let corpus = Self.root.appendingPathComponent("Fuzz/corpus/\(target)").path
