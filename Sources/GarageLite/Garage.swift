@@ -436,9 +436,10 @@ final class TransactionBuffer: Sendable {
 
     /// Adds `other`; returns `false` when the transaction has already ended.
     func record(_ other: ChangeSet) -> Bool {
-        changes.write {
+        let stamped = other.stamped(Date())
+        return changes.write {
             guard $0 != nil else { return false }
-            $0?.merge(other)
+            $0?.merge(stamped)
             return true
         }
     }

@@ -85,7 +85,10 @@ extension RowQuery {
     static func lookup(_ field: Field, in json: JSONValue) -> JSONValue? {
         var value = json
         for key in field.path {
-            guard case .object(let members) = value, let member = members.first(where: { $0.key == key }) else { return nil }
+            // Keys by their bytes, as the engines find them: "é" and "e" + U+0301 are two keys.
+            guard case .object(let members) = value, let member = members.first(where: { $0.key.utf8.elementsEqual(key.utf8) }) else {
+                return nil
+            }
             value = member.value
         }
         return value

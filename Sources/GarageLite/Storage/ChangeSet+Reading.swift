@@ -50,14 +50,14 @@ extension ChangeSet {
             case .delete:
                 return nil
             case .replace(let payload):
-                var replaced = payload.applied(to: nil, key: key, now: base.now)
+                var replaced = payload.applied(to: nil, key: key, now: payload.parkedAt ?? base.now)
                 replaced.provisional = payload.provisional
                 return replaced
             case .park(let payload):
                 // Whether the content changes (and so the revision, dates and status) needs the
                 // data of the row it replaces, which a read of metadata alone would not have.
                 let replaced = try row(key, base.readingContent(), beforeRowsOf: count)
-                var parked = payload.applied(to: replaced, key: key, now: base.now)
+                var parked = payload.applied(to: replaced, key: key, now: payload.parkedAt ?? base.now)
                 // Over a committed tombstone, the store makes the park an edit to upload, and
                 // the tombstone's revision goes on (as `Revisioned` objects expect).
                 if replaced == nil, let tombstone = try base.statements.rowOrTombstone(key, for: .metadata),

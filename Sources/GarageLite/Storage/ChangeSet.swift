@@ -148,6 +148,28 @@ struct ChangeSet: Sendable {
         }
     }
 
+    /// The set with each park dated `date` (``RowPayload/parkedAt``) unless dated already: a
+    /// call's changes, recorded unsaved or in a transaction, read with the date of the call, all
+    /// of its rows level (as a save dates them).
+    func stamped(_ date: Date) -> ChangeSet {
+        var stamped = self
+        for index in stamped.segments.indices {
+            for (key, change) in stamped.segments[index].rows {
+                switch change {
+                case .park(var payload) where payload.parkedAt == nil:
+                    payload.parkedAt = date
+                    stamped.segments[index].rows[key] = .park(payload)
+                case .replace(var payload) where payload.parkedAt == nil:
+                    payload.parkedAt = date
+                    stamped.segments[index].rows[key] = .replace(payload)
+                default:
+                    break
+                }
+            }
+        }
+        return stamped
+    }
+
     /// Makes the next change start a new segment, so that the segments taken now for a save
     /// can be removed once saved, without removing what was recorded meanwhile.
     mutating func seal() {

@@ -39,7 +39,8 @@ final class Store: Sendable {
     var hasUnsavedChanges: Bool { unsaved.read { !$0.changes.isEmpty } }
 
     func recordUnsaved(_ changes: ChangeSet) {
-        unsaved.write { $0.changes.merge(changes) }
+        let stamped = changes.stamped(Date())
+        unsaved.write { $0.changes.merge(stamped) }
     }
 
     /// Adds `changes` to those every read sees and nothing writes (see ``Unsaved/readThrough``).

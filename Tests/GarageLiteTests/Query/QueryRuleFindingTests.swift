@@ -3,10 +3,11 @@ import GarageLite
 import Testing
 
 /// What the random tests of issue 42 (QueryRuleTests, the `query` fuzz target) found the
-/// library doing against the README: each the smallest case, failing until the library is fixed.
+/// library doing against the README, each as its smallest case: they failed before their fixes.
 @Suite("Queries right for every input: findings")
 struct QueryRuleFindingTests {
-    struct Entry: Codable, Identifiable, Sendable {
+    struct Entry: Codable, Identifiable, Sendable, StoredTypeNamed {
+        static let storedTypeName = "QueryRuleFindingEntry"
         var id: String
         var attrs: [String: String] = [:]
     }

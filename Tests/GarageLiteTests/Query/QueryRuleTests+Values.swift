@@ -88,10 +88,9 @@ extension QueryRuleTests {
     }
 
     /// Whether keys that Swift's `String` holds equal but whose bytes differ (`"é"` and
-    /// `"e\u{301}"`) are drawn side by side. Off by default (`GARAGE_QUERY_EQUIVALENT_KEYS=1`
-    /// turns it on): the rule finds such keys for one another (QueryRuleFindingTests), and
-    /// keys are drawn composed (NFC) until it is fixed.
-    static let equivalentKeys = ProcessInfo.processInfo.environment["GARAGE_QUERY_EQUIVALENT_KEYS"] == "1"
+    /// `"e\u{301}"`) are drawn side by side: they are two keys, found by their bytes. On unless
+    /// `GARAGE_QUERY_EQUIVALENT_KEYS=0`.
+    static let equivalentKeys = ProcessInfo.processInfo.environment["GARAGE_QUERY_EQUIVALENT_KEYS"] != "0"
 
     /// `text` as a key: composed (NFC) unless ``equivalentKeys``.
     static func key(_ text: String) -> String {

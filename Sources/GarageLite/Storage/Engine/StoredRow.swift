@@ -185,6 +185,11 @@ package struct RowPayload: Sendable {
     package var base: String?
     /// The server's version of a downloaded (or merged) object, to record; `nil` keeps the row's.
     package var serverVersion: String?
+    /// When the park was recorded: the modification date the row reads with while the change
+    /// is unsaved (the save dates it as it writes it). A read's own time would date every
+    /// unsaved row anew at each read, and pages by modification date after a cursor would
+    /// repeat them without end.
+    package var parkedAt: Date?
 
     /// A payload of these columns.
     package init(data: String, isEncrypted: Bool, syncStatus: SyncStatus?, references: String, isRoot: Bool,
