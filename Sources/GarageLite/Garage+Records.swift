@@ -235,8 +235,7 @@ extension Garage {
                 do {
                     guard case .object = try JSONReader.parse(record.json) else { throw refuse("its JSON is not an object") }
                     if let path = JSONWriter.pathOfNUL(in: Array(record.json.utf8)) {
-                        let named = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue.debugDescription)" }.joined()
-                        throw refuse("the string at \(named) holds the character U+0000 (NUL), which no engine stores as it is")
+                        throw refuse("the string at \(JSONWriter.describe(path)) holds the character U+0000 (NUL), which no engine stores as it is")
                     }
                 } catch let failure as JSONReader.Failure {
                     throw refuse("its JSON is invalid: \(failure)")

@@ -30,7 +30,8 @@ public struct HTTPSyncTransport: SyncTransport {
     public let path: String
     private let token: @Sendable () async throws -> String?
     private let session: URLSession
-    private let current = CurrentServer()
+    /// The index of the server that last answered.
+    private let current = Protected(0)
 
     /// A transport to `servers` (tried in turn), under `path`, with the bearer token `token`
     /// returns for each request (`nil`: none).
@@ -66,7 +67,7 @@ public struct HTTPSyncTransport: SyncTransport {
     private func post<Answer: Decodable>(_ body: some Encodable, to route: String) async throws -> Answer {
         let data = try JSONEncoder().encode(body)
         let bearer = try await token()
-        let first = current.index
+        let first = current.read { $0 }
         var lastError: (any Error)?
         for offset in 0..<servers.count {
             let index = (first + offset) % servers.count
@@ -82,7 +83,7 @@ public struct HTTPSyncTransport: SyncTransport {
                 lastError = error       // this instance can't be reached: the next one
                 continue
             }
-            current.index = index
+            current.write { $0 = index }
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
             guard status == 200 else {
                 throw StatusError(status: status, server: servers[index], message: String(decoding: answer.prefix(1_000), as: UTF8.self))
@@ -95,14 +96,5 @@ public struct HTTPSyncTransport: SyncTransport {
     private static func isUnreachable(_ error: URLError) -> Bool {
         [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost, .timedOut, .notConnectedToInternet]
             .contains(error.code)
-    }
-}
-
-/// The server a transport last reached.
-private final class CurrentServer: Sendable {
-    private let value = Protected(0)
-    var index: Int {
-        get { value.read { $0 } }
-        set { value.write { $0 = newValue } }
     }
 }

@@ -233,10 +233,9 @@ final class GraphEncoder {
         let slot = try row.box(object, at: .root, isRowObject: true, tagged: tagged)
         let json = JSONWriter.bytes(from: slot, canonical: canonical)
         if let path = JSONWriter.pathOfNUL(in: json) {
-            let named = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue.debugDescription)" }.joined()
             throw EncodingError.invalidValue(object, EncodingError.Context(
                 codingPath: path,
-                debugDescription: "the string at \(named.isEmpty ? "the root" : named) holds the character U+0000 (NUL), "
+                debugDescription: "the string at \(JSONWriter.describe(path)) holds the character U+0000 (NUL), "
                     + "which no engine stores as it is (SQLite's text functions stop at it, PostgreSQL's text can't hold it): "
                     + "remove or replace the character, or store the value as Data"))
         }

@@ -13,6 +13,12 @@ extension JSONWriter {
         return path(toNULIn: document)
     }
 
+    /// `path` as an error names it: `.title`, `.attrs."k"[2]`; "the root" when empty.
+    static func describe(_ path: [any CodingKey]) -> String {
+        let named = path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue.debugDescription)" }.joined()
+        return named.isEmpty ? "the root" : named
+    }
+
     /// Whether `json` holds the escape `\u0000` (after an odd run of backslashes: `\\u0000` is
     /// a backslash and the text `u0000`).
     private static func holdsEscapedNUL(_ json: [UInt8]) -> Bool {
