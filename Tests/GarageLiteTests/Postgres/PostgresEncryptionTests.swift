@@ -85,11 +85,17 @@ struct PostgresEncryptionTests {
             _ = try? PostgresEngineTests.psql("ALTER SYSTEM RESET autovacuum")
             _ = try? PostgresEngineTests.psql("SELECT pg_reload_conf()")
         }
-        // A worker already in the database finishes its table and leaves (bounded: 2 minutes).
-        var looks = 0
-        while looks < 1_200, try database.psql("""
-            SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'autovacuum worker'
-            """) != "0" {
+        // A worker already in the database finishes its table and leaves, and nothing else in the
+        // database holds a snapshot (an ANALYZE does, and keeps the old versions a VACUUM FULL
+        // would erase). The reload is asynchronous: a worker may still start just after it, so
+        // the look is repeated until it finds the database quiet twice in a row (bounded: 2 minutes).
+        var (looks, quiet) = (0, 0)
+        while looks < 1_200, quiet < 2 {
+            let busy = try database.psql("""
+                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    AND (backend_type = 'autovacuum worker' OR backend_xmin IS NOT NULL)
+                """) != "0"
+            quiet = busy ? 0 : quiet + 1
             looks += 1
             Thread.sleep(forTimeInterval: 0.1)
         }
@@ -233,8 +239,15 @@ struct PostgresEncryptionTests {
             SELECT string_agg(backend_type || ' ' || coalesce(state, '-') || ' xmin ' || coalesce(backend_xmin::text, '-')
                 || ' ' || left(query, 60), '; ') FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
             """)
-        try Self.withoutAutovacuum(in: database) { try database.psql("VACUUM FULL \(schema).garage_object") }
-        let holding = Self.relations(try Self.relationFiles(database), holding: "Tenantmarker")
+        // (A snapshot taken anywhere in the database while it runs keeps old versions: one that
+        // starts after the look for a quiet database is met by running the statement again, as an
+        // administrator would; at most 5 times.)
+        var holding: [String] = []
+        for _ in 0..<5 {
+            try Self.withoutAutovacuum(in: database) { try database.psql("VACUUM FULL \(schema).garage_object") }
+            holding = Self.relations(try Self.relationFiles(database), holding: "Tenantmarker")
+            if holding.isEmpty { break }
+        }
         #expect(holding.isEmpty, "\(holding); before the vacuum, in the database: \(others)")
     }
 }
