@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "GarageLiteClient", targets: ["GarageLiteClient"]),
         .executable(name: "garage-demo", targets: ["garage-demo"]),
         .executable(name: "garage", targets: ["garage"]),
+        .executable(name: "garage-server", targets: ["garage-server"]),
         .executable(name: "garage-bench", targets: ["garage-bench"]),
         .executable(name: "garage-bench-postgres", targets: ["garage-bench-postgres"]),
     ],
@@ -35,6 +36,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // The sync server's tokens (Sources/GarageLiteServer/SyncTokens.swift): JWTs, HS256 and
+        // key sets. On Linux only, as Hummingbird: it needs macOS 13.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         .target(
@@ -67,6 +71,7 @@ let package = Package(
             dependencies: [
                 "GarageLite",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(platforms: [.linux])),
             ]
         ),
         // The device's ready transport to a SyncServer's routes.
@@ -83,6 +88,21 @@ let package = Package(
                 "GarageLiteClient",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        // The ready sync server: a store's types as records, behind JWTs, with no Swift code:
+        // `swift run garage-server --help`.
+        .executableTarget(
+            name: "garage-server",
+            dependencies: [
+                "GarageLite",
+                "GarageLitePostgres",
+                "GarageLiteServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(platforms: [.linux])),
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The command-line tool that looks inside, checks, repairs and moves a store: `swift run garage --help`.
@@ -187,8 +207,11 @@ let package = Package(
                 "GarageStressModels",
                 "garage-stress-worker",
                 "garage",
+                "garage-server",
                 "garage-fuzz",
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(platforms: [.linux])),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]

@@ -1,5 +1,5 @@
-// The ready sync engine: the app's transport (the demo's, Sources/garage-demo/NotesTransport.swift,
-// on FoundationNetworking's URLSession), the model, and the engine that runs on them.
+// The ready sync engine on the ready transport (GarageLiteClient's HTTPSyncTransport), and the
+// transport an app may write instead (the WritingASyncJob article shows it).
 
 // snippet.transport
 import Foundation
@@ -35,6 +35,8 @@ struct NotesTransport: SyncTransport {
 // snippet.end
 
 // snippet.engine
+import GarageLiteClient
+
 struct Note: Codable, Identifiable, Syncable {
     var id: String
     var title: String
@@ -42,9 +44,9 @@ struct Note: Codable, Identifiable, Syncable {
     var syncStatus: SyncStatus = .notSynced    // the engine uploads what is .notSynced
 }
 
-func startSyncing(_ garage: Garage) -> (SyncEngine, Task<Void, Never>) {
-    let server = NotesTransport(server: URL(string: "https://notes.example.com")!)
-    let engine = SyncEngine(garage: garage, transport: server, types: [.of(Note.self)])
+func startSyncing(_ garage: Garage, token: @escaping @Sendable () async throws -> String?) -> (SyncEngine, Task<Void, Never>) {
+    let transport = HTTPSyncTransport(servers: [URL(string: "https://notes.example.com")!], token: token)
+    let engine = SyncEngine(garage: garage, transport: transport, types: [.of(Note.self)])
     let running = Task { await engine.run() }     // syncs after each edit, and every minute
     return (engine, running)                      // running.cancel() stops it
 }

@@ -138,7 +138,7 @@ extension Garage {
 
     /// What a delete deletes: one object (which, for GarageStorage's `delete(_:)`, must
     /// exist; a ``Revisioned`` copy's revision, which must be its row's), or every object of a type.
-    private enum DeletionTarget: Sendable {
+    enum DeletionTarget: Sendable {
         case object(ObjectKey, mustExist: Bool, revision: Int64?)
         case type(String)
     }
@@ -154,7 +154,7 @@ extension Garage {
         try await run(deleting(target, rule: rule))
     }
 
-    private func deleting(_ target: DeletionTarget, rule: DeleteRule) -> StoreCall<Int> {
+    func deleting(_ target: DeletionTarget, rule: DeleteRule) -> StoreCall<Int> {
         sealingWithCurrentKey { self.recording(self.deletion(target, rule: rule)) }
     }
 

@@ -239,7 +239,7 @@ extension Garage {
     /// Parks the rows `encode` encodes (its roots, and the objects they reference), sealed
     /// with the current key (see ``sealingWithCurrentKey(_:)``); returns the report and the keys
     /// of the roots.
-    private func parking(
+    func parking(
         children: ChildParking, _ encode: @escaping (GraphEncoder) throws -> [ObjectKey]
     ) -> StoreCall<(ParkReport, [ObjectKey])> {
         sealingWithCurrentKey {

@@ -51,7 +51,7 @@ extension ServedType {
                 let version = before.map { max($0.version, entry.version) } ?? entry.version
                 return SyncChange(identifier: entry.identifier, object: nil, version: String(version))
             }
-            let object = try await garage.retrieve(Object.self, identifier: entry.identifier)
+            let object = try await objects.retrieve(entry.identifier)
             let after = try await garage.retrieve(ObjectState.self, identifier: stateID)
             if after?.version == state.version {
                 return SyncChange(identifier: entry.identifier, object: object, version: String(state.version))

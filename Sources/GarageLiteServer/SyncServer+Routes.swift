@@ -44,6 +44,24 @@ extension SyncServer {
         }
     }
 
+#if canImport(JWTKit)
+    /// Adds the sync routes to `router`, under `path`, for requests whose bearer token
+    /// `tokens` accepts: see ``addRoutes(to:path:maximumBodySize:authenticate:)``.
+    ///
+    /// ```swift
+    /// let keys = JWTKeyCollection()
+    /// await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+    /// server.addRoutes(to: router, tokens: SyncTokens(keys: keys))
+    /// ```
+    public func addRoutes<Context: RequestContext>(
+        to router: Router<Context>, path: String = "sync", maximumBodySize: Int = 64 << 20, tokens: SyncTokens
+    ) {
+        addRoutes(to: router, path: path, maximumBodySize: maximumBodySize) { request, _ in
+            await tokens.access(authorization: request.headers[.authorization])
+        }
+    }
+#endif
+
     private func answer<Context: RequestContext>(
         _ request: Request, _ context: Context, _ maximumBodySize: Int,
         _ authenticate: @Sendable (Request, Context) async throws -> SyncAccess?,

@@ -9,17 +9,19 @@ protocol ServedTypeProtocol: Sendable {
     func download(json: Data, access: SyncAccess) async throws -> Data
 }
 
-struct ServedType<Object: Codable & Identifiable & Sendable & SendableMetatype>: ServedTypeProtocol {
+struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProtocol {
     let garage: Garage
     let pageSize: Int
     let typeName: String
     let rules: SyncRules<Object>
+    let objects: ServedObjects<Object>
 
-    init(server: SyncServer, typeName: String, rules: SyncRules<Object>) {
+    init(server: SyncServer, typeName: String, rules: SyncRules<Object>, objects: ServedObjects<Object>) {
         garage = server.garage
         pageSize = server.pageSize
         self.typeName = typeName
         self.rules = rules
+        self.objects = objects
     }
 
     /// What a change outside the requester's scopes is answered: the same whether the object
@@ -41,29 +43,57 @@ struct ServedType<Object: Codable & Identifiable & Sendable & SendableMetatype>:
 
     /// Answers one change, in a transaction of its own: tried again from the start when another
     /// instance changed what it read (the object's state, a feed's counter) before it committed.
+    ///
+    /// A change the store can't take as it is (an identifier it can't key, a value it refuses:
+    /// U+0000) is answered ``UploadResult/failed(_:)`` with the reason, the batch's other changes
+    /// answered as usual; a failure of the store itself is thrown (nothing of the change written).
     private func take(_ change: SyncChange<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
+        if let problem = Self.problem(ofIdentifier: change.identifier) { return .failed(problem) }
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await garage.transaction { try await deciding(change, access: access) }
             } catch let error as GarageError {
-                guard case .staleObject = error, attempt < SyncServer.attempts else { throw error }
+                switch error {
+                case .staleObject where attempt < SyncServer.attempts: continue
+                case .invalidIdentifier, .corruptData: return .failed("the store refuses it: \(error)")
+                default: throw error
+                }
+            } catch let error as EncodingError {
+                return .failed("the store refuses it: \(error)")
             }
         }
+    }
+
+    /// The longest identifier a server takes, in UTF-8 bytes: a key every engine's index holds.
+    static var maximumIdentifierLength: Int { 512 }
+
+    /// Why the server doesn't take an object of identifier `identifier`, or `nil`.
+    static func problem(ofIdentifier identifier: String) -> String? {
+        guard identifier.isEmpty || identifier.utf8.count > maximumIdentifierLength || identifier.unicodeScalars.contains("\u{0}") else {
+            return nil
+        }
+        return "an identifier has 1 to \(maximumIdentifierLength) bytes and no U+0000"
     }
 
     private func deciding(_ change: SyncChange<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
         let stateID = ObjectState.id(typeName: typeName, identifier: change.identifier)
         let state = try await garage.retrieve(ObjectState.self, identifier: stateID)
-        if let state, !access.writableScopes.contains(state.scope) { return .failed(Self.refusal) }
+        if let state, !access.writableScopes.contains(state.scope) {
+            // Of a scope the request doesn't read: answered as if there were no such object (a
+            // deletion is done, a write refused as one into a scope not granted), so that the
+            // answer tells nothing of it.
+            if !access.scopes.contains(state.scope), change.object == nil { return .accepted(version: nil) }
+            return .failed(Self.refusal)
+        }
         let current = state.map { String($0.version) }
         // Its answer was lost: the change is the one the current version came from.
         if let changeID = change.changeID, let state, state.change == changeID { return .accepted(version: current) }
         if state?.isDeleted ?? true, change.object == nil {
             return .accepted(version: current)      // a deletion of what the server doesn't have: done
         }
-        let stored = state?.isDeleted == false ? try await garage.retrieve(Object.self, identifier: change.identifier) : nil
+        let stored = state?.isDeleted == false ? try await objects.retrieve(change.identifier) : nil
         if let state {
             // Based on the current version, or a later change of the device that made it (which
             // has seen its own change, whatever version it still names).
@@ -78,16 +108,16 @@ struct ServedType<Object: Codable & Identifiable & Sendable & SendableMetatype>:
         async throws -> UploadResult<Object> {
         let scope = change.object.map(rules.scope) ?? state?.scope ?? ""
         guard access.writableScopes.contains(scope) else { return .failed(Self.refusal) }
-        if let object = change.object, try Garage.identifier(of: object) != change.identifier {
+        if let object = change.object, let declared = try objects.identifier(object), declared != change.identifier {
             return .failed("its object's id is not the identifier of the change (\(change.identifier))")
         }
         if let reason = rules.validate(access, change.object, stored) { return .failed(reason) }
         let version = (state?.version ?? 0) + 1
         let isDeleted = change.object == nil
         if let object = change.object {
-            try await garage.park(object)
+            try await objects.park(object, change.identifier)
         } else {
-            _ = try await garage.delete(Object.self, identifier: change.identifier)
+            try await objects.delete(change.identifier)
         }
         if let state, state.scope != scope, !state.isDeleted {
             // Moved: a deletion in the scope it left, for the devices that read only that one.

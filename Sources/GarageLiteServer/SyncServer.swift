@@ -51,7 +51,20 @@ public final class SyncServer: Sendable {
         let typeName = try garage.storedTypeName(Object.self)
         // Each download reads a scope's feed of a type after a position: in that index's order.
         try garage.index(FeedEntry.self, on: Field("typeName"), Field("scope"), Field("position"))
-        served.add(typeName, ServedType(server: self, typeName: typeName, rules: rules))
+        served.add(typeName, ServedType(server: self, typeName: typeName, rules: rules, objects: .typed(garage)))
+    }
+
+    /// Serves the objects stored under `typeName` as records (``SyncRecord``), under `rules`:
+    /// for a type the server has no Swift type for (`garage-server` serves each type it is
+    /// given this way). Each object is one row, its nested objects inline; an object's `id`
+    /// member, when it has one, must be the identifier it is uploaded under.
+    ///
+    /// - throws: ``SyncServerError/invalidTypeName(_:)`` for an empty name, or one with U+0000;
+    ///   the errors of the index the feeds are read by.
+    public func serveRecords(ofType typeName: String, rules: SyncRules<SyncRecord>) throws {
+        guard !typeName.isEmpty, !typeName.unicodeScalars.contains("\u{0}") else { throw SyncServerError.invalidTypeName(typeName) }
+        try garage.index(FeedEntry.self, on: Field("typeName"), Field("scope"), Field("position"))
+        served.add(typeName, ServedType(server: self, typeName: typeName, rules: rules, objects: .records(garage, typeName: typeName)))
     }
 
     /// The stored type names the server serves.
@@ -63,7 +76,7 @@ public final class SyncServer: Sendable {
     ///
     /// - throws: ``SyncServerError/notServed(typeName:)`` for a type the server doesn't serve; the
     ///   garage's errors (nothing of the failing change was written; the changes before it were).
-    public func upload<Object: Codable & Identifiable & Sendable & SendableMetatype>(
+    public func upload<Object: Codable & Sendable & SendableMetatype>(
         _ batch: UploadBatch<Object>, access: SyncAccess
     ) async throws -> UploadResults<Object> {
         try await servedType(Object.self, batch.typeName).upload(batch, access: access)
@@ -73,7 +86,7 @@ public final class SyncServer: Sendable {
     /// its cursor, at most ``pageSize``.
     ///
     /// - throws: ``SyncServerError/notServed(typeName:)``; the garage's errors.
-    public func download<Object: Codable & Identifiable & Sendable & SendableMetatype>(
+    public func download<Object: Codable & Sendable & SendableMetatype>(
         _ request: DownloadRequest<Object>, access: SyncAccess
     ) async throws -> DownloadBatch<Object> {
         try await servedType(Object.self, request.typeName).download(request, access: access)
@@ -101,10 +114,13 @@ public final class SyncServer: Sendable {
 public enum SyncServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No type of this stored name is served (or it is served as another Swift type).
     case notServed(typeName: String)
+    /// A type name that can't name stored objects (empty, or holding U+0000).
+    case invalidTypeName(String)
 
     public var description: String {
         switch self {
         case .notServed(let typeName): return "The server serves no type named \"\(typeName)\"."
+        case .invalidTypeName(let typeName): return "\(typeName.debugDescription) can't name a stored type: give a name that is not empty and holds no U+0000."
         }
     }
 }

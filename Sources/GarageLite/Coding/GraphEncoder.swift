@@ -110,6 +110,24 @@ final class GraphEncoder {
         return key
     }
 
+    /// Adds `json`, a JSON object already encoded, as the root row `key`, referencing nothing
+    /// (a record of a type the process has no Swift type for: the sync server's).
+    func encodeRoot(json: String, key: ObjectKey) throws {
+        for part in [key.typeName, key.identifier] where part.isEmpty || part.containsNUL {
+            throw GarageError.invalidIdentifier(typeName: key.typeName, identifier: key.identifier,
+                                                reason: "a type name and an identifier are not empty and hold no U+0000 (NUL)")
+        }
+        guard case .object? = try? JSONReader.parse(json) else {
+            throw GarageError.corruptData(typeName: key.typeName, identifier: key.identifier, reason: "its JSON is not an object")
+        }
+        if let path = JSONWriter.pathOfNUL(in: Array(json.utf8)) {
+            throw GarageError.corruptData(typeName: key.typeName, identifier: key.identifier,
+                                          reason: "its JSON holds U+0000 (NUL) at \(JSONWriter.describe(path))")
+        }
+        visited.insert(key)
+        add(EncodedRow(key: key, json: json, syncStatus: nil, revision: nil, references: [], isRoot: true))
+    }
+
     /// The key of the row of the `Identifiable` `value` declared as `T`: a registered subclass's
     /// objects are rows of the class they descend from (``RegisteredTypes``); `tagged` then.
     func key<T>(of value: any Identifiable, as type: T.Type) throws -> (key: ObjectKey, tagged: Bool) {
