@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "garage-server", targets: ["garage-server"]),
         .executable(name: "garage-bench", targets: ["garage-bench"]),
         .executable(name: "garage-bench-postgres", targets: ["garage-bench-postgres"]),
+        .executable(name: "garage-bench-server", targets: ["garage-bench-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
@@ -39,6 +40,8 @@ let package = Package(
         // The sync server's tokens (Sources/GarageLiteServer/SyncTokens.swift): JWTs, HS256 and
         // key sets. On Linux only, as Hummingbird: it needs macOS 13.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // The sync server bench's latency percentiles (Benchmarks/garage-bench-server).
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         .target(
@@ -148,6 +151,22 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/garage-bench-postgres"
+        ),
+        // Benchmarks the sync server on loopback: uploads at 1 and 3 instances, a fresh device's
+        // download, a first sync among 10,000 scopes, an edit's trip: `swift run -c release garage-bench-server`.
+        .executableTarget(
+            name: "garage-bench-server",
+            dependencies: [
+                "GarageLite",
+                "GarageLitePostgres",
+                "GarageLiteServer",
+                "GarageLiteClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(platforms: [.linux])),
+            ],
+            path: "Benchmarks/garage-bench-server"
         ),
         // Runs one side of the cross-process stress test; the tests launch it.
         .executableTarget(

@@ -17,9 +17,13 @@ shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=(records row garagestorage where importline query); fi
 
-swift build --product garage-fuzz --scratch-path .build-fuzz \
+# GARAGE_FUZZ_SCRATCH names the build folder (.build-fuzz by default). CI passes .build, once
+# the tests are done with it: SwiftPM then compiles the Swift modules again with the sanitizers
+# but keeps the C libraries it built for the tests (BoringSSL: minutes of a 2-core machine).
+scratch="${GARAGE_FUZZ_SCRATCH:-.build-fuzz}"
+swift build --product garage-fuzz --scratch-path "$scratch" \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DGARAGE_LIBFUZZER >&2
-fuzzer=.build-fuzz/debug/garage-fuzz
+fuzzer="$scratch/debug/garage-fuzz"
 
 for target in "${targets[@]}"; do
     work=".build-fuzz/corpus/$target"

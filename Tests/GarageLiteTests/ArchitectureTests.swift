@@ -3,7 +3,7 @@ import Testing
 
 /// The rules of ARCHITECTURE.md that a reader of the sources can check: where GRDB and SQL
 /// may appear, and that no folder uses a folder that uses it.
-@Suite("Architecture")
+@Suite("Architecture", .firstPassOnly)
 struct ArchitectureTests {
     /// `Sources/GarageLite`, found from this file's path.
     static let sources: URL = URL(fileURLWithPath: #filePath)

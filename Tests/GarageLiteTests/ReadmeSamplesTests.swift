@@ -4,7 +4,7 @@ import Testing
 /// The README is a front door (issue 25): short, and every Swift sample in it a verbatim slice of
 /// a snippet under `Snippets/`, which `swift build` compiles. A sample edited in the README alone,
 /// or a snippet changed without its README slice, fails here.
-@Suite struct ReadmeSamplesTests {
+@Suite(.firstPassOnly) struct ReadmeSamplesTests {
     /// The repository's root, found from this file's path (`Tests/GarageLiteTests/…`).
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()

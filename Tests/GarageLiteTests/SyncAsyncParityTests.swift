@@ -6,7 +6,7 @@ import Testing
 /// Every public operation, run synchronously on one store and asynchronously on an identical
 /// one, must give the same result (or the same error) and leave the same rows: each is one
 /// description of its work, run by two runners.
-@Suite("Sync and async give the same results")
+@Suite("Sync and async give the same results", .firstPassOnly)
 struct SyncAsyncParityTests {
     /// The stores an operation runs on.
     enum Scenario: String, CaseIterable, CustomTestStringConvertible {

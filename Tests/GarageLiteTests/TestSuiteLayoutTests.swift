@@ -5,7 +5,7 @@ import Testing
 /// imports no GRDB and names none of the SQLite store's tables, indexes or triggers, so that it can
 /// run against any engine given to it; what depends on SQLite (the format and golden files, file
 /// damage, crash safety, query plans, SQL written below the library) is in `SQLite/`.
-@Suite("Test suite layout")
+@Suite("Test suite layout", .firstPassOnly)
 struct TestSuiteLayoutTests {
     /// `Tests/GarageLiteTests`, found from this file's path.
     static let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -85,6 +85,17 @@ struct TestSuiteLayoutTests {
         let findings = try Self.findings(in: text, names: names)
         #expect(findings.map(\.line) == [2, 3, 5])
         #expect(findings.map(\.what) == ["imports GRDB", "imports GRDB", "names \(table)"])
+    }
+
+    /// The PostgreSQL pass (`GARAGE_TEST_ENGINE=postgres`) runs the suites that open their
+    /// garages through `TestEngine`, and skips the others (`.firstPassOnly`), which would only
+    /// run again as in the first pass: a file of suites names one or the other.
+    @Test func everySuiteRunsOnTheEnginesItTests() throws {
+        for (path, text) in try Self.files() where text.contains("@Test") && text.contains("@Suite") {
+            #expect(text.contains("TestEngine") || !text.contains("@Suite(") || text.components(separatedBy: "@Suite").count - 1
+                        == text.components(separatedBy: ".firstPassOnly").count - 1 - (text.contains("static var firstPassOnly") ? 1 : 0),
+                    "\(path): its suites open no garage of TestEngine; mark them .firstPassOnly, or open their garages through TestEngine")
+        }
     }
 
     /// The exceptions name files that exist.

@@ -45,7 +45,7 @@ private func change(_ identifier: String?, _ kind: GarageChange.Kind, _ type: St
     GarageChange(typeName: type, identifier: identifier, kind: kind)
 }
 
-@Suite("Observing commits made by other garages and other processes")
+@Suite("Observing commits made by other garages and other processes", .firstPassOnly)
 struct SharedStoreObservationTests {
     @Test(.timeLimit(.minutes(2)))
     func anotherGaragesCommitsAreToldWithTheirKinds() async throws {

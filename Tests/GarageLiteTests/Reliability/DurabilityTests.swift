@@ -8,7 +8,7 @@ import Testing
 /// process that used them exits), the store file alone must hold every commit: a power cut
 /// then takes back nothing. Each test checks the `-wal` file's size, and reads a copy of the
 /// store file made without its `-wal` and `-shm` files.
-@Suite("Durability at close")
+@Suite("Durability at close", .firstPassOnly)
 struct DurabilityTests {
     /// The case: an app parks 61 objects over three opens and closes.
     @Test func aClosedGarageLeavesItsCommitsInTheStoreFile() throws {

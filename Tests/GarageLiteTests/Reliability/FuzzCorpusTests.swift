@@ -5,7 +5,7 @@ import Testing
 // every finding kept as a regression (Fuzz/regressions) go through the target as libFuzzer
 // would give them (`garage-fuzz TARGET PATH...`, built with the tests). A crash fails the test;
 // Fuzz/README.md says how to fuzz, and how a finding becomes one of these inputs.
-@Suite struct FuzzCorpusTests {
+@Suite(.firstPassOnly) struct FuzzCorpusTests {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

@@ -7,7 +7,7 @@ import Testing
 /// open: on Linux (and in POSIX), closing any descriptor of a file drops every lock the process
 /// holds on it, and another process then takes the store for unused (a newcomer's trial lost
 /// writes and damaged a store that way).
-@Suite("Shared file locks")
+@Suite("Shared file locks", .firstPassOnly)
 struct SharedFileLockTests {
     @Test(.timeLimit(.minutes(3)))
     func openingASecondGarageOnAnOpenFileKeepsTheFirstOnesLocks() throws {

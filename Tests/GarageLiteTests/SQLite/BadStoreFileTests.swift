@@ -6,7 +6,7 @@ import Testing
 // truncated, unwritable or full, and columns of the wrong type, each written through SQLite
 // below the library. Moved from Reliability/BadInputTests.swift (issue 25).
 
-@Suite("Bad input: store files")
+@Suite("Bad input: store files", .firstPassOnly)
 struct BadStoreFileTests {
     @Test func aFileThatIsNotADatabaseIsRefusedAndLeftUntouched() throws {
         let directory = try TemporaryDirectory()
@@ -371,7 +371,7 @@ private func closedStore(in directory: TemporaryDirectory, counters: Int) throws
     return path
 }
 
-@Suite("Bad input: mistyped columns read in bulk")
+@Suite("Bad input: mistyped columns read in bulk", .firstPassOnly)
 struct BadColumnsInBulkTests {
     /// `retrieveAll` and the sync queries read rows through a cursor, where SQLite would
     /// convert text in a number column to 0 and cut text at a NUL.

@@ -83,7 +83,7 @@ private struct KillCounts: CustomStringConvertible {
     }
 }
 
-@Suite("Crash safety", .serialized, .ownThreads)
+@Suite("Crash safety", .serialized, .ownThreads, .firstPassOnly)
 struct CrashSafetyTests {
     @Test func killedParkersLeaveOnlyCompleteCommittedGraphs() throws {
         let worker = try #require(stressWorkerExecutable(), """

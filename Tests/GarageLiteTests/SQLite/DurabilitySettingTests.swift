@@ -5,7 +5,7 @@ import Testing
 // The durability setting: what an acknowledged commit survives. The power-cut tests
 // (PowerCutTests, on the fault-injecting file system) prove what each setting keeps; these
 // check that the setting reaches SQLite's writer and is not stored with the file.
-@Suite struct DurabilitySettingTests {
+@Suite(.firstPassOnly) struct DurabilitySettingTests {
     private struct DurableMemo: Codable, Identifiable, Equatable {
         var id: String
         var text: String

@@ -9,7 +9,7 @@ import Testing
 /// exactly when the rule refuses them, with the same error, and count the same encryptions.
 ///
 /// `GARAGE_GUARD_SEQUENCES=2000 swift test --filter EncryptionGuardTests` runs more (default 60).
-@Suite("The encryption guard's triggers obey its rule")
+@Suite("The encryption guard's triggers obey its rule", .firstPassOnly)
 struct EncryptionGuardTests {
     static let sequences = ProcessInfo.processInfo.environment["GARAGE_GUARD_SEQUENCES"].flatMap { Int($0) } ?? 60
 

@@ -10,7 +10,7 @@ import Testing
 /// Every case draws from a seed fixed by the test, the case number and `GARAGE_FUZZ_SEED`,
 /// so a failure comes back on the next run; its message says how to run that case alone.
 /// `GARAGE_FUZZ_CASES` sets the number of cases of each fuzz test (see ``Fuzzing``).
-@Suite("Fuzzing")
+@Suite("Fuzzing", .firstPassOnly)
 struct FuzzTests {
     // MARK: - The JSON reader
 

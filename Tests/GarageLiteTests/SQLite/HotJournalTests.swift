@@ -7,7 +7,7 @@ import GarageLite
 // next to it. A GarageLite store is in that mode only while it is being created (its first
 // write switches it to WAL mode); CrashSafetyTests found such files, which GarageLite refused
 // to open, by killing workers that were creating a store.
-@Suite("Hot journals")
+@Suite("Hot journals", .firstPassOnly)
 struct HotJournalTests {
     /// A new store's first write, the switch to WAL mode, runs under a rollback journal: a
     /// process killed in it leaves the file's first page and a hot journal. The store opens

@@ -8,7 +8,7 @@ import Testing
 /// only read meanwhile, was reported to fail its next park with "no such table: garage_object
 /// (SQLite error 17)", SQLITE_SCHEMA, once two other processes had opened the store, with
 /// advice about the folder and the free space.
-@Suite("Openers of an indexed store")
+@Suite("Openers of an indexed store", .firstPassOnly)
 struct IndexedOpenersTests {
     /// Declares the indexes every opener declares (`garage-stress-worker … index-and-park`).
     static func declareIndexes(_ garage: Garage) throws {

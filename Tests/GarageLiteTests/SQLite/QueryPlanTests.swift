@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 28: a query whose condition compares an indexed property reads the index (SQLite's
 /// plan of the statement the engine runs).
-@Suite("SQLite query plans")
+@Suite("SQLite query plans", .firstPassOnly)
 struct QueryPlanTests {
     typealias QueryNote = QueryRuleTests.QueryNote
 

@@ -6,7 +6,7 @@ import Testing
 /// Synchronous reads of a file store go through the garage's own read-only connections
 /// (`ReaderConnections`); these tests check that nothing a reader sees is stale, and that
 /// reads fall back to the pool when those connections are busy or can't be opened.
-@Suite("Reader connections")
+@Suite("Reader connections", .firstPassOnly)
 struct ReaderConnectionsTests {
     @Test func aReadSeesEveryCommitOfAnotherGarageOnTheSameFile() throws {
         let directory = try TemporaryDirectory()

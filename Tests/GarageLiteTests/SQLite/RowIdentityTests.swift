@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Issue 14: a row's content is checked against the row's identity when it is read.
-@Suite("Row identity")
+@Suite("Row identity", .firstPassOnly)
 struct RowIdentityTests {
     @Test func aRowHoldingAnotherObjectsContentIsCorruptNamingBoth() throws {
         let directory = try TemporaryDirectory()

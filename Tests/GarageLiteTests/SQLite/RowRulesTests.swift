@@ -12,7 +12,7 @@ import Testing
 ///
 /// `GARAGE_RULES_SEQUENCES=5000 swift test --filter RowRulesTests` runs more sequences
 /// (default 150); `GARAGE_RULES_SEED` repeats a run.
-@Suite("The rules and SQLite's fast path write the same rows")
+@Suite("The rules and SQLite's fast path write the same rows", .firstPassOnly)
 struct RowRulesTests {
     static let environment = ProcessInfo.processInfo.environment
     static let sequences = environment["GARAGE_RULES_SEQUENCES"].flatMap { Int($0) } ?? 150

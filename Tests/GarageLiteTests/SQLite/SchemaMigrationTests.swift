@@ -6,7 +6,7 @@ import Testing
 
 /// The format version of a store, its migrations, and the refusal of newer versions, on copies
 /// of the golden files of format version 1.
-@Suite("Format versions and migrations")
+@Suite("Format versions and migrations", .firstPassOnly)
 struct SchemaMigrationTests {
     @Test func theMigrationsLeadFromVersion1ToTheFormatVersion() {
         #expect(Schema.migrations.map(\.version) == Array(1...Schema.formatVersion))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import GarageLite
 
-@Suite("Opening store files")
+@Suite("Opening store files", .firstPassOnly)
 struct StoreFileTests {
     @Test func createsAndReopensAStoreFile() throws {
         let directory = try TemporaryDirectory()
@@ -129,7 +129,7 @@ struct StoreFileTests {
     }
 }
 
-@Suite("Opening one new store from many places")
+@Suite("Opening one new store from many places", .firstPassOnly)
 struct ConcurrentOpeningTests {
     @Test func severalGaragesCreateTheSameNewFileAtOnce() throws {
         let directory = try TemporaryDirectory()

@@ -5,7 +5,7 @@ import Testing
 /// One strict reader for every row: a column of the wrong type is `corruptData` naming the
 /// object and the column, whichever operation reads it, and the operations that skip bad rows
 /// (lossy retrieves, claims) skip it the same way.
-@Suite("Strict row reader")
+@Suite("Strict row reader", .firstPassOnly)
 struct StrictRowReaderTests {
     static func store(_ directory: TemporaryDirectory) throws -> (Garage, String) {
         let path = directory.path("garage.sqlite")

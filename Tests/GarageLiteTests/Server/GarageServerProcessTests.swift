@@ -15,7 +15,7 @@ import FoundationNetworking
 /// an attacker tries: forged, expired, unsigned and other-key tokens; another team's scope, cursor
 /// and identifiers; hostile type names and identifiers. Each is refused, and nothing is read,
 /// written or told.
-@Suite("garage-server", .ownThreads)
+@Suite("garage-server", .ownThreads, .firstPassOnly)
 struct GarageServerProcessTests {
     struct ServedNote: Codable, Identifiable, Syncable, Sendable, Equatable {
         var id: String

@@ -10,7 +10,7 @@ import Testing
 /// key's algorithm, it names a subject, it has not expired (nor starts later), and its issuer,
 /// audience and scopes are the expected ones; everything else is refused, and says why to the
 /// server alone.
-@Suite("Sync server: tokens")
+@Suite("Sync server: tokens", .firstPassOnly)
 struct SyncTokensTests {
     static let secret = "a secret of at least thirty-two bytes, for HS256"
 

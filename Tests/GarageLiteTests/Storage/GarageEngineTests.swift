@@ -4,7 +4,7 @@ import GarageLite
 
 /// Issue 25: a garage opens on an engine given to it; SQLite is the default, and the two ways
 /// of opening it are the same store.
-@Suite("Opening a garage on an engine")
+@Suite("Opening a garage on an engine", .firstPassOnly)
 struct GarageEngineTests {
     struct EngineMemo: Codable, Identifiable, Sendable, Equatable {
         var id: String

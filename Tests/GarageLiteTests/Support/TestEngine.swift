@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GarageLite
 import GarageLitePostgres
+import Testing
 
 /// The engine the behaviour suite runs on: SQLite, or, with `GARAGE_TEST_ENGINE=postgres`, the
 /// PostgreSQL server `GARAGE_POSTGRES_URL` names (`.ci/run` starts one and runs the suite on both).
@@ -66,5 +67,14 @@ enum TestEngine {
         var components = URLComponents(string: url)!
         components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: schema)]
         return components.string!
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// For a suite that opens no garage of ``TestEngine`` (SQLite's files, the tools, processes,
+    /// PostgreSQL's own tests, which the first pass runs with the server): the PostgreSQL pass
+    /// skips it, since it would only run it again as the first pass did.
+    static var firstPassOnly: Self {
+        .disabled(if: TestEngine.isPostgres, "opens no garage of TestEngine: the first pass runs it")
     }
 }

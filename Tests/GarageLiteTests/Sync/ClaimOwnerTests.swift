@@ -6,7 +6,7 @@ import Testing
 /// Issue 26, "claims know their owner": a claim records the process that took it, so that the
 /// claim of a job that died with its process is released at once (by a garage that opens the
 /// store, or `releaseStaleClaims()`), and a live process's claim never is.
-@Suite("Claims know their owner")
+@Suite("Claims know their owner", .firstPassOnly)
 struct ClaimOwnerTests {
     static func documents(_ count: Int) -> [StressDocument] {
         (0..<count).map { StressDocument(id: "d\($0)", version: $0, body: "body \($0)", syncStatus: .notSynced) }

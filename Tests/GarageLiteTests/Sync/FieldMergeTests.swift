@@ -89,7 +89,7 @@ final class FieldMergeBox: Codable {
 }
 
 /// ``SyncMerge``: the field-level three-way merge of Codable values and the app's own merge.
-@Suite("Field merge")
+@Suite("Field merge", .firstPassOnly)
 struct FieldMergeTests {
     static let base = FieldMergeNote(title: "Draft", body: "Text", rating: 3, tags: ["a"], subtitle: "Sub")
 

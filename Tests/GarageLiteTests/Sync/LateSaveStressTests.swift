@@ -11,7 +11,7 @@ import Testing
 ///
 /// `GARAGE_LATE_SAVE_ROUNDS` sets the rounds per process (default 200; the full run, 2000:
 /// `GARAGE_LATE_SAVE_ROUNDS=2000 swift test --filter LateSaveStressTests`).
-@Suite("Late saves across processes", .serialized, .ownThreads)
+@Suite("Late saves across processes", .serialized, .ownThreads, .firstPassOnly)
 struct LateSaveStressTests {
     static let rounds = ProcessInfo.processInfo.environment["GARAGE_LATE_SAVE_ROUNDS"].flatMap { Int($0) } ?? 200
 
@@ -75,7 +75,7 @@ struct LateSaveStressTests {
 }
 
 /// Issue 24's sequences with the other writer in another process.
-@Suite("Changes are checked where they are written, against another process", .ownThreads)
+@Suite("Changes are checked where they are written, against another process", .ownThreads, .firstPassOnly)
 struct CrossProcessWriteTimeCheckTests {
     struct Store {
         let directory: TemporaryDirectory

@@ -3,7 +3,7 @@ import Testing
 /// The sync-cycle replay's own checks, on short logs whose answer is known: the stress test
 /// relies on them both to catch a wrong deletion and to accept a right one whose log lines
 /// interleave with the download's.
-@Suite("Sync stress: the log replay")
+@Suite("Sync stress: the log replay", .firstPassOnly)
 struct SyncCycleReplayTests {
     private func violations(_ lines: [String]) -> [String] {
         SyncCycleReplay(log: lines.joined(separator: "\n")).violations

@@ -28,7 +28,7 @@ private final class Threads: Sendable {
     }
 }
 
-@Suite("Sync stress", .serialized, .ownThreads)
+@Suite("Sync stress", .serialized, .ownThreads, .firstPassOnly)
 struct SyncStressTests {
     // MARK: - Threads of one process
 

@@ -8,7 +8,7 @@ import Testing
 /// `Fixtures/garagestorage/store.garagestorage` and its `-wal` file, is in Core Data's layout
 /// of GarageStorage's entity (see `Fixtures/generator/GarageStorageStores.swift`); each test
 /// imports a copy, and checks the golden files did not change.
-@Suite("Importing a GarageStorage store")
+@Suite("Importing a GarageStorage store", .firstPassOnly)
 struct GarageStorageImportTests {
     typealias Relative = FixtureGarageStorage.Relative
     typealias Diary = FixtureGarageStorage.Diary

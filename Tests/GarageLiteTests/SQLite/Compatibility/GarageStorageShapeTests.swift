@@ -47,7 +47,7 @@ struct GSSyncingHome: Codable, Identifiable, Sendable {
 /// Issue 12: rows in the shapes GarageStorage wrote — its Swift side's (an empty array of
 /// references has no key) and its Objective-C side's (references, dates and nested objects as
 /// dictionaries) — read as GarageStorage's decoders read them.
-@Suite("GarageStorage's JSON shapes")
+@Suite("GarageStorage's JSON shapes", .firstPassOnly)
 struct GarageStorageShapeTests {
     /// A garage on a file, with `rows` (type, identifier, JSON) written as another program would.
     static func garage(_ directory: TemporaryDirectory, rows: [(String, String, String)],

@@ -13,7 +13,7 @@ import Testing
 // calls the workload makes; `all` tries every call). The full run:
 // GARAGE_IO_FAULTS=all swift test --filter IOError
 extension FaultTests {
-    @Suite struct IOErrorTests {
+    @Suite(.firstPassOnly) struct IOErrorTests {
         /// A run without faults: the calls of each kind it makes, and the state it leaves.
         struct CleanRun {
             var calls: [FaultFileSystem.Kind: Int]

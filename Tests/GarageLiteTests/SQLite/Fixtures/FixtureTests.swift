@@ -9,7 +9,7 @@ import Testing
 /// Each test opens a copy of a file of `Fixtures/v1` and checks every object, field by field,
 /// against the values below, written by hand: the generator (`Fixtures/generator`) is not
 /// run again. The files are never regenerated (see `Fixtures/README.md`).
-@Suite("Golden store files of format version 1")
+@Suite("Golden store files of format version 1", .firstPassOnly)
 struct FixtureTests {
     typealias V1 = FixtureV1
 

@@ -6,7 +6,7 @@ import Testing
 
 /// The golden files of format version 2 (tombstones), and the move of every version 1 file to
 /// version 2. Each test opens copies (see `FixtureFile`).
-@Suite("Golden files of format version 2")
+@Suite("Golden files of format version 2", .firstPassOnly)
 struct FixtureV2Tests {
     typealias V1 = FixtureV1
 

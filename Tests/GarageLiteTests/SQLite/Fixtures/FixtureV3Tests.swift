@@ -5,7 +5,7 @@ import Testing
 
 /// The golden files of format version 3 (the index of references), and the move of every
 /// version 1 and version 2 file to version 3. Each test opens copies (see `FixtureFile`).
-@Suite("Golden files of format version 3")
+@Suite("Golden files of format version 3", .firstPassOnly)
 struct FixtureV3Tests {
     static let names = FixtureV2Tests.names
 

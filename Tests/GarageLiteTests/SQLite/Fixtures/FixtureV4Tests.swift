@@ -6,7 +6,7 @@ import Testing
 /// The golden files of format version 4 (the store's facts, `garage_meta`, which an encrypted
 /// store keeps its key record in), and the move of every earlier file to version 4. Each test
 /// opens copies (see `FixtureFile`).
-@Suite("Golden files of format version 4")
+@Suite("Golden files of format version 4", .firstPassOnly)
 struct FixtureV4Tests {
     static let names = FixtureV2Tests.names
     static let referenceTriggers = ["garage_reference_delete", "garage_reference_insert", "garage_reference_update"]

@@ -5,7 +5,7 @@ import Testing
 
 /// The golden files of format version 5 (the sync index holds `isDeleted`), and
 /// the move of every earlier file to version 5. Each test opens copies (see `FixtureFile`).
-@Suite("Golden files of format version 5")
+@Suite("Golden files of format version 5", .firstPassOnly)
 struct FixtureV5Tests {
     static let names = FixtureV2Tests.names
 

@@ -6,7 +6,7 @@ import Testing
 
 /// The golden files of format version 6 (the rows' bases, for three-way merges), and the move
 /// of every earlier file to version 6. Each test opens copies (see `FixtureFile`).
-@Suite("Golden files of format version 6")
+@Suite("Golden files of format version 6", .firstPassOnly)
 struct FixtureV6Tests {
     static let names = FixtureV2Tests.names
 

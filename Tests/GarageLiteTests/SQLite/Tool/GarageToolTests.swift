@@ -34,7 +34,7 @@ struct GTLegacy: Codable, Identifiable, Sendable {
 /// with the library: every command, the exit status of each kind of failure (the EXIT STATUS
 /// table of `garage --help`), keys from the environment and from files, stores of older formats
 /// and the progress line on a terminal.
-@Suite("The garage command-line tool", .ownThreads)
+@Suite("The garage command-line tool", .ownThreads, .firstPassOnly)
 struct GarageToolTests {
     // MARK: - Helpers
 

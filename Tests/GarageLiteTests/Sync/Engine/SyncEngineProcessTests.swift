@@ -38,7 +38,7 @@ struct AcceptingTransport: SyncTransport {
 /// the engine sees the other process's commits, claims while it edits (some edits land on
 /// claimed rows, which complete as edited meanwhile, and are uploaded again), and the server
 /// ends with the last version of every document.
-@Suite("The sync engine and another process")
+@Suite("The sync engine and another process", .firstPassOnly)
 struct SyncEngineProcessTests {
     @Test(.timeLimit(.minutes(3)))
     func theEditsOfAnotherProcessAreUploaded() async throws {

@@ -1,0 +1,248 @@
+import ArgumentParser
+import Foundation
+import GarageLite
+import GarageLiteClient
+import GarageLitePostgres
+import GarageLiteServer
+import Histogram
+#if canImport(Hummingbird)
+import Hummingbird
+import ServiceLifecycle
+#endif
+
+/// The sync server's bench (issue 43): SyncServer instances behind Hummingbird on loopback, and
+/// devices with SyncEngine and HTTPSyncTransport, in one process. Rows: uploads at 1 and 3
+/// instances, a fresh device's download, a first sync among 10,000 other scopes, and an edit's
+/// trip from one device to another (polling), p50/p99.
+///
+///     swift run -c release garage-bench-server                       # SQLite, 100,000 objects
+///     swift run -c release garage-bench-server --quick               # 10,000
+///     swift run -c release garage-bench-server --postgres postgres://garage@127.0.0.1:5432/garage
+@main
+struct GarageBenchServer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "garage-bench-server", abstract: "Benchmarks the sync server on loopback.")
+
+    @Flag(help: "10,000 objects downloaded and 2,000 uploaded, instead of 100,000 and 20,000.")
+    var quick = false
+
+    @Option(help: "A PostgreSQL server's URL: the server's store is a schema of its own there (SQLite files otherwise).")
+    var postgres: String?
+
+    @Option(help: "How many edits travel from one device to another.")
+    var trips = 200
+
+    func run() async throws {
+        #if canImport(Hummingbird)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("garage-bench-server-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bench = Bench(folder: folder, postgres: postgres)
+        let downloads = quick ? 10_000 : 100_000
+        let uploads = quick ? 2_000 : 20_000
+        var rows: [(String, String)] = []
+        for instances in [1, 3] {
+            let rate = try await bench.uploads(uploads, instances: instances)
+            rows.append(("uploads, \(instances) instance\(instances == 1 ? "" : "s") (\(uploads) objects)", "\(Int(rate)) objects/s"))
+        }
+        let download = try await bench.download(downloads)
+        rows.append(("a fresh device downloads \(downloads) objects", "\(Int(download)) objects/s"))
+        let (alone, crowded) = try await bench.firstSyncAmongScopes(others: 10_000, objects: 1_000)
+        rows.append(("first sync of 1,000 objects, no other scope", String(format: "%.2f s", alone)))
+        rows.append(("first sync of 1,000 objects, 10,000 other scopes", String(format: "%.2f s", crowded)))
+        let (p50, p99) = try await bench.trips(trips)
+        rows.append(("an edit's trip to another device, polling (\(trips) edits)", String(format: "p50 %.1f ms, p99 %.1f ms", p50, p99)))
+        print("| garage-bench-server (\(postgres == nil ? "SQLite" : "PostgreSQL"), loopback) | |")
+        print("|---|---:|")
+        for (name, value) in rows { print("| \(name) | \(value) |") }
+        #else
+        throw ValidationError("the server bench runs where Hummingbird builds: on Linux")
+        #endif
+    }
+}
+
+#if canImport(Hummingbird)
+struct BenchNote: Codable, Identifiable, Syncable, Sendable {
+    var id: String
+    var scope: String
+    var title: String
+    var body = "A note of an ordinary length: a sentence or two of text, as a team's notes app would hold."
+    var tags = ["work", "draft", "2026"]
+    var syncStatus: SyncStatus = .notSynced
+}
+
+/// Opens stores and servers for one row, and closes them after it.
+struct Bench {
+    let folder: URL
+    let postgres: String?
+
+    /// A new, empty server store: a file, or a schema of its own.
+    func serverStore() throws -> (open: () throws -> Garage, name: String) {
+        let name = "s\(UUID().uuidString.prefix(8).lowercased())"
+        if let postgres {
+            let separator = postgres.contains("?") ? "&" : "?"
+            let url = postgres + separator + "schema=bench_\(name)"
+            return ({ try Garage(postgresURL: url) }, name)
+        }
+        let path = folder.appendingPathComponent("\(name).garage").path
+        return ({ try Garage(path: path) }, name)
+    }
+
+    static let access = SyncAccess(user: "bench", scopes: [])
+
+    static func server(_ garage: Garage) throws -> SyncServer {
+        let server = SyncServer(garage: garage)
+        try server.serve(BenchNote.self, rules: SyncRules(scope: { $0.scope }))
+        return server
+    }
+
+    /// Runs `body` with `count` instances serving the store, each its own garage and port.
+    func withInstances<T: Sendable>(_ count: Int, store: () throws -> Garage,
+                                   _ body: ([URL], [SyncServer]) async throws -> T) async throws -> T {
+        var apps: [any Service] = []
+        var servers: [SyncServer] = []
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        for _ in 0..<count {
+            let server = try Self.server(try store())
+            servers.append(server)
+            let router = Router()
+            // Every token is the list of scopes it reads and writes, separated by commas.
+            server.addRoutes(to: router) { request, _ in
+                guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
+                return SyncAccess(user: "bench", scopes: Set(header.dropFirst(7).split(separator: ",").map(String.init)))
+            }
+            var app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                                  onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) })
+            app.logger.logLevel = .error
+            apps.append(app)
+        }
+        let group = ServiceGroup(services: apps, logger: .init(label: "bench"))
+        let running = Task { try await group.run() }
+        var urls: [URL] = []
+        for await port in ports {
+            urls.append(URL(string: "http://127.0.0.1:\(port)")!)
+            if urls.count == count { break }
+        }
+        defer { running.cancel() }
+        let result = try await body(urls, servers)
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+        return result
+    }
+
+    func device(_ server: URL, scopes: [String]) throws -> (Garage, SyncEngine) {
+        let garage = try Garage(path: folder.appendingPathComponent("device-\(UUID().uuidString).garage").path)
+        let token = scopes.joined(separator: ",")
+        let transport = HTTPSyncTransport(servers: [server]) { token }
+        return (garage, SyncEngine(garage: garage, transport: transport, types: [.of(BenchNote.self)]))
+    }
+
+    /// Syncs until the engine has nothing left to upload or download.
+    func syncAll(_ engine: SyncEngine) async throws {
+        _ = try await engine.sync()
+    }
+
+    /// Objects per second the instances take from devices uploading `count` objects in all, one
+    /// device per instance, each in a scope of its own.
+    func uploads(_ count: Int, instances: Int) async throws -> Double {
+        let store = try serverStore()
+        return try await withInstances(instances, store: store.open) { urls, _ in
+            var devices: [(Garage, SyncEngine)] = []
+            for (index, url) in urls.enumerated() {
+                let device = try device(url, scopes: ["team\(index)"])
+                try await device.0.parkAll((0..<(count / instances)).map {
+                    BenchNote(id: "d\(index)-\($0)", scope: "team\(index)", title: "note \($0)")
+                })
+                devices.append(device)
+            }
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for device in devices { group.addTask { try await syncAll(device.1) } }
+                try await group.waitForAll()
+            }
+            return Double(count / instances * instances) / seconds(since: start)
+        }
+    }
+
+    /// Objects per second a fresh device downloads from a server holding `count` objects of its scope.
+    func download(_ count: Int) async throws -> Double {
+        let store = try serverStore()
+        let garage = try store.open()
+        try await seed(garage, count: count, scope: "team")
+        return try await withInstances(1, store: { garage }) { urls, _ in
+            let (device, engine) = try device(urls[0], scopes: ["team"])
+            let start = ContinuousClock.now
+            try await syncAll(engine)
+            let rate = Double(count) / seconds(since: start)
+            let received = try await device.count(BenchNote.self)
+            guard received == count else { throw ValidationError("the device holds \(received) notes of \(count)") }
+            return rate
+        }
+    }
+
+    /// Parks `count` notes of `scope` through the server's upload, in-process, in batches.
+    func seed(_ garage: Garage, count: Int, scope: String, scopes: Int = 1) async throws {
+        let server = try Self.server(garage)
+        var next = 0
+        while next < count {
+            let end = min(count, next + 500)
+            let changes = (next..<end).map { index in
+                let scope = scopes == 1 ? scope : "\(scope)\(index % scopes)"
+                return SyncChange(identifier: "\(scope)-\(index)", object: BenchNote(id: "\(scope)-\(index)", scope: scope, title: "n"), version: nil)
+            }
+            let access = SyncAccess(user: "seed", scopes: Set(changes.compactMap { $0.object?.scope }))
+            _ = try await server.upload(UploadBatch(typeName: "BenchNote", changes: changes), access: access)
+            next = end
+        }
+    }
+
+    /// Seconds a device's first sync of `objects` notes takes on a server without other scopes,
+    /// then on one with `others` other scopes of one note each.
+    func firstSyncAmongScopes(others: Int, objects: Int) async throws -> (Double, Double) {
+        var times: [Double] = []
+        for crowd in [0, others] {
+            let store = try serverStore()
+            let garage = try store.open()
+            if crowd > 0 { try await seed(garage, count: crowd, scope: "other", scopes: crowd) }
+            try await seed(garage, count: objects, scope: "mine")
+            times.append(try await withInstances(1, store: { garage }) { urls, _ in
+                let (_, engine) = try device(urls[0], scopes: ["mine"])
+                let start = ContinuousClock.now
+                try await syncAll(engine)
+                return seconds(since: start)
+            })
+        }
+        return (times[0], times[1])
+    }
+
+    /// p50 and p99, in milliseconds, of the time from a park on one device to the moment
+    /// another device, syncing again and again, holds the edit.
+    func trips(_ count: Int) async throws -> (Double, Double) {
+        let store = try serverStore()
+        return try await withInstances(2, store: store.open) { urls, _ in
+            let (a, engineA) = try device(urls[0], scopes: ["team"])
+            let (b, engineB) = try device(urls[1], scopes: ["team"])
+            try await a.park(BenchNote(id: "trip", scope: "team", title: "start"))
+            try await syncAll(engineA)
+            try await syncAll(engineB)
+            var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000)
+            for index in 0..<count {
+                let title = "edit \(index)"
+                let start = ContinuousClock.now
+                try await a.park(BenchNote(id: "trip", scope: "team", title: title))
+                try await syncAll(engineA)
+                while try await b.retrieve(BenchNote.self, identifier: "trip")?.title != title {
+                    try await syncAll(engineB)
+                }
+                _ = histogram.record(UInt64(seconds(since: start) * 1_000_000))
+            }
+            return (Double(histogram.valueAtPercentile(50)) / 1_000, Double(histogram.valueAtPercentile(99)) / 1_000)
+        }
+    }
+
+    func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}
+#endif
