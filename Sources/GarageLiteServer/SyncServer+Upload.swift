@@ -33,36 +33,46 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         return try JSONEncoder().encode(try await upload(batch, access: access))
     }
 
-    func upload(_ batch: UploadBatch<Object>, access: SyncAccess) async throws -> UploadResults<Object> {
-        var results = UploadResults<Object>()
-        for change in batch.changes {
-            results[change.identifier] = try await take(change, access: access)
-        }
-        return results
-    }
-
-    /// Answers one change, in a transaction of its own: tried again from the start when another
-    /// instance changed what it read (the object's state, a feed's counter) before it committed.
+    /// Answers a batch in one transaction (one commit, whatever its size), tried again from the
+    /// start, each change decided again, when another instance changed what it read (an
+    /// object's state, a feed's counter) before it committed.
     ///
     /// A change the store can't take as it is (an identifier it can't key, a value it refuses:
     /// U+0000) is answered ``UploadResult/failed(_:)`` with the reason, the batch's other changes
-    /// answered as usual; a failure of the store itself is thrown (nothing of the change written).
-    private func take(_ change: SyncChange<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
-        if let problem = Self.problem(ofIdentifier: change.identifier) { return .failed(problem) }
+    /// as usual; a failure of the store itself is thrown (nothing of the batch written).
+    func upload(_ batch: UploadBatch<Object>, access: SyncAccess) async throws -> UploadResults<Object> {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await garage.transaction { try await deciding(change, access: access) }
-            } catch let error as GarageError {
-                switch error {
-                case .staleObject where attempt < SyncServer.attempts: continue
-                case .invalidIdentifier, .corruptData: return .failed("the store refuses it: \(error)")
-                default: throw error
+                return try await garage.transaction {
+                    var results = UploadResults<Object>()
+                    for change in batch.changes {
+                        results[change.identifier] = try await take(change, access: access)
+                    }
+                    return results
                 }
-            } catch let error as EncodingError {
-                return .failed("the store refuses it: \(error)")
+            } catch let error as GarageError {
+                guard case .staleObject = error, attempt < SyncServer.attempts else { throw error }
+                // Instances that raced on one scope's counter: not again in step.
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...(attempt * 4))))
             }
+        }
+    }
+
+    /// Answers one change, inside the batch's transaction. A park or delete that throws has
+    /// written nothing, so that the refusal of one change leaves the others' writes whole.
+    private func take(_ change: SyncChange<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
+        if let problem = Self.problem(ofIdentifier: change.identifier) { return .failed(problem) }
+        do {
+            return try await deciding(change, access: access)
+        } catch let error as GarageError {
+            switch error {
+            case .invalidIdentifier, .corruptData: return .failed("the store refuses it: \(error)")
+            default: throw error
+            }
+        } catch let error as EncodingError {
+            return .failed("the store refuses it: \(error)")
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
 // same garage retries that step and goes on, and at the end the store passes `check()` and
 // holds exactly what a run without faults leaves.
 //
-// GARAGE_IO_FAULTS sets the fault points per kind and mode (30 by default, spread over the
+// GARAGE_IO_FAULTS sets the fault points per kind and mode (10 by default, spread over the
 // calls the workload makes; `all` tries every call). The full run:
 // GARAGE_IO_FAULTS=all swift test --filter IOError
 extension FaultTests {
@@ -92,7 +92,7 @@ extension FaultTests {
         static func points(calls: Int) -> [Int] {
             guard calls > 0 else { return [] }
             let setting = ProcessInfo.processInfo.environment["GARAGE_IO_FAULTS"]
-            let count = setting == "all" ? calls : min(calls, Int(setting ?? "") ?? 30)
+            let count = setting == "all" ? calls : min(calls, Int(setting ?? "") ?? 10)
             return Array(Set((0..<count).map { 1 + $0 * calls / count } + [calls])).sorted()
         }
 

@@ -12,7 +12,7 @@ import Testing
 // acknowledged step; with `.normal`, every step acknowledged before the log's last sync), and
 // take a park afterwards.
 //
-// GARAGE_POWER_CUTS sets the images per durability (80 by default; `all` cuts at every point
+// GARAGE_POWER_CUTS sets the images per durability (40 by default; `all` cuts at every point
 // of the log, torn and not); GARAGE_POWER_CUT_SEED the seed (random by default, and named by
 // every failure). The full run: GARAGE_POWER_CUTS=all swift test --filter PowerCut
 extension FaultTests {
@@ -104,7 +104,7 @@ extension FaultTests {
             if setting == "all" {
                 return (0...run.endPosition).flatMap { [($0, false), ($0, true)] }
             }
-            let count = Int(setting ?? "") ?? 80
+            let count = Int(setting ?? "") ?? 40
             var cuts = run.states.map { ($0.position, false) } + [(run.endPosition, true)]
             while cuts.count < count {
                 cuts.append((Int(random.next() % UInt64(run.endPosition + 1)), random.next() % 2 == 0))
