@@ -27,7 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // The demo's HTTP server (Sources/garage-demo/NotesServer.swift), and what stops it gracefully
+        // The demo's HTTP server (Sources/garage-demo/DemoServer.swift), and what stops it gracefully
         // (a Hummingbird dependency already); the library uses neither. On Linux only: Hummingbird
         // needs macOS 11, and this package supports macOS 10.15 (elsewhere the demo's devices call
         // its server in the process).
@@ -87,6 +87,7 @@ let package = Package(
             name: "garage-demo",
             dependencies: [
                 "GarageLite",
+                "GarageLitePostgres",
                 "GarageLiteServer",
                 "GarageLiteClient",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
@@ -172,7 +173,7 @@ let package = Package(
         .executableTarget(
             name: "garage-stress-worker",
             dependencies: [
-                "GarageLite", "GarageLitePostgres", "GarageStressModels", .product(name: "Crypto", package: "swift-crypto"),
+                "GarageLite", "GarageLitePostgres", "GarageLiteClient", "GarageStressModels", .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The types the stress worker parks and the cross-process tests read.

@@ -110,3 +110,22 @@ public struct StressNotebook: Codable, Identifiable, Syncable, Revisioned, Senda
         self.syncStatus = syncStatus
     }
 }
+
+/// A note of the sync server's chaos test (`garage-stress-worker … server-device`): in a team's
+/// scope (`team`), and either private (`owner`: only that device writes it) or shared (any
+/// device of the team writes it).
+public struct ServerChaosNote: Codable, Identifiable, Syncable, Sendable, Equatable {
+    public var id: String
+    public var team: String
+    public var title: String
+    public var owner: String?
+    public var syncStatus: SyncStatus
+
+    public init(id: String, team: String, title: String, owner: String?, syncStatus: SyncStatus = .notSynced) {
+        self.id = id
+        self.team = team
+        self.title = title
+        self.owner = owner
+        self.syncStatus = syncStatus
+    }
+}

@@ -5,6 +5,7 @@
 import Foundation
 import GarageLite
 import GarageLiteClient
+import GarageLitePostgres
 #if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
 import ServiceLifecycle
 #endif
@@ -140,15 +141,30 @@ func differences(_ holders: [(name: String, notes: [String: Note])]) -> [String]
     return lines
 }
 
+/// The schema a PostgreSQL garage's URL names.
+func schemaName(_ url: String) -> String {
+    URLComponents(string: url)?.queryItems?.first { $0.name == "schema" }?.value ?? "garage"
+}
+
+/// The value after the flag `name` on the command line, or `nil`; exits with the usage when the
+/// flag has none.
+func option(_ name: String) -> String? {
+    guard let index = CommandLine.arguments.firstIndex(of: name) else { return nil }
+    guard index + 1 < CommandLine.arguments.count else {
+        print("usage: garage-demo [--keep FOLDER] [--postgres URL]")
+        exit(64)
+    }
+    return CommandLine.arguments[index + 1]
+}
+
 // `--keep FOLDER` writes the garage files there and keeps them, to look at them with the
 // `garage` tool (the DocC article "The garage tool"); by default they go in a temporary folder,
-// deleted at the end.
-let keptFolder = CommandLine.arguments.firstIndex(of: "--keep").flatMap { index in
-    index + 1 < CommandLine.arguments.count ? URL(fileURLWithPath: CommandLine.arguments[index + 1]) : nil
-}
-if CommandLine.arguments.contains("--keep"), keptFolder == nil {
-    print("usage: garage-demo [--keep FOLDER]")
-    exit(64)
+// deleted at the end. `--postgres URL` keeps the server's notes in a PostgreSQL schema instead,
+// served by two instances (a new schema `garage_demo_…` unless the URL names one).
+let keptFolder = option("--keep").map { URL(fileURLWithPath: $0) }
+let postgresURL = option("--postgres").map { url -> String in
+    if url.contains("schema=") { return url }
+    return url + (url.contains("?") ? "&" : "?") + "schema=garage_demo_\(UUID().uuidString.prefix(8).lowercased())"
 }
 let folder = keptFolder
     ?? FileManager.default.temporaryDirectory.appendingPathComponent("garage-demo-\(UUID().uuidString.prefix(8))")
@@ -165,33 +181,43 @@ var serverTask: Task<Void, any Error>?
 #endif
 do {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let server = try DemoServer(garage: try Garage(url: files[0]))
+    // One instance on a file; on PostgreSQL, two instances, each its own garage on one schema.
+    let servers = try postgresURL.map { url in try (0..<2).map { _ in try DemoServer(garage: try Garage(postgresURL: url)) } }
+        ?? [try DemoServer(garage: try Garage(url: files[0]))]
+    let server = servers[0]
+    let storeName = postgresURL.map { "the PostgreSQL schema \(schemaName($0))" } ?? "server.sqlite"
     #if canImport(Hummingbird) && !GARAGE_DEMO_IN_PROCESS
-    // The server, in a task of its own: the port is known once it listens.
+    // The servers, in a task of their own: their ports are known once they listen.
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let app = server.application { port in portContinuation.yield(port) }
-    let group = ServiceGroup(services: [app], logger: app.logger)
+    let apps = servers.map { $0.application { port in portContinuation.yield(port) } }
+    let group = ServiceGroup(services: apps, logger: apps[0].logger)
     serverGroup = group
     serverTask = Task {
         defer { portContinuation.finish() }
         try await group.run()
     }
-    guard let port = await ports.first(where: { _ in true }), port > 0 else {
+    var urls: [URL] = []
+    for await port in ports where port > 0 {
+        urls.append(URL(string: "http://127.0.0.1:\(port)")!)
+        if urls.count == servers.count { break }
+    }
+    guard urls.count == servers.count else {
         let outcome = await serverTask?.result
         throw DemoFailure("the server did not start: \(String(describing: outcome))")
     }
-    let url = URL(string: "http://127.0.0.1:\(port)")!
-    print("Serving on \(url.absoluteString) (a SyncServer in Hummingbird; its notes in server.sqlite)")
-    let transport = HTTPSyncTransport(servers: [url]) { DemoServer.token }
+    print("Serving on \(list(urls.map(\.absoluteString))) (\(servers.count == 1 ? "a SyncServer" : "two SyncServer instances") in Hummingbird; its notes in \(storeName))")
+    // Each device asks its own instance first, and the other when that one can't be reached.
+    let phoneTransport = HTTPSyncTransport(servers: urls) { DemoServer.token }
+    let laptopTransport = HTTPSyncTransport(servers: urls.reversed()) { DemoServer.token }
     #else
     print("Hummingbird is built on Linux only (Package.swift): the devices call the server in this process.")
-    let transport = InProcessTransport(server: server.sync)
+    let (phoneTransport, laptopTransport) = (InProcessTransport(server: server.sync), InProcessTransport(server: servers.last!.sync))
     #endif
 
-    let phone = try Device("phone", in: folder, transport: transport)
-    let laptop = try Device("laptop", in: folder, transport: transport)
+    let phone = try Device("phone", in: folder, transport: phoneTransport)
+    let laptop = try Device("laptop", in: folder, transport: laptopTransport)
     print("A phone and a laptop, each with its own garage file (in \(folder.path)\(keptFolder == nil ? ", deleted at the end" : "")),")
-    print("sync notes with it: each has a SyncEngine" + (transport is HTTPSyncTransport
+    print("sync notes with it: each has a SyncEngine" + (phoneTransport is HTTPSyncTransport
         ? " whose transport is the library's HTTPSyncTransport (JSON over URLSession, a bearer token)." : "."))
     print("Each engine.sync() uploads the device's changes, then downloads the server's after its cursor.")
 
@@ -307,4 +333,8 @@ if case .failure(let error)? = await serverTask?.result {
 }
 #endif
 if keptFolder == nil { try? FileManager.default.removeItem(at: folder) }
+if let postgresURL {
+    let schema = schemaName(postgresURL)
+    print("The server's notes stay in the schema \(schema) (DROP SCHEMA \(schema) CASCADE removes them).")
+}
 exit(converged ? 0 : 1)

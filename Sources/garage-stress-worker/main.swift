@@ -13,6 +13,8 @@
 //     garage-stress-worker <store-path> index-and-park <identifier>   (see IndexAndPark.swift)
 //     garage-stress-worker <store-path> late-editor|late-downloader <name> <seed> <rounds>
 //     garage-stress-worker <store-path> note append|rename|file …  (see LateSaves.swift)
+//     garage-stress-worker <store-path> server-device <name> <seed> <teams> <token> <urls> <stop-path>
+//         (a device of the sync server's chaos test: see ServerDevice.swift)
 //
 // The `sync-` roles are the processes of the sync-cycle test, with deletions, downloads,
 // failed uploads and SIGKILLs; they are described in SyncCycle.swift. The rest of this
@@ -228,6 +230,9 @@ if arguments.count == 4, arguments[2] == "setting" {
 }
 if arguments.count >= 3, arguments[2].hasPrefix("late-") || arguments[2] == "note" {
     runLateRole(storePath: arguments[1], role: arguments[2], arguments: Array(arguments.dropFirst(3)))
+}
+if arguments.count >= 3, arguments[2] == "server-device" {
+    runServerDevice(storePath: arguments[1], arguments: Array(arguments.dropFirst(3)))
 }
 if arguments.count >= 3, arguments[2].hasPrefix("sync-") {
     runSyncRole(storePath: arguments[1], role: arguments[2], arguments: Array(arguments.dropFirst(3)))

@@ -42,12 +42,7 @@ struct SyncRecordServerTests {
         #expect(record.json.contains("line 3"))
 
         // Concurrent edits: merged on the device, each side learns it.
-        var onA = try #require(try await a.garage.retrieve(TeamNote.self, identifier: "n1"))
-        onA.title = "title from A"
-        try await a.garage.park(onA)
-        var onB = try #require(try await b.garage.retrieve(TeamNote.self, identifier: "n1"))
-        onB.body = "body from B"
-        try await b.garage.park(onB)
+        try await SyncServerTests.editApart(a, b, "n1")
         _ = try await b.garage.delete(TeamNote.self, identifier: "n4")
         _ = try await a.engine.sync()
         #expect(try await b.engine.sync().conflicts.map(\.object.identifier) == ["n1"])

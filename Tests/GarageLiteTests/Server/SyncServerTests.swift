@@ -102,18 +102,24 @@ struct SyncServerTests {
         #expect(onA == (try await Self.notes(b.garage)))
     }
 
+    /// Edits the note `identifier` on both devices before either syncs: its title on `a`, its
+    /// body on `b`.
+    static func editApart(_ a: Device, _ b: Device, _ identifier: String) async throws {
+        var onA = try #require(try await a.garage.retrieve(TeamNote.self, identifier: identifier))
+        onA.title = "title from A"
+        try await a.garage.park(onA)
+        var onB = try #require(try await b.garage.retrieve(TeamNote.self, identifier: identifier))
+        onB.body = "body from B"
+        try await b.garage.park(onB)
+    }
+
     @Test func concurrentEditsAreMergedAndEachSideLearnsIt() async throws {
         let server = try Self.server(try TestEngine.garage())
         let a = try Self.device(server, teams: ["1"]), b = try Self.device(server, teams: ["1"])
         try await a.garage.park(TeamNote(id: "n1", team: "1", title: "first"))
         _ = try await a.engine.sync()
         _ = try await b.engine.sync()
-        var onA = try #require(try await a.garage.retrieve(TeamNote.self, identifier: "n1"))
-        onA.title = "title from A"
-        try await a.garage.park(onA)
-        var onB = try #require(try await b.garage.retrieve(TeamNote.self, identifier: "n1"))
-        onB.body = "body from B"
-        try await b.garage.park(onB)
+        try await Self.editApart(a, b, "n1")
         _ = try await a.engine.sync()
         let report = try await b.engine.sync()
         #expect(report.conflicts.map(\.object.identifier) == ["n1"])
