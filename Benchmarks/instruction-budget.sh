@@ -8,6 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Built and stripped once, for every operation.
+swift build -c release --product garage-bench >&2
+binary="$(mktemp -d /tmp/garage-budget.XXXXXX)/garage-bench"
+objcopy --strip-debug .build/release/garage-bench "$binary"
+export GARAGE_INSTRUCTIONS_BINARY="$binary"
+
 failed=0
 while read -r operation budget _; do
     case "$operation" in ''|'#'*) continue ;; esac

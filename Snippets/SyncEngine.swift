@@ -39,6 +39,7 @@ import GarageLiteClient
 
 struct Note: Codable, Identifiable, Syncable {
     var id: String
+    var teamID: String
     var title: String
     var items: [String] = []
     var syncStatus: SyncStatus = .notSynced    // the engine uploads what is .notSynced

@@ -8,15 +8,18 @@ import GarageLiteServer
 import Hummingbird
 import JWTKit
 
-struct TeamNote: Codable, Identifiable, Sendable {
+/// The app's model, from a package the app and the server both import: the same JSON both ways.
+struct Note: Codable, Identifiable, Syncable, Sendable {
     var id: String
     var teamID: String
     var title: String
+    var items: [String] = []
+    var syncStatus: SyncStatus = .notSynced
 }
 
 func notesServer(garage: Garage, secret: String) async throws -> some ApplicationProtocol {
     let server = SyncServer(garage: garage)      // on PostgreSQL, any number of instances
-    try server.serve(TeamNote.self, rules: SyncRules(scope: { "team:\($0.teamID)" }, validate: { access, note, stored in
+    try server.serve(Note.self, rules: SyncRules(scope: { "team:\($0.teamID)" }, validate: { access, note, stored in
         note?.title.isEmpty == true ? "a note needs a title" : nil      // refused: the device is told why
     }))
     let keys = JWTKeyCollection()

@@ -40,18 +40,21 @@ extension Garage {
     }
 
     /// Parks downloaded `objects` with their server versions (the sync engine's downloads).
+    /// `ownRevisions` names the objects whose server version came from this store's own change
+    /// at that revision: one changed here again since (a local revision at least as high, still
+    /// to upload) keeps its local version, since the download is no news to it.
     func parkDownloaded<T: Codable & SendableMetatype>(
-        _ objects: [T], versions: [String?], onConflict: ConflictResolution<T>
+        _ objects: [T], versions: [String?], ownRevisions: [ObjectKey: Int64] = [:], onConflict: ConflictResolution<T>
     ) async throws -> DownloadReport {
         try await run(sealingWithCurrentKey {
-            StoreCall(try self.parkingDownloaded(objects, versions: versions, onConflict: onConflict))
+            StoreCall(try self.parkingDownloaded(objects, versions: versions, ownRevisions: ownRevisions, onConflict: onConflict))
         })
     }
 
     /// Parks `objects`, as ``parkDownloaded(_:onConflict:)-5otc`` does, recording for each the
     /// server's version `versions` gives (the sync engine's downloads).
     func parkingDownloaded<T: Codable & SendableMetatype>(
-        _ objects: [T], versions: [String?] = [], onConflict: ConflictResolution<T>
+        _ objects: [T], versions: [String?] = [], ownRevisions: [ObjectKey: Int64] = [:], onConflict: ConflictResolution<T>
     ) throws -> StoreWork<DownloadReport> {
         let configuration = configuration()
         let graph = configuration.encoder()
@@ -127,7 +130,19 @@ extension Garage {
                 return try configuration.decision(outcome)
             }
         }
-        return store.parkingDownloaded(rows, roots: roots, pending: pendingChanges(), resolve: resolve)
+        guard !ownRevisions.isEmpty else {
+            return store.parkingDownloaded(rows, roots: roots, pending: pendingChanges(), resolve: resolve)
+        }
+        // This store's own change, come back after it changed the object again (an edit whose
+        // answer was lost, then a deletion): decided in the write transaction, against the row
+        // as it is then, so that no local change slips in between.
+        let decide = resolve
+        return store.parkingDownloaded(rows, roots: roots, pending: pendingChanges()) { key, local, downloaded in
+            if let own = ownRevisions[key], let row = try local.statements.rowOrTombstone(key, for: .metadata), row.revision >= own {
+                return .keepLocal
+            }
+            return try decide(key, local, downloaded)
+        }
     }
 
     /// Deletes objects that were deleted on the server, without leaving anything for a sync

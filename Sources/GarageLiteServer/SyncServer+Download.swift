@@ -35,7 +35,8 @@ extension ServedType {
         return DownloadBatch(changes: changes, cursor: FeedCursor(positions: positions).text, hasMore: hasMore)
     }
 
-    /// The change a feed entry stands for: the object as the server has it, or its deletion.
+    /// The change a feed entry stands for: the object as the server has it, or its deletion,
+    /// with the change it came from (``SyncChangeID``: a device knows its own).
     ///
     /// The object may have changed again since the entry was read (its new position sends it
     /// again), and another instance may commit between two reads: the object is read between
@@ -49,12 +50,12 @@ extension ServedType {
             guard let state = before, state.scope == entry.scope, !state.isDeleted, !entry.isDeleted else {
                 // Deleted, or moved out of the entry's scope: a deletion for this scope's devices.
                 let version = before.map { max($0.version, entry.version) } ?? entry.version
-                return SyncChange(identifier: entry.identifier, object: nil, version: String(version))
+                return SyncChange(identifier: entry.identifier, object: nil, version: String(version), changeID: before?.change)
             }
             let object = try await objects.retrieve(entry.identifier)
             let after = try await garage.retrieve(ObjectState.self, identifier: stateID)
             if after?.version == state.version {
-                return SyncChange(identifier: entry.identifier, object: object, version: String(state.version))
+                return SyncChange(identifier: entry.identifier, object: object, version: String(state.version), changeID: state.change)
             }
             before = after
         }

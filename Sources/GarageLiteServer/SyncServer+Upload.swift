@@ -98,8 +98,12 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
             return .failed(Self.refusal)
         }
         let current = state.map { String($0.version) }
-        // Its answer was lost: the change is the one the current version came from.
-        if let changeID = change.changeID, let state, state.change == changeID { return .accepted(version: current) }
+        // Its answer was lost: the change is the one the current version came from. (Of the
+        // same kind: a device's deletion names the revision of the edit it deletes, so that it
+        // follows it, and is not that edit sent again.)
+        if let changeID = change.changeID, let state, state.change == changeID, state.isDeleted == (change.object == nil) {
+            return .accepted(version: current)
+        }
         if state?.isDeleted ?? true, change.object == nil {
             return .accepted(version: current)      // a deletion of what the server doesn't have: done
         }

@@ -224,6 +224,17 @@ public struct SyncTokenClaims: JWTPayload, Sendable {
         audience = Self.audience(all["aud"])
     }
 
+    /// The claims of a token for `subject`, expiring at `expiration`, that grants `scopes` in
+    /// the claim `scopeClaim` (the default ``SyncTokens`` reads), for signing tokens in tests
+    /// and tools:
+    ///
+    /// ```swift
+    /// let token = try await keys.sign(SyncTokenClaims(subject: "ada", expiration: .now + 3_600, scopes: ["team:1"]))
+    /// ```
+    public init(subject: String, expiration: Date, scopes: [String], scopeClaim: String = "scopes") {
+        self.init(subject: subject, expiration: expiration, claims: [scopeClaim: .array(scopes.map(SyncJSON.string))])
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(claims)

@@ -100,6 +100,25 @@ struct ServerDevice {
         let engine = SyncEngine(garage: garage, transport: transport, types: [.of(ServerChaosNote.self)], configuration: configuration)
         guard let journal = AppendLog(path: storePath + ".journal") else { throw DeviceFailure("cannot open the journal") }
         var running = Task { await engine.run() }
+        // What the engine did to this device's own notes, for a failure's story.
+        let own = "\(name)-"
+        let watching = Task {
+            var last: Date?
+            for await status in engine.statusUpdates() where status.lastSync != last {
+                last = status.lastSync
+                guard let report = status.lastReport else { continue }
+                for conflict in report.conflicts where conflict.object.identifier.hasPrefix(own) {
+                    say("\(name): conflict on \(conflict.object.identifier): \(conflict.resolution), deleted here: \(conflict.wasDeletedLocally)")
+                }
+                let applied = report.downloads.flatMap(\.applied).filter { $0.hasPrefix(own) }
+                if !applied.isEmpty { say("\(name): downloaded its own \(applied.joined(separator: " "))") }
+                let synced = report.synced.filter { $0.hasPrefix(own) }
+                if !synced.isEmpty { say("\(name): uploaded \(synced.joined(separator: " "))") }
+                let deleted = report.uploads.flatMap(\.deletionsUploaded).filter { $0.hasPrefix(own) }
+                if !deleted.isEmpty { say("\(name): uploaded the deletion of \(deleted.joined(separator: " "))") }
+            }
+        }
+        defer { watching.cancel() }
         var (saves, deletions, step) = (0, 0, 0)
         while !FileManager.default.fileExists(atPath: stopPath) {
             step += 1

@@ -213,10 +213,16 @@ extension SyncEngine {
             guard try await holdsLock(), try await garage.value(for: key) == cursor else { return }
             let edits = batch.changes.filter { $0.object != nil }
             let deletions = batch.changes.filter { $0.object == nil }.map(\.identifier)
+            // The server's versions that came from this store's own changes (a SyncServer says
+            // which): one changed here again since is no news, and stays as it is here.
+            let device = try await garage.value(for: SyncEngineSettings.device)
+            let ownRevisions = Dictionary(edits.compactMap { change in
+                change.changeID.flatMap { $0.device == device ? (ObjectKey(typeName: typeName, identifier: change.identifier), $0.revision) : nil }
+            }, uniquingKeysWith: max)
             var applied: Set<String> = []
             if !edits.isEmpty {
                 let parked = try await garage.parkDownloaded(
-                    edits.compactMap(\.object), versions: edits.map(\.version), onConflict: .threeWay(merge))
+                    edits.compactMap(\.object), versions: edits.map(\.version), ownRevisions: ownRevisions, onConflict: .threeWay(merge))
                 applied = Set(parked.applied)
                 report.downloads.append(parked)
             }

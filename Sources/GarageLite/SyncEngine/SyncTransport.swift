@@ -53,7 +53,9 @@ public struct SyncChange<Object: Codable>: Codable {
     /// Uploaded: which change of which device this is, the same each time the engine sends
     /// it again (after an answer lost, a crash): a server that keeps it answers a change it
     /// already took as taken, and can tell a device's change from another's (see
-    /// ``SyncChangeID``). `nil` from a transport that doesn't send it, and downloaded.
+    /// ``SyncChangeID``). Downloaded: the change the server's version came from, when the
+    /// server says (a `SyncServer` does): the engine doesn't take its own change back over a
+    /// later local one (an edit over the deletion that followed it). `nil` otherwise.
     public var changeID: SyncChangeID?
 
     /// A change of the object `identifier`: its new value, or `nil` when deleted.

@@ -23,10 +23,10 @@ import Glibc
 /// On the tests' SQLite (the instances share one file) by default; on PostgreSQL (one schema,
 /// with `pg_ctl restart -m immediate` among the faults) with `GARAGE_SERVER_CHAOS_POSTGRES=1`
 /// under `.ci/with-postgres`, alone. `GARAGE_SERVER_CHAOS_SECONDS` sets how long the chaos lasts
-/// (20 s by default; the full run: 300).
+/// (12 s by default; the full run: 300).
 @Suite("Sync server: chaos", .serialized, .ownThreads, .firstPassOnly)
 struct ServerChaosTests {
-    static let seconds = Double(ProcessInfo.processInfo.environment["GARAGE_SERVER_CHAOS_SECONDS"] ?? "") ?? 20
+    static let seconds = Double(ProcessInfo.processInfo.environment["GARAGE_SERVER_CHAOS_SECONDS"] ?? "") ?? 12
     static let onPostgres = ProcessInfo.processInfo.environment["GARAGE_SERVER_CHAOS_POSTGRES"] == "1"
     static let teams: [[String]] = [["1"], ["1", "2"], ["2", "3"], ["3", "1"]]
 
@@ -163,7 +163,9 @@ struct ServerChaosTests {
                 }
             }
             for device in devices where device.process?.isRunning != true {
-                Issue.record("\(device.name) ended by itself: \((try? String(contentsOf: device.log, encoding: .utf8))?.suffix(2_000) ?? "")")
+                let log = (try? String(contentsOf: device.log, encoding: .utf8)) ?? ""
+                let crash = log.components(separatedBy: "\n").drop { !$0.contains("Fatal error") && !$0.contains("crashed") }.prefix(40)
+                Issue.record("\(device.name) ended by itself: \(crash.isEmpty ? String(log.suffix(2_000)) : crash.joined(separator: "\n"))")
                 try device.start()
             }
         }
@@ -229,7 +231,7 @@ struct ServerChaosTests {
             guard let lastDone = entries.lastIndex(where: { $0.kind == "SAVE" || $0.kind == "DELETE" }) else { continue }
             let acceptable: [String?] = entries[lastDone...].map { $0.kind.hasSuffix("DELETE") ? nil : $0.title }
             let final = serverNotes[id]?.title
-            #expect(acceptable.contains(final), "\(id): the server holds \(final ?? "nothing"), its device last wrote \(acceptable.map { $0 ?? "a deletion" })")
+            #expect(acceptable.contains(final), "\(id): the server holds \(final ?? "nothing"), its device last wrote \(acceptable.map { $0 ?? "a deletion" }); its journal: \(entries.map { "\($0.kind) \($0.title)" }); the device's log: \(Self.lines(mentioning: id, in: folder))")
             privateChecked += 1
         }
         // Shared notes: absent, or a title some device wrote.
@@ -241,6 +243,14 @@ struct ServerChaosTests {
             + "\(deviceKills) device kills, \(instanceKills) instance kills, \(serverRestarts) server restarts; "
             + "\(saves) saves and \(deletions) deletions acknowledged; \(serverNotes.count) notes at the end, "
             + "\(privateChecked) private notes checked against their writer's journal; quiet after \(rounds) rounds")
+    }
+
+    /// The lines of the devices' logs that name `id`.
+    static func lines(mentioning id: String, in folder: TemporaryDirectory) -> [String] {
+        (0..<teams.count).flatMap { index in
+            ((try? String(contentsOfFile: folder.path("d\(index).log"), encoding: .utf8)) ?? "")
+                .split(separator: "\n").filter { $0.contains(id) }.map { "d\(index): \($0)" }
+        }
     }
 
     /// `pg_ctl restart -m immediate`: the server stops without a checkpoint, as a crash does.

@@ -158,6 +158,40 @@ struct SyncServerTests {
         #expect(try await Self.notes(b.garage)["n2"]?.title == "once")
     }
 
+    /// A device's deletion of its own last edit names that edit's revision (a deletion doesn't
+    /// bump it): the server takes it as the deletion that follows the edit, not as the edit sent
+    /// again (the chaos test found deletions answered as taken and never applied). And the
+    /// device's own edit, downloaded after it deleted the note, doesn't bring the note back.
+    @Test func aDeviceDeletesWhatItLastEditedAndItStaysDeleted() async throws {
+        let server = try Self.server(try TestEngine.garage())
+        let a = try Self.device(server, teams: ["1"]), b = try Self.device(server, teams: ["1"])
+        try await a.garage.park(TeamNote(id: "n1", team: "1", title: "first"))
+        _ = try await a.engine.sync()
+        var note = try #require(try await a.garage.retrieve(TeamNote.self, identifier: "n1"))
+        note.title = "edited"
+        try await a.garage.park(note)
+        _ = try await a.engine.sync()
+        _ = try await a.garage.delete(TeamNote.self, identifier: "n1")
+        _ = try await a.engine.sync()
+        _ = try await b.engine.sync()
+        #expect(try await b.garage.retrieve(TeamNote.self, identifier: "n1") == nil)
+        #expect(try await a.garage.retrieve(TeamNote.self, identifier: "n1") == nil)
+        // Its edit's answer lost, then the deletion, then a download before the deletion's upload.
+        try await a.garage.park(TeamNote(id: "n2", team: "1", title: "second"))
+        _ = try await a.engine.sync()
+        var second = try #require(try await a.garage.retrieve(TeamNote.self, identifier: "n2"))
+        second.title = "second, edited"
+        try await a.garage.park(second)
+        a.transport.loseNextAnswers(1)
+        await #expect(throws: (any Error).self) { _ = try await a.engine.sync() }
+        _ = try await a.garage.delete(TeamNote.self, identifier: "n2")
+        _ = try await a.engine.sync()
+        _ = try await a.engine.sync()
+        _ = try await b.engine.sync()
+        #expect(try await a.garage.retrieve(TeamNote.self, identifier: "n2") == nil)
+        #expect(try await b.garage.retrieve(TeamNote.self, identifier: "n2") == nil)
+    }
+
     @Test func aDeviceReadsAndWritesItsScopesOnly() async throws {
         let server = try Self.server(try TestEngine.garage())
         let one = try Self.device(server, teams: ["1"]), two = try Self.device(server, teams: ["2"])

@@ -54,6 +54,9 @@ struct SyncTokensTests {
         let oauth = SyncTokens(keys: keys, scopeClaim: "scope", writableScopeClaim: "write")
         let both = try await keys.sign(Self.claims(extra: ["scope": .string("team:1 team:2"), "write": .array([.string("team:2"), .string("team:9")])]))
         #expect(try await oauth.verify(both) == SyncAccess(user: "ada", scopes: ["team:1", "team:2"], writableScopes: ["team:2"]))
+        // The claims a tool signs for a user's scopes.
+        let signed = try await keys.sign(SyncTokenClaims(subject: "bob", expiration: Date().addingTimeInterval(60), scopes: ["team:3"]))
+        #expect(try await tokens.verify(signed) == SyncAccess(user: "bob", scopes: ["team:3"]))
     }
 
     @Test func forgedExpiredWrongKeyAndWrongAlgorithmTokensAreRefused() async throws {
