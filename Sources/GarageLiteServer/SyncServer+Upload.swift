@@ -111,7 +111,14 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         if let state {
             // Based on the current version, or a later change of the device that made it (which
             // has seen its own change, whatever version it still names).
-            let isOwnLater = change.changeID.flatMap { changeID in state.change.map { changeID.follows($0) } } ?? false
+            // At the same revision, only a deletion follows the edit it deletes (a deletion
+            // doesn't bump the revision): the edit arriving after its own deletion (a request that
+            // outlived its answer) is not later, and would bring the object back.
+            let isOwnLater = change.changeID.flatMap { changeID in
+                state.change.map { made in
+                    changeID.follows(made) && (changeID.revision > made.revision || (change.object == nil && !state.isDeleted))
+                }
+            } ?? false
             if change.version != current && !isOwnLater { return .conflict(stored, version: current) }
         }
         return try await writing(change, over: state, stored: stored, access: access)

@@ -192,6 +192,29 @@ struct SyncServerTests {
         #expect(try await b.garage.retrieve(TeamNote.self, identifier: "n2") == nil)
     }
 
+    /// A device's edit that reaches the server after its own deletion at the same revision (a
+    /// request that outlived its answer, sent again to another instance) doesn't bring the
+    /// object back: a deletion follows the edit of its revision, not the other way round.
+    @Test func anEditArrivingAfterItsOwnDeletionDoesNotBringTheObjectBack() async throws {
+        let server = try Self.server(try TestEngine.garage())
+        let access = SyncAccess(user: "u", scopes: ["team:1"])
+        let device = SyncChangeID(device: "phone", revision: 2)
+        let note = TeamNote(id: "z", team: "1", title: "edited")
+        func upload(_ object: TeamNote?, version: String?) async throws -> UploadResult<TeamNote>? {
+            try await server.upload(UploadBatch(typeName: "TeamNote", changes: [
+                SyncChange(identifier: "z", object: object, version: version, changeID: device)]), access: access)["z"]
+        }
+        guard case .accepted(let created)? = try await upload(note, version: nil),
+              case .accepted? = try await upload(nil, version: created) else {
+            Issue.record("expected the creation and the deletion to be taken")
+            return
+        }
+        let late = try await upload(note, version: created)
+        if case .accepted? = late { Issue.record("the late edit was taken: \(String(describing: late))") }
+        let batch = try await server.download(DownloadRequest<TeamNote>(typeName: "TeamNote", cursor: nil), access: access)
+        #expect(batch.changes.map(\.identifier) == ["z"] && batch.changes.first?.object == nil)
+    }
+
     @Test func aDeviceReadsAndWritesItsScopesOnly() async throws {
         let server = try Self.server(try TestEngine.garage())
         let one = try Self.device(server, teams: ["1"]), two = try Self.device(server, teams: ["2"])
