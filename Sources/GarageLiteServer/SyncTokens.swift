@@ -189,16 +189,22 @@ public struct SyncTokenClaims: JWTPayload, Sendable {
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        claims = try container.decode([String: SyncJSON].self)
+        let claims = try decoder.singleValueContainer().decode([String: SyncJSON].self)
         guard case .string(let subject)? = claims["sub"], let expiration = claims["exp"]?.seconds else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a token needs \"sub\" and \"exp\""))
         }
+        self.init(subject: subject, expiration: Date(timeIntervalSince1970: expiration), all: claims)
+    }
+
+    /// The claims `all`, whose `sub` and `exp` are `subject` and `expiration`: the registered
+    /// claims the server checks read from them once.
+    private init(subject: String, expiration: Date, all: [String: SyncJSON]) {
         self.subject = subject
-        self.expiration = Date(timeIntervalSince1970: expiration)
-        notBefore = claims["nbf"]?.seconds.map(Date.init(timeIntervalSince1970:))
-        if case .string(let issuer)? = claims["iss"] { self.issuer = issuer }
-        audience = Self.audience(claims["aud"])
+        self.expiration = expiration
+        self.claims = all
+        notBefore = all["nbf"]?.seconds.map(Date.init(timeIntervalSince1970:))
+        if case .string(let issuer)? = all["iss"] { self.issuer = issuer }
+        audience = Self.audience(all["aud"])
     }
 
     /// `aud`: one string (a whole name, spaces and all), or an array of them.
@@ -213,15 +219,11 @@ public struct SyncTokenClaims: JWTPayload, Sendable {
     /// The claims `claims` of a token for `subject` that expires at `expiration` (for signing
     /// tokens in tests and tools: `try await keys.sign(claims)`).
     public init(subject: String, expiration: Date, claims: [String: SyncJSON] = [:]) {
+        let seconds = Int64(expiration.timeIntervalSince1970.rounded(.down))
         var all = claims
         all["sub"] = .string(subject)
-        all["exp"] = .integer(Int64(expiration.timeIntervalSince1970.rounded(.down)))
-        self.subject = subject
-        self.expiration = Date(timeIntervalSince1970: expiration.timeIntervalSince1970.rounded(.down))
-        self.claims = all
-        notBefore = all["nbf"]?.seconds.map(Date.init(timeIntervalSince1970:))
-        if case .string(let issuer)? = all["iss"] { self.issuer = issuer }
-        audience = Self.audience(all["aud"])
+        all["exp"] = .integer(seconds)
+        self.init(subject: subject, expiration: Date(timeIntervalSince1970: Double(seconds)), all: all)
     }
 
     /// The claims of a token for `subject`, expiring at `expiration`, that grants `scopes` in
