@@ -48,7 +48,7 @@ struct ServerChaosTests {
     }
 
     /// One `garage-server` instance on `port`, started again by `start()`.
-    final class Instance: @unchecked Sendable {
+    final class Instance {
         let port: Int
         let arguments: [String]
         let log: URL
@@ -76,7 +76,7 @@ struct ServerChaosTests {
     }
 
     /// One device process, started again (on the same store) by `start()`.
-    final class Device: @unchecked Sendable {
+    final class Device {
         let name: String
         let store: String
         let teams: [String]
