@@ -23,6 +23,9 @@ struct ObjectState: Codable, Identifiable, Revisioned, Sendable, StoredTypeNamed
     var isDeleted: Bool
     /// The change its current version came from, when the device sent its identifier.
     var change: SyncChangeID?
+    /// The current version is the server's merge of `change` with the version before it: not
+    /// the device's own change, which a later change of that device doesn't follow.
+    var isMerge: Bool? = nil
     var revision: Int64 = 0
 
     static func id(typeName: String, identifier: String) -> String { typeName + "\u{1F}" + identifier }
@@ -58,4 +61,19 @@ struct ScopeCounter: Codable, Identifiable, Revisioned, Sendable, StoredTypeName
     var id: String
     var position: Int64
     var revision: Int64 = 0
+}
+
+/// The content of one version of an object, kept for the types whose rules merge: the base of a
+/// change based on it. Stored as `SyncServer.ObjectVersion` under `typeName␟identifier␟version`;
+/// the server keeps an object's ``SyncServer/keptVersions`` latest, and none once it is deleted.
+struct ObjectVersion: Codable, Identifiable, Sendable, StoredTypeNamed {
+    static let storedTypeName = "GarageLiteServer.ObjectVersion"
+
+    var id: String
+    /// The object, as JSON (Foundation's coders).
+    var json: String
+
+    static func id(typeName: String, identifier: String, version: Int64) -> String {
+        typeName + "\u{1F}" + identifier + "\u{1F}" + String(version)
+    }
 }

@@ -55,7 +55,9 @@ extension ServedType {
             let object = try await objects.retrieve(entry.identifier)
             let after = try await garage.retrieve(ObjectState.self, identifier: stateID)
             if after?.version == state.version {
-                return SyncChange(identifier: entry.identifier, object: object, version: String(state.version), changeID: state.change)
+                // A merge is not the device's own change: it is news to that device too.
+                return SyncChange(identifier: entry.identifier, object: object, version: String(state.version),
+                                  changeID: state.isMerge == true ? nil : state.change)
             }
             before = after
         }

@@ -12,6 +12,7 @@ protocol ServedTypeProtocol: Sendable {
 struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProtocol {
     let garage: Garage
     let pageSize: Int
+    let keptVersions: Int
     let typeName: String
     let rules: SyncRules<Object>
     let objects: ServedObjects<Object>
@@ -19,6 +20,7 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
     init(server: SyncServer, typeName: String, rules: SyncRules<Object>, objects: ServedObjects<Object>) {
         garage = server.garage
         pageSize = server.pageSize
+        keptVersions = server.keptVersions
         self.typeName = typeName
         self.rules = rules
         self.objects = objects
@@ -102,6 +104,9 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         // same kind: a device's deletion names the revision of the edit it deletes, so that it
         // follows it, and is not that edit sent again.)
         if let changeID = change.changeID, let state, state.change == changeID, state.isDeleted == (change.object == nil) {
+            if state.isMerge == true, let stored = try await objects.retrieve(change.identifier) {
+                return .merged(stored, version: current)
+            }
             return .accepted(version: current)
         }
         if state?.isDeleted ?? true, change.object == nil {
@@ -114,19 +119,59 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
             // At the same revision, only a deletion follows the edit it deletes (a deletion
             // doesn't bump the revision): the edit arriving after its own deletion (a request that
             // outlived its answer) is not later, and would bring the object back.
-            let isOwnLater = change.changeID.flatMap { changeID in
+            // A merge is not the device's own change: a later change of the device is merged with it.
+            let isOwnLater = state.isMerge == true ? false : change.changeID.flatMap { changeID in
                 state.change.map { made in
                     changeID.follows(made) && (changeID.revision > made.revision || (change.object == nil && !state.isDeleted))
                 }
             } ?? false
-            if change.version != current && !isOwnLater { return .conflict(stored, version: current) }
+            if change.version != current && !isOwnLater {
+                guard let merge = rules.merge, let edit = change.object, let stored else { return .conflict(stored, version: current) }
+                return try await merging(change, edit, into: stored, state: state, with: merge, access: access)
+            }
         }
         return try await writing(change, over: state, stored: stored, access: access)
     }
 
-    /// Writes `change` of an object the server has (`state`) or not (`nil`), once decided.
-    private func writing(_ change: SyncChange<Object>, over state: ObjectState?, stored: Object?, access: SyncAccess)
-        async throws -> UploadResult<Object> {
+    /// Merges `edit`, based on an older version than `state`'s, with `stored`, the server's copy:
+    /// the merge is written as the next version (validated as any change) and answered
+    /// ``UploadResult/merged(_:version:)``; the server's copy as it is when the merge is it. A
+    /// merge that throws leaves the conflict to the device.
+    private func merging(_ change: SyncChange<Object>, _ edit: Object, into stored: Object, state: ObjectState,
+                         with merge: SyncMerge<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
+        var base: Object?
+        if let version = change.version.flatMap({ Int64($0) }) { base = try await baseObject(change.identifier, version: version) }
+        guard let merged = try? merge.merge(base: base, local: edit, downloaded: stored).object else {
+            return .conflict(stored, version: String(state.version))
+        }
+        if try Self.json(merged) == Self.json(stored) {
+            // The edit holds nothing the server's copy doesn't: the copy is the merge.
+            return .merged(stored, version: String(state.version))
+        }
+        let mergedChange = SyncChange(identifier: change.identifier, object: merged, version: String(state.version), changeID: change.changeID)
+        switch try await writing(mergedChange, over: state, stored: stored, access: access, isMerge: true) {
+        case .accepted(let version): return .merged(merged, version: version)
+        case let other: return other
+        }
+    }
+
+    /// The object as it was at `version`, when the server keeps it.
+    private func baseObject(_ identifier: String, version: Int64) async throws -> Object? {
+        let id = ObjectVersion.id(typeName: typeName, identifier: identifier, version: version)
+        guard let kept = try await garage.retrieve(ObjectVersion.self, identifier: id) else { return nil }
+        return try? JSONDecoder().decode(Object.self, from: Data(kept.json.utf8))
+    }
+
+    private static func json(_ object: Object) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try encoder.encode(object)
+    }
+
+    /// Writes `change` of an object the server has (`state`) or not (`nil`), once decided;
+    /// `isMerge`: the change is the server's merge of the device's.
+    private func writing(_ change: SyncChange<Object>, over state: ObjectState?, stored: Object?, access: SyncAccess,
+                         isMerge: Bool = false) async throws -> UploadResult<Object> {
         let scope = change.object.map(rules.scope) ?? state?.scope ?? ""
         guard access.writableScopes.contains(scope) else { return .failed(Self.refusal) }
         if let object = change.object, let declared = try objects.identifier(object), declared != change.identifier {
@@ -152,8 +197,25 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         next.version = version
         next.isDeleted = isDeleted
         next.change = change.changeID
+        next.isMerge = isMerge ? true : nil
         try await garage.park(&next)
+        if rules.merge != nil { try await keep(change.object, of: change.identifier, at: version) }
         return .accepted(version: String(version))
+    }
+
+    /// Keeps `object`, the object `identifier`'s version `version`, as the base of the changes
+    /// based on it, and forgets the version that falls out of the kept ones; a deletion
+    /// (`nil`) forgets them all.
+    private func keep(_ object: Object?, of identifier: String, at version: Int64) async throws {
+        func id(_ version: Int64) -> String { ObjectVersion.id(typeName: typeName, identifier: identifier, version: version) }
+        guard let object else {
+            for old in max(1, version - Int64(keptVersions))..<version { _ = try await garage.delete(ObjectVersion.self, identifier: id(old)) }
+            return
+        }
+        try await garage.park(ObjectVersion(id: id(version), json: String(decoding: try JSONEncoder().encode(object), as: UTF8.self)))
+        if version > Int64(keptVersions) {
+            _ = try await garage.delete(ObjectVersion.self, identifier: id(version - Int64(keptVersions)))
+        }
     }
 
     /// Moves the object `identifier` to the end of `scope`'s feed, at `version`.

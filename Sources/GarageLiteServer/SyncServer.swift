@@ -19,6 +19,10 @@ import GarageLite
 /// seen it), or the very change that made it (its answer was lost): then it is taken, or
 /// answered as taken. A device never gets a conflict against its own change.
 ///
+/// A type whose rules merge (``SyncRules/merge``) has a change based on an older version merged
+/// on the server instead, with the version it was based on (the server keeps each object's
+/// ``keptVersions`` latest versions) and answered ``UploadResult/merged(_:version:)``.
+///
 /// Each scope has a *feed*: the objects in the order their last change committed, deletions
 /// included. A download reads the feeds of the requester's scopes after its cursor. Positions in
 /// a scope are taken one commit after the other (a counter each commit must find as it read it,
@@ -29,15 +33,23 @@ public final class SyncServer: Sendable {
     public let garage: Garage
     /// How many changes a download returns at most; the engine asks again for the rest.
     public let pageSize: Int
+
+    /// How many of an object's latest versions the server keeps for a type whose rules merge:
+    /// the bases of the changes based on them. A change based on an older version is merged
+    /// without a base (each property the two sides hold otherwise was changed by both, and the
+    /// merge's policy picks).
+    public let keptVersions: Int
     let served = ServedTypes()
 
     /// How many times a change is tried again when another instance changed what it read.
     static let attempts = 20
 
-    /// A server of the objects of `garage`, `pageSize` changes to a download.
-    public init(garage: Garage, pageSize: Int = 500) {
+    /// A server of the objects of `garage`, `pageSize` changes to a download, keeping the
+    /// `keptVersions` latest versions of each object of a type whose rules merge.
+    public init(garage: Garage, pageSize: Int = 500, keptVersions: Int = 16) {
         self.garage = garage
         self.pageSize = max(1, pageSize)
+        self.keptVersions = max(1, keptVersions)
     }
 
     /// Serves the objects of `type`, under `rules`: from now on uploads and downloads of its
@@ -146,15 +158,15 @@ public struct SyncAccess: Sendable, Hashable {
     }
 }
 
-/// The app's rules for one type on the server: which scope an object is in, and whether a
-/// request may write a change, in Swift, over the app's own model.
+/// The app's rules for one type on the server: which scope an object is in, whether a request
+/// may write a change, and who merges a conflict, in Swift, over the app's own model.
 ///
 /// ```swift
 /// SyncRules<Note>(scope: { "team:\($0.teamID)" }, validate: { access, note, stored in
 ///     if let note, note.title.count > 200 { return "a title has at most 200 characters" }
 ///     if let stored, stored.locked { return "the note is locked" }
 ///     return nil
-/// })
+/// }, merge: .fields(bothChanged: .lastWriterWins))
 /// ```
 public struct SyncRules<Object>: Sendable {
     /// The scope of an object: the feed it is in, and what a request must be granted to read or
@@ -164,13 +176,30 @@ public struct SyncRules<Object>: Sendable {
     /// (`nil`: a new object), or `nil` when it may. A refusal is answered
     /// ``UploadResult/failed(_:)`` with the reason, and nothing is written.
     public var validate: @Sendable (_ access: SyncAccess, _ change: Object?, _ stored: Object?) -> String?
+    /// Who merges an edit based on an older version than the server's:
+    /// - `nil` (the default): the device. The server answers ``UploadResult/conflict(_:version:)``
+    ///   with its copy, and the device's engine merges with its own ``SyncMerge`` and uploads the
+    ///   merge.
+    /// - a merge: the server, at once, with the version the edit was based on as the base (kept
+    ///   for ``SyncServer/keptVersions`` versions), the edit as the local side and its copy as
+    ///   the downloaded one (so `.lastWriterWins` keeps the edit's value of a property both
+    ///   changed). The merge is validated and written as the next version, and answered
+    ///   ``UploadResult/merged(_:version:)``.
+    ///
+    /// Either way nothing is dropped unreported: the device whose upload a merge holds otherwise
+    /// learns which properties (``SyncEngineReport/replaced``), whichever device that is. A
+    /// deletion is never merged: it is answered as a conflict.
+    public var merge: SyncMerge<Object>?
 
-    /// Rules that put each object in `scope`'s scope, and refuse what `validate` refuses (by
-    /// default nothing beyond the scopes).
+    /// Rules that put each object in `scope`'s scope, refuse what `validate` refuses (by
+    /// default nothing beyond the scopes), and merge conflicts with `merge` on the server (by
+    /// default the devices merge).
     public init(scope: @escaping @Sendable (Object) -> String,
-                validate: @escaping @Sendable (_ access: SyncAccess, _ change: Object?, _ stored: Object?) -> String? = { _, _, _ in nil }) {
+                validate: @escaping @Sendable (_ access: SyncAccess, _ change: Object?, _ stored: Object?) -> String? = { _, _, _ in nil },
+                merge: SyncMerge<Object>? = nil) {
         self.scope = scope
         self.validate = validate
+        self.merge = merge
     }
 }
 

@@ -65,6 +65,19 @@ struct GarageServer: AsyncParsableCommand {
     @Option(help: "How many changes a download returns at most.")
     var pageSize: Int = 500
 
+    @Option(help: ArgumentHelp("Who merges an edit based on an older version: devices (the server answers a conflict, the device merges), fields (the server merges property by property; a property both changed keeps the later upload's value) or fields-server-wins (the server's value). Env: GARAGE_SERVER_MERGE. Default: devices.", valueName: "merge"))
+    var merge: String?
+
+    /// The merge of `--merge`, or `nil` for the devices'.
+    func serverMerge() throws -> SyncMerge<SyncRecord>? {
+        switch value(merge, "GARAGE_SERVER_MERGE") ?? "devices" {
+        case "devices": return nil
+        case "fields": return .fields()
+        case "fields-server-wins": return .fields(bothChanged: .serverWins)
+        case let other: throw ValidationError("\(other.debugDescription) is not a merge: give devices, fields or fields-server-wins")
+        }
+    }
+
     /// The flag's value, or its environment variable's.
     private func value(_ flag: String?, _ variable: String) -> String? {
         flag ?? ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 }
@@ -89,12 +102,12 @@ struct GarageServer: AsyncParsableCommand {
     }
 
     /// The rules of a type served as records: the scope is the member's value.
-    static func rules(typeName: String, member: String?) -> SyncRules<SyncRecord> {
-        guard let member else { return SyncRules(scope: { _ in typeName }) }
+    static func rules(typeName: String, member: String?, merge: SyncMerge<SyncRecord>?) -> SyncRules<SyncRecord> {
+        guard let member else { return SyncRules(scope: { _ in typeName }, merge: merge) }
         return SyncRules(scope: { $0[member]?.text ?? "" }, validate: { _, record, _ in
             guard let record, record[member]?.text?.isEmpty ?? true else { return nil }
             return "its member \(member.debugDescription), which names its scope, is missing, empty or not a string or an integer"
-        })
+        }, merge: merge)
     }
 
     func run() async throws {
@@ -103,6 +116,7 @@ struct GarageServer: AsyncParsableCommand {
             throw ValidationError("give the store: --store PATH or URL (or GARAGE_SERVER_STORE)")
         }
         let served = try servedTypes()
+        let merge = try serverMerge()
         let keys = JWTKeyCollection()
         var keyCount = 0
         if let secret = try tokenKeyFile.map({ try String(contentsOfFile: $0, encoding: .utf8) })
@@ -129,7 +143,7 @@ struct GarageServer: AsyncParsableCommand {
         }
         let server = SyncServer(garage: garage, pageSize: pageSize)
         for type in served {
-            try server.serveRecords(ofType: type.name, rules: Self.rules(typeName: type.name, member: type.member))
+            try server.serveRecords(ofType: type.name, rules: Self.rules(typeName: type.name, member: type.member, merge: merge))
         }
         let tokens = SyncTokens(keys: keys, issuer: value(issuer, "GARAGE_SERVER_ISSUER"),
                                 audience: value(audience, "GARAGE_SERVER_AUDIENCE"),

@@ -129,7 +129,12 @@ extension SyncEngine {
         var order = (remembered.values.map(\.order).max() ?? 0) + 1
         var changed = false
         for (index, identifier) in claim.identifiers.enumerated() {
-            guard case .accepted(let version)? = results[identifier] else { continue }
+            let version: String?
+            switch results[identifier] {
+            case .accepted(let accepted)?: version = accepted
+            case .merged(_, let merged)?: version = merged
+            default: continue
+            }
             let base = index < claim.bases.count ? claim.bases[index] : nil
             guard let changes = try UploadedChanges.of(base: base, uploaded: claim.objects[index], version: version,
                                                        order: order) else { continue }

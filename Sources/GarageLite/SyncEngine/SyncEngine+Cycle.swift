@@ -82,6 +82,7 @@ extension SyncEngine {
             // The server has what it accepted: the claim ends whatever the cancellation.
             let now = Date()
             var conflicts: [T] = [], conflictVersions: [String?] = [], deletedOnServer: [ObjectKey: String?] = [:]
+            var mergedOnServer: [SyncChange<T>] = []
             var ends: [String: Store.ClaimEnd] = [:]
             let deleted = Set(claim.deletions)
             func refuse(_ identifier: String, _ reason: String) {
@@ -92,6 +93,17 @@ extension SyncEngine {
                 switch results[identifier] {
                 case .accepted(let version)?:
                     ends[identifier] = .completed(version: version)
+                case .merged(let object, let version)? where !deleted.contains(identifier):
+                    // Taken as the server's merge: the upload is done, and the merge is the
+                    // server's version of it, kept below (an edit made meanwhile merged with it).
+                    ends[identifier] = .completed(version: version)
+                    mergedOnServer.append(SyncChange(identifier: identifier, object: object, version: version))
+                case .merged(let object, let version)?:
+                    // A deletion is never merged: a server that says so holds the object, as
+                    // in a conflict.
+                    ends[identifier] = .conflicted(retryAt: now)
+                    conflicts.append(object)
+                    conflictVersions.append(version)
                 case .conflict(nil, let version)? where deleted.contains(identifier):
                     ends[identifier] = .completed(version: version)    // deleted on both sides
                 case .conflict(let current, let version)?:
@@ -113,6 +125,14 @@ extension SyncEngine {
             report.uploads.append(try await garage.ending(claim, "complete") { decided[$0] ?? .released })
             // What the server took, to name it if a download replaces it before it comes back.
             try await rememberUploads(claim, results, typeName)
+            if !mergedOnServer.isEmpty {
+                // The server's merges of this device's uploads: parked as the server's, and the
+                // properties of the uploads they hold otherwise reported.
+                let parked = try await garage.parkDownloaded(mergedOnServer.compactMap(\.object), versions: mergedOnServer.map(\.version),
+                                                             onConflict: .threeWay(merge))
+                report.downloads.append(parked)
+                report.replaced += try await replacedUploads(by: mergedOnServer, applied: Set(parked.applied), typeName)
+            }
             // The server's versions, merged with the local ones.
             if !conflicts.isEmpty {
                 report.downloads.append(try await garage.parkDownloaded(

@@ -133,18 +133,25 @@ public enum UploadResult<Object: Codable>: Codable {
     /// deletion's), which a server that keeps versions of its deletions then takes. A deletion
     /// answered `nil` was made on both sides: done.
     case conflict(Object?, version: String?)
+    /// Stored as merged by the server with the version it was based on (a server that merges
+    /// conflicts itself: `SyncRules.merge` of `GarageLiteServer`): the object as the server
+    /// now has it, as `version`. The engine keeps it as the server's version of its upload (an
+    /// edit made here meanwhile is merged with it), and reports the properties of its upload
+    /// the merge holds otherwise (``SyncEngineReport/replaced``).
+    case merged(Object, version: String?)
     /// Not stored, for this reason (invalid, too large): retried later, alone.
     case failed(String)
 
     private enum CodingKeys: String, CodingKey { case result, object, version, reason }
 
-    /// Reads `{"result": "accepted" | "conflict" | "failed", "object": …, "version": …, "reason": …}`.
+    /// Reads `{"result": "accepted" | "conflict" | "merged" | "failed", "object": …, "version": …, "reason": …}`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let version = try container.decodeIfPresent(String.self, forKey: .version)
         switch try container.decode(String.self, forKey: .result) {
         case "accepted": self = .accepted(version: version)
         case "conflict": self = .conflict(try container.decodeIfPresent(Object.self, forKey: .object), version: version)
+        case "merged": self = .merged(try container.decode(Object.self, forKey: .object), version: version)
         case "failed": self = .failed(try container.decodeIfPresent(String.self, forKey: .reason) ?? "failed")
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .result, in: container,
@@ -162,6 +169,10 @@ public enum UploadResult<Object: Codable>: Codable {
         case .conflict(let object, let version):
             try container.encode("conflict", forKey: .result)
             try container.encodeIfPresent(object, forKey: .object)
+            try container.encodeIfPresent(version, forKey: .version)
+        case .merged(let object, let version):
+            try container.encode("merged", forKey: .result)
+            try container.encode(object, forKey: .object)
             try container.encodeIfPresent(version, forKey: .version)
         case .failed(let reason):
             try container.encode("failed", forKey: .result)

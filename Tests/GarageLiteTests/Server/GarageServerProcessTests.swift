@@ -238,6 +238,10 @@ struct GarageServerProcessTests {
             #expect(result.exitCode != 0, "\(result)")
             #expect(!result.stderr.isEmpty && !result.stderr.contains("short"), "\(result)")
         }
+        let merge = try ToolProcess.run(executable: executable, ["--store", store, "--type", "Note:team", "--merge", "bogus",
+                                                                 "--token-key-file", secret, "--port", "0"],
+                                        environment: ["GARAGE_SERVER_MERGE": nil], timeout: 60)
+        #expect(merge.exitCode != 0 && merge.stderr.contains("is not a merge"), "\(merge)")
     }
 }
 #endif

@@ -53,6 +53,29 @@ struct SyncRecordServerTests {
         #expect(merged == (try await SyncServerTests.notes(b.garage)))
     }
 
+    /// A record server that merges (`garage-server --merge fields-server-wins`): property by
+    /// property, the server's value where both changed one, and the device that lost is told.
+    @Test func aRecordServerMerges() async throws {
+        let server = SyncServer(garage: try TestEngine.garage())
+        try server.serveRecords(ofType: "TeamNote", rules: SyncRules(scope: { "team:" + ($0["team"]?.text ?? "") },
+                                                                     merge: .fields(bothChanged: .serverWins)))
+        let a = try Self.device(server, teams: ["1"]), b = try Self.device(server, teams: ["1"])
+        try await a.garage.park(TeamNote(id: "n1", team: "1", title: "first", body: "body"))
+        _ = try await a.engine.sync()
+        _ = try await b.engine.sync()
+        try await SyncServerTests.editApart(a, b, "n1")
+        var onB = try #require(try await b.garage.retrieve(TeamNote.self, identifier: "n1"))
+        onB.title = "title from B"
+        try await b.garage.park(onB)
+        _ = try await a.engine.sync()
+        let report = try await b.engine.sync()
+        #expect(report.conflicts.isEmpty && report.replaced.map(\.fields) == [["title"]])
+        _ = try await a.engine.sync()
+        let expected = TeamNote(id: "n1", team: "1", title: "title from A", body: "body from B", syncStatus: .undetermined)
+        #expect(try await SyncServerTests.notes(a.garage)["n1"] == expected)
+        #expect(try await SyncServerTests.notes(b.garage)["n1"] == expected)
+    }
+
     @Test func aRecordServerRefusesWhatItsRulesAndScopesRefuse() async throws {
         let store = try TestEngine.garage()
         let server = try Self.server(store)
