@@ -8,11 +8,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Built and stripped once, for every operation.
-swift build -c release --product garage-bench >&2
-binary="$(mktemp -d /tmp/garage-budget.XXXXXX)/garage-bench"
-objcopy --strip-debug .build/release/garage-bench "$binary"
-export GARAGE_INSTRUCTIONS_BINARY="$binary"
+# Built and stripped once, for every operation; or the stripped release build
+# GARAGE_INSTRUCTIONS_BINARY names (CI's, which runs this beside the tests: nothing built here).
+if [ -z "${GARAGE_INSTRUCTIONS_BINARY:-}" ]; then
+    swift build -c release --product garage-bench >&2
+    binary="$(mktemp -d /tmp/garage-budget.XXXXXX)/garage-bench"
+    objcopy --strip-debug .build/release/garage-bench "$binary"
+    export GARAGE_INSTRUCTIONS_BINARY="$binary"
+fi
 
 failed=0
 while read -r operation budget _; do

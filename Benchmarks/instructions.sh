@@ -37,11 +37,16 @@ case "${1:-}" in
 esac
 
 cd "$(dirname "$0")/.."
-swift build -c release --product garage-bench >&2
 out="$(mktemp -d /tmp/garage-instructions.XXXXXX)"
 # valgrind 3.19 can't read the DWARF 5 that Swift 6.3 writes: profile a copy without it (the
-# symbol table is enough to name the functions).
-objcopy --strip-debug .build/release/garage-bench "$out/garage-bench"
+# symbol table is enough to name the functions). GARAGE_INSTRUCTIONS_BINARY names one already
+# stripped (instruction-budget.sh's, for all its operations): nothing is built then.
+if [ -n "${GARAGE_INSTRUCTIONS_BINARY:-}" ]; then
+    ln -s "$GARAGE_INSTRUCTIONS_BINARY" "$out/garage-bench"
+else
+    swift build -c release --product garage-bench >&2
+    objcopy --strip-debug .build/release/garage-bench "$out/garage-bench"
+fi
 # The instructions of the calling thread inside the contender's method, in a profile of every thread.
 inside() {
     callgrind_annotate --inclusive=yes "$1" >"$1.inclusive" 2>/dev/null
