@@ -78,7 +78,7 @@ public struct HTTPSyncTransport: SyncTransport {
             request.httpBody = data
             let answer: Data, response: URLResponse
             do {
-                (answer, response) = try await session.data(for: request)
+                (answer, response) = try await send(request)
             } catch let error as URLError where Self.isUnreachable(error) {
                 lastError = error       // this instance can't be reached: the next one
                 continue
@@ -91,6 +91,41 @@ public struct HTTPSyncTransport: SyncTransport {
             return try JSONDecoder().decode(Answer.self, from: answer)
         }
         throw lastError ?? URLError(.cannotConnectToHost)
+    }
+
+    /// `URLSession.data(for:)`, cancelled outside the cancellation handler. FoundationNetworking's
+    /// own `data(for:)` (Linux) cancels its task inside the handler, under the Swift task's lock,
+    /// and waits for the session's queue there; an answer completing at that moment holds the
+    /// queue and waits for the lock: both wait forever (swift-corelibs-foundation #5412, seen
+    /// here as an engine's `stop()` that never returned).
+    private func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        let pending = Protected<(task: URLSessionDataTask?, isCancelled: Bool)>((nil, false))
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let data, let response {
+                        continuation.resume(returning: (data, response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                let isCancelled = pending.write { state in
+                    state.task = task
+                    return state.isCancelled
+                }
+                task.resume()
+                if isCancelled { task.cancel() }       // cancelled before it began: ends at once
+            }
+        } onCancel: {
+            let task = pending.write { state in
+                state.isCancelled = true
+                return state.task
+            }
+            // Not here, under the task's lock: on a queue of its own.
+            if let task { DispatchQueue.global().async { task.cancel() } }
+        }
     }
 
     private static func isUnreachable(_ error: URLError) -> Bool {

@@ -92,7 +92,11 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
     private func deciding(_ change: SyncChange<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
         let stateID = ObjectState.id(typeName: typeName, identifier: change.identifier)
         let state = try await garage.retrieve(ObjectState.self, identifier: stateID)
-        if let state, !access.writableScopes.contains(state.scope) {
+        // A deletion of an object the server never had (version 0, no scope, in no feed): kept
+        // only so that the edit it follows, arriving late, doesn't bring the object back. To any
+        // other device the object is new.
+        let isDeletionOfUnknown = state.map { $0.version == 0 && $0.isDeleted } ?? false
+        if let state, !isDeletionOfUnknown, !access.writableScopes.contains(state.scope) {
             // Of a scope the request doesn't read: answered as if there were no such object (a
             // deletion is done, a write refused as one into a scope not granted), so that the
             // answer tells nothing of it.
@@ -110,10 +114,18 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
             return .accepted(version: current)
         }
         if state?.isDeleted ?? true, change.object == nil {
-            return .accepted(version: current)      // a deletion of what the server doesn't have: done
+            // A deletion of what the server doesn't have: done. Of what it never had, recorded:
+            // the device's edit it deletes may still be on its way (a request that outlived its
+            // answer), and must not be taken after it.
+            if state == nil, let changeID = change.changeID {
+                try await garage.park(ObjectState(id: stateID, typeName: typeName, identifier: change.identifier, scope: "", version: 0,
+                                                  isDeleted: true, change: changeID))
+                return .accepted(version: "0")
+            }
+            return .accepted(version: current)
         }
         let stored = state?.isDeleted == false ? try await objects.retrieve(change.identifier) : nil
-        if let state {
+        if let state, !isDeletionOfUnknown || change.changeID?.device == state.change?.device {
             // Based on the current version, or a later change of the device that made it (which
             // has seen its own change, whatever version it still names).
             // At the same revision, only a deletion follows the edit it deletes (a deletion

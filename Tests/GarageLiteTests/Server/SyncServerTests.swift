@@ -215,6 +215,38 @@ struct SyncServerTests {
         #expect(batch.changes.map(\.identifier) == ["z"] && batch.changes.first?.object == nil)
     }
 
+    /// The chaos test's deletion undone: a device's creation, its request slow to reach the
+    /// server, then its deletion, taken first (the server never had the object). The creation,
+    /// arriving after, is not taken; the object stays unknown to the devices, and a later
+    /// creation (the device's, or another's) is taken as new.
+    @Test func aCreationArrivingAfterItsOwnDeletionDoesNotBringTheObjectBack() async throws {
+        let server = try Self.server(try TestEngine.garage())
+        let access = SyncAccess(user: "u", scopes: ["team:1"])
+        func upload(_ identifier: String, _ object: TeamNote?, _ device: String, _ revision: Int64) async throws -> UploadResult<TeamNote>? {
+            try await server.upload(UploadBatch(typeName: "TeamNote", changes: [
+                SyncChange(identifier: identifier, object: object, version: nil, changeID: SyncChangeID(device: device, revision: revision)),
+            ]), access: access)[identifier]
+        }
+        func feed() async throws -> [String] {
+            try await server.download(DownloadRequest<TeamNote>(typeName: "TeamNote", cursor: nil), access: access).changes
+                .map { "\($0.identifier) \($0.object?.title ?? "deleted") \($0.version ?? "-")" }
+        }
+        guard case .accepted? = try await upload("y", nil, "phone", 1) else { Issue.record("the deletion was not taken"); return }
+        let late = try await upload("y", TeamNote(id: "y", team: "1", title: "late"), "phone", 1)
+        if case .accepted? = late { Issue.record("the late creation was taken: \(String(describing: late))") }
+        #expect(try await feed() == [])
+        // Sent again, the deletion is answered as taken.
+        guard case .accepted? = try await upload("y", nil, "phone", 1) else { Issue.record("the deletion sent again was not taken"); return }
+        // Another device's creation of the identifier is new; so is the phone's next one.
+        guard case .accepted? = try await upload("y", TeamNote(id: "y", team: "1", title: "tablet's"), "tablet", 1),
+              case .accepted? = try await upload("x", nil, "phone", 3),
+              case .accepted? = try await upload("x", TeamNote(id: "x", team: "1", title: "again"), "phone", 4) else {
+            Issue.record("a later creation was not taken")
+            return
+        }
+        #expect(try await feed() == ["y tablet's 1", "x again 1"])
+    }
+
     @Test func aDeviceReadsAndWritesItsScopesOnly() async throws {
         let server = try Self.server(try TestEngine.garage())
         let one = try Self.device(server, teams: ["1"]), two = try Self.device(server, teams: ["2"])
