@@ -40,21 +40,24 @@ struct GarageBenchServer: AsyncParsableCommand {
         let bench = Bench(folder: folder, postgres: postgres)
         let downloads = quick ? 10_000 : 100_000
         let uploads = quick ? 2_000 : 20_000
-        var rows: [(String, String)] = []
-        for instances in [1, 3] {
-            let rate = try await bench.uploads(uploads, instances: instances)
-            rows.append(("uploads, \(instances) instance\(instances == 1 ? "" : "s") (\(uploads) objects)", "\(Int(rate)) objects/s"))
-        }
-        let download = try await bench.download(downloads)
-        rows.append(("a fresh device downloads \(downloads) objects", "\(Int(download)) objects/s"))
-        let (alone, crowded) = try await bench.firstSyncAmongScopes(others: 10_000, objects: 1_000)
-        rows.append(("first sync of 1,000 objects, no other scope", String(format: "%.2f s", alone)))
-        rows.append(("first sync of 1,000 objects, 10,000 other scopes", String(format: "%.2f s", crowded)))
-        let (p50, p99) = try await bench.trips(trips)
-        rows.append(("an edit's trip to another device, polling (\(trips) edits)", String(format: "p50 %.1f ms, p99 %.1f ms", p50, p99)))
+        // Each row as soon as it is measured (a full run takes minutes).
         print("| garage-bench-server (\(postgres == nil ? "SQLite" : "PostgreSQL"), loopback) | |")
         print("|---|---:|")
-        for (name, value) in rows { print("| \(name) | \(value) |") }
+        func row(_ name: String, _ value: String) {
+            print("| \(name) | \(value) |")
+            fflush(stdout)
+        }
+        for instances in [1, 3] {
+            let rate = try await bench.uploads(uploads, instances: instances)
+            row("uploads, \(instances) instance\(instances == 1 ? "" : "s") (\(uploads) objects)", "\(Int(rate)) objects/s")
+        }
+        let download = try await bench.download(downloads)
+        row("a fresh device downloads \(downloads) objects", "\(Int(download)) objects/s")
+        let (alone, crowded) = try await bench.firstSyncAmongScopes(others: 10_000, objects: 1_000)
+        row("first sync of 1,000 objects, no other scope", String(format: "%.2f s", alone))
+        row("first sync of 1,000 objects, 10,000 other scopes", String(format: "%.2f s", crowded))
+        let (p50, p99) = try await bench.trips(trips)
+        row("an edit's trip to another device, polling (\(trips) edits)", String(format: "p50 %.1f ms, p99 %.1f ms", p50, p99))
         #else
         throw ValidationError("the server bench runs where Hummingbird builds: on Linux")
         #endif
