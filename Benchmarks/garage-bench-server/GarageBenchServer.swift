@@ -41,12 +41,10 @@ struct GarageBenchServer: AsyncParsableCommand {
         let downloads = quick ? 10_000 : 100_000
         let uploads = quick ? 2_000 : 20_000
         // Each row as soon as it is measured (a full run takes minutes).
-        print("| garage-bench-server (\(postgres == nil ? "SQLite" : "PostgreSQL"), loopback) | |")
-        print("|---|---:|")
-        func row(_ name: String, _ value: String) {
-            print("| \(name) | \(value) |")
-            fflush(stdout)
-        }
+        func line(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }     // unbuffered
+        func row(_ name: String, _ value: String) { line("| \(name) | \(value) |") }
+        line("| garage-bench-server (\(postgres == nil ? "SQLite" : "PostgreSQL"), loopback) | |")
+        line("|---|---:|")
         for instances in [1, 3] {
             let rate = try await bench.uploads(uploads, instances: instances)
             row("uploads, \(instances) instance\(instances == 1 ? "" : "s") (\(uploads) objects)", "\(Int(rate)) objects/s")

@@ -23,7 +23,7 @@ import Glibc
 /// On the tests' SQLite (the instances share one file) by default; on PostgreSQL (one schema,
 /// with `pg_ctl restart -m immediate` among the faults) with `GARAGE_SERVER_CHAOS_POSTGRES=1`
 /// under `.ci/with-postgres`, alone. `GARAGE_SERVER_CHAOS_SECONDS` sets how long the chaos lasts
-/// (12 s by default; the full run: 300).
+/// (12 s by default; the full run: 300); `GARAGE_SERVER_CHAOS_KEEP=DIR` keeps the run's folder.
 @Suite("Sync server: chaos", .serialized, .ownThreads, .firstPassOnly)
 struct ServerChaosTests {
     static let seconds = Double(ProcessInfo.processInfo.environment["GARAGE_SERVER_CHAOS_SECONDS"] ?? "") ?? 12
@@ -108,6 +108,12 @@ struct ServerChaosTests {
 
     @Test func devicesAndInstancesKilledAgainAndAgainLoseNothing() async throws {
         let folder = try TemporaryDirectory()
+        // GARAGE_SERVER_CHAOS_KEEP=DIR keeps the run's folder (logs, journals, stores) in DIR.
+        defer {
+            if let keep = ProcessInfo.processInfo.environment["GARAGE_SERVER_CHAOS_KEEP"] {
+                try? FileManager.default.copyItem(at: folder.url, to: URL(fileURLWithPath: keep).appendingPathComponent(folder.url.lastPathComponent))
+            }
+        }
         let secret = "the chaos test's secret, thirty-two bytes and more"
         let secretPath = folder.path("secret")
         try Data(secret.utf8).write(to: URL(fileURLWithPath: secretPath))
