@@ -133,6 +133,19 @@ final class PostgresConnections: Sendable {
         if let error, PostgresProblem.isConnectionLoss(error) { broken = true }
         // A statement's answer that never came (closed, or past its deadline and being closed).
         if error is Failure { broken = true }
+        if broken, error != nil {
+            // The server restarted, or the network went: the idle connections opened before are
+            // as dead, and some aren't known to be (a socket in CLOSE-WAIT whose goodbye no one
+            // read: a statement on it waits for its deadline, minutes). Closed now; the next
+            // leases open new ones.
+            let idle = state.write { state -> [PooledConnection] in
+                defer { state.idle = [] }
+                state.open -= state.idle.count
+                return state.idle
+            }
+            for pooled in idle { Self.closeSoon(pooled.connection) }
+            returned.broadcast()        // their places are free: every waiter may open one
+        }
         let keep = state.write { state -> Bool in
             guard !broken, !state.isClosed, state.idle.count < maximumIdle else {
                 state.open -= 1

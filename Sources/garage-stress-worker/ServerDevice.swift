@@ -170,11 +170,14 @@ struct ServerDevice {
         var (quietSyncs, activity) = (0, 0)
         while quietSyncs < 2 {
             guard Date() < deadline else { throw DeviceFailure("still not quiet after 2 minutes: \(engine.status)") }
-            let report = try? await engine.sync()
+            let began = ContinuousClock.now
+            let report: SyncEngineReport?
+            var failure = ""
+            do { report = try await engine.sync() } catch { report = nil; failure = ": \(error)" }
             let pending = try await garage.syncStatusCounts([.notSynced, .syncing]).values.flatMap(\.values).reduce(0, +)
             let moved = report.map { $0.synced.count + $0.downloads.flatMap(\.applied).count + $0.downloads.flatMap(\.deleted).count } ?? 1
             activity += moved
-            say("\(name): a sync moved \(moved), \(pending) left to upload\(report == nil ? " (it failed)" : "")")
+            say("\(name): a sync moved \(moved), \(pending) left to upload, in \(ContinuousClock.now - began)\(report == nil ? " (it failed\(failure))" : "")")
             quietSyncs = report != nil && pending == 0 && moved == 0 ? quietSyncs + 1 : 0
             if quietSyncs == 0 { try await Task.sleep(for: .milliseconds(100)) }
         }

@@ -62,8 +62,7 @@ struct PostgresEncryptionTests {
         /// Runs `sql` with psql in this database.
         @discardableResult
         func psql(_ sql: String) throws -> String {
-            let result = try ToolProcess.run(executable: URL(fileURLWithPath: "/usr/bin/psql"),
-                                             [try url(database: name, schema: nil), "-v", "ON_ERROR_STOP=1", "-tA", "-c", sql])
+            let result = try PostgresEngineTests.psqlRun([try url(database: name, schema: nil), "-v", "ON_ERROR_STOP=1", "-tA", "-c", sql])
             try #require(result.exitCode == 0, "psql failed: \(result)")
             return String(decoding: result.stdoutData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }

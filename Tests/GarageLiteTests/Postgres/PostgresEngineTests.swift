@@ -20,10 +20,26 @@ struct PostgresEngineTests {
         var components = URLComponents(string: TestEngine.postgresURL!)!
         components.queryItems = nil
         let input = file.map { ["-f", $0] } ?? ["-c", sql ?? ""]
-        let result = try ToolProcess.run(executable: URL(fileURLWithPath: "/usr/bin/psql"),
-                                         [components.string!, "-v", "ON_ERROR_STOP=1", "-tA"] + input)
+        let result = try psqlRun([components.string!, "-v", "ON_ERROR_STOP=1", "-tA"] + input)
         try #require(result.exitCode == 0, "psql failed: \(result)")
         return String(decoding: result.stdoutData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs psql with `arguments`; again, for up to a minute, while it can't connect or its
+    /// connection is ended by a restart (its statement rolled back): another test may be
+    /// restarting the server (`aServerRestartFailsInFlightCallsAndLaterCallsWork`,
+    /// the stress tests), which the suites running beside it don't wait for.
+    static func psqlRun(_ arguments: [String]) throws -> ToolProcess.Result {
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            let result = try ToolProcess.run(executable: URL(fileURLWithPath: "/usr/bin/psql"), arguments)
+            let text = String(decoding: result.stderrData, as: UTF8.self)
+            let cannotConnect = result.exitCode == 2
+                && ["Connection refused", "starting up", "shutting down", "terminating connection", "closed the connection unexpectedly"]
+                    .contains { text.contains($0) }
+            if !cannotConnect || Date() > deadline { return result }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
     }
 
     /// Runs `sql` in a psql transaction that stays open until the returned `release` is
