@@ -186,7 +186,7 @@ struct Bench {
         let server = try Self.server(garage)
         var next = 0
         while next < count {
-            let end = min(count, next + 500)
+            let end = min(count, next + 50)       // as an engine uploads: 50 a batch
             let changes = (next..<end).map { index in
                 let scope = scopes == 1 ? scope : "\(scope)\(index % scopes)"
                 return SyncChange(identifier: "\(scope)-\(index)", object: BenchNote(id: "\(scope)-\(index)", scope: scope, title: "n"), version: nil)

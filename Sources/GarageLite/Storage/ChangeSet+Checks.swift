@@ -103,9 +103,7 @@ extension ChangeSet {
         for (key, check) in checks { changes.addCheck(check, for: key) }
         guard !revised.isEmpty else { return GuardedChanges(changes: changes, revisions: [:], keptChildren: differing) }
         // The revisions as the store will read once these changes are written.
-        var after = view.pending ?? ChangeSet()
-        after.merge(changes)
-        let written = StoreView(view.statements, pending: after)
+        let written = StoreView(view.statements, pending: (view.pending ?? ChangeSet()).followed(by: changes))
         var revisions: [ObjectKey: Int64] = [:]
         for key in revised {
             let revision = try written.row(key, for: .metadata)?.revision

@@ -65,6 +65,16 @@ struct ChangeSet: Sendable {
 
     var isEmpty: Bool { segments.isEmpty }
 
+    /// These changes, then `later`'s, as segments in that order: read as ``merge(_:)`` would
+    /// make them read (segments run in order), without copying these rows (a merge into a copy
+    /// of a transaction's changes, at each call, made a transaction of n calls cost n²). For
+    /// reading only.
+    func followed(by later: ChangeSet) -> ChangeSet {
+        var result = self
+        result.segments += later.segments
+        return result
+    }
+
     /// Records `change` to the row `key`, made under `check` (what it assumed of the
     /// committed row, to check again when it is written), if any.
     mutating func record(_ change: RowChange, for key: ObjectKey, check: WriteCheck? = nil) {

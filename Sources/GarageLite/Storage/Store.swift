@@ -71,6 +71,8 @@ final class Store: Sendable {
             pending.merge(unsaved.changes)
             return pending
         }
+        // Nothing unsaved: the transactions' changes as they are (not copied into an empty set).
+        if pending.isEmpty { return transactions.flatMap { $0.isEmpty ? nil : $0 } }
         if let transactions { pending.merge(transactions) }
         return pending.isEmpty ? nil : pending
     }
