@@ -34,13 +34,20 @@ public struct HTTPSyncTransport: SyncTransport {
     private let current = Protected(0)
 
     /// A transport to `servers` (tried in turn), under `path`, with the bearer token `token`
-    /// returns for each request (`nil`: none).
+    /// returns for each request (`nil`: none). Its requests go through a session of its own with
+    /// `session`'s configuration, without a URL cache: sync requests are never cached, and
+    /// FoundationNetworking (Linux) crashes when a request of a session with a cache is cancelled
+    /// while the cache is read ("Trying to access a behaviour for a task that in not in the
+    /// registry": a device of the chaos test, stopping its engine).
     public init(servers: [URL], path: String = "sync", session: URLSession = .shared,
                 token: @escaping @Sendable () async throws -> String? = { nil }) {
         precondition(!servers.isEmpty, "a transport needs a server")
         self.servers = servers
         self.path = path
-        self.session = session
+        let configuration = (session.configuration.copy() as? URLSessionConfiguration) ?? .default
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        self.session = URLSession(configuration: configuration)
         self.token = token
     }
 
