@@ -199,8 +199,8 @@ extension Garage {
         return syncable.settingSyncStatus(.notSynced) as! T
     }
 
-    /// Whether `first` and `second` encode to the same JSON.
-    static func sameJSON<T: Encodable>(_ first: T, _ second: T) throws -> Bool {
+    /// Whether `first` and `second` encode to the same JSON (keys sorted): the engine's merges and the sync server's.
+    package static func sameJSON<T: Encodable>(_ first: T, _ second: T) throws -> Bool {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return try encoder.encode(first) == encoder.encode(second)

@@ -156,7 +156,7 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         guard let merged = try? merge.merge(base: base, local: edit, downloaded: stored).object else {
             return .conflict(stored, version: String(state.version))
         }
-        if try Self.json(merged) == Self.json(stored) {
+        if try Garage.sameJSON(merged, stored) {
             // The edit holds nothing the server's copy doesn't: the copy is the merge.
             return .merged(stored, version: String(state.version))
         }
@@ -172,12 +172,6 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         let id = ObjectVersion.id(typeName: typeName, identifier: identifier, version: version)
         guard let kept = try await garage.retrieve(ObjectVersion.self, identifier: id) else { return nil }
         return try? JSONDecoder().decode(Object.self, from: Data(kept.json.utf8))
-    }
-
-    private static func json(_ object: Object) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return try encoder.encode(object)
     }
 
     /// Writes `change` of an object the server has (`state`) or not (`nil`), once decided;

@@ -225,6 +225,8 @@ extension SyncEngine {
     ) async throws {
         let key = SyncEngineSettings.cursor(typeName)
         var cursor = try await garage.value(for: key)
+        // This store's device (its uploads, before this download, chose it): read once, not a page.
+        let device = try await garage.value(for: SyncEngineSettings.device)
         var received = 0
         while true {
             try Task.checkCancellation()
@@ -235,7 +237,6 @@ extension SyncEngine {
             let deletions = batch.changes.filter { $0.object == nil }.map(\.identifier)
             // The server's versions that came from this store's own changes (a SyncServer says
             // which): one changed here again since is no news, and stays as it is here.
-            let device = try await garage.value(for: SyncEngineSettings.device)
             let ownRevisions = Dictionary(edits.compactMap { change in
                 change.changeID.flatMap { $0.device == device ? (ObjectKey(typeName: typeName, identifier: change.identifier), $0.revision) : nil }
             }, uniquingKeysWith: max)
