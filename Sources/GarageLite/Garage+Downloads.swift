@@ -56,6 +56,47 @@ extension Garage {
     func parkingDownloaded<T: Codable & SendableMetatype>(
         _ objects: [T], versions: [String?] = [], ownRevisions: [ObjectKey: Int64] = [:], onConflict: ConflictResolution<T>
     ) throws -> StoreWork<DownloadReport> {
+        let edits = try downloadedRows(objects, versions: versions, ownRevisions: ownRevisions, onConflict: onConflict)
+        let count = objects.count
+        return store.applyingDownloadPage(Store.DownloadPage(edits: edits, pending: pendingChanges()),
+                                          operation: "park \(count) downloaded objects").map { $0[0] }
+    }
+
+    /// One page of the sync engine's download, in one transaction: `edits` parked with their
+    /// server `versions` (see ``parkDownloaded(_:versions:ownRevisions:onConflict:)``), the
+    /// objects `deletions` names deleted (see ``deleteDownloaded(_:identifiers:onConflict:)-3x5xn``),
+    /// and `cursor`'s value stored with them: a page is applied once, whenever the process is
+    /// killed, and the next download asks after it. Returns the edits' report, then the deletions'.
+    func applyDownloadPage<T: Codable & SendableMetatype>(
+        edits: [T], versions: [String?], ownRevisions: [ObjectKey: Int64], deletions: [String], onConflict: ConflictResolution<T>,
+        cursor: (key: SettingsKey<SyncEngineSettings, String?>, value: String)?
+    ) async throws -> (edits: DownloadReport, deletions: DownloadReport) {
+        try await run(sealingWithCurrentKey {
+            let configuration = self.configuration()
+            var page = Store.DownloadPage(pending: self.pendingChanges())
+            if !edits.isEmpty {
+                page.edits = try self.downloadedRows(edits, versions: versions, ownRevisions: ownRevisions, onConflict: onConflict)
+            }
+            if !deletions.isEmpty { page.deletions = try self.deletedOnServer(T.self, deletions, onConflict) }
+            if let cursor {
+                let graph = configuration.encoder()
+                let setting = cursor.key.setting
+                _ = try graph.encodeRoot(try setting.row(for: cursor.value), identifier: setting.id)
+                page.alsoWriting = try graph.rows.map { try configuration.encryption.seal($0) }
+            }
+            let hasEdits = page.edits != nil, hasDeletions = page.deletions != nil, count = edits.count + deletions.count
+            return StoreCall(self.store.applyingDownloadPage(page, operation: "apply a downloaded page of \(count) changes")
+                .map { reports in
+                    (edits: hasEdits ? reports[0] : DownloadReport(),
+                     deletions: hasDeletions ? reports[hasEdits ? 1 : 0] : DownloadReport())
+                })
+        })
+    }
+
+    /// The rows of downloaded `objects`, and how a conflict of one with a local edit is decided.
+    private func downloadedRows<T: Codable & SendableMetatype>(
+        _ objects: [T], versions: [String?], ownRevisions: [ObjectKey: Int64], onConflict: ConflictResolution<T>
+    ) throws -> Store.DownloadedRows {
         let configuration = configuration()
         let graph = configuration.encoder()
         let roots = try objects.map { try graph.encodeRoot($0) }
@@ -130,14 +171,12 @@ extension Garage {
                 return try configuration.decision(outcome)
             }
         }
-        guard !ownRevisions.isEmpty else {
-            return store.parkingDownloaded(rows, roots: roots, pending: pendingChanges(), resolve: resolve)
-        }
+        guard !ownRevisions.isEmpty else { return Store.DownloadedRows(rows: rows, roots: roots, resolve: resolve) }
         // This store's own change, come back after it changed the object again (an edit whose
         // answer was lost, then a deletion): decided in the write transaction, against the row
         // as it is then, so that no local change slips in between.
         let decide = resolve
-        return store.parkingDownloaded(rows, roots: roots, pending: pendingChanges()) { key, local, downloaded in
+        return Store.DownloadedRows(rows: rows, roots: roots) { key, local, downloaded in
             if let own = ownRevisions[key], let row = try local.statements.rowOrTombstone(key, for: .metadata), row.revision >= own {
                 return .keepLocal
             }
@@ -209,6 +248,16 @@ extension Garage {
     func deletingDownloaded<T, ID: GarageIdentifier>(
         _ type: T.Type, _ identifiers: [ID], _ onConflict: ConflictResolution<T>
     ) throws -> StoreWork<DownloadReport> {
+        let deletions = try deletedOnServer(T.self, identifiers, onConflict)
+        let count = identifiers.count
+        return store.applyingDownloadPage(Store.DownloadPage(deletions: deletions, pending: pendingChanges()),
+                                          operation: "delete \(count) objects deleted on the server").map { $0[0] }
+    }
+
+    /// The keys of objects deleted on the server, and how a conflict with a local edit is decided.
+    private func deletedOnServer<T, ID: GarageIdentifier>(
+        _ type: T.Type, _ identifiers: [ID], _ onConflict: ConflictResolution<T>
+    ) throws -> Store.DeletedOnServer {
         let typeName = try storedTypeName(T.self)
         let keys = try identifiers.map { ObjectKey(typeName: typeName, identifier: try Identity.string(fromID: $0)) }
         let resolve: @Sendable (ObjectKey, StoreView) throws -> Store.DownloadDecision
@@ -229,7 +278,7 @@ extension Garage {
                 return try configuration.decision(outcome)
             }
         }
-        return store.deletingDownloaded(keys, pending: pendingChanges(), resolve: resolve)
+        return Store.DeletedOnServer(keys: keys, resolve: resolve)
     }
 }
 

@@ -109,6 +109,8 @@ public enum SyncJSON: Codable, Sendable, Hashable {
 /// records under a type name.
 struct ServedObjects<Object>: Sendable {
     var retrieve: @Sendable (_ identifier: String) async throws -> Object?
+    /// The objects under `identifiers`, read in `snapshot`; `nil` for each missing.
+    var retrieveAll: @Sendable (_ snapshot: GarageSnapshot, _ identifiers: [String]) throws -> [Object?]
     var park: @Sendable (_ object: Object, _ identifier: String) async throws -> Void
     var delete: @Sendable (_ identifier: String) async throws -> Void
     /// The identifier the object declares, or `nil` for none.
@@ -116,8 +118,9 @@ struct ServedObjects<Object>: Sendable {
 }
 
 extension ServedObjects where Object: Codable & Identifiable & Sendable & SendableMetatype {
-    static func typed(_ garage: Garage) -> Self {
+    static func typed(_ garage: Garage, typeName: String) -> Self {
         Self(retrieve: { try await garage.retrieve(Object.self, identifier: $0) },
+             retrieveAll: { snapshot, identifiers in try snapshot.retrieve(Object.self, typeName: typeName, identifiers: identifiers) },
              park: { object, _ in try await garage.park(object) },
              delete: { _ = try await garage.delete(Object.self, identifier: $0) },
              identifier: { try Garage.identifier(of: $0) })
@@ -129,6 +132,11 @@ extension ServedObjects where Object == SyncRecord {
         let key: @Sendable (String) -> ObjectKey = { ObjectKey(typeName: typeName, identifier: $0) }
         return Self(retrieve: { identifier in
                         try await garage.json(of: key(identifier)).map { try JSONDecoder().decode(SyncRecord.self, from: Data($0.utf8)) }
+                    },
+                    retrieveAll: { snapshot, identifiers in
+                        try snapshot.json(typeName: typeName, identifiers: identifiers).map { json in
+                            try json.map { try JSONDecoder().decode(SyncRecord.self, from: Data($0.utf8)) }
+                        }
                     },
                     park: { record, identifier in
                         try await garage.parkJSON(String(decoding: try JSONEncoder().encode(record), as: UTF8.self), as: key(identifier))

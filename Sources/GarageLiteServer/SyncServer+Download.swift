@@ -12,10 +12,10 @@ extension ServedType {
 
     func download(_ request: DownloadRequest<Object>, access: SyncAccess) async throws -> DownloadBatch<Object> {
         var positions = FeedCursor(request.cursor).positions
-        var changes: [SyncChange<Object>] = []
+        var entries: [FeedEntry] = []
         var hasMore = false
         for scope in access.scopes.sorted() {
-            let room = pageSize - changes.count
+            let room = pageSize - entries.count
             guard room > 0 else {
                 hasMore = true
                 break
@@ -25,41 +25,46 @@ extension ServedType {
                 .filter(Field("typeName") == typeName && Field("scope") == scope && Field("position") > Double(after))
                 .sorted(by: Field("position"))
                 .limit(room + 1)
-            let entries = try await garage.retrieve(query)
-            if entries.count > room { hasMore = true }
-            for entry in entries.prefix(room) {
-                changes.append(try await change(entry))
+            let found = try await garage.retrieve(query)
+            if found.count > room { hasMore = true }
+            for entry in found.prefix(room) {
+                entries.append(entry)
                 positions[scope] = entry.position
             }
         }
-        return DownloadBatch(changes: changes, cursor: FeedCursor(positions: positions).text, hasMore: hasMore)
+        return DownloadBatch(changes: try await changes(entries), cursor: FeedCursor(positions: positions).text, hasMore: hasMore)
     }
 
-    /// The change a feed entry stands for: the object as the server has it, or its deletion,
+    /// The changes feed entries stand for: each object as the server has it, or its deletion,
     /// with the change it came from (``SyncChangeID``: a device knows its own).
     ///
-    /// The object may have changed again since the entry was read (its new position sends it
-    /// again), and another instance may commit between two reads: the object is read between
-    /// two reads of its state that agree, so that the version sent is the object's (an object
-    /// and its state commit together). A device that took a newer object for an older version
-    /// would upload its next edit as based on it, over changes it never saw.
-    private func change(_ entry: FeedEntry) async throws -> SyncChange<Object> {
-        let stateID = ObjectState.id(typeName: typeName, identifier: entry.identifier)
-        var before = try await garage.retrieve(ObjectState.self, identifier: stateID)
-        while true {
-            guard let state = before, state.scope == entry.scope, !state.isDeleted, !entry.isDeleted else {
-                // Deleted, or moved out of the entry's scope: a deletion for this scope's devices.
-                let version = before.map { max($0.version, entry.version) } ?? entry.version
-                return SyncChange(identifier: entry.identifier, object: nil, version: String(version), changeID: before?.change)
+    /// The objects and their states are read in one snapshot, in one access: an object and its
+    /// state commit together, so the version sent is the object's. (A device that took a newer
+    /// object for an older version would upload its next edit as based on it, over changes it
+    /// never saw.) The object may have changed again since its entry was read: its new position
+    /// sends it again.
+    private func changes(_ entries: [FeedEntry]) async throws -> [SyncChange<Object>] {
+        guard !entries.isEmpty else { return [] }
+        let typeName = typeName, objects = objects
+        let stateIDs = entries.map { ObjectState.id(typeName: typeName, identifier: $0.identifier) }
+        let (states, values) = try await garage.readingSnapshot("read \(entries.count) changes of \(typeName)'s feeds") { snapshot in
+            let states = try snapshot.retrieve(ObjectState.self, typeName: ObjectState.storedTypeName, identifiers: stateIDs)
+            // Deleted, or moved out of the entry's scope: a deletion for this scope's devices.
+            let live = entries.indices.filter { index in
+                states[index].map { !$0.isDeleted && $0.scope == entries[index].scope } == true && !entries[index].isDeleted
             }
-            let object = try await objects.retrieve(entry.identifier)
-            let after = try await garage.retrieve(ObjectState.self, identifier: stateID)
-            if after?.version == state.version {
-                // A merge is not the device's own change: it is news to that device too.
-                return SyncChange(identifier: entry.identifier, object: object, version: String(state.version),
-                                  changeID: state.isMerge == true ? nil : state.change)
+            let values = try objects.retrieveAll(snapshot, live.map { entries[$0].identifier })
+            return (states, Dictionary(uniqueKeysWithValues: zip(live, values)))
+        }
+        return entries.indices.map { index in
+            let entry = entries[index], state = states[index]
+            guard let state, let object = values[index] ?? nil else {
+                let version = state.map { max($0.version, entry.version) } ?? entry.version
+                return SyncChange(identifier: entry.identifier, object: nil, version: String(version), changeID: state?.change)
             }
-            before = after
+            // A merge is not the device's own change: it is news to that device too.
+            return SyncChange(identifier: entry.identifier, object: object, version: String(state.version),
+                              changeID: state.isMerge == true ? nil : state.change)
         }
     }
 }

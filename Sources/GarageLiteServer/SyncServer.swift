@@ -63,7 +63,7 @@ public final class SyncServer: Sendable {
         let typeName = try garage.storedTypeName(Object.self)
         // Each download reads a scope's feed of a type after a position: in that index's order.
         try garage.index(FeedEntry.self, on: Field("typeName"), Field("scope"), Field("position"))
-        served.add(typeName, ServedType(server: self, typeName: typeName, rules: rules, objects: .typed(garage)))
+        served.add(typeName, ServedType(server: self, typeName: typeName, rules: rules, objects: .typed(garage, typeName: typeName)))
     }
 
     /// Serves the objects stored under `typeName` as records (``SyncRecord``), under `rules`:

@@ -267,6 +267,16 @@ struct StoreWork<Result>: Sendable {
         self.access = access
         self.isCancellable = isCancellable
     }
+
+    /// The same work, its result made `transform`'s.
+    func map<Next>(_ transform: @escaping @Sendable (Result) throws -> Next) -> StoreWork<Next> {
+        let next: StoreWork<Next>.Access
+        switch access {
+        case .read(let body): next = .read { try transform(try body($0)) }
+        case .write(let body): next = .write { try transform(try body($0)) }
+        }
+        return StoreWork<Next>(operation: describe(), access: next, isCancellable: isCancellable)
+    }
 }
 
 /// Told of what each commit changed: the garage's observers.

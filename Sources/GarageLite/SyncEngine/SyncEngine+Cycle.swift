@@ -240,21 +240,15 @@ extension SyncEngine {
             let ownRevisions = Dictionary(edits.compactMap { change in
                 change.changeID.flatMap { $0.device == device ? (ObjectKey(typeName: typeName, identifier: change.identifier), $0.revision) : nil }
             }, uniquingKeysWith: max)
-            var applied: Set<String> = []
-            if !edits.isEmpty {
-                let parked = try await garage.parkDownloaded(
-                    edits.compactMap(\.object), versions: edits.map(\.version), ownRevisions: ownRevisions, onConflict: .threeWay(merge))
-                applied = Set(parked.applied)
-                report.downloads.append(parked)
-            }
-            report.replaced += try await replacedUploads(by: batch.changes, applied: applied, typeName)
-            if !deletions.isEmpty {
-                report.downloads.append(try await garage.deleteDownloaded(T.self, identifiers: deletions, onConflict: .threeWay(merge)))
-            }
-            if let next = batch.cursor {
-                try await garage.set(next, for: key)
-                cursor = next
-            }
+            // The page and the cursor after it, in one transaction: a page is applied once,
+            // whenever the process is killed, and the next request asks after it.
+            let page = try await garage.applyDownloadPage(
+                edits: edits.compactMap(\.object), versions: edits.map(\.version), ownRevisions: ownRevisions,
+                deletions: deletions, onConflict: .threeWay(merge), cursor: batch.cursor.map { (key, $0) })
+            if !edits.isEmpty { report.downloads.append(page.edits) }
+            if !deletions.isEmpty { report.downloads.append(page.deletions) }
+            report.replaced += try await replacedUploads(by: batch.changes, applied: Set(page.edits.applied), typeName)
+            if let next = batch.cursor { cursor = next }
             received += batch.changes.count
             if received > 0 { update { $0.activity = .downloading(typeName: typeName, received: received) } }
             if !batch.hasMore || batch.changes.isEmpty { return }
