@@ -75,6 +75,8 @@ let package = Package(
                 "GarageLite",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(platforms: [.linux])),
+                // The live route ends its event streams when the server shuts down gracefully.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(platforms: [.linux])),
             ]
         ),
         // The device's ready transport to a SyncServer's routes.

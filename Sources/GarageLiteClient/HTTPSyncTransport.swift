@@ -6,7 +6,8 @@ import FoundationNetworking
 
 /// The ready transport of a ``SyncEngine``: the protocol's two calls as JSON over HTTP to a
 /// ``SyncServer``'s routes (`POST {server}/sync/{typeName}/upload` and `…/download`), with the
-/// app's bearer token.
+/// app's bearer token, and the server's live news (`GET {server}/sync/live`, server-sent
+/// events), which ``SyncEngine/run()`` listens to: it downloads as soon as a feed moves.
 ///
 /// ```swift
 /// let transport = HTTPSyncTransport(servers: [URL(string: "https://sync.example.com")!]) {
@@ -18,18 +19,21 @@ import FoundationNetworking
 /// With several servers (the instances of one deployment), a call goes to the one that last
 /// answered, and to the next in turn when it can't be reached: any instance serves any cursor.
 /// An answer other than `200 OK` is thrown as ``HTTPSyncTransport/StatusError``, which the
-/// engine counts as an outage (it gives the batch back and tries again after its backoff).
+/// engine counts as an outage (it gives the batch back and tries again after its backoff); a
+/// `429`, or a `503` with `Retry-After`, as ``SyncServerBusy``: the engine waits as long as the
+/// server asked.
 ///
 /// It uses Foundation's `URLSession`, on every platform the library supports, so that a device
 /// app adds no networking package. A hand-written ``SyncTransport`` remains possible (see the
 /// article on writing a sync job).
-public struct HTTPSyncTransport: SyncTransport {
+public struct HTTPSyncTransport: LiveSyncTransport {
     /// The servers, tried in turn.
     public let servers: [URL]
     /// The routes' path under each server (the server's `addRoutes(to:path:)`).
     public let path: String
     private let token: @Sendable () async throws -> String?
     private let session: URLSession
+    private let configuration: URLSessionConfiguration
     /// The index of the server that last answered.
     private let current = Protected(0)
 
@@ -48,6 +52,7 @@ public struct HTTPSyncTransport: SyncTransport {
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         self.session = URLSession(configuration: configuration)
+        self.configuration = configuration
         self.token = token
     }
 
@@ -93,7 +98,7 @@ public struct HTTPSyncTransport: SyncTransport {
             current.write { $0 = index }
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
             guard status == 200 else {
-                throw StatusError(status: status, server: servers[index], message: String(decoding: answer.prefix(1_000), as: UTF8.self))
+                throw Self.error(response, server: servers[index], message: String(decoding: answer.prefix(1_000), as: UTF8.self))
             }
             return try JSONDecoder().decode(Answer.self, from: answer)
         }
@@ -135,8 +140,140 @@ public struct HTTPSyncTransport: SyncTransport {
         }
     }
 
+    /// The error an answer other than `200 OK` is thrown as: ``SyncServerBusy`` for a `429`, or
+    /// a `503` with `Retry-After` (in seconds); ``StatusError`` otherwise.
+    static func error(_ response: URLResponse, server: URL, message: String) -> any Error {
+        let http = response as? HTTPURLResponse
+        let status = http?.statusCode ?? 0
+        let retryAfter = (http?.value(forHTTPHeaderField: "Retry-After")).flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) }
+        if status == 429 || (status == 503 && retryAfter != nil) {
+            return SyncServerBusy(retryAfter: retryAfter ?? 1, message: "\(server) answered \(status): \(message)")
+        }
+        return StatusError(status: status, server: server, message: message)
+    }
+
+    /// Connects to the live news of the first server that can be reached (see
+    /// ``LiveSyncTransport/feedMoves(typeNames:)``): the stream yields for each `moved` event,
+    /// and throws when the connection drops or stays silent for three of the server's
+    /// heartbeats (45 seconds).
+    public func feedMoves(typeNames: [String]) async throws -> AsyncThrowingStream<Void, any Error> {
+        let bearer = try await token()
+        let first = current.read { $0 }
+        var lastError: (any Error)?
+        for offset in 0..<servers.count {
+            let index = (first + offset) % servers.count
+            var request = URLRequest(url: servers[index].appendingPathComponent(path).appendingPathComponent("live"))
+            request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+            if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+            request.timeoutInterval = 45
+            do {
+                let stream = try await EventStream.open(request, server: servers[index], configuration: configuration)
+                current.write { $0 = index }
+                return stream
+            } catch let error as URLError where Self.isUnreachable(error) {
+                lastError = error
+                continue
+            }
+        }
+        throw lastError ?? URLError(.cannotConnectToHost)
+    }
+
     private static func isUnreachable(_ error: URLError) -> Bool {
         [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost, .timedOut, .notConnectedToInternet]
             .contains(error.code)
+    }
+}
+
+/// One live connection: a request whose answer is read as it arrives (server-sent events), its
+/// `moved` events yielded to a stream. It is the delegate of a session of its own, which
+/// releases it once the request ends.
+final class EventStream: NSObject, URLSessionDataDelegate, Sendable {
+    private struct State {
+        var opened: CheckedContinuation<Void, any Error>?
+        var events: AsyncThrowingStream<Void, any Error>.Continuation?
+        var buffer: [UInt8] = []
+        var refusal: (any Error)?
+    }
+
+    private let state = Protected(State())
+    private let server: URL
+
+    private init(server: URL) {
+        self.server = server
+    }
+
+    /// Sends `request`, and returns once the server answered `200 OK` with an event stream.
+    static func open(_ request: URLRequest, server: URL, configuration: URLSessionConfiguration) async throws
+        -> AsyncThrowingStream<Void, any Error>
+    {
+        let delegate = EventStream(server: server)
+        let (events, continuation) = AsyncThrowingStream<Void, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        delegate.state.write { $0.events = continuation }
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        let task = session.dataTask(with: request)
+        // Cancelled from a queue of its own, never under a lock of the caller's (see `send`).
+        continuation.onTermination = { _ in DispatchQueue.global().async { task.cancel() } }
+        defer { session.finishTasksAndInvalidate() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (opened: CheckedContinuation<Void, any Error>) in
+                delegate.state.write { $0.opened = opened }
+                task.resume()
+            }
+        } onCancel: {
+            DispatchQueue.global().async { task.cancel() }
+        }
+        return events
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == 200 else {
+            state.write { $0.refusal = HTTPSyncTransport.error(response, server: server, message: "the live route refused the request") }
+            completionHandler(.cancel)
+            return
+        }
+        let opened = state.write { state -> CheckedContinuation<Void, any Error>? in
+            defer { state.opened = nil }
+            return state.opened
+        }
+        opened?.resume()
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let (moves, events) = state.write { state -> (Int, AsyncThrowingStream<Void, any Error>.Continuation?) in
+            state.buffer.append(contentsOf: data)
+            var moves = 0
+            // Events end with an empty line; "\r\n" line ends are read as "\n".
+            state.buffer.removeAll { $0 == UInt8(ascii: "\r") }
+            while let end = Self.endOfEvent(in: state.buffer) {
+                let event = String(decoding: state.buffer[..<end], as: UTF8.self)
+                state.buffer.removeSubrange(..<(end + 2))
+                if event.split(separator: "\n").contains(where: { $0 == "event: moved" || $0 == "event:moved" }) { moves += 1 }
+            }
+            return (moves, state.events)
+        }
+        if moves > 0 { events?.yield() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let (opened, events, refusal) = state.write { state in
+            defer {
+                state.opened = nil
+                state.events = nil
+            }
+            return (state.opened, state.events, state.refusal)
+        }
+        let failure = refusal ?? error ?? URLError(.networkConnectionLost)
+        opened?.resume(throwing: failure)
+        events?.finish(throwing: failure)
+    }
+
+    /// Where the first event of `buffer` ends: the index of its blank line's first "\n".
+    private static func endOfEvent(in buffer: [UInt8]) -> Int? {
+        guard buffer.count >= 2 else { return nil }
+        for index in 0..<(buffer.count - 1) where buffer[index] == 10 && buffer[index + 1] == 10 { return index }
+        return nil
     }
 }

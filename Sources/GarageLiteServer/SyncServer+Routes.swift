@@ -2,14 +2,20 @@
 import Foundation
 import GarageLite
 import Hummingbird
+import ServiceLifecycle
 
 // The sync routes in an app's Hummingbird router: the protocol's two calls, for every type the
-// server serves, behind the app's authentication.
+// server serves, and the live news of the feeds, behind the app's authentication and the
+// server's limits.
 extension SyncServer {
     /// Adds the sync routes to `router`, under `path`:
     ///
     /// - `POST /sync/{typeName}/upload`: an `UploadBatch`, answered with `UploadResults`;
-    /// - `POST /sync/{typeName}/download`: a `DownloadRequest`, answered with a `DownloadBatch`.
+    /// - `POST /sync/{typeName}/download`: a `DownloadRequest`, answered with a `DownloadBatch`;
+    /// - `GET /sync/live`: server-sent events (`text/event-stream`): `event: moved` each time a
+    ///   feed the request reads moves (on any instance of the store), a comment every
+    ///   ``Limits/heartbeat`` seconds, until the device disconnects or the server shuts down
+    ///   gracefully (`HTTPSyncTransport` listens to it).
     ///
     /// Each request is first given to `authenticate`, which reads its credentials (a bearer
     /// token, say) and returns what it may read and write, or `nil`: then it is answered
@@ -26,7 +32,9 @@ extension SyncServer {
     ///
     /// A type the server doesn't serve is answered `404`; a body that isn't the call's JSON,
     /// `400`; a body over `maximumBodySize` bytes, `413`; the store's failure, `503` (the engine
-    /// tries again later).
+    /// tries again later). Beyond the server's ``SyncServer/limits``, a request is answered `429`
+    /// (its user has too many in progress) or `503` (the instance has), with `Retry-After`, before
+    /// anything is read: the engine waits that long.
     public func addRoutes<Context: RequestContext>(
         to router: Router<Context>, path: String = "sync", maximumBodySize: Int = 64 << 20,
         authenticate: @escaping @Sendable (_ request: Request, _ context: Context) async throws -> SyncAccess?
@@ -41,6 +49,12 @@ extension SyncServer {
             try await self.answer(request, context, maximumBodySize, authenticate) { typeName, json, access in
                 try await self.download(typeName: typeName, json: json, access: access)
             }
+        }
+        group.get("live") { request, context -> Response in
+            guard let access = try await authenticate(request, context) else {
+                throw HTTPError(.unauthorized, message: "the request carries no credentials the server accepts")
+            }
+            return try self.liveResponse(access)
         }
     }
 
@@ -70,6 +84,18 @@ extension SyncServer {
         guard let access = try await authenticate(request, context) else {
             throw HTTPError(.unauthorized, message: "the request carries no credentials the server accepts")
         }
+        let retryAfter = String(Int(limits.retryAfter.rounded(.up)))
+        switch requests.enter(access.user, limits) {
+        case .tooManyForUser:
+            throw HTTPError(.tooManyRequests, headers: [.retryAfter: retryAfter],
+                            message: "this user has \(limits.requestsPerUser) requests in progress: wait, then try again")
+        case .tooMany:
+            throw HTTPError(.serviceUnavailable, headers: [.retryAfter: retryAfter],
+                            message: "this instance has \(limits.requests) requests in progress: wait, then try again")
+        case .entered:
+            break
+        }
+        defer { requests.leave(access.user) }
         let typeName = context.parameters.get("typeName") ?? ""
         let buffer: ByteBuffer
         do {
@@ -90,6 +116,43 @@ extension SyncServer {
             // failed stays on the server (its store's names are none of the device's business).
             throw HTTPError(.serviceUnavailable, headers: [.retryAfter: "1"], message: "the store failed: try again later")
         }
+    }
+
+    /// The live route's answer: server-sent events, `event: moved` for each news of the feeds
+    /// `access` reads, a comment as heartbeat, until the device goes or the server shuts down.
+    private func liveResponse(_ access: SyncAccess) throws -> Response {
+        guard listeners < limits.listeners else {
+            throw HTTPError(.serviceUnavailable, headers: [.retryAfter: String(Int(limits.retryAfter.rounded(.up)))],
+                            message: "this instance has \(limits.listeners) listeners: wait, then try again")
+        }
+        let moves = feedMoves(access: access)
+        let heartbeat = limits.heartbeat
+        let body = ResponseBody { writer in
+            let (events, continuation) = AsyncStream<String>.makeStream()
+            let pump = Task {
+                for await _ in moves { continuation.yield("event: moved\ndata: {}\n\n") }
+                continuation.finish()
+            }
+            let beat = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(nanoseconds: UInt64(heartbeat * 1_000_000_000))
+                    continuation.yield(": heartbeat\n\n")
+                }
+            }
+            defer {
+                pump.cancel()
+                beat.cancel()
+            }
+            // Told at once: the device downloads what moved before it listened.
+            try await writer.write(ByteBuffer(string: ": listening\n\n"))
+            try await withGracefulShutdownHandler {
+                for await event in events { try await writer.write(ByteBuffer(string: event)) }
+            } onGracefulShutdown: {
+                continuation.finish()
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
     }
 }
 #endif

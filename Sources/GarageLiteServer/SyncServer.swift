@@ -39,17 +39,44 @@ public final class SyncServer: Sendable {
     /// without a base (each property the two sides hold otherwise was changed by both, and the
     /// merge's policy picks).
     public let keptVersions: Int
+    /// What one instance takes on at once: beyond, its routes answer `429` or `503` with
+    /// `Retry-After`.
+    public let limits: Limits
     let served = ServedTypes()
+    let live = LiveFeeds()
+    let requests = RequestsInProgress()
 
     /// How many times a change is tried again when another instance changed what it read.
     static let attempts = 20
 
     /// A server of the objects of `garage`, `pageSize` changes to a download, keeping the
     /// `keptVersions` latest versions of each object of a type whose rules merge.
-    public init(garage: Garage, pageSize: Int = 500, keptVersions: Int = 16) {
+    public init(garage: Garage, pageSize: Int = 500, keptVersions: Int = 16, limits: Limits = Limits()) {
         self.garage = garage
         self.pageSize = max(1, pageSize)
         self.keptVersions = max(1, keptVersions)
+        self.limits = limits
+    }
+
+    /// What one instance of a server takes on at once, so that one device, or one user's many,
+    /// can't take the instance from the others: beyond, its routes answer before reading
+    /// anything, with `Retry-After`, which the engine honours (``SyncServerBusy``).
+    public struct Limits: Sendable {
+        /// How many uploads and downloads one user (a token's subject) may have in progress on
+        /// the instance; beyond, `429 Too Many Requests`.
+        public var requestsPerUser = 16
+        /// How many uploads and downloads the instance works on at once; beyond, `503`.
+        public var requests = 512
+        /// How many devices may listen to the instance's live news; beyond, `503`.
+        public var listeners = 10_000
+        /// The wait a refused request is asked for (`Retry-After`), in seconds.
+        public var retryAfter: TimeInterval = 1
+        /// How often a live connection gets a heartbeat (an event-stream comment), in seconds:
+        /// a device that hears nothing for three of them takes the connection as dropped.
+        public var heartbeat: TimeInterval = 15
+
+        /// The defaults: 16 requests a user, 512 an instance, 10,000 listeners, a wait of 1 s.
+        public init() {}
     }
 
     /// Serves the objects of `type`, under `rules`: from now on uploads and downloads of its
@@ -210,4 +237,36 @@ final class ServedTypes: Sendable {
     func add(_ typeName: String, _ type: any ServedTypeProtocol) { types.write { $0[typeName] = type } }
     func type(_ typeName: String) -> (any ServedTypeProtocol)? { types.read { $0[typeName] } }
     var names: [String] { types.read { $0.keys.sorted() } }
+}
+
+/// The requests an instance works on, in all and by user, against its limits.
+final class RequestsInProgress: Sendable {
+    enum Entry { case entered, tooManyForUser, tooMany }
+
+    private struct State {
+        var total = 0
+        var byUser: [String: Int] = [:]
+    }
+
+    private let state = Protected(State())
+
+    func enter(_ user: String, _ limits: SyncServer.Limits) -> Entry {
+        state.write { state in
+            if state.total >= limits.requests { return .tooMany }
+            if state.byUser[user, default: 0] >= limits.requestsPerUser { return .tooManyForUser }
+            state.total += 1
+            state.byUser[user, default: 0] += 1
+            return .entered
+        }
+    }
+
+    func leave(_ user: String) {
+        state.write { state in
+            state.total -= 1
+            let left = state.byUser[user, default: 1] - 1
+            state.byUser[user] = left > 0 ? left : nil
+        }
+    }
+
+    var count: Int { state.read(\.total) }
 }

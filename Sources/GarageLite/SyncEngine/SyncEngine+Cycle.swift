@@ -12,6 +12,7 @@ public struct SyncedType: Sendable {
     let cycle: @Sendable (SyncEngine, inout SyncEngineReport) async throws -> Void
     let changes: @Sendable (Garage) -> AsyncStream<[GarageChange]>
     let pending: @Sendable (Garage) async throws -> Int
+    let typeName: @Sendable (Garage) throws -> String
 
     /// The objects of type `T`, whose conflicts `merge` resolves (by default property by
     /// property: a property changed on one side only is taken from that side, one changed on
@@ -20,7 +21,8 @@ public struct SyncedType: Sendable {
         SyncedType(
             cycle: { engine, report in try await engine.cycle(T.self, merge: merge, into: &report) },
             changes: { $0.changes(of: T.self) },
-            pending: { try await $0.count(T.self, withStatus: .notSynced) })
+            pending: { try await $0.count(T.self, withStatus: .notSynced) },
+            typeName: { try $0.storedTypeName(T.self) })
     }
 }
 

@@ -167,8 +167,13 @@ public final class SyncEngine: Sendable {
 
     /// Syncs until the calling task is cancelled: at once, then after each observed change of
     /// the registered types (once ``Configuration/debounce`` passes without another), every
-    /// ``Configuration/pollInterval``, and after a failure, once its backoff (1, 2, 4… seconds,
-    /// up to ``Configuration/maximumBackoff``) has passed. Its failures are in ``status``.
+    /// ``Configuration/pollInterval`` for the server's changes, and after a failure, once its
+    /// backoff (1, 2, 4… seconds, up to ``Configuration/maximumBackoff``) has passed, or the
+    /// wait the server asked for (``SyncServerBusy``). Its failures are in ``status``.
+    ///
+    /// With a ``LiveSyncTransport``, it also listens to the server: it downloads as soon as the
+    /// server says a feed moved, and once each time it connects; it polls only while it can't
+    /// listen (``SyncEngineStatus/isListening``), and connects again after a backoff.
     public func run() async {
         let (wakes, wake) = AsyncStream<Wake>.makeStream()
         await withTaskGroup(of: Void.self) { group in
@@ -184,6 +189,9 @@ public final class SyncEngine: Sendable {
                     }
                 }
             }
+            if let live = transport as? any LiveSyncTransport {
+                group.addTask { await self.listen(to: live, wake) }
+            }
             await self.loop(wakes, wake)
             wake.finish()
             group.cancelAll()
@@ -191,9 +199,34 @@ public final class SyncEngine: Sendable {
     }
 
     /// Why ``run()`` wakes up: a change of a registered type (a deletion, which counts of
-    /// pending objects don't show, or another change), or its clock.
+    /// pending objects don't show, or another change), the server's news (a feed moved; the
+    /// engine connected to it, or lost it), or its clock.
     private enum Wake: Sendable {
-        case deletion, change, tick
+        case deletion, change, feedMoved, listening, notListening, tick
+    }
+
+    /// Listens to the server's news until cancelled, connecting again after a backoff each
+    /// time the connection can't be made or drops.
+    private func listen(to live: any LiveSyncTransport, _ wake: AsyncStream<Wake>.Continuation) async {
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let typeNames = try types.map { try $0.typeName(garage) }
+                let moves = try await live.feedMoves(typeNames: typeNames)
+                failures = 0
+                update { $0.isListening = true }
+                wake.yield(.listening)
+                for try await _ in moves { wake.yield(.feedMoved) }
+            } catch {
+                // Dropped, or refused: polling goes on meanwhile.
+            }
+            update { $0.isListening = false }
+            if Task.isCancelled { return }
+            wake.yield(.notListening)
+            failures += 1
+            let delay = min(configuration.maximumBackoff, pow(2, Double(failures - 1)))
+            try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+        }
     }
 
     /// ``run()``'s loop: it sleeps until a change, or until the next moment it has something
@@ -206,12 +239,29 @@ public final class SyncEngine: Sendable {
         var lastChange: Date?
         var sawDeletion = false
         var nextPoll: Date?
+        var isListening = false
         wake.yield(.tick)                       // the first sync, at once
         for await event in wakes {
             if Task.isCancelled { return }
             let now = Date()
-            if event != .tick { lastChange = now }
-            if event == .deletion { sawDeletion = true }
+            switch event {
+            case .change: lastChange = now
+            case .deletion:
+                lastChange = now
+                sawDeletion = true
+            case .feedMoved:
+                due = min(due ?? .distantFuture, now)
+            case .listening:
+                // What moved while the engine was not listening: a download at once.
+                isListening = true
+                nextPoll = nil
+                due = min(due ?? .distantFuture, now)
+            case .notListening:
+                isListening = false
+                nextPoll = configuration.pollInterval.map { now.addingTimeInterval($0) }
+            case .tick:
+                break
+            }
             if let last = lastChange, now.timeIntervalSince(last) >= configuration.debounce {
                 lastChange = nil
                 // The engine's own downloads are changes too: a sync only when there is
@@ -227,14 +277,20 @@ public final class SyncEngine: Sendable {
                 do {
                     let report = try await sync()
                     failures = 0
-                    nextPoll = configuration.pollInterval.map { Date().addingTimeInterval($0) }
+                    nextPoll = isListening ? nil : configuration.pollInterval.map { Date().addingTimeInterval($0) }
                     // A refused object is tried again once its wait is over.
                     if !report.refused.isEmpty { due = Date().addingTimeInterval(configuration.retryAfter) }
                 } catch {
                     if Task.isCancelled { return }
                     nextPoll = nil                  // the retry below downloads too
-                    failures += 1
-                    let retry = Date().addingTimeInterval(min(configuration.maximumBackoff, pow(2, Double(failures - 1))))
+                    let retry: Date
+                    if let busy = error as? SyncServerBusy {
+                        // The server's wait, not the engine's backoff: it knows its load.
+                        retry = Date().addingTimeInterval(max(0, busy.retryAfter))
+                    } else {
+                        failures += 1
+                        retry = Date().addingTimeInterval(min(configuration.maximumBackoff, pow(2, Double(failures - 1))))
+                    }
                     due = retry
                     update { $0.retryDate = retry }
                 }

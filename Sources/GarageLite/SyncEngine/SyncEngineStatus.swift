@@ -23,6 +23,9 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
     public var retryDate: Date?
     /// When a sync last succeeded.
     public var lastSync: Date?
+    /// Whether ``SyncEngine/run()`` hears the server's news of its feeds now (a
+    /// ``LiveSyncTransport`` connected): it downloads as soon as they move, and doesn't poll.
+    public var isListening = false
     /// The objects held back after too many failed uploads (see ``Garage/heldObjects(_:)-1a0n``),
     /// by type name: they wait for the app (``Garage/retryHeld(_:identifiers:)-5kutd``, or a new edit).
     public var held: [String: [HeldObject]] = [:]
@@ -51,6 +54,7 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
         case let .uploading(typeName, done, total): text = "uploading \(typeName) \(done) of \(total)"
         case let .downloading(typeName, received): text = "downloading \(typeName): \(received) received"
         }
+        if isListening { text += ", listening" }
         if let lastError { text += ", failing: \(lastError)" }
         if !refused.isEmpty { text += ", \(refused.count) refused" }
         if !unreadable.isEmpty { text += ", \(unreadable.count) unreadable" }

@@ -39,6 +39,51 @@ public protocol SyncTransport: Sendable {
     func download<Object: Codable>(_ request: DownloadRequest<Object>) async throws -> DownloadBatch<Object>
 }
 
+/// A ``SyncTransport`` that also hears the server say its feeds moved (a `SyncServer`'s live
+/// route, which `HTTPSyncTransport` of `GarageLiteClient` reads): ``SyncEngine/run()`` then
+/// downloads at once, rather than at its next poll, and polls only while it can't listen.
+///
+/// ```swift
+/// struct NotesAPI: LiveSyncTransport {
+///     // upload(_:) and download(_:), as for any transport, and:
+///     func feedMoves(typeNames: [String]) async throws -> AsyncThrowingStream<Void, any Error> {
+///         try await events.connect()      // yields once per "moved" the server sends
+///     }
+/// }
+/// ```
+///
+/// A push is a hint, not the data: the engine downloads after its cursor when it hears one, and
+/// once each time it connects (the changes made while it was not listening), so a push lost,
+/// or a connection dropped and made again, misses nothing.
+public protocol LiveSyncTransport: SyncTransport {
+    /// Connects to the server's news of `typeNames`' feeds; returns once connected. The stream
+    /// yields each time the server says a feed the device reads moved, and ends (or throws) when
+    /// the connection drops: the engine then polls, and connects again after a backoff.
+    /// Cancelling the task iterating the stream closes the connection.
+    func feedMoves(typeNames: [String]) async throws -> AsyncThrowingStream<Void, any Error>
+}
+
+/// The server asked the device to wait before it asks again (HTTP `429 Too Many Requests`, or
+/// `503 Service Unavailable` with a `Retry-After`): throw it from a transport's call, and
+/// ``SyncEngine/run()`` waits ``retryAfter`` seconds, rather than its own backoff, before it
+/// syncs again. Like any transport error it counts against no object.
+public struct SyncServerBusy: Error, Sendable, CustomStringConvertible {
+    /// How long the server asked the device to wait, in seconds.
+    public var retryAfter: TimeInterval
+    /// What the server said, for the status.
+    public var message: String
+
+    /// The server asked for a wait of `retryAfter` seconds.
+    public init(retryAfter: TimeInterval, message: String = "") {
+        self.retryAfter = retryAfter
+        self.message = message
+    }
+
+    public var description: String {
+        "the server is busy: it asked to wait \(Int(retryAfter.rounded(.up))) s" + (message.isEmpty ? "" : " (\(message))")
+    }
+}
+
 /// One object's change, either way: its new version, or its deletion.
 public struct SyncChange<Object: Codable>: Codable {
     /// The object's identifier (as ``ObjectKey/identifier``).
