@@ -47,6 +47,8 @@ struct FeedEntry: Codable, Identifiable, Revisioned, Sendable, StoredTypeNamed {
     var version: Int64
     /// Deleted, or moved out of this scope.
     var isDeleted: Bool
+    /// When it was deleted (seconds since 1970), for the purge of tombstones past the horizon.
+    var deletedAt: Double? = nil
     var revision: Int64 = 0
 
     static func id(typeName: String, scope: String, identifier: String) -> String {
@@ -76,4 +78,14 @@ struct ObjectVersion: Codable, Identifiable, Sendable, StoredTypeNamed {
     static func id(typeName: String, identifier: String, version: Int64) -> String {
         typeName + "\u{1F}" + identifier + "\u{1F}" + String(version)
     }
+}
+
+/// The last position of a scope's feed whose tombstones were purged: a device whose cursor in
+/// the scope is below it may have missed a deletion, and is answered "rebase".
+struct ScopeHorizon: Codable, Identifiable, Revisioned, Sendable, StoredTypeNamed {
+    static let storedTypeName = "GarageLiteServer.ScopeHorizon"
+
+    var id: String
+    var position: Int64
+    var revision: Int64 = 0
 }

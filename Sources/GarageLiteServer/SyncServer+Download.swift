@@ -11,7 +11,23 @@ extension ServedType {
     }
 
     func download(_ request: DownloadRequest<Object>, access: SyncAccess) async throws -> DownloadBatch<Object> {
-        var positions = FeedCursor(request.cursor).positions
+        let cursor = FeedCursor(request.cursor)
+        var positions = cursor.positions, horizons = cursor.horizons
+        // Tombstones purged since the download began, after the position it reached: the device
+        // may have missed a deletion. It downloads everything again (keeping its unsynced
+        // changes), and deletes what it doesn't get back. (Those purged before it began, it
+        // never had.)
+        let scopes = access.scopes.sorted()
+        let current = try await garage.retrieve(ScopeHorizon.self, identifiers: scopes).map { $0?.position ?? 0 }
+        for (scope, horizon) in zip(scopes, current) {
+            guard let position = positions[scope], position > 0 else {
+                horizons[scope] = horizon           // a new reader of the scope: from this horizon on
+                continue
+            }
+            if horizon > horizons[scope] ?? 0, position < horizon {
+                return DownloadBatch(changes: [], cursor: nil, hasMore: false, rebase: true)
+            }
+        }
         var entries: [FeedEntry] = []
         var hasMore = false
         for scope in access.scopes.sorted() {
@@ -32,7 +48,8 @@ extension ServedType {
                 positions[scope] = entry.position
             }
         }
-        return DownloadBatch(changes: try await changes(entries), cursor: FeedCursor(positions: positions).text, hasMore: hasMore)
+        return DownloadBatch(changes: try await changes(entries), cursor: FeedCursor(positions: positions, horizons: horizons).text,
+                             hasMore: hasMore)
     }
 
     /// The changes feed entries stand for: each object as the server has it, or its deletion,
@@ -69,23 +86,40 @@ extension ServedType {
     }
 }
 
-/// The position a download reached in each scope's feed.
+/// The position a download reached in each scope's feed, and the scope's horizon when the
+/// download began in it (the last position whose tombstones were purged then).
 struct FeedCursor {
     var positions: [String: Int64]
+    var horizons: [String: Int64]
 
-    init(positions: [String: Int64]) {
+    init(positions: [String: Int64], horizons: [String: Int64] = [:]) {
         self.positions = positions
+        self.horizons = horizons
     }
 
-    /// The positions a cursor's text holds; none for `nil` or a text of another form (a
-    /// cursor of another server: the feeds are read from their start).
+    private struct Form: Codable {
+        var positions: [String: Int64]
+        var horizons: [String: Int64]
+    }
+
+    /// The positions and horizons a cursor's text holds; none for `nil` or a text of another
+    /// form (a cursor of another server: the feeds are read from their start). A cursor of the
+    /// first form (`{"team:1":17}`, positions only) has no horizons: any purge after its
+    /// positions asks for a rebase.
     init(_ text: String?) {
-        positions = text.flatMap { try? JSONDecoder().decode([String: Int64].self, from: Data($0.utf8)) } ?? [:]
+        let data = text.map { Data($0.utf8) } ?? Data()
+        if let form = try? JSONDecoder().decode(Form.self, from: data) {
+            (positions, horizons) = (form.positions, form.horizons)
+        } else {
+            positions = (try? JSONDecoder().decode([String: Int64].self, from: data)) ?? [:]
+            horizons = [:]
+        }
     }
 
     var text: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return (try? encoder.encode(positions)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let form = Form(positions: positions, horizons: horizons.filter { $0.value > 0 })
+        return (try? encoder.encode(form)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }

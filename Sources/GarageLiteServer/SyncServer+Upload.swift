@@ -235,6 +235,7 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         entry.position = counter.position
         entry.version = version
         entry.isDeleted = isDeleted
+        entry.deletedAt = isDeleted ? Date().timeIntervalSince1970 : nil
         try await garage.park(&entry)
     }
 }

@@ -42,6 +42,9 @@ public final class SyncServer: Sendable {
     /// What one instance takes on at once: beyond, its routes answer `429` or `503` with
     /// `Retry-After`.
     public let limits: Limits
+    /// How long a deletion stays in its scope's feed before ``purgeTombstones(deletedBefore:batchSize:)``
+    /// purges it, in seconds; `nil` (the default): forever. A device away longer rebases.
+    public let tombstoneHorizon: TimeInterval?
     let served = ServedTypes()
     let live = LiveFeeds()
     let requests = RequestsInProgress()
@@ -50,9 +53,12 @@ public final class SyncServer: Sendable {
     static let attempts = 20
 
     /// A server of the objects of `garage`, `pageSize` changes to a download, keeping the
-    /// `keptVersions` latest versions of each object of a type whose rules merge.
-    public init(garage: Garage, pageSize: Int = 500, keptVersions: Int = 16, limits: Limits = Limits()) {
+    /// `keptVersions` latest versions of each object of a type whose rules merge, within
+    /// `limits`, keeping tombstones `tombstoneHorizon` seconds (`nil`: forever).
+    public init(garage: Garage, pageSize: Int = 500, keptVersions: Int = 16, limits: Limits = Limits(),
+                tombstoneHorizon: TimeInterval? = nil) {
         self.garage = garage
+        self.tombstoneHorizon = tombstoneHorizon
         self.pageSize = max(1, pageSize)
         self.keptVersions = max(1, keptVersions)
         self.limits = limits

@@ -40,6 +40,9 @@ extension Store {
         /// Take the downloaded version: a merge that came to it, dropping these properties of
         /// the local version.
         case mergedIntoDownloaded(discarded: [String])
+        /// Keep the local version, and report nothing: the download is the version the local
+        /// change is based on (a rebase sends every object again), no news to it.
+        case unchanged
     }
 
     /// Downloaded rows, and how a conflict of one of their roots with a local edit is decided
@@ -55,6 +58,9 @@ extension Store {
     struct DeletedOnServer: Sendable {
         var keys: [ObjectKey]
         var resolve: @Sendable (_ key: ObjectKey, _ local: StoreView) throws -> DownloadDecision
+        /// When set, a key is deleted only while its row is still based on this server version
+        /// (a rebase's objects the server no longer sends: one uploaded meanwhile stays).
+        var expectedVersions: [ObjectKey: String?]? = nil
     }
 
     /// One page of a download: its edits, its deletions, and rows written with them (the
@@ -127,11 +133,12 @@ extension Store {
                 continue
             }
             let decision = rootSet.contains(key) && !isPending ? try resolve(key, local, downloadedView) : .keepLocal
+            if case .unchanged = decision { continue }
             var conflict = DownloadConflict(object: key, localStatus: isPending ? .notSynced : existing?.syncStatus ?? .notSynced,
                                                     wasClaimed: existing?.claim != nil, resolution: .keptLocal)
             conflict.wasDeletedLocally = !isPending && existing?.isDeleted == true
             switch decision {
-            case .keepLocal:
+            case .keepLocal, .unchanged:
                 break
             case .unmerged(let reason):
                 conflict.mergeFailure = reason
@@ -177,6 +184,7 @@ extension Store {
         let now = Date()
         for key in keys {
             let existing = try statements.rowOrTombstone(key, for: .metadata)
+            if let expected = deletions.expectedVersions?[key], existing?.serverVersion != expected { continue }
             if pending?.touches(key) ?? false {
                 report.conflicts.append(DownloadConflict(
                     object: key, localStatus: .notSynced, wasClaimed: existing?.claim != nil, resolution: .keptLocal))
@@ -201,7 +209,7 @@ extension Store {
                                                         resolution: .keptLocal)
                 if isNamedLocally { conflict.referencedBy = Self.sorted(referrers) }
                 switch existing.isDeleted ? .keepLocal : try resolve(key, local) {
-                case .keepLocal, .unmerged, .mergedIntoDownloaded:
+                case .keepLocal, .unmerged, .mergedIntoDownloaded, .unchanged:
                     report.conflicts.append(conflict)
                     if isNamedLocally, try statements.setSyncStatus(.notSynced, of: key) {
                                 written?.record(.setSyncStatus(.notSynced), for: key)

@@ -36,6 +36,21 @@ enum SyncEngineSettings: SettingsNamespace {
 
     /// The store's device identifier (``SyncChangeID/device``), chosen at its first upload.
     static let device = SettingsKey<SyncEngineSettings, String?>(id: "device", defaultValue: nil)
+
+    /// The rebase of `typeName` in progress, when one is: its generation, which names its notes.
+    static func rebase(_ typeName: String) -> SettingsKey<SyncEngineSettings, String?> {
+        SettingsKey(id: "rebase-\(typeName)", defaultValue: nil)
+    }
+}
+
+/// What one page of a rebase received: parked with the page, so that a rebase killed midway
+/// resumes knowing what it received before; the objects no page received are deleted at its end.
+struct RebaseNotes: Codable, Identifiable, Sendable, StoredTypeNamed {
+    static let storedTypeName = "GarageLite.SyncEngineRebaseNotes"
+
+    /// `generation/page`.
+    var id: String
+    var identifiers: [String]
 }
 
 extension SyncEngine {
@@ -225,8 +240,13 @@ extension SyncEngine {
         _ type: T.Type, _ typeName: String, _ merge: SyncMerge<T>, _ report: inout SyncEngineReport,
         holdsLock: () async throws -> Bool
     ) async throws {
-        let key = SyncEngineSettings.cursor(typeName)
+        let key = SyncEngineSettings.cursor(typeName), rebaseKey = SyncEngineSettings.rebase(typeName)
         var cursor = try await garage.value(for: key)
+        // A rebase in progress (a process killed during one): it goes on from its cursor.
+        var rebase = try await garage.value(for: rebaseKey)
+        // At a rebase's end: the objects no page received, with the server version each was
+        // based on then, and those received since.
+        var leftOut: [String: String?]?
         // This store's device (its uploads, before this download, chose it): read once, not a page.
         let device = try await garage.value(for: SyncEngineSettings.device)
         var received = 0
@@ -235,6 +255,17 @@ extension SyncEngine {
             let batch = try await transport.download(DownloadRequest<T>(typeName: typeName, cursor: cursor))
             // Still this engine's download (its lease renewed), from the cursor it asked after.
             guard try await holdsLock(), try await garage.value(for: key) == cursor else { return }
+            if batch.rebase {
+                // The server purged deletions after the cursor: everything again, from no cursor.
+                // The generation first: a process killed between the two writes resumes a rebase.
+                if let old = rebase { try await forgetRebase(old) }
+                let generation = UUID().uuidString
+                try await garage.set(generation, for: rebaseKey)
+                try await garage.set(nil, for: key)
+                (rebase, cursor, leftOut) = (generation, nil, nil)
+                if !report.rebased.contains(typeName) { report.rebased.append(typeName) }
+                continue
+            }
             let edits = batch.changes.filter { $0.object != nil }
             let deletions = batch.changes.filter { $0.object == nil }.map(\.identifier)
             // The server's versions that came from this store's own changes (a SyncServer says
@@ -242,18 +273,60 @@ extension SyncEngine {
             let ownRevisions = Dictionary(edits.compactMap { change in
                 change.changeID.flatMap { $0.device == device ? (ObjectKey(typeName: typeName, identifier: change.identifier), $0.revision) : nil }
             }, uniquingKeysWith: max)
+            var notes: [(record: any Encodable & Sendable, identifier: String)] = []
+            if let rebase, !edits.isEmpty {
+                let id = rebase + "/" + UUID().uuidString
+                notes.append((RebaseNotes(id: id, identifiers: edits.map(\.identifier)), id))
+            }
             // The page and the cursor after it, in one transaction: a page is applied once,
             // whenever the process is killed, and the next request asks after it.
             let page = try await garage.applyDownloadPage(
                 edits: edits.compactMap(\.object), versions: edits.map(\.version), ownRevisions: ownRevisions,
-                deletions: deletions, onConflict: .threeWay(merge), cursor: batch.cursor.map { (key, $0) })
+                deletions: deletions, onConflict: .threeWay(merge), cursor: batch.cursor.map { (key, $0) },
+                rebasing: rebase != nil, alsoParking: notes)
             if !edits.isEmpty { report.downloads.append(page.edits) }
             if !deletions.isEmpty { report.downloads.append(page.deletions) }
             report.replaced += try await replacedUploads(by: batch.changes, applied: Set(page.edits.applied), typeName)
             if let next = batch.cursor { cursor = next }
+            for change in batch.changes { leftOut?[change.identifier] = nil }
             received += batch.changes.count
             if received > 0 { update { $0.activity = .downloading(typeName: typeName, received: received) } }
-            if !batch.hasMore || batch.changes.isEmpty { return }
+            guard !batch.hasMore || batch.changes.isEmpty else { continue }
+            guard let generation = rebase else { return }
+            guard let gone = leftOut else {
+                // The objects no page received, and the version each is based on now; then one
+                // more request, for what was uploaded before these versions were read: an
+                // object uploaded after keeps a newer version, and is not deleted.
+                leftOut = try await objectsLeftOut(T.self, generation)
+                continue
+            }
+            if !gone.isEmpty {
+                let deleted = try await garage.applyDownloadPage(
+                    edits: [T](), versions: [], ownRevisions: [:], deletions: gone.keys.sorted(), onConflict: .threeWay(merge),
+                    cursor: nil, expectedVersions: gone)
+                report.downloads.append(deleted.deletions)
+            }
+            try await forgetRebase(generation)
+            try await garage.set(nil, for: rebaseKey)
+            return
+        }
+    }
+
+    /// The `.synced` objects of `T` that no page of the rebase `generation` received, with the
+    /// server version each is based on.
+    private func objectsLeftOut<T: Codable & Syncable & SendableMetatype>(_ type: T.Type, _ generation: String) async throws -> [String: String?] {
+        let received = Set(try await garage.retrieveAll(RebaseNotes.self).filter { $0.id.hasPrefix(generation + "/") }.flatMap(\.identifiers))
+        var leftOut: [String: String?] = [:]
+        for identifier in try await garage.identifiers(of: T.self, withStatus: .synced) where !received.contains(identifier) {
+            leftOut[identifier] = try await garage.metadata(T.self, identifier: identifier)?.serverVersion
+        }
+        return leftOut
+    }
+
+    /// Deletes the notes of the rebase `generation`.
+    private func forgetRebase(_ generation: String) async throws {
+        for notes in try await garage.retrieveAll(RebaseNotes.self) where notes.id.hasPrefix(generation + "/") {
+            _ = try await garage.delete(RebaseNotes.self, identifier: notes.id)
         }
     }
 }

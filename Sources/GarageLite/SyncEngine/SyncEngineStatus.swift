@@ -83,6 +83,10 @@ public struct SyncEngineReport: Sendable, Hashable {
     /// come back: what the device changed that the server's version holds otherwise. The other
     /// side of a conflict another device's merge decided (see ``ReplacedUpload``).
     public var replaced: [ReplacedUpload] = []
+    /// The types whose download started again from no cursor (the server answered
+    /// ``DownloadBatch/rebase``: it purged deletions this device had not downloaded yet). The
+    /// unsynced changes stayed; the objects the server no longer has were deleted here.
+    public var rebased: [String] = []
 
     /// An empty report.
     public init() {}

@@ -274,12 +274,40 @@ public struct DownloadBatch<Object: Codable>: Codable {
     public var cursor: String?
     /// Whether the server has more after `cursor`: the engine asks again at once.
     public var hasMore: Bool
+    /// The request's cursor is too old: the server purged deletions after it (its tombstones
+    /// end, a `SyncServer`'s `tombstoneHorizon`), so the device may have missed some. The
+    /// engine then downloads everything again from no cursor, keeping its unsynced edits and
+    /// deletions (uploaded after, merged as usual), and deletes the objects the server no
+    /// longer sends. The batch's changes and cursor are ignored.
+    public var rebase: Bool
 
-    /// A batch of these changes.
-    public init(changes: [SyncChange<Object>], cursor: String?, hasMore: Bool = false) {
+    /// A batch of these changes; `rebase`: the request's cursor is too old (see ``rebase``).
+    public init(changes: [SyncChange<Object>], cursor: String?, hasMore: Bool = false, rebase: Bool = false) {
         self.changes = changes
         self.cursor = cursor
         self.hasMore = hasMore
+        self.rebase = rebase
+    }
+
+    private enum CodingKeys: String, CodingKey { case changes, cursor, hasMore, rebase }
+
+    /// Reads `{"changes": […], "cursor": …, "hasMore": …, "rebase": …}`; a missing `rebase`
+    /// (a server that never purges) is `false`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        changes = try container.decode([SyncChange<Object>].self, forKey: .changes)
+        cursor = try container.decodeIfPresent(String.self, forKey: .cursor)
+        hasMore = try container.decode(Bool.self, forKey: .hasMore)
+        rebase = try container.decodeIfPresent(Bool.self, forKey: .rebase) ?? false
+    }
+
+    /// Writes the form ``init(from:)`` reads, `rebase` only when `true`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(changes, forKey: .changes)
+        try container.encodeIfPresent(cursor, forKey: .cursor)
+        try container.encode(hasMore, forKey: .hasMore)
+        if rebase { try container.encode(true, forKey: .rebase) }
     }
 }
 
