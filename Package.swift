@@ -40,6 +40,10 @@ let package = Package(
         // The sync server's tokens (Sources/GarageLiteServer/SyncTokens.swift): JWTs, HS256 and
         // key sets. On Linux only, as Hummingbird: it needs macOS 13.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // The sync server's metrics (swift-metrics), and the Prometheus text its route and
+        // garage-server expose.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // The sync server bench's latency percentiles (Benchmarks/garage-bench-server).
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
@@ -77,6 +81,9 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(platforms: [.linux])),
                 // The live route ends its event streams when the server shuts down gracefully.
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(platforms: [.linux])),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The device's ready transport to a SyncServer's routes.
@@ -108,6 +115,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(platforms: [.linux])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(platforms: [.linux])),
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(platforms: [.linux])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(platforms: [.linux])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -232,6 +240,7 @@ let package = Package(
                 "garage-server",
                 "garage-fuzz",
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(platforms: [.linux])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(platforms: [.linux])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),

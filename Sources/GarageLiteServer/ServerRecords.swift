@@ -62,6 +62,9 @@ struct ScopeCounter: Codable, Identifiable, Revisioned, Sendable, StoredTypeName
 
     var id: String
     var position: Int64
+    /// When the last position was taken (seconds since 1970): the feed lag an instance that
+    /// hears of it measures.
+    var movedAt: Double? = nil
     var revision: Int64 = 0
 }
 

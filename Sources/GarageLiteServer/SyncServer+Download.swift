@@ -11,6 +11,12 @@ extension ServedType {
     }
 
     func download(_ request: DownloadRequest<Object>, access: SyncAccess) async throws -> DownloadBatch<Object> {
+        let batch = try await reading(request, access: access)
+        metrics.downloaded(typeName, batch.changes.count, rebase: batch.rebase)
+        return batch
+    }
+
+    private func reading(_ request: DownloadRequest<Object>, access: SyncAccess) async throws -> DownloadBatch<Object> {
         let cursor = FeedCursor(request.cursor)
         var positions = cursor.positions, horizons = cursor.horizons
         // Tombstones purged since the download began, after the position it reached: the device

@@ -37,6 +37,11 @@ final class LiveFeeds: Sendable {
     }
 
     private let state = Protected(State())
+    private let metrics: SyncServerMetrics
+
+    init(metrics: SyncServerMetrics) {
+        self.metrics = metrics
+    }
 
     var count: Int { state.read { $0.listeners.count } }
 
@@ -46,7 +51,8 @@ final class LiveFeeds: Sendable {
         let id = UUID()
         state.write { state in
             state.listeners[id] = Listener(scopes: scopes, continuation: continuation)
-            if state.watch == nil { state.watch = Self.watching(garage, self) }
+            if state.watch == nil { state.watch = Self.watching(garage, self, metrics) }
+            metrics.listeners(state.listeners.count)
         }
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
         return stream
@@ -55,6 +61,7 @@ final class LiveFeeds: Sendable {
     private func unsubscribe(_ id: UUID) {
         let watch = state.write { state -> Task<Void, Never>? in
             state.listeners[id] = nil
+            metrics.listeners(state.listeners.count)
             guard state.listeners.isEmpty else { return nil }
             defer { state.watch = nil }
             return state.watch
@@ -71,11 +78,16 @@ final class LiveFeeds: Sendable {
         }
     }
 
-    private static func watching(_ garage: Garage, _ feeds: LiveFeeds) -> Task<Void, Never> {
+    private static func watching(_ garage: Garage, _ feeds: LiveFeeds, _ metrics: SyncServerMetrics) -> Task<Void, Never> {
         let changes = garage.changes(of: ScopeCounter.self)
         return Task { [weak feeds] in
             for await batch in changes {
                 guard let feeds else { return }
+                // How long the commits took to be heard here (another instance's: through the store).
+                let heard = Date().timeIntervalSince1970
+                if let counters = try? await garage.retrieve(ScopeCounter.self, identifiers: batch.compactMap(\.identifier)) {
+                    for case let movedAt? in counters.map({ $0?.movedAt }) { metrics.feedLag(heard - movedAt) }
+                }
                 // A change without an identifier is one of the whole type (a deleteAll).
                 let scopes = batch.map(\.identifier)
                 feeds.moved(scopes.contains(nil) ? nil : Set(scopes.compactMap { $0 }))

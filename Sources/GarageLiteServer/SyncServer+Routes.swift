@@ -2,7 +2,11 @@
 import Foundation
 import GarageLite
 import Hummingbird
+import Logging
 import ServiceLifecycle
+#if canImport(Prometheus)
+import Prometheus
+#endif
 
 // The sync routes in an app's Hummingbird router: the protocol's two calls, for every type the
 // server serves, and the live news of the feeds, behind the app's authentication and the
@@ -41,20 +45,22 @@ extension SyncServer {
     ) {
         let group = router.group(RouterPath(path))
         group.post("{typeName}/upload") { request, context -> Response in
-            try await self.answer(request, context, maximumBodySize, authenticate) { typeName, json, access in
+            try await self.answer("upload", request, context, maximumBodySize, authenticate) { typeName, json, access in
                 try await self.upload(typeName: typeName, json: json, access: access)
             }
         }
         group.post("{typeName}/download") { request, context -> Response in
-            try await self.answer(request, context, maximumBodySize, authenticate) { typeName, json, access in
+            try await self.answer("download", request, context, maximumBodySize, authenticate) { typeName, json, access in
                 try await self.download(typeName: typeName, json: json, access: access)
             }
         }
         group.get("live") { request, context -> Response in
-            guard let access = try await authenticate(request, context) else {
-                throw HTTPError(.unauthorized, message: "the request carries no credentials the server accepts")
+            try await self.counting("live", context) {
+                guard let access = try await authenticate(request, context) else {
+                    throw HTTPError(.unauthorized, message: "the request carries no credentials the server accepts")
+                }
+                return try self.liveResponse(access, context)
             }
-            return try self.liveResponse(access)
         }
     }
 
@@ -76,52 +82,113 @@ extension SyncServer {
     }
 #endif
 
-    private func answer<Context: RequestContext>(
-        _ request: Request, _ context: Context, _ maximumBodySize: Int,
-        _ authenticate: @Sendable (Request, Context) async throws -> SyncAccess?,
-        _ body: (String, Data, SyncAccess) async throws -> Data
-    ) async throws -> Response {
-        guard let access = try await authenticate(request, context) else {
-            throw HTTPError(.unauthorized, message: "the request carries no credentials the server accepts")
+    /// Runs a route's `body`, and counts its answer (``SyncServerMetrics``): its status and
+    /// time. Every answer names its request (`X-Request-ID`), as the server's logs do.
+    private func counting<Context: RequestContext>(_ route: String, _ context: Context,
+                                                   _ body: () async throws -> Response) async throws -> Response {
+        let start = DispatchTime.now().uptimeNanoseconds
+        func record(_ status: Int) {
+            metrics.request(route, status: status, seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         }
-        let retryAfter = String(Int(limits.retryAfter.rounded(.up)))
-        switch requests.enter(access.user, limits) {
-        case .tooManyForUser:
-            throw HTTPError(.tooManyRequests, headers: [.retryAfter: retryAfter],
-                            message: "this user has \(limits.requestsPerUser) requests in progress: wait, then try again")
-        case .tooMany:
-            throw HTTPError(.serviceUnavailable, headers: [.retryAfter: retryAfter],
-                            message: "this instance has \(limits.requests) requests in progress: wait, then try again")
-        case .entered:
-            break
-        }
-        defer { requests.leave(access.user) }
-        let typeName = context.parameters.get("typeName") ?? ""
-        let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: maximumBodySize)
+            var response = try await body()
+            response.headers[.init("X-Request-ID")!] = context.id
+            record(response.status.code)
+            return response
+        } catch let error as HTTPError {
+            record(error.status.code)
+            var headers = error.headers
+            headers[.init("X-Request-ID")!] = context.id
+            throw HTTPError(error.status, headers: headers, message: error.body)
         } catch {
-            throw HTTPError(.contentTooLarge, message: "the body is over \(maximumBodySize) bytes: send smaller batches")
-        }
-        do {
-            let answer = try await body(typeName, Data(buffer.readableBytesView), access)
-            return Response(status: .ok, headers: [.contentType: "application/json"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
-        } catch SyncServerError.notServed(let typeName) {
-            throw HTTPError(.notFound, message: "this server serves no type named \(typeName)")
-        } catch is DecodingError {
-            throw HTTPError(.badRequest, message: "the body is not this call's JSON for \(typeName)")
-        } catch is GarageError {
-            // The store failed (busy, unreachable): nothing of the failing change was written. What
-            // failed stays on the server (its store's names are none of the device's business).
-            throw HTTPError(.serviceUnavailable, headers: [.retryAfter: "1"], message: "the store failed: try again later")
+            record(500)
+            throw error
         }
     }
 
+    private func answer<Context: RequestContext>(
+        _ route: String, _ request: Request, _ context: Context, _ maximumBodySize: Int,
+        _ authenticate: @Sendable (Request, Context) async throws -> SyncAccess?,
+        _ body: (String, Data, SyncAccess) async throws -> Data
+    ) async throws -> Response {
+        try await counting(route, context) {
+            guard let access = try await authenticate(request, context) else {
+                context.logger.info("refused: no credentials the server accepts", metadata: ["route": .string(route)])
+                throw HTTPError(.unauthorized, message: "the request carries no credentials the server accepts")
+            }
+            let retryAfter = String(Int(limits.retryAfter.rounded(.up)))
+            let entry = requests.enter(access.user, limits)
+            metrics.inProgress(requests.count)
+            switch entry {
+            case .tooManyForUser:
+                metrics.refused("user")
+                context.logger.notice("refused: the user's requests in progress are at the limit", metadata: ["route": .string(route)])
+                throw HTTPError(.tooManyRequests, headers: [.retryAfter: retryAfter],
+                                message: "this user has \(limits.requestsPerUser) requests in progress: wait, then try again")
+            case .tooMany:
+                metrics.refused("instance")
+                context.logger.notice("refused: the instance's requests in progress are at the limit", metadata: ["route": .string(route)])
+                throw HTTPError(.serviceUnavailable, headers: [.retryAfter: retryAfter],
+                                message: "this instance has \(limits.requests) requests in progress: wait, then try again")
+            case .entered:
+                break
+            }
+            defer {
+                requests.leave(access.user)
+                metrics.inProgress(requests.count)
+            }
+            let typeName = context.parameters.get("typeName") ?? ""
+            let buffer: ByteBuffer
+            do {
+                buffer = try await request.body.collect(upTo: maximumBodySize)
+            } catch {
+                throw HTTPError(.contentTooLarge, message: "the body is over \(maximumBodySize) bytes: send smaller batches")
+            }
+            do {
+                let answer = try await body(typeName, Data(buffer.readableBytesView), access)
+                return Response(status: .ok, headers: [.contentType: "application/json"],
+                                body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
+            } catch SyncServerError.notServed(let typeName) {
+                throw HTTPError(.notFound, message: "this server serves no type named \(typeName)")
+            } catch is DecodingError {
+                throw HTTPError(.badRequest, message: "the body is not this call's JSON for \(typeName)")
+            } catch let error as GarageError {
+                // The store failed (busy, unreachable): nothing of the failing change was written. What
+                // failed stays on the server (its store's names are none of the device's business),
+                // and its log names the kind of failure, not the objects.
+                context.logger.error("the store failed", metadata: ["route": .string(route), "type": .string(typeName),
+                                                                    "failure": .string(error.kind)])
+                throw HTTPError(.serviceUnavailable, headers: [.retryAfter: "1"], message: "the store failed: try again later")
+            }
+        }
+    }
+
+#if canImport(Prometheus)
+    /// Adds `GET /{path}` to `router`: the metrics of `registry` in Prometheus's text format, for
+    /// a server whose metrics go to a `PrometheusMetricsFactory` of it (see ``SyncServerMetrics``).
+    ///
+    /// ```swift
+    /// let registry = PrometheusCollectorRegistry()
+    /// MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+    /// SyncServer.addMetricsRoute(to: router, registry: registry)
+    /// ```
+    ///
+    /// It reads no credentials: serve it where only the operator's scraper reaches it.
+    public static func addMetricsRoute<Context: RequestContext>(to router: Router<Context>, path: String = "metrics",
+                                                                registry: PrometheusCollectorRegistry) {
+        router.get(RouterPath(path)) { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+    }
+#endif
+
     /// The live route's answer: server-sent events, `event: moved` for each news of the feeds
     /// `access` reads, a comment as heartbeat, until the device goes or the server shuts down.
-    private func liveResponse(_ access: SyncAccess) throws -> Response {
+    private func liveResponse<Context: RequestContext>(_ access: SyncAccess, _ context: Context) throws -> Response {
         guard listeners < limits.listeners else {
+            metrics.refused("listeners")
+            context.logger.notice("refused: the instance's listeners are at the limit")
             throw HTTPError(.serviceUnavailable, headers: [.retryAfter: String(Int(limits.retryAfter.rounded(.up)))],
                             message: "this instance has \(limits.listeners) listeners: wait, then try again")
         }
@@ -156,3 +223,10 @@ extension SyncServer {
     }
 }
 #endif
+
+extension GarageError {
+    /// The case's name ("storeBusy"), for a log that must not hold identifiers or content.
+    var kind: String {
+        String(String(describing: self).prefix { $0 != "(" })
+    }
+}

@@ -31,7 +31,9 @@ extension SyncServer {
                 .limit(max(1, batchSize))
             let entries = try await garage.retrieve(query)
             if entries.isEmpty { return purged }
-            purged += try await purging(entries)
+            let count = try await purging(entries)
+            metrics.purged(count)
+            purged += count
         }
     }
 

@@ -16,11 +16,13 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
     let typeName: String
     let rules: SyncRules<Object>
     let objects: ServedObjects<Object>
+    let metrics: SyncServerMetrics
 
     init(server: SyncServer, typeName: String, rules: SyncRules<Object>, objects: ServedObjects<Object>) {
         garage = server.garage
         pageSize = server.pageSize
         keptVersions = server.keptVersions
+        metrics = server.metrics
         self.typeName = typeName
         self.rules = rules
         self.objects = objects
@@ -43,6 +45,12 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
     /// U+0000) is answered ``UploadResult/failed(_:)`` with the reason, the batch's other changes
     /// as usual; a failure of the store itself is thrown (nothing of the batch written).
     func upload(_ batch: UploadBatch<Object>, access: SyncAccess) async throws -> UploadResults<Object> {
+        let results = try await taking(batch, access: access)
+        metrics.uploaded(typeName, results)
+        return results
+    }
+
+    private func taking(_ batch: UploadBatch<Object>, access: SyncAccess) async throws -> UploadResults<Object> {
         var attempt = 0
         while true {
             attempt += 1
@@ -228,6 +236,7 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
     private func record(_ identifier: String, in scope: String, version: Int64, isDeleted: Bool) async throws {
         var counter = try await garage.retrieve(ScopeCounter.self, identifier: scope) ?? ScopeCounter(id: scope, position: 0)
         counter.position += 1
+        counter.movedAt = Date().timeIntervalSince1970
         try await garage.park(&counter)
         let entryID = FeedEntry.id(typeName: typeName, scope: scope, identifier: identifier)
         var entry = try await garage.retrieve(FeedEntry.self, identifier: entryID)

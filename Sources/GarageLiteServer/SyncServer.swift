@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import GarageLite
 
@@ -46,7 +47,8 @@ public final class SyncServer: Sendable {
     /// purges it, in seconds; `nil` (the default): forever. A device away longer rebases.
     public let tombstoneHorizon: TimeInterval?
     let served = ServedTypes()
-    let live = LiveFeeds()
+    let live: LiveFeeds
+    let metrics: SyncServerMetrics
     let requests = RequestsInProgress()
 
     /// How many times a change is tried again when another instance changed what it read.
@@ -54,10 +56,14 @@ public final class SyncServer: Sendable {
 
     /// A server of the objects of `garage`, `pageSize` changes to a download, keeping the
     /// `keptVersions` latest versions of each object of a type whose rules merge, within
-    /// `limits`, keeping tombstones `tombstoneHorizon` seconds (`nil`: forever).
+    /// `limits`, keeping tombstones `tombstoneHorizon` seconds (`nil`: forever), counting what
+    /// it does to `metrics` (by default the process's `MetricsSystem`: see ``SyncServerMetrics``'s
+    /// table in the server article).
     public init(garage: Garage, pageSize: Int = 500, keptVersions: Int = 16, limits: Limits = Limits(),
-                tombstoneHorizon: TimeInterval? = nil) {
+                tombstoneHorizon: TimeInterval? = nil, metrics: (any MetricsFactory)? = nil) {
         self.garage = garage
+        self.metrics = SyncServerMetrics(given: metrics)
+        live = LiveFeeds(metrics: self.metrics)
         self.tombstoneHorizon = tombstoneHorizon
         self.pageSize = max(1, pageSize)
         self.keptVersions = max(1, keptVersions)

@@ -7,6 +7,7 @@ import GarageLiteServer
 import Hummingbird
 import JWTKit
 import Logging
+import Prometheus
 import ServiceLifecycle
 #endif
 
@@ -67,6 +68,15 @@ struct GarageServer: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Who merges an edit based on an older version: devices (the server answers a conflict, the device merges), fields (the server merges property by property; a property both changed keeps the later upload's value) or fields-server-wins (the server's value). Env: GARAGE_SERVER_MERGE. Default: devices.", valueName: "merge"))
     var merge: String?
+
+    @Option(help: ArgumentHelp("How long a deletion stays in its scope's feed, in seconds: the server purges older ones every quarter of it (at most hourly), and a device away longer downloads everything again, keeping its changes. Env: GARAGE_SERVER_TOMBSTONE_HORIZON. Default: forever.", valueName: "seconds"))
+    var tombstoneHorizon: Double?
+
+    @Option(help: ArgumentHelp("Where the Prometheus metrics are served, without credentials (an empty path: nowhere). Env: GARAGE_SERVER_METRICS_PATH. Default: metrics.", valueName: "path"))
+    var metricsPath: String?
+
+    @Option(help: ArgumentHelp("The lowest level logged (trace, debug, info, notice, warning, error, critical): refusals are notices, store failures errors; no log holds an object or a token. Env: GARAGE_SERVER_LOG_LEVEL. Default: notice.", valueName: "level"))
+    var logLevel: String?
 
     /// The merge of `--merge`, or `nil` for the devices'.
     func serverMerge() throws -> SyncMerge<SyncRecord>? {
@@ -141,7 +151,18 @@ struct GarageServer: AsyncParsableCommand {
         } else {
             garage = try Garage(path: store)
         }
-        let server = SyncServer(garage: garage, pageSize: pageSize)
+        let horizon = try tombstoneHorizon ?? value(nil, "GARAGE_SERVER_TOMBSTONE_HORIZON").map { text in
+            guard let seconds = Double(text), seconds > 0 else { throw ValidationError("GARAGE_SERVER_TOMBSTONE_HORIZON is not a number of seconds: \(text)") }
+            return seconds
+        }
+        if let horizon, horizon <= 0 { throw ValidationError("--tombstone-horizon must be a positive number of seconds") }
+        let level = value(logLevel, "GARAGE_SERVER_LOG_LEVEL") ?? "notice"
+        guard let logLevel = Logger.Level(rawValue: level) else {
+            throw ValidationError("\(level.debugDescription) is not a log level: give trace, debug, info, notice, warning, error or critical")
+        }
+        let registry = PrometheusCollectorRegistry()
+        let server = SyncServer(garage: garage, pageSize: pageSize, tombstoneHorizon: horizon,
+                                metrics: PrometheusMetricsFactory(registry: registry))
         for type in served {
             try server.serveRecords(ofType: type.name, rules: Self.rules(typeName: type.name, member: type.member, merge: merge))
         }
@@ -150,6 +171,8 @@ struct GarageServer: AsyncParsableCommand {
                                 scopeClaim: value(scopeClaim, "GARAGE_SERVER_SCOPE_CLAIM") ?? "scopes")
         let router = Router()
         server.addRoutes(to: router, tokens: tokens)
+        let metricsPath = value(metricsPath, "GARAGE_SERVER_METRICS_PATH") ?? "metrics"
+        if !metricsPath.isEmpty { SyncServer.addMetricsRoute(to: router, path: metricsPath, registry: registry) }
         let host = value(host, "GARAGE_SERVER_HOST") ?? "127.0.0.1"
         let port = try port ?? value(nil, "GARAGE_SERVER_PORT").map { text in
             guard let port = Int(text) else { throw ValidationError("GARAGE_SERVER_PORT is not a port: \(text)") }
@@ -164,12 +187,37 @@ struct GarageServer: AsyncParsableCommand {
                 // Written at once (no buffer): a supervisor or a test waits for this line.
                 FileHandle.standardOutput.write(Data("garage-server: serving \(description) on http://\(host):\(port)/sync\n".utf8))
             })
-        app.logger.logLevel = .warning
-        let group = ServiceGroup(configuration: .init(services: [.init(service: app)],
-                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger))
+        app.logger.logLevel = logLevel
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app)]
+        if let horizon { services.append(.init(service: TombstonePurge(server: server, every: min(3600, horizon / 4), logger: app.logger))) }
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger))
         try await group.run()
         #else
         throw ValidationError("garage-server runs where Hummingbird and jwt-kit build: on Linux")
         #endif
     }
 }
+
+#if canImport(Hummingbird)
+/// Purges the tombstones past the server's horizon, every `interval` seconds, until the server
+/// shuts down.
+struct TombstonePurge: Service {
+    let server: SyncServer
+    let every: TimeInterval
+    let logger: Logger
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let purged = try await server.purgeTombstones()
+                    if purged > 0 { logger.info("purged tombstones past the horizon", metadata: ["count": .stringConvertible(purged)]) }
+                } catch {
+                    logger.error("the purge of tombstones failed; it runs again later", metadata: ["failure": .string("\(type(of: error))")])
+                }
+                try await Task.sleep(nanoseconds: UInt64(max(1, every) * 1_000_000_000))
+            }
+        }
+    }
+}
+#endif

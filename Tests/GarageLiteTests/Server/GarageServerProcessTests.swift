@@ -138,6 +138,13 @@ struct GarageServerProcessTests {
         _ = try await engineC.sync()
         #expect(Set(try await c.retrieveAll(ServedNote.self).map(\.id)) == ["other"])
         #expect(try await a.retrieve(ServedNote.self, identifier: "other") == nil)
+        // Issue 44: its metrics, in Prometheus's text, count what the devices did, and hold no
+        // object's content.
+        let (metrics, response) = try await URLSession.shared.data(from: server.url.appendingPathComponent("metrics"))
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        let text = String(decoding: metrics, as: UTF8.self)
+        #expect(text.contains(#"garage_sync_objects_uploaded_total{type="ServedNote",result="accepted"} 7"#))
+        #expect(!text.contains("edited on B"))
         #expect(server.stop() == .exit(0))
     }
 

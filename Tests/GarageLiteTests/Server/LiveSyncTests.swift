@@ -3,6 +3,7 @@ import Foundation
 import GarageLite
 import GarageLiteClient
 import GarageLiteServer
+import Prometheus
 import Testing
 
 /// Issue 44: live changes. A device whose engine runs with the ready transport and no polling
@@ -39,12 +40,13 @@ struct LiveSyncTests {
             return limits
         }
 
-        init(instances: Int = 2, limits: SyncServer.Limits = Deployment.limits) async throws {
+        init(instances: Int = 2, limits: SyncServer.Limits = Deployment.limits, metrics: PrometheusCollectorRegistry? = nil) async throws {
             directory = try TemporaryDirectory()
             let path = directory.path("server.garage")
             var servers: [SyncServer] = [], running: [RunningServer] = []
             for _ in 0..<instances {
-                let server = SyncServer(garage: try TestEngine.garage(path: path), limits: limits)
+                let server = SyncServer(garage: try TestEngine.garage(path: path), limits: limits,
+                                        metrics: metrics.map { PrometheusMetricsFactory(registry: $0) })
                 try server.serve(TeamNote.self, rules: SyncServerTests.rules)
                 servers.append(server)
                 running.append(try await RunningServer(server, tokens: SyncServerHTTPTests.tokens))
@@ -125,6 +127,30 @@ struct LiveSyncTests {
         #expect(wait > 5)
         running.cancel()
         _ = await running.value
+        await deployment.stop()
+    }
+
+    @Test func theMetricsCountWhatTheServerDid() async throws {
+        let registry = PrometheusCollectorRegistry()
+        var limits = Deployment.limits
+        limits.requests = 1_000
+        let deployment = try await Deployment(instances: 1, limits: limits, metrics: registry)
+        let (a, engine) = try Self.device([deployment.running[0].url])
+        try await a.parkAll((0..<3).map { TeamNote(id: "m\($0)", team: "1", title: "counted") })
+        _ = try await engine.sync()
+        // A refused request: an unknown token.
+        let stranger = HTTPSyncTransport(servers: [deployment.running[0].url]) { "forged" }
+        await #expect(throws: HTTPSyncTransport.StatusError.self) {
+            _ = try await stranger.download(DownloadRequest<TeamNote>(typeName: "TeamNote", cursor: nil))
+        }
+        let text = registry.emitToString()
+        #expect(text.contains(#"garage_sync_objects_uploaded_total{type="TeamNote",result="accepted"} 3"#))
+        #expect(text.contains(#"garage_sync_objects_downloaded_total{type="TeamNote"} 3"#))
+        #expect(text.contains(#"garage_sync_requests_total{route="upload",status="200"} 1"#))
+        #expect(text.contains(#"garage_sync_requests_total{route="download",status="401"} 1"#))
+        #expect(text.contains("garage_sync_requests_in_progress 0"))
+        // Nothing of the objects is in the metrics.
+        #expect(!text.contains("counted") && !text.contains("m0"))
         await deployment.stop()
     }
 }
