@@ -132,6 +132,8 @@ let package = Package(
                 "GarageLite",
                 "GarageToolSupport",
                 "GarageLitePostgres",
+                // `garage sync-server`: a sync server's scopes, tombstones and rebases.
+                "GarageLiteServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

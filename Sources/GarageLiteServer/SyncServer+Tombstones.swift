@@ -74,15 +74,102 @@ extension SyncServer {
         }
     }
 
-    /// The tombstones in each scope's feed, and its horizon: for an operator's view.
-    public func tombstones() async throws -> [String: (count: Int, horizon: Int64)] {
-        var result: [String: (count: Int, horizon: Int64)] = [:]
+    /// Every scope of the store's feeds, with its objects, tombstones, last position and
+    /// horizon, in scope order: an operator's view (`garage sync-server scopes`). It reads every
+    /// object's state once.
+    public func scopes() async throws -> [SyncScope] {
+        var scopes: [String: SyncScope] = [:]
+        func scope(_ name: String) -> SyncScope { scopes[name] ?? SyncScope(name: name) }
+        for counter in try await garage.retrieveAll(ScopeCounter.self) {
+            var summary = scope(counter.id)
+            summary.position = counter.position
+            scopes[counter.id] = summary
+        }
+        for state in try await garage.retrieveAll(ObjectState.self) where !state.isDeleted && state.version > 0 {
+            var summary = scope(state.scope)
+            summary.objects += 1
+            scopes[state.scope] = summary
+        }
         for entry in try await garage.retrieve(Query(FeedEntry.self).filter(Field("isDeleted") == true)) {
-            result[entry.scope, default: (0, 0)].count += 1
+            var summary = scope(entry.scope)
+            summary.tombstones += 1
+            scopes[entry.scope] = summary
         }
         for horizon in try await garage.retrieveAll(ScopeHorizon.self) {
-            result[horizon.id, default: (0, 0)].horizon = horizon.position
+            var summary = scope(horizon.id)
+            summary.horizon = horizon.position
+            scopes[horizon.id] = summary
         }
-        return result
+        return scopes.values.sorted { $0.name < $1.name }
     }
+
+    /// Makes every device that read `scope` download it again (a rebase, keeping its unsynced
+    /// changes) at its next download: after a restore of the store from a backup, say, or to
+    /// drop objects devices should no longer hold. Devices that begin reading it afterwards
+    /// don't rebase. Returns the scope's new horizon.
+    @discardableResult
+    public func forceRebase(of scope: String) async throws -> Int64 {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await garage.transaction {
+                    let position = try await garage.retrieve(ScopeCounter.self, identifier: scope)?.position ?? 0
+                    var horizon = try await garage.retrieve(ScopeHorizon.self, identifier: scope) ?? ScopeHorizon(id: scope, position: 0)
+                    // Past the last position: a device that read it all rebases too.
+                    horizon.position = max(horizon.position, position + 1)
+                    try await garage.park(&horizon)
+                    return horizon.position
+                }
+            } catch let error as GarageError {
+                guard case .staleObject = error, attempt < SyncServer.attempts else { throw error }
+            }
+        }
+    }
+
+    /// What a device's download cursor (as its store keeps it) says of each scope: the position
+    /// it reached, the horizon it began from, and whether its next download is a rebase.
+    public func describe(cursor: String) async throws -> [SyncCursorScope] {
+        let cursor = FeedCursor(cursor)
+        let names = Set(cursor.positions.keys).union(cursor.horizons.keys).sorted()
+        let horizons = try await garage.retrieve(ScopeHorizon.self, identifiers: names)
+        return zip(names, horizons).map { name, horizon in
+            let position = cursor.positions[name] ?? 0, began = cursor.horizons[name] ?? 0, current = horizon?.position ?? 0
+            return SyncCursorScope(scope: name, position: position, beganAtHorizon: began, horizon: current,
+                                   rebases: position > 0 && current > began && position < current)
+        }
+    }
+}
+
+/// One scope of a sync server's feeds, for an operator: see ``SyncServer/scopes()``.
+public struct SyncScope: Sendable, Hashable, Codable {
+    /// The scope's name, as the rules give it.
+    public var name: String
+    /// The objects in it now.
+    public var objects = 0
+    /// The deletions in its feed, not yet purged.
+    public var tombstones = 0
+    /// The last position taken in its feed.
+    public var position: Int64 = 0
+    /// The last position whose tombstones were purged (or past which a rebase was forced).
+    public var horizon: Int64 = 0
+
+    /// A scope named `name`, with nothing in it yet.
+    public init(name: String) {
+        self.name = name
+    }
+}
+
+/// What a device's cursor says of one scope: see ``SyncServer/describe(cursor:)``.
+public struct SyncCursorScope: Sendable, Hashable, Codable {
+    /// The scope.
+    public var scope: String
+    /// The position the device's downloads reached.
+    public var position: Int64
+    /// The scope's horizon when the device began reading it.
+    public var beganAtHorizon: Int64
+    /// The scope's horizon now.
+    public var horizon: Int64
+    /// Whether the device's next download is answered "rebase".
+    public var rebases: Bool
 }

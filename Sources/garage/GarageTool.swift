@@ -40,6 +40,6 @@ struct GarageTool: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Stats.self, ListObjects.self, Show.self, Check.self, CollectGarbage.self, Export.self, Import.self,
-            RenameType.self, ImportGarageStorage.self, Rekey.self,
+            RenameType.self, ImportGarageStorage.self, Rekey.self, SyncServerCommands.self,
         ])
 }

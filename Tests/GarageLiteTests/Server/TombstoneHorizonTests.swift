@@ -81,7 +81,10 @@ struct TombstoneHorizonTests {
         try await a.garage.park(fromA)
         _ = try await a.engine.sync()
         #expect(try await server.purgeTombstones(deletedBefore: Date().addingTimeInterval(1)) == 2)
-        #expect(try await server.tombstones()["team:1"]?.count ?? 0 == 0)
+        let scopes = try await server.scopes()
+        #expect(scopes.map(\.name) == ["team:1"])
+        #expect(scopes.first?.objects == 8 && scopes.first?.tombstones == 0 && scopes.first?.position == 13)
+        #expect((scopes.first?.horizon ?? 0) > 10)
 
         let report = try await b.engine.sync()
         #expect(report.rebased == ["TeamNote"])
@@ -167,6 +170,54 @@ struct TombstoneHorizonTests {
         #expect(onB.count == count - deletedByA.count - deletionsByB.count + createdByB.count)
     }
 
+    @Test func aForcedRebaseRebasesTheScopesReadersOnly() async throws {
+        let server = try Self.server()
+        let a = try Self.device(server), b = try Self.device(server)
+        try await a.garage.parkAll((0..<3).map { TeamNote(id: "n\($0)", team: "1", title: "note \($0)") })
+        _ = try await a.engine.sync()
+        _ = try await b.engine.sync()
+        let read = try await server.download(DownloadRequest<TeamNote>(typeName: "TeamNote", cursor: nil),
+                                             access: SyncAccess(user: "u", scopes: ["team:1"]))
+        let cursor = try #require(read.cursor)
+        #expect(try await server.describe(cursor: cursor).map(\.rebases) == [false])
+        #expect(try await server.forceRebase(of: "team:1") == 4)
+        #expect(try await server.describe(cursor: cursor).map(\.rebases) == [true])
+        // A device that read the scope rebases, and keeps its notes.
+        let report = try await b.engine.sync()
+        #expect(report.rebased == ["TeamNote"])
+        #expect(try await SyncServerTests.notes(b.garage).count == 3)
+        // One that begins reading it afterwards doesn't.
+        let c = try Self.device(server)
+        #expect(try await c.engine.sync().rebased.isEmpty)
+        #expect(try await SyncServerTests.notes(c.garage).count == 3)
+    }
+
+    /// The operator's commands on a server's store file: scopes, a purge, a forced rebase, a cursor.
+    @Test func theGarageToolLooksAfterAServersStore() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("server.garage")
+        do {
+            let server = SyncServer(garage: try Garage(path: path))
+            try server.serve(TeamNote.self, rules: SyncServerTests.rules)
+            let a = try Self.device(server)
+            try await a.garage.parkAll((0..<3).map { TeamNote(id: "n\($0)", team: "1") })
+            _ = try await a.engine.sync()
+            _ = try await a.garage.delete(TeamNote.self, identifier: "n0")
+            _ = try await a.engine.sync()
+        }
+        let scopes = try ToolProcess.run(["sync-server", "scopes", path, "--json"])
+        #expect(scopes.exitCode == 0, "\(scopes)")
+        let listed = try JSONDecoder().decode([SyncScope].self, from: scopes.stdoutData)
+        #expect(listed.map(\.name) == ["team:1"] && listed.first?.objects == 2 && listed.first?.tombstones == 1)
+        let purge = try ToolProcess.run(["sync-server", "purge", path, "--older-than", "0"])
+        #expect(purge.exitCode == 0 && purge.stdout.contains("Purged 1 tombstones."), "\(purge)")
+        let rebase = try ToolProcess.run(["sync-server", "rebase", path, "team:1"])
+        #expect(rebase.exitCode == 0 && rebase.stdout.contains("rebase at their next download"), "\(rebase)")
+        let cursor = try ToolProcess.run(["sync-server", "cursor", path, #"{"horizons":{},"positions":{"team:1":4}}"#, "--json"])
+        #expect(cursor.exitCode == 0, "\(cursor)")
+        #expect(try JSONDecoder().decode([SyncCursorScope].self, from: cursor.stdoutData).map(\.rebases) == [true])
+    }
+
     @Test func withoutAHorizonNothingIsPurged() async throws {
         let server = SyncServer(garage: try TestEngine.garage())
         try server.serve(TeamNote.self, rules: SyncServerTests.rules)
@@ -176,7 +227,7 @@ struct TombstoneHorizonTests {
         _ = try await a.garage.delete(TeamNote.self, identifier: "n1")
         _ = try await a.engine.sync()
         #expect(try await server.purgeTombstones() == 0)
-        #expect(try await server.tombstones()["team:1"]?.count == 1)
+        #expect(try await server.scopes().first?.tombstones == 1)
     }
 }
 
