@@ -13,7 +13,8 @@ import ServiceLifecycle
 /// The sync server's bench (issue 43): SyncServer instances behind Hummingbird on loopback, and
 /// devices with SyncEngine and HTTPSyncTransport, in one process. Rows: uploads at 1 and 3
 /// instances, a fresh device's download, a first sync among 10,000 other scopes, and an edit's
-/// trip from one device to another (polling), p50/p99.
+/// trip from one device to another (polling), p50/p99; the same trip to a device listening
+/// through another instance (live push).
 ///
 ///     swift run -c release garage-bench-server                       # SQLite, 100,000 objects
 ///     swift run -c release garage-bench-server --quick               # 10,000
@@ -32,6 +33,9 @@ struct GarageBenchServer: AsyncParsableCommand {
     @Option(help: "How many edits travel from one device to another.")
     var trips = 200
 
+    @Option(help: "Only these rows (uploads, download, scopes, trips, live); repeatable. Default: all.")
+    var only: [String] = []
+
     func run() async throws {
         #if canImport(Hummingbird)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("garage-bench-server-\(UUID().uuidString)")
@@ -45,17 +49,31 @@ struct GarageBenchServer: AsyncParsableCommand {
         func row(_ name: String, _ value: String) { line("| \(name) | \(value) |") }
         line("| garage-bench-server (\(postgres == nil ? "SQLite" : "PostgreSQL"), loopback) | |")
         line("|---|---:|")
-        for instances in [1, 3] {
-            let rate = try await bench.uploads(uploads, instances: instances)
-            row("uploads, \(instances) instance\(instances == 1 ? "" : "s") (\(uploads) objects)", "\(Int(rate)) objects/s")
+        func runs(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
+        if runs("uploads") {
+            for instances in [1, 3] {
+                let rate = try await bench.uploads(uploads, instances: instances)
+                row("uploads, \(instances) instance\(instances == 1 ? "" : "s") (\(uploads) objects)", "\(Int(rate)) objects/s")
+            }
         }
-        let download = try await bench.download(downloads)
-        row("a fresh device downloads \(downloads) objects", "\(Int(download)) objects/s")
-        let (alone, crowded) = try await bench.firstSyncAmongScopes(others: 10_000, objects: 1_000)
-        row("first sync of 1,000 objects, no other scope", String(format: "%.2f s", alone))
-        row("first sync of 1,000 objects, 10,000 other scopes", String(format: "%.2f s", crowded))
-        let (p50, p99) = try await bench.trips(trips)
-        row("an edit's trip to another device, polling (\(trips) edits)", String(format: "p50 %.1f ms, p99 %.1f ms", p50, p99))
+        if runs("download") {
+            let download = try await bench.download(downloads)
+            row("a fresh device downloads \(downloads) objects", "\(Int(download)) objects/s")
+        }
+        if runs("scopes") {
+            let (alone, crowded) = try await bench.firstSyncAmongScopes(others: 10_000, objects: 1_000)
+            row("first sync of 1,000 objects, no other scope", String(format: "%.2f s", alone))
+            row("first sync of 1,000 objects, 10,000 other scopes", String(format: "%.2f s", crowded))
+        }
+        if runs("trips") {
+            let (p50, p99) = try await bench.trips(trips)
+            row("an edit's trip to another device, polling (\(trips) edits)", String(format: "p50 %.1f ms, p99 %.1f ms", p50, p99))
+        }
+        if runs("live") {
+            let (p50, p99) = try await bench.liveTrips(trips)
+            row("an edit's trip to a listening device, through 3 instances, live push (\(trips) edits)",
+                String(format: "p50 %.1f ms, p99 %.1f ms", p50, p99))
+        }
         #else
         throw ValidationError("the server bench runs where Hummingbird builds: on Linux")
         #endif
@@ -237,6 +255,38 @@ struct Bench {
                 }
                 _ = histogram.record(UInt64(seconds(since: start) * 1_000_000))
             }
+            return (Double(histogram.valueAtPercentile(50)) / 1_000, Double(histogram.valueAtPercentile(99)) / 1_000)
+        }
+    }
+
+    /// p50 and p99, in milliseconds, of the time from a park on device A (syncing through
+    /// instance 1 of 3) to the moment device B, whose engine runs and listens to instance 3
+    /// without polling, holds the edit: the server's news crosses instances through the store.
+    func liveTrips(_ count: Int) async throws -> (Double, Double) {
+        let store = try serverStore()
+        return try await withInstances(3, store: store.open) { urls, _ in
+            let (a, engineA) = try device(urls[0], scopes: ["team"])
+            let garage = try Garage(path: folder.appendingPathComponent("device-\(UUID().uuidString).garage").path)
+            var configuration = SyncEngine.Configuration()
+            configuration.pollInterval = nil
+            let engineB = SyncEngine(garage: garage, transport: HTTPSyncTransport(servers: [urls[2]]) { "team" },
+                                     types: [.of(BenchNote.self)], configuration: configuration)
+            let listening = Task { await engineB.run() }
+            defer { listening.cancel() }
+            while !engineB.status.isListening { try await Task.sleep(nanoseconds: 1_000_000) }
+            var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000)
+            for index in 0..<count {
+                let title = "edit \(index)"
+                let start = ContinuousClock.now
+                try await a.park(BenchNote(id: "trip", scope: "team", title: title))
+                try await syncAll(engineA)
+                while try await garage.retrieve(BenchNote.self, identifier: "trip")?.title != title {
+                    try await Task.sleep(nanoseconds: 200_000)
+                }
+                _ = histogram.record(UInt64(seconds(since: start) * 1_000_000))
+            }
+            listening.cancel()
+            _ = await listening.value
             return (Double(histogram.valueAtPercentile(50)) / 1_000, Double(histogram.valueAtPercentile(99)) / 1_000)
         }
     }
