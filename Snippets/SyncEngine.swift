@@ -48,7 +48,7 @@ struct Note: Codable, Identifiable, Syncable {
 func startSyncing(_ garage: Garage, token: @escaping @Sendable () async throws -> String?) -> (SyncEngine, Task<Void, Never>) {
     let transport = HTTPSyncTransport(servers: [URL(string: "https://notes.example.com")!], token: token)
     let engine = SyncEngine(garage: garage, transport: transport, types: [.of(Note.self)])
-    let running = Task { await engine.run() }     // syncs after each edit, and every minute
+    let running = Task { await engine.run() }     // syncs after each edit, and when the server says
     return (engine, running)                      // running.cancel() stops it
 }
 

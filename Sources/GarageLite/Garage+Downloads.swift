@@ -62,66 +62,8 @@ extension Garage {
                                           operation: "park \(count) downloaded objects").map { $0[0] }
     }
 
-    /// One page of the sync engine's download, in one transaction: `edits` parked with their
-    /// server `versions` (see ``parkDownloaded(_:versions:ownRevisions:onConflict:)``), the
-    /// objects `deletions` names deleted (see ``deleteDownloaded(_:identifiers:onConflict:)-3x5xn``),
-    /// and `cursor`'s value stored with them: a page is applied once, whenever the process is
-    /// killed, and the next download asks after it. Returns the edits' report, then the deletions'.
-    /// `rebasing`: the page is part of a rebase, which sends every object again: one whose
-    /// local change is based on the version downloaded is no news, and keeps its change
-    /// without a conflict. `alsoParking`: records parked with the page (the rebase's notes of
-    /// what it received). `expectedVersions`: a deletion applies only to a row still based on
-    /// that server version.
-    func applyDownloadPage<T: Codable & SendableMetatype>(
-        edits: [T], versions: [String?], ownRevisions: [ObjectKey: Int64], deletions: [String], onConflict: ConflictResolution<T>,
-        cursor: (key: SettingsKey<SyncEngineSettings, String?>, value: String)?, rebasing: Bool = false,
-        alsoParking: [(record: any Encodable & Sendable, identifier: String)] = [], expectedVersions: [String: String?]? = nil
-    ) async throws -> (edits: DownloadReport, deletions: DownloadReport) {
-        try await run(sealingWithCurrentKey {
-            let configuration = self.configuration()
-            var page = Store.DownloadPage(pending: self.pendingChanges())
-            if !edits.isEmpty {
-                page.edits = try self.downloadedRows(edits, versions: versions, ownRevisions: ownRevisions, onConflict: onConflict)
-                if rebasing, let edits = page.edits {
-                    let decide = edits.resolve, versionOf = Dictionary(zip(edits.roots, versions), uniquingKeysWith: { $1 })
-                    page.edits?.resolve = { key, local, downloaded in
-                        if let row = try local.statements.rowOrTombstone(key, for: .metadata), let version = versionOf[key] ?? nil,
-                           row.serverVersion == version {
-                            return .unchanged
-                        }
-                        return try decide(key, local, downloaded)
-                    }
-                }
-            }
-            if !deletions.isEmpty {
-                page.deletions = try self.deletedOnServer(T.self, deletions, onConflict)
-                if let expectedVersions {
-                    let typeName = try self.storedTypeName(T.self)
-                    page.deletions?.expectedVersions = Dictionary(expectedVersions.map { (ObjectKey(typeName: typeName, identifier: $0.key), $0.value) },
-                                                                  uniquingKeysWith: { $1 })
-                }
-            }
-            var records = alsoParking
-            if let cursor {
-                let setting = cursor.key.setting
-                records.append((try setting.row(for: cursor.value), setting.id))
-            }
-            for record in records {
-                let graph = configuration.encoder()
-                _ = try graph.encodeRoot(record.record, identifier: record.identifier)
-                page.alsoWriting += try graph.rows.map { try configuration.encryption.seal($0) }
-            }
-            let hasEdits = page.edits != nil, hasDeletions = page.deletions != nil, count = edits.count + deletions.count
-            return StoreCall(self.store.applyingDownloadPage(page, operation: "apply a downloaded page of \(count) changes")
-                .map { reports in
-                    (edits: hasEdits ? reports[0] : DownloadReport(),
-                     deletions: hasDeletions ? reports[hasEdits ? 1 : 0] : DownloadReport())
-                })
-        })
-    }
-
     /// The rows of downloaded `objects`, and how a conflict of one with a local edit is decided.
-    private func downloadedRows<T: Codable & SendableMetatype>(
+    func downloadedRows<T: Codable & SendableMetatype>(
         _ objects: [T], versions: [String?], ownRevisions: [ObjectKey: Int64], onConflict: ConflictResolution<T>
     ) throws -> Store.DownloadedRows {
         let configuration = configuration()
@@ -282,7 +224,7 @@ extension Garage {
     }
 
     /// The keys of objects deleted on the server, and how a conflict with a local edit is decided.
-    private func deletedOnServer<T, ID: GarageIdentifier>(
+    func deletedOnServer<T, ID: GarageIdentifier>(
         _ type: T.Type, _ identifiers: [ID], _ onConflict: ConflictResolution<T>
     ) throws -> Store.DeletedOnServer {
         let typeName = try storedTypeName(T.self)
