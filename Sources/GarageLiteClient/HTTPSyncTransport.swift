@@ -193,6 +193,8 @@ final class EventStream: NSObject, URLSessionDataDelegate, Sendable {
         var events: AsyncThrowingStream<Void, any Error>.Continuation?
         var buffer: [UInt8] = []
         var refusal: (any Error)?
+        /// How the request ended, once it did (before `opened` was set, when cancelled at once).
+        var ended: (any Error)?
     }
 
     private let state = Protected(State())
@@ -216,8 +218,11 @@ final class EventStream: NSObject, URLSessionDataDelegate, Sendable {
         defer { session.finishTasksAndInvalidate() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (opened: CheckedContinuation<Void, any Error>) in
-                delegate.state.write { $0.opened = opened }
-                task.resume()
+                let ended = delegate.state.write { state -> (any Error)? in
+                    if state.ended == nil { state.opened = opened }
+                    return state.ended
+                }
+                if let ended { opened.resume(throwing: ended) } else { task.resume() }
             }
         } onCancel: {
             DispatchQueue.global().async { task.cancel() }
@@ -258,14 +263,15 @@ final class EventStream: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (opened, events, refusal) = state.write { state in
+        let failure = state.read(\.refusal) ?? error ?? URLError(.networkConnectionLost)
+        let (opened, events) = state.write { state in
             defer {
                 state.opened = nil
                 state.events = nil
+                state.ended = failure
             }
-            return (state.opened, state.events, state.refusal)
+            return (state.opened, state.events)
         }
-        let failure = refusal ?? error ?? URLError(.networkConnectionLost)
         opened?.resume(throwing: failure)
         events?.finish(throwing: failure)
     }

@@ -19,7 +19,8 @@ struct ObjectState: Codable, Identifiable, Revisioned, Sendable, StoredTypeNamed
     var scope: String
     /// The server's version: 1 at creation, one more at each change, its deletion included.
     var version: Int64
-    /// Deleted: a tombstone, in the feed until purged.
+    /// Deleted: a tombstone in the feed until purged; the state itself stays, so that the
+    /// object's versions go on from here if it is created again.
     var isDeleted: Bool
     /// The change its current version came from, when the device sent its identifier.
     var change: SyncChangeID?

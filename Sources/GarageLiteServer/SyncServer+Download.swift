@@ -24,15 +24,17 @@ extension ServedType {
         // changes), and deletes what it doesn't get back. (Those purged before it began, it
         // never had.)
         let scopes = access.scopes.sorted()
+        let started = positions
+        func isBehind(_ current: [Int64]) -> Bool {
+            zip(scopes, current).contains { scope, horizon in
+                guard let position = started[scope], position > 0 else { return false }
+                return horizon > cursor.horizons[scope] ?? 0 && position < horizon
+            }
+        }
         let current = try await garage.retrieve(ScopeHorizon.self, identifiers: scopes).map { $0?.position ?? 0 }
-        for (scope, horizon) in zip(scopes, current) {
-            guard let position = positions[scope], position > 0 else {
-                horizons[scope] = horizon           // a new reader of the scope: from this horizon on
-                continue
-            }
-            if horizon > horizons[scope] ?? 0, position < horizon {
-                return DownloadBatch(changes: [], cursor: nil, hasMore: false, rebase: true)
-            }
+        if isBehind(current) { return DownloadBatch(changes: [], cursor: nil, hasMore: false, rebase: true) }
+        for (scope, horizon) in zip(scopes, current) where (positions[scope] ?? 0) == 0 {
+            horizons[scope] = horizon               // a new reader of the scope: from this horizon on
         }
         var entries: [FeedEntry] = []
         var hasMore = false
@@ -54,6 +56,10 @@ extension ServedType {
                 positions[scope] = entry.position
             }
         }
+        // A purge that committed between the horizons' read and the entries': the entries may
+        // have skipped a tombstone this device needed.
+        let after = try await garage.retrieve(ScopeHorizon.self, identifiers: scopes).map { $0?.position ?? 0 }
+        if after != current, isBehind(after) { return DownloadBatch(changes: [], cursor: nil, hasMore: false, rebase: true) }
         return DownloadBatch(changes: try await changes(entries), cursor: FeedCursor(positions: positions, horizons: horizons).text,
                              hasMore: hasMore)
     }

@@ -192,9 +192,12 @@ extension SyncServer {
             throw HTTPError(.serviceUnavailable, headers: [.retryAfter: String(Int(limits.retryAfter.rounded(.up)))],
                             message: "this instance has \(limits.listeners) listeners: wait, then try again")
         }
-        let moves = feedMoves(access: access)
-        let heartbeat = limits.heartbeat
+        // At most 15 s: HTTPSyncTransport takes 45 s of silence for a dropped connection.
+        let heartbeat = min(15, max(0.01, limits.heartbeat))
         let body = ResponseBody { writer in
+            // Subscribed here, once the answer is being written: an answer never written holds no
+            // listener.
+            let moves = self.feedMoves(access: access)
             let (events, continuation) = AsyncStream<String>.makeStream()
             let pump = Task {
                 for await _ in moves { continuation.yield("event: moved\ndata: {}\n\n") }

@@ -2,14 +2,17 @@ import Foundation
 import GarageLite
 
 // Tombstones that end: a deletion stays in its scope's feed, for the devices that have not
-// downloaded it yet, until it is older than the server's horizon; then it is purged, with the
-// object's state, and the scope's horizon moves past it. A device whose cursor is behind the
+// downloaded it yet, until it is older than the server's horizon; then it is purged, and the
+// scope's horizon moves past it. The object's state stays (a small row): its version goes on
+// from where it was if the object is created again, so that no version repeats and a device's
+// edit based on an old one is still told apart. A device whose cursor is behind the
 // horizon may have missed it: its next download is answered "rebase" (``DownloadBatch/rebase``),
 // and its engine downloads the scope again, keeping its unsynced changes, and deletes the
 // objects it doesn't get back. So no deletion comes back, however long a device was away.
 extension SyncServer {
     /// Purges the tombstones of the feeds deleted before `date` (by default, ``tombstoneHorizon``
-    /// ago), with the states of the objects they deleted; returns how many it purged. Devices
+    /// ago); returns how many it purged. (The objects' states stay, so that versions never
+    /// repeat.) Devices
     /// whose cursors are behind a purged tombstone are answered "rebase" from then on.
     ///
     /// ```swift
@@ -17,7 +20,8 @@ extension SyncServer {
     /// ```
     ///
     /// It works in transactions of `batchSize` tombstones, so that instances serving meanwhile
-    /// wait little; one that changed a purged object meanwhile (it was created again) keeps it.
+    /// wait little; a tombstone an upload wrote again meanwhile (the object created again) makes
+    /// its batch start again, and stays.
     ///
     /// - throws: The garage's errors: the batches before the failing one stay purged.
     @discardableResult
@@ -47,15 +51,12 @@ extension SyncServer {
                     var horizons: [String: Int64] = [:]
                     var purged = 0
                     for entry in entries {
-                        // Still the tombstone read (not written again since).
+                        // Still the tombstone read (not written again since): deleted as read, so
+                        // that an upload writing it meanwhile (the object created again) makes the
+                        // commit stale, and the batch is tried again.
                         guard let current = try await garage.retrieve(FeedEntry.self, identifier: entry.id),
                               current.isDeleted, current.position == entry.position else { continue }
-                        _ = try await garage.delete(FeedEntry.self, identifier: entry.id)
-                        let stateID = ObjectState.id(typeName: entry.typeName, identifier: entry.identifier)
-                        // The object's state goes with its deletion; an object that moved to another scope stays.
-                        if let state = try await garage.retrieve(ObjectState.self, identifier: stateID), state.isDeleted {
-                            _ = try await garage.delete(ObjectState.self, identifier: stateID)
-                        }
+                        try await garage.delete(current)
                         horizons[entry.scope] = max(horizons[entry.scope] ?? 0, entry.position)
                         purged += 1
                     }
@@ -104,9 +105,10 @@ extension SyncServer {
     }
 
     /// Makes every device that read `scope` download it again (a rebase, keeping its unsynced
-    /// changes) at its next download: after a restore of the store from a backup, say, or to
-    /// drop objects devices should no longer hold. Devices that begin reading it afterwards
-    /// don't rebase. Returns the scope's new horizon.
+    /// changes) at its next download: after objects were changed in the store without the
+    /// server (an import, a repair), or to drop objects devices should no longer hold. Devices
+    /// that begin reading it afterwards don't rebase. Returns the scope's new horizon. (Not for
+    /// a store restored from a backup: its counters are behind positions devices already hold.)
     @discardableResult
     public func forceRebase(of scope: String) async throws -> Int64 {
         var attempt = 0

@@ -83,8 +83,8 @@ public final class SyncServer: Sendable {
         public var listeners = 10_000
         /// The wait a refused request is asked for (`Retry-After`), in seconds.
         public var retryAfter: TimeInterval = 1
-        /// How often a live connection gets a heartbeat (an event-stream comment), in seconds:
-        /// a device that hears nothing for three of them takes the connection as dropped.
+        /// How often a live connection gets a heartbeat (an event-stream comment), in seconds, at
+        /// most 15: `HTTPSyncTransport` takes 45 seconds of silence for a dropped connection.
         public var heartbeat: TimeInterval = 15
 
         /// The defaults: 16 requests a user, 512 an instance, 10,000 listeners, a wait of 1 s.

@@ -48,9 +48,12 @@ enum SyncEngineSettings: SettingsNamespace {
 struct RebaseNotes: Codable, Identifiable, Sendable, StoredTypeNamed {
     static let storedTypeName = "GarageLite.SyncEngineRebaseNotes"
 
-    /// `generation/page`.
+    /// `typeName␟generation/page`.
     var id: String
     var identifiers: [String]
+
+    /// What the identifiers of the notes of `typeName`'s rebase `generation` start with.
+    static func prefix(_ typeName: String, _ generation: String) -> String { typeName + "\u{1F}" + generation + "/" }
 }
 
 extension SyncEngine {
@@ -258,7 +261,7 @@ extension SyncEngine {
             if batch.rebase {
                 // The server purged deletions after the cursor: everything again, from no cursor.
                 // The generation first: a process killed between the two writes resumes a rebase.
-                if let old = rebase { try await forgetRebase(old) }
+                try await forgetRebases(of: typeName)
                 let generation = UUID().uuidString
                 try await garage.set(generation, for: rebaseKey)
                 try await garage.set(nil, for: key)
@@ -275,7 +278,7 @@ extension SyncEngine {
             }, uniquingKeysWith: max)
             var notes: [(record: any Encodable & Sendable, identifier: String)] = []
             if let rebase, !edits.isEmpty {
-                let id = rebase + "/" + UUID().uuidString
+                let id = RebaseNotes.prefix(typeName, rebase) + UUID().uuidString
                 notes.append((RebaseNotes(id: id, identifiers: edits.map(\.identifier)), id))
             }
             // The page and the cursor after it, in one transaction: a page is applied once,
@@ -297,25 +300,28 @@ extension SyncEngine {
                 // The objects no page received, and the version each is based on now; then one
                 // more request, for what was uploaded before these versions were read: an
                 // object uploaded after keeps a newer version, and is not deleted.
-                leftOut = try await objectsLeftOut(T.self, generation)
+                leftOut = try await objectsLeftOut(T.self, typeName, generation)
                 continue
             }
-            if !gone.isEmpty {
-                let deleted = try await garage.applyDownloadPage(
-                    edits: [T](), versions: [], ownRevisions: [:], deletions: gone.keys.sorted(), onConflict: .threeWay(merge),
-                    cursor: nil, expectedVersions: gone)
-                report.downloads.append(deleted.deletions)
-            }
-            try await forgetRebase(generation)
-            try await garage.set(nil, for: rebaseKey)
+            // The deletions and the rebase's end, in one transaction: a process killed after it
+            // has no rebase to resume, one killed before resumes it with its notes whole.
+            let setting = rebaseKey.setting
+            let ended: [(record: any Encodable & Sendable, identifier: String)] = [(try setting.row(for: nil), setting.id)]
+            let deleted = try await garage.applyDownloadPage(
+                edits: [T](), versions: [], ownRevisions: [:], deletions: gone.keys.sorted(), onConflict: .threeWay(merge),
+                cursor: nil, alsoParking: ended, expectedVersions: gone)
+            if !gone.isEmpty { report.downloads.append(deleted.deletions) }
+            try await forgetRebases(of: typeName)
             return
         }
     }
 
     /// The `.synced` objects of `T` that no page of the rebase `generation` received, with the
     /// server version each is based on.
-    private func objectsLeftOut<T: Codable & Syncable & SendableMetatype>(_ type: T.Type, _ generation: String) async throws -> [String: String?] {
-        let received = Set(try await garage.retrieveAll(RebaseNotes.self).filter { $0.id.hasPrefix(generation + "/") }.flatMap(\.identifiers))
+    private func objectsLeftOut<T: Codable & Syncable & SendableMetatype>(_ type: T.Type, _ typeName: String,
+                                                                          _ generation: String) async throws -> [String: String?] {
+        let prefix = RebaseNotes.prefix(typeName, generation)
+        let received = Set(try await garage.retrieveAll(RebaseNotes.self).filter { $0.id.hasPrefix(prefix) }.flatMap(\.identifiers))
         var leftOut: [String: String?] = [:]
         for identifier in try await garage.identifiers(of: T.self, withStatus: .synced) where !received.contains(identifier) {
             leftOut[identifier] = try await garage.metadata(T.self, identifier: identifier)?.serverVersion
@@ -323,9 +329,9 @@ extension SyncEngine {
         return leftOut
     }
 
-    /// Deletes the notes of the rebase `generation`.
-    private func forgetRebase(_ generation: String) async throws {
-        for notes in try await garage.retrieveAll(RebaseNotes.self) where notes.id.hasPrefix(generation + "/") {
+    /// Deletes the notes of the rebases of `typeName` (the one that ended, those a kill left).
+    private func forgetRebases(of typeName: String) async throws {
+        for notes in try await garage.retrieveAll(RebaseNotes.self) where notes.id.hasPrefix(typeName + "\u{1F}") {
             _ = try await garage.delete(RebaseNotes.self, identifier: notes.id)
         }
     }

@@ -202,7 +202,9 @@ public final class SyncEngine: Sendable {
     /// pending objects don't show, or another change), the server's news (a feed moved; the
     /// engine connected to it, or lost it), or its clock.
     private enum Wake: Sendable {
-        case deletion, change, feedMoved, listening, notListening, tick
+        case deletion, change, listening, notListening, tick
+        /// The server's news, heard then: news heard before a sync began is in it.
+        case feedMoved(Date)
     }
 
     /// Listens to the server's news until cancelled, connecting again after a backoff each
@@ -216,7 +218,7 @@ public final class SyncEngine: Sendable {
                 failures = 0
                 update { $0.isListening = true }
                 wake.yield(.listening)
-                for try await _ in moves { wake.yield(.feedMoved) }
+                for try await _ in moves { wake.yield(.feedMoved(Date())) }
             } catch {
                 // Dropped, or refused: polling goes on meanwhile.
             }
@@ -240,6 +242,8 @@ public final class SyncEngine: Sendable {
         var sawDeletion = false
         var nextPoll: Date?
         var isListening = false
+        var lastStart: Date?                    // when the last sync began
+        var notBefore: Date?                    // the wait a busy server asked for ends then
         wake.yield(.tick)                       // the first sync, at once
         for await event in wakes {
             if Task.isCancelled { return }
@@ -249,8 +253,9 @@ public final class SyncEngine: Sendable {
             case .deletion:
                 lastChange = now
                 sawDeletion = true
-            case .feedMoved:
-                due = min(due ?? .distantFuture, now)
+            case .feedMoved(let heard):
+                // News heard before the last sync began is in it: one download for a burst.
+                if lastStart.map({ heard >= $0 }) ?? true { due = min(due ?? .distantFuture, now) }
             case .listening:
                 // What moved while the engine was not listening: a download at once.
                 isListening = true
@@ -272,11 +277,15 @@ public final class SyncEngine: Sendable {
                 sawDeletion = false
             }
             if let poll = nextPoll, now >= poll { due = min(due ?? .distantFuture, now) }
+            // Nothing (a change, the server's news) syncs before the wait a busy server asked for.
+            if let wait = notBefore, let start = due, start < wait { due = wait }
             if let start = due, now >= start {
                 due = nil
+                lastStart = Date()
                 do {
                     let report = try await sync()
                     failures = 0
+                    notBefore = nil
                     nextPoll = isListening ? nil : configuration.pollInterval.map { Date().addingTimeInterval($0) }
                     // A refused object is tried again once its wait is over.
                     if !report.refused.isEmpty { due = Date().addingTimeInterval(configuration.retryAfter) }
@@ -287,6 +296,7 @@ public final class SyncEngine: Sendable {
                     if let busy = error as? SyncServerBusy {
                         // The server's wait, not the engine's backoff: it knows its load.
                         retry = Date().addingTimeInterval(max(0, busy.retryAfter))
+                        notBefore = retry
                     } else {
                         failures += 1
                         retry = Date().addingTimeInterval(min(configuration.maximumBackoff, pow(2, Double(failures - 1))))

@@ -218,6 +218,32 @@ struct TombstoneHorizonTests {
         #expect(try JSONDecoder().decode([SyncCursorScope].self, from: cursor.stdoutData).map(\.rebases) == [true])
     }
 
+    /// A purge leaves the object's state: created again, its versions go on, so that a device's
+    /// edit based on the version before the deletion is still a conflict, not taken over it.
+    @Test func anObjectCreatedAgainAfterAPurgeGoesOnFromItsLastVersion() async throws {
+        let server = try Self.server()
+        let a = try Self.device(server), b = try Self.device(server)
+        try await a.garage.park(TeamNote(id: "n1", team: "1", title: "first"))
+        _ = try await a.engine.sync()
+        _ = try await b.engine.sync()
+        _ = try await a.garage.delete(TeamNote.self, identifier: "n1")
+        _ = try await a.engine.sync()
+        #expect(try await server.purgeTombstones(deletedBefore: Date().addingTimeInterval(1)) == 1)
+        try await a.garage.park(TeamNote(id: "n1", team: "1", title: "created again"))
+        _ = try await a.engine.sync()
+        #expect(try await a.garage.metadata(TeamNote.self, identifier: "n1")?.serverVersion == "3")
+        // B, based on version 1, edits offline: after its rebase the edit is merged with the
+        // object created again, not written over it as if based on its current version.
+        var edit = try #require(try await b.garage.retrieve(TeamNote.self, identifier: "n1"))
+        edit.body = "B's body"
+        try await b.garage.park(edit)
+        let report = try await b.engine.sync()
+        #expect(report.rebased == ["TeamNote"])
+        _ = try await a.engine.sync()
+        let onA = try await SyncServerTests.notes(a.garage)
+        #expect(onA["n1"]?.title == "created again" && onA["n1"]?.body == "B's body")
+    }
+
     @Test func withoutAHorizonNothingIsPurged() async throws {
         let server = SyncServer(garage: try TestEngine.garage())
         try server.serve(TeamNote.self, rules: SyncServerTests.rules)
