@@ -21,7 +21,7 @@ extension Garage {
     }
 
     /// Retrieves the objects of type `T` parked under `identifiers` (see
-    /// ``retrieve(_:identifiers:)-7k2ta``) without blocking the calling thread.
+    /// ``retrieve(_:identifiers:)-3d24p``) without blocking the calling thread.
     public nonisolated(nonsending) func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(
         _ type: T.Type, identifiers: [ID]
     ) async throws -> [T?] {
