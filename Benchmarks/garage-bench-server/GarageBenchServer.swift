@@ -244,19 +244,25 @@ struct Bench {
             try await a.park(BenchNote(id: "trip", scope: "team", title: "start"))
             try await syncAll(engineA)
             try await syncAll(engineB)
-            var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000)
-            for index in 0..<count {
-                let title = "edit \(index)"
-                let start = ContinuousClock.now
+            return try await percentiles(count) { title in
                 try await a.park(BenchNote(id: "trip", scope: "team", title: title))
                 try await syncAll(engineA)
                 while try await b.retrieve(BenchNote.self, identifier: "trip")?.title != title {
                     try await syncAll(engineB)
                 }
-                _ = histogram.record(UInt64(seconds(since: start) * 1_000_000))
             }
-            return (Double(histogram.valueAtPercentile(50)) / 1_000, Double(histogram.valueAtPercentile(99)) / 1_000)
         }
+    }
+
+    /// p50 and p99, in milliseconds, of `count` runs of `trip`, each given the title of its edit.
+    func percentiles(_ count: Int, _ trip: (String) async throws -> Void) async throws -> (Double, Double) {
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000)
+        for index in 0..<count {
+            let start = ContinuousClock.now
+            try await trip("edit \(index)")
+            _ = histogram.record(UInt64(seconds(since: start) * 1_000_000))
+        }
+        return (Double(histogram.valueAtPercentile(50)) / 1_000, Double(histogram.valueAtPercentile(99)) / 1_000)
     }
 
     /// p50 and p99, in milliseconds, of the time from a park on device A (syncing through
@@ -274,20 +280,16 @@ struct Bench {
             let listening = Task { await engineB.run() }
             defer { listening.cancel() }
             while !engineB.status.isListening { try await Task.sleep(nanoseconds: 1_000_000) }
-            var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000)
-            for index in 0..<count {
-                let title = "edit \(index)"
-                let start = ContinuousClock.now
+            let result = try await percentiles(count) { title in
                 try await a.park(BenchNote(id: "trip", scope: "team", title: title))
                 try await syncAll(engineA)
                 while try await garage.retrieve(BenchNote.self, identifier: "trip")?.title != title {
                     try await Task.sleep(nanoseconds: 200_000)
                 }
-                _ = histogram.record(UInt64(seconds(since: start) * 1_000_000))
             }
             listening.cancel()
             _ = await listening.value
-            return (Double(histogram.valueAtPercentile(50)) / 1_000, Double(histogram.valueAtPercentile(99)) / 1_000)
+            return result
         }
     }
 

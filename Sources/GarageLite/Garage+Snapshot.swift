@@ -15,8 +15,9 @@ extension Garage {
     /// - throws: The errors of ``retrieve(_:identifier:)-5uq1f``, for the first object that fails.
     public func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifiers: [ID]) throws -> [T?] {
         let keys = try keys(T.self, identifiers)
+        let configuration = configuration()
         return try run(reading("retrieve \(keys.count) \(Identity.displayName(T.self)) objects") { view in
-            try GarageSnapshot(view: view, configuration: self.configuration()).retrieve(T.self, keys: keys)
+            try GarageSnapshot(view: view, configuration: configuration).retrieve(T.self, keys: keys)
         })
     }
 

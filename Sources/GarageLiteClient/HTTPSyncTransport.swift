@@ -79,28 +79,36 @@ public struct HTTPSyncTransport: LiveSyncTransport {
     private func post<Answer: Decodable>(_ body: some Encodable, to route: String) async throws -> Answer {
         let data = try JSONEncoder().encode(body)
         let bearer = try await token()
-        let first = current.read { $0 }
-        var lastError: (any Error)?
-        for offset in 0..<servers.count {
-            let index = (first + offset) % servers.count
-            var request = URLRequest(url: servers[index].appendingPathComponent(path).appendingPathComponent(route))
+        let (server, answer, response) = try await firstReachable { server in
+            var request = URLRequest(url: server.appendingPathComponent(path).appendingPathComponent(route))
             request.httpMethod = "POST"
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
             request.httpBody = data
-            let answer: Data, response: URLResponse
+            let (answer, response) = try await send(request)
+            return (server, answer, response)
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == 200 else {
+            throw Self.error(response, server: server, message: String(decoding: answer.prefix(1_000), as: UTF8.self))
+        }
+        return try JSONDecoder().decode(Answer.self, from: answer)
+    }
+
+    /// `call` made to the server that last answered, then to the next in turn while one can't
+    /// be reached; the one that answered is the first of the next call.
+    private func firstReachable<Result>(_ call: (URL) async throws -> Result) async throws -> Result {
+        let first = current.read { $0 }
+        var lastError: (any Error)?
+        for offset in 0..<servers.count {
+            let index = (first + offset) % servers.count
             do {
-                (answer, response) = try await send(request)
+                let result = try await call(servers[index])
+                current.write { $0 = index }
+                return result
             } catch let error as URLError where Self.isUnreachable(error) {
                 lastError = error       // this instance can't be reached: the next one
-                continue
             }
-            current.write { $0 = index }
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            guard status == 200 else {
-                throw Self.error(response, server: servers[index], message: String(decoding: answer.prefix(1_000), as: UTF8.self))
-            }
-            return try JSONDecoder().decode(Answer.self, from: answer)
         }
         throw lastError ?? URLError(.cannotConnectToHost)
     }
@@ -158,24 +166,13 @@ public struct HTTPSyncTransport: LiveSyncTransport {
     /// heartbeats (45 seconds).
     public func feedMoves(typeNames: [String]) async throws -> AsyncThrowingStream<Void, any Error> {
         let bearer = try await token()
-        let first = current.read { $0 }
-        var lastError: (any Error)?
-        for offset in 0..<servers.count {
-            let index = (first + offset) % servers.count
-            var request = URLRequest(url: servers[index].appendingPathComponent(path).appendingPathComponent("live"))
+        return try await firstReachable { server in
+            var request = URLRequest(url: server.appendingPathComponent(path).appendingPathComponent("live"))
             request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
             if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
             request.timeoutInterval = 45
-            do {
-                let stream = try await EventStream.open(request, server: servers[index], configuration: configuration)
-                current.write { $0 = index }
-                return stream
-            } catch let error as URLError where Self.isUnreachable(error) {
-                lastError = error
-                continue
-            }
+            return try await EventStream.open(request, server: server, configuration: configuration)
         }
-        throw lastError ?? URLError(.cannotConnectToHost)
     }
 
     private static func isUnreachable(_ error: URLError) -> Bool {

@@ -7,8 +7,8 @@ extension Garage {
     /// One page of the sync engine's download, in one transaction: `edits` parked with their
     /// server `versions` (see ``parkDownloaded(_:versions:ownRevisions:onConflict:)``), the
     /// objects `deletions` names deleted (see ``deleteDownloaded(_:identifiers:onConflict:)-3x5xn``),
-    /// and `cursor`'s value stored with them: a page is applied once, whenever the process is
-    /// killed, and the next download asks after it. Returns the edits' report, then the deletions'.
+    /// and the engine's `settings` stored with them (the cursor after the page: a page is applied
+    /// once, whenever the process is killed, and the next download asks after it). Returns the edits' report, then the deletions'.
     /// `rebasing`: the page is part of a rebase, which sends every object again: one whose
     /// local change is based on the version downloaded is no news, and keeps its change
     /// without a conflict. `alsoParking`: records parked with the page (the rebase's notes of
@@ -16,7 +16,7 @@ extension Garage {
     /// that server version.
     func applyDownloadPage<T: Codable & SendableMetatype>(
         edits: [T], versions: [String?], ownRevisions: [ObjectKey: Int64], deletions: [String], onConflict: ConflictResolution<T>,
-        cursor: (key: SettingsKey<SyncEngineSettings, String?>, value: String)?, rebasing: Bool = false,
+        settings: [(key: SettingsKey<SyncEngineSettings, String?>, value: String?)], rebasing: Bool = false,
         alsoParking: [(record: any Encodable & Sendable, identifier: String)] = [], expectedVersions: [String: String?]? = nil
     ) async throws -> (edits: DownloadReport, deletions: DownloadReport) {
         try await run(sealingWithCurrentKey {
@@ -44,10 +44,7 @@ extension Garage {
                 }
             }
             var records = alsoParking
-            if let cursor {
-                let setting = cursor.key.setting
-                records.append((try setting.row(for: cursor.value), setting.id))
-            }
+            for (key, value) in settings { records.append((try key.setting.row(for: value), key.setting.id)) }
             for record in records {
                 let graph = configuration.encoder()
                 _ = try graph.encodeRoot(record.record, identifier: record.identifier)

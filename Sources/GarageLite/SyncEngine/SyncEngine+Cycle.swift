@@ -285,7 +285,7 @@ extension SyncEngine {
             // whenever the process is killed, and the next request asks after it.
             let page = try await garage.applyDownloadPage(
                 edits: edits.compactMap(\.object), versions: edits.map(\.version), ownRevisions: ownRevisions,
-                deletions: deletions, onConflict: .threeWay(merge), cursor: batch.cursor.map { (key, $0) },
+                deletions: deletions, onConflict: .threeWay(merge), settings: batch.cursor.map { [(key, $0)] } ?? [],
                 rebasing: rebase != nil, alsoParking: notes)
             if !edits.isEmpty { report.downloads.append(page.edits) }
             if !deletions.isEmpty { report.downloads.append(page.deletions) }
@@ -305,11 +305,9 @@ extension SyncEngine {
             }
             // The deletions and the rebase's end, in one transaction: a process killed after it
             // has no rebase to resume, one killed before resumes it with its notes whole.
-            let setting = rebaseKey.setting
-            let ended: [(record: any Encodable & Sendable, identifier: String)] = [(try setting.row(for: nil), setting.id)]
             let deleted = try await garage.applyDownloadPage(
                 edits: [T](), versions: [], ownRevisions: [:], deletions: gone.keys.sorted(), onConflict: .threeWay(merge),
-                cursor: nil, alsoParking: ended, expectedVersions: gone)
+                settings: [(rebaseKey, nil)], expectedVersions: gone)
             if !gone.isEmpty { report.downloads.append(deleted.deletions) }
             try await forgetRebases(of: typeName)
             return
