@@ -22,6 +22,9 @@ final class PostgresCommitListener: Sendable {
         var isStarted = false
         var isStopped = false
         var connection: PostgresConnection?
+        /// What to call when the counter changes, by registration.
+        var wakers: [Int: @Sendable () -> Void] = [:]
+        var nextWaker = 0
     }
     private let state = Protected(State())
 
@@ -33,6 +36,25 @@ final class PostgresCommitListener: Sendable {
 
     /// Changes when another garage commits, or when commits may have been missed.
     var counter: Int { state.read(\.counter) }
+
+    /// Calls `wake` each time the counter changes, until the returned function is called.
+    func wakeOnChange(_ wake: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        let key = state.write { state -> Int in
+            state.nextWaker += 1
+            state.wakers[state.nextWaker] = wake
+            return state.nextWaker
+        }
+        return { [weak self] in self?.state.write { _ = $0.wakers.removeValue(forKey: key) } }
+    }
+
+    /// Changes the counter and wakes who asked.
+    private func bump() {
+        let wakers = state.write { state -> [@Sendable () -> Void] in
+            state.counter += 1
+            return Array(state.wakers.values)
+        }
+        for wake in wakers { wake() }
+    }
 
     /// Starts listening, on a connection of its own, unless it listens already.
     func start() {
@@ -72,17 +94,17 @@ final class PostgresCommitListener: Sendable {
                     return
                 }
                 connection.addListener(channel: channel) { [self] _, notification in
-                    if notification.payload != origin { state.write { $0.counter += 1 } }
+                    if notification.payload != origin { bump() }
                 }
                 _ = try connection.query(PostgresQuery(unsafeSQL: "LISTEN \(channel)"), logger: connections.queryLogger).wait()
                 // Listening now: whatever was committed before is found by comparing stamps.
-                state.write { $0.counter += 1 }
+                bump()
                 pause = 0.01
                 try? connection.closeFuture.wait()
             } catch {
                 pause = min(1, pause * 2)
             }
-            state.write { $0.counter += 1 }
+            bump()
             Thread.sleep(forTimeInterval: pause)
         }
     }

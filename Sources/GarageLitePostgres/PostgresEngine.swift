@@ -140,6 +140,10 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
     /// Other garages, processes and machines share every PostgreSQL store.
     var isShared: Bool { true }
 
+    func wakeOnOthersCommits(_ wake: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        listener.wakeOnChange(wake)
+    }
+
     func startWatch(_ body: @escaping @Sendable (Result<any CountsOtherCommits, any Error>) -> Void) {
         listener.start()
         let listener = self.listener

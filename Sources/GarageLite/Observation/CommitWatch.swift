@@ -3,8 +3,9 @@ import Foundation
 /// Finds the commits that other garages and other processes make to a shared store, while
 /// someone observes it, and tells ``ChangeObservers`` what they changed.
 ///
-/// **How.** Every ``interval``, on the writer's connection and between this garage's writes,
-/// the watch reads SQLite's `data_version` (``RowWriteStatements/othersCommitCounter()``),
+/// **How.** Every ``interval``, and at once when the engine hears of another connection's
+/// commit (``WatchesOtherCommits/wakeOnOthersCommits(_:)``: PostgreSQL's notifications), on
+/// the writer's connection and between this garage's writes, the watch reads SQLite's `data_version` (``RowWriteStatements/othersCommitCounter()``),
 /// which changes when *another* connection commits and never for the writer's own commits.
 /// When it changed, the watch reads the stamps (revision, modification date, sync status) of
 /// the objects observed and compares them with those it holds: an object that appeared or
@@ -62,12 +63,21 @@ final class CommitWatch: Sendable {
 
     private let state = Protected(State())
     private let looking: Task<Void, Never>
+    /// Ends the pause between two looks when the engine hears of another commit.
+    private let wakeup = Wakeup()
+    private let stopsWaking: @Sendable () -> Void
 
     init(store: Store, observers: ChangeObservers) {
         let state = state
+        let wakeup = wakeup
+        if let engine = store.engine as? any WatchesOtherCommits {
+            stopsWaking = engine.wakeOnOthersCommits { wakeup.wake() }
+        } else {
+            stopsWaking = {}
+        }
         looking = Task.detached(priority: .utility) { [weak store, weak observers] in
             while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: Self.interval)
+                await wakeup.wait(nanoseconds: Self.interval)
                 guard let store, let observers, !Task.isCancelled else { return }
                 await Self.look(store: store, state: state, observers: observers)
             }
@@ -77,7 +87,9 @@ final class CommitWatch: Sendable {
     /// Stops looking.
     func stop() {
         state.write { $0.isStopped = true }
+        stopsWaking()
         looking.cancel()
+        wakeup.wake()
     }
 
     // MARK: - What is observed

@@ -15,6 +15,16 @@ package protocol WatchesOtherCommits: StorageEngine {
     /// Starts `body` with a connection that reads, between this garage's writes (never during
     /// one), on a read-only store too, and returns at once: the watch's look at other commits.
     func startWatch(_ body: @escaping @Sendable (Result<any CountsOtherCommits, any Error>) -> Void)
+
+    /// Calls `wake` as soon as another connection has probably committed, so that the watch
+    /// looks at once rather than at its next interval; returns what stops the calls.
+    /// PostgreSQL has it (its notifications); the default never calls `wake`, and the watch
+    /// finds other commits at its interval.
+    func wakeOnOthersCommits(_ wake: @escaping @Sendable () -> Void) -> @Sendable () -> Void
+}
+
+extension WatchesOtherCommits {
+    package func wakeOnOthersCommits(_ wake: @escaping @Sendable () -> Void) -> @Sendable () -> Void { {} }
 }
 
 /// Statements that tell other connections' commits from their own.
