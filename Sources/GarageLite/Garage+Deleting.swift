@@ -255,6 +255,41 @@ extension Garage {
         return changes
     }
 
+    // MARK: - Tombstones
+
+    /// Forgets the deletions the server has and nothing reads any more; returns how many.
+    ///
+    /// Deleting an object that may be on the server leaves a tombstone, for a sync job to
+    /// upload the deletion. Once the server has it (the claim completed it, or the deletion
+    /// was downloaded), the tombstone is `.synced`; it stays only while another object still
+    /// references the deleted one, so that the referrer reads as it was (see
+    /// <doc:Syncing>). This removes those tombstones once no object references them any more.
+    /// A tombstone still to upload, or held by a claim, stays.
+    ///
+    /// ```swift
+    /// let forgotten = try garage.purgeSyncedTombstones()
+    /// ```
+    ///
+    /// ``SyncEngine`` calls it for its types after a sync, at most once per
+    /// ``SyncEngine/Configuration/tombstonePurgeInterval``; a sync job of the app's own may call
+    /// it after its downloads. No observer is told: the objects were deleted already.
+    @discardableResult
+    public func purgeSyncedTombstones() throws -> Int {
+        try run(store.purgingSyncedTombstones(ofTypes: nil))
+    }
+
+    /// Forgets the deletions the server has and nothing reads any more (see
+    /// ``purgeSyncedTombstones()-96a7d``), without blocking the calling thread.
+    @discardableResult
+    public nonisolated(nonsending) func purgeSyncedTombstones() async throws -> Int {
+        try await run(store.purgingSyncedTombstones(ofTypes: nil))
+    }
+
+    /// The tombstones of `typeNames` that ``purgeSyncedTombstones()-96a7d`` forgets.
+    func purgeSyncedTombstones(ofTypes typeNames: [String]) async throws -> Int {
+        try await run(store.purgingSyncedTombstones(ofTypes: typeNames))
+    }
+
     // MARK: - Referrers
 
     /// The objects that reference `object` (not itself), in type and identifier order: those

@@ -56,6 +56,10 @@ public final class SyncEngine: Sendable {
         /// How many times one sync uploads an object that keeps conflicting (each conflict is
         /// merged and uploaded again) before leaving it for the next sync.
         public var maximumRounds = 3
+        /// How often a sync also forgets the deletions of the engine's types that the server
+        /// has and no object references any more (``Garage/purgeSyncedTombstones()-96a7d``),
+        /// in seconds: at the first sync, then after this long; `nil`: never.
+        public var tombstonePurgeInterval: TimeInterval? = 3600
 
         /// The defaults.
         public init() {}
@@ -72,6 +76,8 @@ public final class SyncEngine: Sendable {
         var watchers: [UUID: AsyncStream<SyncEngineStatus>.Continuation] = [:]
         var isSyncing = false
         var waiting: [CheckedContinuation<Void, Never>] = []
+        /// When the last sync forgot the synced tombstones.
+        var lastTombstonePurge: Date?
     }
 
     /// An engine that syncs `types` of `garage` through `transport`.
@@ -123,6 +129,7 @@ public final class SyncEngine: Sendable {
             _ = try await garage.releaseStaleClaims(olderThan: configuration.lease)
             var report = SyncEngineReport()
             for type in types { try await type.cycle(self, &report) }
+            try await purgeTombstonesIfDue(&report)
             update {
                 $0.activity = .idle
                 $0.lastError = nil
@@ -142,6 +149,17 @@ public final class SyncEngine: Sendable {
             }
             throw error
         }
+    }
+
+    /// Forgets the synced tombstones of the engine's types, when the last time was
+    /// ``Configuration/tombstonePurgeInterval`` ago or more.
+    private func purgeTombstonesIfDue(_ report: inout SyncEngineReport) async throws {
+        guard let interval = configuration.tombstonePurgeInterval else { return }
+        let now = Date()
+        guard state.read({ $0.lastTombstonePurge.map { now.timeIntervalSince($0) >= interval } ?? true }) else { return }
+        let typeNames = try types.map { try $0.typeName(garage) }
+        report.tombstonesPurged = try await garage.purgeSyncedTombstones(ofTypes: typeNames)
+        state.write { $0.lastTombstonePurge = now }
     }
 
     private func acquire() async {

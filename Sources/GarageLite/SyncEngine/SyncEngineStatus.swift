@@ -87,6 +87,9 @@ public struct SyncEngineReport: Sendable, Hashable {
     /// ``DownloadBatch/rebase``: it purged deletions this device had not downloaded yet). The
     /// unsynced changes stayed; the objects the server no longer has were deleted here.
     public var rebased: [String] = []
+    /// How many deletions the server has, which no object referenced any more, this sync
+    /// forgot (see ``SyncEngine/Configuration/tombstonePurgeInterval``).
+    public var tombstonesPurged = 0
 
     /// An empty report.
     public init() {}

@@ -5,7 +5,7 @@ import Testing
 /// Issue 25: the rules of the object table are written once, in Swift (`RowRules`); SQLite's
 /// statements are a faster path that must write the same rows. Random sequences of writes
 /// (parks of every kind, deletions, downloaded deletions, statuses, claims taken, ended, failed
-/// and released, attempts forgotten, whole types deleted) run through SQLite's statements on one
+/// and released, attempts forgotten, whole types deleted, synced tombstones purged) run through SQLite's statements on one
 /// store and through the rules on another; after every step both stores hold the same rows,
 /// every write returns the same, and SQLite's claim query returns the rows the rule says, in
 /// the same order.
@@ -35,6 +35,7 @@ struct RowRulesTests {
         case releaseClaims(before: Double)
         case forgetAttempts(String, [String]?)
         case deleteAll(String?)
+        case purgeSyncedTombstones(String?)
 
         var description: String {
             switch self {
@@ -53,13 +54,14 @@ struct RowRulesTests {
             case .releaseClaims(let before): return "releaseClaims before \(before)"
             case .forgetAttempts(let type, let identifiers): return "forgetAttempts \(type) \(identifiers ?? ["all"])"
             case .deleteAll(let type): return "deleteAll \(type ?? "every type")"
+            case .purgeSyncedTombstones(let type): return "purgeSyncedTombstones \(type ?? "every type")"
             }
         }
     }
 
     static func randomWrite(_ random: inout SplitMix64, step: Int) -> Write {
         let key = ObjectKey(typeName: types.randomElement(using: &random)!, identifier: identifiers.randomElement(using: &random)!)
-        switch Int.random(in: 0..<20, using: &random) {
+        switch Int.random(in: 0..<21, using: &random) {
         case 0..<8:
             var payload = RowPayload(
                 data: datas.randomElement(using: &random)!, isEncrypted: false,
@@ -93,6 +95,8 @@ struct RowRulesTests {
         case 16: return .releaseClaims(before: Double(step - Int.random(in: 0...5, using: &random)))
         case 17:
             return .forgetAttempts(key.typeName, Bool.random(using: &random) ? nil : [key.identifier])
+        case 18:
+            return .purgeSyncedTombstones(Bool.random(using: &random) ? nil : key.typeName)
         default:
             return .deleteAll(Int.random(in: 0..<4, using: &random) == 0 ? nil : key.typeName)
         }
@@ -130,6 +134,8 @@ struct RowRulesTests {
             return "\(byRule ? try statements.forgetAttemptsByRule(ofType: type, identifiers: identifiers) : try statements.forgetAttempts(ofType: type, identifiers: identifiers))"
         case .deleteAll(let type?):
             return "\(byRule ? try statements.deleteAllByRule(ofType: type, now: now) : try statements.deleteAll(ofType: type, now: now))"
+        case .purgeSyncedTombstones(let type):
+            return "\(byRule ? try statements.purgeSyncedTombstonesByRule(ofType: type) : try statements.purgeSyncedTombstones(ofType: type))"
         case .deleteAll(nil):
             if byRule {
                 return "\(try statements.everyRow(ofType: nil).filter { try statements.purge($0.key) }.count)"

@@ -164,6 +164,13 @@ package enum RowRules {
         return row
     }
 
+    /// Whether `row` is a tombstone the store may forget once no other row references it: a
+    /// deletion the server has (`.synced`: downloaded, or uploaded and completed) that no claim
+    /// holds. A `.notSynced` tombstone is a deletion still to upload, and stays.
+    static func isPurgeableTombstone(_ row: StoredRow) -> Bool {
+        row.isDeleted && row.syncStatus == .synced && row.claim == nil
+    }
+
     private static func tombstone(_ existing: StoredRow, status: SyncStatus, now: Date) -> StoredRow {
         var row = existing
         row.isDeleted = true

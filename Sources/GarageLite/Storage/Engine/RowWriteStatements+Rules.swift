@@ -69,6 +69,21 @@ extension RowWriteStatements {
         }
     }
 
+    /// ``purgeSyncedTombstones(ofType:)`` by ``RowRules/isPurgeableTombstone(_:)`` and
+    /// ``RowStatements/isReferenced(_:)``, a page of records at a time; an unreadable row stays.
+    package func purgeSyncedTombstonesByRule(ofType type: String?) throws -> Int {
+        var purged = 0
+        var after: ObjectKey?
+        while true {
+            let page = try records(ofType: type, after: after, limit: 500)
+            guard let last = page.last else { return purged }
+            for case .row(let row) in page where RowRules.isPurgeableTombstone(row) {
+                if try !isReferenced(row.key), try purge(row.key) { purged += 1 }
+            }
+            after = last.key
+        }
+    }
+
     /// ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)`` by
     /// ``RowRules/isClaimable(_:status:now:maximumAttempts:)``, in ``RowRules/claimOrder(_:_:)``.
     package func claimableRowsByRule(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
@@ -181,6 +196,10 @@ extension RowWriteStatements {
 
     package func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int {
         try forgetAttemptsByRule(ofType: type, identifiers: identifiers)
+    }
+
+    @discardableResult package func purgeSyncedTombstones(ofType type: String?) throws -> Int {
+        try purgeSyncedTombstonesByRule(ofType: type)
     }
 
     package func deleteAll(ofType type: String?, now: Date) throws -> Int {

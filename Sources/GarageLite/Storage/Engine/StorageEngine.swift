@@ -218,6 +218,10 @@ package protocol RowWriteStatements: RowStatements {
     /// Deletes every object of `type` as ``delete(_:now:)`` does; with `nil`, purges every row
     /// (a local reset: no tombstones). Returns how many objects there were.
     func deleteAll(ofType type: String?, now: Date) throws -> Int
+    /// Deletes the tombstones of `type` (of every type when `nil`) that ``RowRules/isPurgeableTombstone(_:)``
+    /// allows and that no other row references: deletions the server has, which nothing reads
+    /// any more. Returns how many went.
+    @discardableResult func purgeSyncedTombstones(ofType type: String?) throws -> Int
     /// Moves every row of `from` to `to`, replacing rows of `to` with the same identifier,
     /// and rewrites the references to them; returns how many moved. With `reseal`, the data
     /// of each encrypted row moved is re-encrypted for its new key.

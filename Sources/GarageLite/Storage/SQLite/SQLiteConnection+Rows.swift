@@ -338,13 +338,6 @@ extension SQLiteConnection {
         return db.changesCount > 0
     }
 
-    func purge(_ key: ObjectKey) throws -> Bool {
-        try execute(Self.purgeSQL, [.text(key.typeName), .text(key.identifier)])
-        return db.changesCount > 0
-    }
-
-    private static let purgeSQL = "DELETE FROM garage_object WHERE type = ? AND identifier = ?"
-
     func markDeletedOnServer(_ key: ObjectKey, now: Date) throws -> Bool {
         try execute(Self.markDeletedOnServerSQL, [.real(now.timeIntervalSince1970), .text(key.typeName), .text(key.identifier)])
         return db.changesCount > 0
