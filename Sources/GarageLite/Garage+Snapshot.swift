@@ -73,3 +73,11 @@ package struct GarageSnapshot {
         }
     }
 }
+
+extension Garage {
+    /// The engine's pool of connections now, when it keeps one (PostgreSQL): for a server's
+    /// metrics. `nil` for SQLite.
+    package var connectionPoolUse: ConnectionPoolUse? {
+        (store.engine as? any PoolsConnections)?.connectionPoolUse
+    }
+}

@@ -92,6 +92,11 @@ final class PostgresConnections: Sendable {
         returned.broadcast()
     }
 
+    /// The pool's connections now: open ones, and those leased (open but not idle).
+    var use: ConnectionPoolUse {
+        state.read { ConnectionPoolUse(inUse: $0.open - $0.idle.count, open: $0.open, maximum: maximumCount) }
+    }
+
     private func lease() throws -> PooledConnection {
         returned.lock()
         while true {

@@ -20,7 +20,7 @@ import PostgresNIO
 /// row, apply the rule, store it" is never interleaved with another instance's. Claims are the
 /// exception, and scale out: ``PostgresStatements/claimRows(ofType:status:limit:excluding:claim:now:maximumAttempts:)``
 /// takes its rows with `FOR UPDATE SKIP LOCKED` in one statement, without the lock.
-final class PostgresEngine: StorageEngine, WatchesOtherCommits {
+final class PostgresEngine: StorageEngine, WatchesOtherCommits, PoolsConnections {
     let connections: PostgresConnections
     /// The schema of the store (a validated lowercase identifier).
     let schema: String
@@ -139,6 +139,8 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits {
 
     /// Other garages, processes and machines share every PostgreSQL store.
     var isShared: Bool { true }
+
+    var connectionPoolUse: ConnectionPoolUse { connections.use }
 
     func wakeOnOthersCommits(_ wake: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
         listener.wakeOnChange(wake)

@@ -119,6 +119,7 @@ extension SyncServer {
             let retryAfter = String(Int(limits.retryAfter.rounded(.up)))
             let entry = requests.enter(access.user, limits)
             metrics.inProgress(requests.count)
+            metrics.pool(garage.connectionPoolUse)
             switch entry {
             case .tooManyForUser:
                 metrics.refused("user")
@@ -136,6 +137,7 @@ extension SyncServer {
             defer {
                 requests.leave(access.user)
                 metrics.inProgress(requests.count)
+                metrics.pool(garage.connectionPoolUse)
             }
             let typeName = context.parameters.get("typeName") ?? ""
             let buffer: ByteBuffer

@@ -18,6 +18,9 @@ import GarageLite
 /// | `garage_sync_listeners` | gauge | |
 /// | `garage_sync_feed_lag_seconds` | recorder | (a commit's age when this instance heard of it) |
 /// | `garage_sync_tombstones_purged_total` | counter | |
+/// | `garage_store_connections_in_use` | gauge | (PostgreSQL: the pool's connections working now) |
+/// | `garage_store_connections_open` | gauge | (PostgreSQL: the pool's open connections) |
+/// | `garage_store_connections_maximum` | gauge | (PostgreSQL: the most the pool opens) |
 struct SyncServerMetrics: Sendable {
     private let given: (any MetricsFactory)?
 
@@ -63,6 +66,14 @@ struct SyncServerMetrics: Sendable {
 
     func inProgress(_ count: Int) {
         Gauge(label: "garage_sync_requests_in_progress", factory: factory).record(count)
+    }
+
+    /// The store's pool of connections, when it keeps one; recorded with each request's start and end.
+    func pool(_ use: ConnectionPoolUse?) {
+        guard let use else { return }
+        Gauge(label: "garage_store_connections_in_use", factory: factory).record(use.inUse)
+        Gauge(label: "garage_store_connections_open", factory: factory).record(use.open)
+        Gauge(label: "garage_store_connections_maximum", factory: factory).record(use.maximum)
     }
 
     func listeners(_ count: Int) {

@@ -149,6 +149,14 @@ struct LiveSyncTests {
         #expect(text.contains(#"garage_sync_requests_total{route="upload",status="200"} 1"#))
         #expect(text.contains(#"garage_sync_requests_total{route="download",status="401"} 1"#))
         #expect(text.contains("garage_sync_requests_in_progress 0"))
+        // The store's pool of connections, on PostgreSQL (SQLite keeps none).
+        if TestEngine.isPostgres {
+            #expect(text.contains("garage_store_connections_in_use "))
+            #expect(text.contains("garage_store_connections_open "))
+            #expect(text.contains("garage_store_connections_maximum "))
+        } else {
+            #expect(!text.contains("garage_store_connections"))
+        }
         // Nothing of the objects is in the metrics.
         #expect(!text.contains("counted") && !text.contains("m0"))
         await deployment.stop()

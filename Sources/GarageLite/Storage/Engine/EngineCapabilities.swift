@@ -27,6 +27,29 @@ extension WatchesOtherCommits {
     package func wakeOnOthersCommits(_ wake: @escaping @Sendable () -> Void) -> @Sendable () -> Void { {} }
 }
 
+/// An engine that keeps a pool of connections to a server (PostgreSQL): what a server's
+/// metrics report of it (`garage_store_connections_*`).
+package protocol PoolsConnections: StorageEngine {
+    /// The pool's connections now.
+    var connectionPoolUse: ConnectionPoolUse { get }
+}
+
+/// How many connections a pool holds, and how many of them work now.
+package struct ConnectionPoolUse: Sendable, Equatable {
+    /// Connections that run a statement or a transaction now.
+    package var inUse: Int
+    /// Connections open (in use, idle, or being made).
+    package var open: Int
+    /// The most the pool opens.
+    package var maximum: Int
+
+    package init(inUse: Int, open: Int, maximum: Int) {
+        self.inUse = inUse
+        self.open = open
+        self.maximum = maximum
+    }
+}
+
 /// Statements that tell other connections' commits from their own.
 package protocol CountsOtherCommits: RowStatements {
     /// A number that changes when another connection (another garage, another process)
