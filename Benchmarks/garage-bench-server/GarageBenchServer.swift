@@ -14,10 +14,13 @@ import ServiceLifecycle
 /// devices with SyncEngine and HTTPSyncTransport, in one process. Rows: uploads at 1 and 3
 /// instances, a fresh device's download, a first sync among 10,000 other scopes, and an edit's
 /// trip from one device to another (polling), p50/p99; the same trip to a device listening
-/// through another instance (live push).
+/// through another instance (live push). Issue 44's scale rows (ScaleRows.swift), run only when
+/// named: a million objects to a fresh device (`--only million`), a thousand idle live
+/// connections (`--only idle`), a hundred devices uploading at once (`--only devices`).
 ///
 ///     swift run -c release garage-bench-server                       # SQLite, 100,000 objects
 ///     swift run -c release garage-bench-server --quick               # 10,000
+///     swift run -c release garage-bench-server --only million --objects 100000
 ///     swift run -c release garage-bench-server --postgres postgres://garage@127.0.0.1:5432/garage
 @main
 struct GarageBenchServer: AsyncParsableCommand {
@@ -33,8 +36,29 @@ struct GarageBenchServer: AsyncParsableCommand {
     @Option(help: "How many edits travel from one device to another.")
     var trips = 200
 
-    @Option(help: "Only these rows (uploads, download, scopes, trips, live); repeatable. Default: all.")
+    @Option(help: "Only these rows (uploads, download, scopes, trips, live; and, only when named, million, idle, devices); repeatable. Default: all but the last three.")
     var only: [String] = []
+
+    @Option(help: "How many objects the million row sends to a fresh device (default 1,000,000; --quick: 100,000).")
+    var objects: Int?
+
+    @Option(help: "How many changes a batch of the million row's seeding holds.")
+    var seedBatch = 50
+
+    @Option(help: "How many uploads at once seed the million row's server (each to a scope of its own, all the device's).")
+    var seedTasks = 1
+
+    @Option(help: "How many idle live connections the idle row opens.")
+    var connections = 1_000
+
+    @Option(help: "How many devices the devices row runs at once.")
+    var devices = 100
+
+    @Option(help: "How many seconds the devices row's devices upload.")
+    var seconds = 30.0
+
+    @Option(help: "Seconds from one upload of a device of the devices row to its next (default: at once when answered).")
+    var pace: Double?
 
     func run() async throws {
         #if canImport(Hummingbird)
@@ -50,6 +74,7 @@ struct GarageBenchServer: AsyncParsableCommand {
         line("| garage-bench-server (\(postgres == nil ? "SQLite" : "PostgreSQL"), loopback) | |")
         line("|---|---:|")
         func runs(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
+        func named(_ name: String) -> Bool { only.contains(name) }     // the long rows: only when asked for
         if runs("uploads") {
             for instances in [1, 3] {
                 let rate = try await bench.uploads(uploads, instances: instances)
@@ -73,6 +98,27 @@ struct GarageBenchServer: AsyncParsableCommand {
             let (p50, p99) = try await bench.liveTrips(trips)
             row("an edit's trip to a listening device, through 3 instances, live push (\(trips) edits)",
                 String(format: "p50 %.1f ms, p99 %.1f ms", p50, p99))
+        }
+        if named("million") {
+            let count = objects ?? (quick ? 100_000 : 1_000_000)
+            let result = try await bench.million(count, seedBatch: seedBatch, seedTasks: seedTasks)
+            row("a fresh device syncs \(count) objects, end to end (seeding, untimed: \(String(format: "%.0f", result.seedingSeconds)) s)",
+                String(format: "%.0f objects/s (%.1f s); PowerSync publishes 27.6k rows/s into a desktop client", result.rate, result.syncSeconds))
+            row("peak RSS during that sync (server and device in one process); RSS before",
+                String(format: "%@ MB; %.0f MB", result.peakRSSMB.map { String(format: "%.0f", $0) } ?? "–", result.rssBeforeMB))
+        }
+        if named("idle") {
+            let result = try await bench.idle(connections)
+            row("\(connections) idle live connections on one instance (\(result.listeners) listeners counted)",
+                String(format: "%.1f KB a connection (RSS %.1f → %.1f MB); PowerSync self-hosted: 200 connections a container, "
+                       + "Supabase Realtime: 32k users at p95 28 ms", result.kilobytesPerConnection, result.rssBeforeMB, result.rssAfterMB))
+        }
+        if named("devices") {
+            let result = try await bench.devices(devices, duration: seconds, pace: pace)
+            let paced = pace.map { String(format: "a batch every %.1f s each", $0) } ?? "each as soon as answered"
+            row("\(devices) devices uploading batches of 50 (\(paced)), 1 instance, \(String(format: "%.0f", result.seconds)) s (\(result.requests) uploads)",
+                String(format: "%.0f objects/s, answer p50 %.1f ms, p99 %.1f ms (max %.1f); PowerSync publishes 2–20k operations/s a client",
+                       result.rate, result.p50, result.p99, result.max))
         }
         #else
         throw ValidationError("the server bench runs where Hummingbird builds: on Linux")
@@ -126,9 +172,10 @@ struct Bench {
             servers.append(server)
             let router = Router()
             // Every token is the list of scopes it reads and writes, separated by commas.
+            // The token is the user too: each device of the devices row has its own requests' limit.
             server.addRoutes(to: router) { request, _ in
                 guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
-                return SyncAccess(user: "bench", scopes: Set(header.dropFirst(7).split(separator: ",").map(String.init)))
+                return SyncAccess(user: String(header.dropFirst(7)), scopes: Set(header.dropFirst(7).split(separator: ",").map(String.init)))
             }
             var app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                                   onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) })
