@@ -318,7 +318,11 @@ extension Garage {
         skipping closed: TransactionBuffer?, finish: @escaping (T) throws -> Result
     ) -> StoreCall<Result> {
         let route = writeRoute(skipping: closed)
-        return StoreCall(route.work(operation, prepare, in: self)) { changes, result in
+        let (work, release) = route.work(operation, prepare, in: self)
+        return StoreCall(work) { changes, result in
+            // The check read the pending changes: let go of them before adding to them, so that
+            // they are added to in place, not copied (a transaction of n calls cost n²).
+            release()
             if route.keep(changes, in: self.store) { return .done(try finish(result)) }
             // The transaction ended meanwhile: record where the changes now belong.
             return self.recording(operation, preparing: prepare, skipping: route.transaction, finish: finish)
@@ -385,17 +389,21 @@ private enum WriteRoute {
     }
 
     /// What runs first: `prepare` (the check, which decides the changes), on the store as the
-    /// call sees it, and for the store the write itself. Returns the changes with the result.
+    /// call sees it, and for the store the write itself. Returns the changes with the result,
+    /// and what lets go of the pending changes the check read, once it ran.
     func work<T>(
         _ operation: String, _ prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T), in garage: Garage
-    ) -> StoreWork<(ChangeSet, T)> {
+    ) -> (StoreWork<(ChangeSet, T)>, release: () -> Void) {
         switch self {
         case .store:
-            return garage.store.saving(operation) { view in
+            let work = garage.store.saving(operation) { view in
                 let (changes, result) = try prepare(view)
                 return (changes, (changes, result))
             }
-        case .transaction, .unsaved: return garage.reading(operation, prepare)
+            return (work, {})
+        case .transaction, .unsaved:
+            let pending = Protected(garage.pendingChanges())
+            return (garage.store.reading(operation, pending: pending, snapshot: true, prepare), { pending.write { $0 = nil } })
         }
     }
 

@@ -92,6 +92,19 @@ final class Store: Sendable {
         })
     }
 
+    /// Reads as ``reading(_:pending:snapshot:_:)`` does, with the pending changes `pending`
+    /// holds when the work runs: the caller may let go of them once it ran.
+    func reading<T>(
+        _ operation: @autoclosure @escaping @Sendable () -> String, pending: Protected<ChangeSet?>, snapshot: Bool = true,
+        _ body: @escaping @Sendable (StoreView) throws -> T
+    ) -> StoreWork<T> {
+        StoreWork(operation: operation(), access: .read { statements in
+            let pending = pending.read { $0 }
+            let view = StoreView(statements, pending: pending)
+            return snapshot || pending != nil ? try view.snapshot(body) : try body(view)
+        })
+    }
+
     // MARK: - Running work
 
     /// Runs `work` on this thread.
