@@ -122,6 +122,12 @@ struct SQLiteQuery {
     var textIndex: QueryIndexDefinition?
     /// The stored type name of the query's objects.
     var typeName = ""
+    /// The fields whose rank every match shares: a comparison with a value among the
+    /// conditions every match meets (``compileRequired(_:)``) pins it. An order by such a field
+    /// leaves its rank out: a constant term in an `ORDER BY` is one SQLite's planner does not see
+    /// through, and it then sorts every match (a feed's page after a position read the whole
+    /// rest of the feed) instead of reading the index in order.
+    private var pinnedRanks: Set<Field> = []
 
     /// The rows a query reads: the live rows of its type, written as an index's `WHERE` is
     /// (the type a literal), so that SQLite may read an index of the type (``createQueryIndex``).
@@ -208,7 +214,7 @@ struct SQLiteQuery {
             case .relevance:
                 orderings.append("\(relevance(query.textSearch ?? "")) \(direction)")
             case .field(let field):
-                orderings.append("\(Self.rankExpression(field)) \(direction)")
+                if !pinnedRanks.contains(field) { orderings.append("\(Self.rankExpression(field)) \(direction)") }
                 orderings.append("\(Self.valueExpression(field)) \(direction)")
             }
         }
@@ -224,6 +230,7 @@ struct SQLiteQuery {
             return Self.joined(list.map { compileRequired($0) }, "AND")
         case .compare(let field, let comparison, let value):
             guard let rank = value.rank else { return compile(node) }
+            pinnedRanks.insert(field)
             arguments.append(Self.bound(value))
             return "(\(Self.rankExpression(field)) = \(rank) AND \(Self.valueExpression(field)) "
                 + "\(comparison == .equal ? "=" : comparison.rawValue) ?)"
