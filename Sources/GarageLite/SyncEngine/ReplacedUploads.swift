@@ -122,12 +122,19 @@ extension SyncEngineSettings {
 
 extension SyncEngine {
     /// Remembers the changes `claim`'s accepted uploads made (by identifier, with the server's
-    /// version of each), until the objects come back.
+    /// version of each), until the objects come back; forgets those of the objects whose
+    /// deletion the server took: this device deleted them itself, so its deletion coming back
+    /// replaces nothing.
     func rememberUploads<T: Codable>(_ claim: Claim<T>, _ results: UploadResults<T>, _ typeName: String) async throws {
         let key = SyncEngineSettings.uploads(typeName)
         var remembered = try await garage.value(for: key)
         var order = (remembered.values.map(\.order).max() ?? 0) + 1
         var changed = false
+        for identifier in claim.deletions where remembered[identifier] != nil {
+            guard case .accepted? = results[identifier] else { continue }
+            remembered[identifier] = nil
+            changed = true
+        }
         for (index, identifier) in claim.identifiers.enumerated() {
             let version: String?
             switch results[identifier] {

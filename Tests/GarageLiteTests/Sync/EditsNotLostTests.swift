@@ -154,6 +154,28 @@ struct EditsNotLostTests {
         #expect(deleted.replaced.first?.fields == ["tags"])
     }
 
+    /// Issue 44's trial: a device that deletes what it uploaded before is not told that the
+    /// server's deletion (its own, coming back in the feed) replaced its upload.
+    @Test func theDevicesOwnDeletionReplacesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let server = ScriptedServer()
+        let garage = try TestEngine.garage(path: directory.path("a.garage"))
+        let engine = SyncEngine(garage: garage, transport: ScriptedTransport(server: server),
+                                types: [.of(EngineNote.self)], configuration: SyncEngineTests.quick)
+        try await garage.park(EngineNote(id: "n1", shared: "first"))
+        #expect(try await engine.sync().replaced.isEmpty)
+        var mine = try #require(try await garage.retrieve(EngineNote.self, identifier: "n1"))
+        mine.shared = "second"
+        try await garage.park(mine)
+        #expect(try await engine.sync().replaced.isEmpty)
+        try await garage.delete(EngineNote.self, identifier: "n1")
+        let deleted = try await engine.sync()
+        #expect(deleted.uploads.flatMap(\.deletionsUploaded) == ["n1"])
+        #expect(deleted.replaced.isEmpty, "\(deleted.replaced)")
+        #expect(engine.status.replaced.isEmpty)
+        #expect(await server.notes["n1"] == nil)
+    }
+
     // MARK: - An old child instance held by a screen
 
     /// A screen holds a note and its notebook; another device renames the notebook (a
