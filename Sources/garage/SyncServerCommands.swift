@@ -98,13 +98,22 @@ struct SyncServerCommands: ParsableCommand {
 
         @OptionGroup var store: StoreOptions
         @OptionGroup var output: OutputOptions
-        @Argument(help: "The cursor, as the device keeps it (its sync status shows it).")
+        @Argument(help: """
+            The cursor, as the device keeps it: `garage show DEVICE-STORE GarageLite.Setting \
+            garage-sync-engine:cursor-TYPE` prints it.
+            """)
         var cursor: String
 
         func run() throws {
             try reportingFailures {
                 let cursor = cursor
                 let scopes = try SyncServerCommands.withServer(store) { try await $0.describe(cursor: cursor) }
+                guard !scopes.isEmpty else {
+                    throw ValidationError("""
+                        the cursor names no scope: it is not a cursor of this server's feeds (a device keeps its \
+                        cursors in its store: garage show DEVICE-STORE GarageLite.Setting garage-sync-engine:cursor-TYPE)
+                        """)
+                }
                 if output.json { return try Output.json(scopes) }
                 Output.line("scope\tposition\tbegan at horizon\thorizon\trebases")
                 for scope in scopes {

@@ -216,6 +216,9 @@ struct TombstoneHorizonTests {
         let cursor = try ToolProcess.run(["sync-server", "cursor", path, #"{"horizons":{},"positions":{"team:1":4}}"#, "--json"])
         #expect(cursor.exitCode == 0, "\(cursor)")
         #expect(try JSONDecoder().decode([SyncCursorScope].self, from: cursor.stdoutData).map(\.rebases) == [true])
+        // Text that is no cursor is refused, saying where a device keeps its cursors.
+        let garbage = try ToolProcess.run(["sync-server", "cursor", path, "not a cursor"])
+        #expect(garbage.exitCode != 0 && garbage.stderr.contains("garage-sync-engine:cursor-"), "\(garbage)")
     }
 
     /// A purge leaves the object's state: created again, its versions go on, so that a device's
