@@ -81,3 +81,33 @@ extension PostgresEngineTests {
         }
     }
 }
+
+extension PostgresEngineTests {
+    /// Issue 44: a feed's page after a position (equal to two fields, after a value of the third,
+    /// in its order) reads the index in order on PostgreSQL too, with no sort of the rest of the feed.
+    @Test func aPageAfterAPositionReadsTheIndexInOrderOnPostgreSQL() throws {
+        let (url, _) = Self.newSchema()
+        let garage = try Garage(postgresURL: url)
+        try garage.index(QueryPlanTests.PlanFeedEntry.self, on: Field("kind"), Field("scope"), Field("position"))
+        try garage.parkAll((0..<3_000).map { QueryPlanTests.PlanFeedEntry(id: "e\($0)", kind: "Note", scope: "team\($0 % 3)", position: $0) })
+        try Self.psql("ANALYZE")
+        let (configuration, schema) = try PostgresURL.parse(url)
+        var options = PostgresGarageOptions()
+        options.createsSchema = false
+        let engine = try PostgresEngine.open(configuration: configuration, schema: schema, options: options)
+        var page = RowQuery(typeName: "PlanFeedEntry",
+                            predicate: Field("kind") == "Note" && Field("scope") == "team1" && Field("position") > 100,
+                            sortOrders: [QuerySort(key: .field(Field("position")), order: .ascending)])
+        page.limit = 21
+        let plan = try engine.read("plan") { statements in
+            try #require(statements as? PostgresStatements).queryPlan(matching: page).joined(separator: "\n")
+        }
+        #expect(plan.contains("garage_query_"), "\(plan)")
+        // Left open by issue 44's session: PostgreSQL's planner estimates one matching row (the
+        // product of the kind terms' selectivities) and sorts the page's matches, where SQLite
+        // now reads the index in order; on a large feed each page then reads the rest of it.
+        withKnownIssue("PostgreSQL sorts a feed's page after a position instead of reading the index in order") {
+            #expect(!plan.contains("Sort"), "the page is read in the index's order, not sorted: \(plan)")
+        }
+    }
+}
