@@ -15,7 +15,7 @@ import FoundationNetworking
 /// between the kill and the restart is kept and uploaded. The device is a process
 /// (`garage-stress-worker … server-device`, which only syncs when its stop file is there); the
 /// server a `garage-server` process, whose `/metrics` says how many objects it sent.
-@Suite("A killed first sync", .serialized, .firstPassOnly)
+@Suite("A killed first sync", .serialized, .ownThreads, .firstPassOnly)
 struct KilledFirstSyncTests {
     static let count = 6_000
     static let pageSize = 500
@@ -59,7 +59,7 @@ struct KilledFirstSyncTests {
         let token = try await keys.sign(SyncTokensTests.claims("device", scopes: ["1"], expiring: 7_200))
         let device = ServerChaosTests.Device(name: "d", folder: folder, teams: ["1"], token: token, urls: "http://127.0.0.1:\(port)")
         // With the stop file there, the device only syncs, until it has nothing left to move.
-        FileManager.default.createFile(atPath: device.stop, contents: nil)
+        _ = FileManager.default.createFile(atPath: device.stop, contents: nil)
         try device.start()
         defer { device.process?.kill() }
 
