@@ -17,8 +17,8 @@ import FoundationNetworking
 /// server a `garage-server` process, whose `/metrics` says how many objects it sent.
 @Suite("A killed first sync", .serialized, .ownThreads, .firstPassOnly)
 struct KilledFirstSyncTests {
-    static let count = 6_000
-    static let pageSize = 500
+    static let count = 2_000
+    static let pageSize = 100
 
     /// How many ServerChaosNotes the device's store holds, read from outside its process.
     static func held(_ path: String) -> Int? {
@@ -39,8 +39,8 @@ struct KilledFirstSyncTests {
             let garage = try TestEngine.isPostgres ? Garage(postgresURL: store) : Garage(path: store)
             let server = SyncServer(garage: garage)
             try server.serve(ServerChaosNote.self, rules: SyncRules(scope: { $0.team }))
-            for start in stride(from: 0, to: Self.count, by: 1_000) {
-                let changes = (start..<start + 1_000).map { index in
+            for start in stride(from: 0, to: Self.count, by: 500) {
+                let changes = (start..<start + 500).map { index in
                     SyncChange(identifier: "n\(index)", object: ServerChaosNote(id: "n\(index)", team: "1", title: "note \(index)", owner: nil),
                                version: nil)
                 }
@@ -51,7 +51,8 @@ struct KilledFirstSyncTests {
 
         let port = try ServerChaosTests.freePort()
         let instance = ServerChaosTests.Instance(port: port, store: store, secret: secretPath,
-                                                 log: URL(fileURLWithPath: folder.path("instance.log")))
+                                                 log: URL(fileURLWithPath: folder.path("instance.log")),
+                                                 options: ["--page-size", "\(Self.pageSize)"])
         try instance.start()
         defer { instance.process?.kill() }
         let keys = JWTKeyCollection()
@@ -101,7 +102,7 @@ struct KilledFirstSyncTests {
 
         // What the server sent: every note once, plus at most the page in flight at the kill
         // and the edit's echo. A first sync started again from nothing would send the pages
-        // applied before the kill a second time (two or more: 1,000 notes).
+        // applied before the kill a second time (two or more: 200 notes).
         let (body, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
         let metrics = String(decoding: body, as: UTF8.self)
         let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix(#"garage_sync_objects_downloaded_total{type="ServerChaosNote"}"#) })

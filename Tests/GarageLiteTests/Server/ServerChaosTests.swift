@@ -54,10 +54,10 @@ struct ServerChaosTests {
         let log: URL
         var process: ChildProcess?
 
-        init(port: Int, store: String, secret: String, log: URL) {
+        init(port: Int, store: String, secret: String, log: URL, options: [String] = []) {
             self.port = port
             self.log = log
-            arguments = ["--store", store, "--type", "ServerChaosNote:team", "--token-key-file", secret, "--port", "\(port)"]
+            arguments = ["--store", store, "--type", "ServerChaosNote:team", "--token-key-file", secret, "--port", "\(port)"] + options
         }
 
         /// Starts it, and waits until it listens (bounded: 60 s).
