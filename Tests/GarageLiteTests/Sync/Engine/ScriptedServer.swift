@@ -166,8 +166,10 @@ struct ScriptedTransport: SyncTransport {
 }
 
 /// Waits until `condition` holds, checking every 10 ms, for at most `seconds` (a bound on a
-/// hang, not a measure of speed): whether it held.
-func eventually(within seconds: Double = 120, _ condition: () async throws -> Bool) async rethrows -> Bool {
+/// hang, not a measure of speed): whether it held. Five minutes: in CI, the whole suite starts
+/// at once on two pool threads, and an engine's first steps have waited over two minutes
+/// behind the synchronous tests before them.
+func eventually(within seconds: Double = 300, _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try await condition() { return true }
