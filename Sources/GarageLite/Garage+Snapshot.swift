@@ -14,11 +14,7 @@ extension Garage {
     ///
     /// - throws: The errors of ``retrieve(_:identifier:)-5uq1f``, for the first object that fails.
     public func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifiers: [ID]) throws -> [T?] {
-        let keys = try keys(T.self, identifiers)
-        let configuration = configuration()
-        return try run(reading("retrieve \(keys.count) \(Identity.displayName(T.self)) objects") { view in
-            try GarageSnapshot(view: view, configuration: configuration).retrieve(T.self, keys: keys)
-        })
+        try run(retrieving(T.self, identifiers))
     }
 
     /// Retrieves the objects of type `T` parked under `identifiers` (see
@@ -26,11 +22,7 @@ extension Garage {
     public nonisolated(nonsending) func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(
         _ type: T.Type, identifiers: [ID]
     ) async throws -> [T?] {
-        let keys = try keys(T.self, identifiers)
-        let configuration = configuration()
-        return try await run(reading("retrieve \(keys.count) \(Identity.displayName(T.self)) objects") { view in
-            try GarageSnapshot(view: view, configuration: configuration).retrieve(T.self, keys: keys)
-        })
+        try await run(retrieving(T.self, identifiers))
     }
 
     /// Runs `body` with one snapshot of the store (this call's pending changes included), in
@@ -38,13 +30,24 @@ extension Garage {
     package nonisolated(nonsending) func readingSnapshot<R: Sendable>(
         _ operation: String, _ body: @escaping @Sendable (GarageSnapshot) throws -> R
     ) async throws -> R {
-        let configuration = configuration()
-        return try await run(reading(operation) { view in try body(GarageSnapshot(view: view, configuration: configuration)) })
+        try await run(snapshotReading(operation, body))
     }
 
-    private func keys<T, ID: GarageIdentifier>(_ type: T.Type, _ identifiers: [ID]) throws -> [ObjectKey] {
+    /// The work of ``retrieve(_:identifiers:)-3d24p``, for either runner.
+    private func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(
+        _ type: T.Type, _ identifiers: [ID]
+    ) throws -> StoreWork<[T?]> {
         let typeName = try storedTypeName(T.self)
-        return try identifiers.map { ObjectKey(typeName: typeName, identifier: try Identity.string(fromID: $0)) }
+        let keys = try identifiers.map { ObjectKey(typeName: typeName, identifier: try Identity.string(fromID: $0)) }
+        return snapshotReading("retrieve \(keys.count) \(Identity.displayName(T.self)) objects") { snapshot in
+            try snapshot.retrieve(T.self, keys: keys)
+        }
+    }
+
+    /// A read of one snapshot, with the garage's configuration read now (before the access).
+    private func snapshotReading<R>(_ operation: String, _ body: @escaping @Sendable (GarageSnapshot) throws -> R) -> StoreWork<R> {
+        let configuration = configuration()
+        return reading(operation) { view in try body(GarageSnapshot(view: view, configuration: configuration)) }
     }
 }
 

@@ -5,8 +5,10 @@ import NIOCore
 import PostgresNIO
 
 /// One PostgreSQL connection as the garage uses it, for one access: the statements of
-/// ``RowStatements`` and ``RowWriteStatements`` (here and in `PostgresStatements+Writes.swift`,
-/// `+Integrity.swift`), and the one reader of the object table's rows.
+/// ``RowStatements`` and ``RowWriteStatements``: running statements and transactions here; the
+/// one reader of the object table's rows in `+Rows.swift`; counts, claims, records and facts in
+/// `+Reports.swift`; writes in `+Writes.swift`; checks in `+Integrity.swift`; queries in
+/// `+Queries.swift` and `+TextSearch.swift`.
 ///
 /// The writes that follow a rule (park, delete, statuses, claims' ends) are the rules' own
 /// (``RowWriteStatements``' default implementations: read the row, apply ``RowRules``, store it
@@ -19,7 +21,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// The watch's notifications, on the watch's access.
     private let listener: PostgresCommitListener?
     /// How deep in `transaction`/`snapshot` this access is: 0 outside any.
-    private var depth = 0
+    var depth = 0
     /// The writes sent in this transaction and not waited for yet (see ``send(_:)``).
     private var sentWrites: [EventLoopFuture<[PostgresRow]>] = []
     /// The rows stored in this transaction and not sent yet (see ``buffer(_:)``), and their keys;
@@ -30,9 +32,9 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// The rows this writer's transaction has locked (read `FOR UPDATE`) or written, as they are
     /// now, by key (`nil`: no row): no other transaction can change them before the commit, so a
     /// second read of one (a rule's write reads the row the store just read) costs nothing.
-    private var lockedRows: [ObjectKey: StoredRow?] = [:]
+    var lockedRows: [ObjectKey: StoredRow?] = [:]
     /// Whether this access runs a claim (``claimTransaction(_:)``).
-    private var isClaiming = false
+    var isClaiming = false
     /// Whether this access has sent a commit: a write transaction's `COMMIT`, or a write outside
     /// a transaction, which commits alone. A connection lost after that (``ConnectionLoss``)
     /// leaves unknown whether the access wrote; before it, nothing was.
@@ -91,7 +93,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     /// Waits for the writes sent before `future` and for `future`, at once (a connection
     /// answers in order); throws the first error.
-    private func answer(after future: EventLoopFuture<[PostgresRow]>) throws -> [PostgresRow] {
+    func answer(after future: EventLoopFuture<[PostgresRow]>) throws -> [PostgresRow] {
         let writes = sentWrites
         sentWrites = []
         return try recordingFailure {
@@ -131,7 +133,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     /// A statement's first use on a connection prepares it, and waits for that: after a write
     /// sent and not waited for that failed (a lock's timeout), the preparation fails too, as
     /// the transaction is aborted; the write's error is then the one thrown.
-    private func execute(_ statement: PostgresStatement, _ binds: [PostgresData]) throws -> EventLoopFuture<[PostgresRow]> {
+    func execute(_ statement: PostgresStatement, _ binds: [PostgresData]) throws -> EventLoopFuture<[PostgresRow]> {
         do {
             return try connection.execute(statement, schema: schema, binds)
         } catch {
@@ -191,7 +193,7 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     /// Sends the buffered rows: one upsert for them all, one update for those whose sync
     /// columns alone changed.
-    private func sendBufferedRows() throws {
+    func sendBufferedRows() throws {
         let rows = bufferedRows, statusRows = bufferedStatusRows
         bufferedRows = []
         bufferedStatusRows = []
@@ -244,12 +246,12 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
         try run(query).metadata.rows ?? 0
     }
 
-    private func integer(_ query: PostgresQuery) throws -> Int {
+    func integer(_ query: PostgresQuery) throws -> Int {
         guard let row = try run(query).rows.first else { return 0 }
         return Int(try row.decode(Int64?.self) ?? 0)
     }
 
-    private func strings(_ query: PostgresQuery) throws -> [String] {
+    func strings(_ query: PostgresQuery) throws -> [String] {
         try run(query).rows.map { try $0.decode(String.self) }
     }
 
@@ -308,8 +310,8 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
     }
 
     /// The rows this access's claim took, as they were, and its claim: given back if the claim fails.
-    private var takenRows: [StoredRow] = []
-    private var claimID: String?
+    var takenRows: [StoredRow] = []
+    var claimID: String?
 
     /// Runs `body` in a transaction. Its `BEGIN`, the schema's lock and the `COMMIT` are sent
     /// without waiting (the first statement that waits waits for them too), so that a
@@ -365,462 +367,5 @@ final class PostgresStatements: RowWriteStatements, CountsOtherCommits, Measures
 
     func othersCommitCounter() throws -> Int {
         listener?.counter ?? 0
-    }
-
-    // MARK: - Reading rows
-
-    /// The columns of the object table, in the order ``readRow(_:)`` reads them.
-    static let columns = """
-        type, identifier, data, is_encrypted, sync_status, creation_date, modification_date, revision, is_root, refs, \
-        claim, claimed_at, is_deleted, attempts, last_error, retry_at, base, server_version, is_remote
-        """
-
-    /// Reads a row of ``columns``. The schema types every column, and forbids NULL where a value
-    /// belongs: a row that does not decode is unreadable (a column changed below the library).
-    static func readRow(_ row: PostgresRow) -> RowRead {
-        var cells = Cells(row)
-        let type = (try? cells.text()) ?? "?"
-        let identifier = (try? cells.text()) ?? "?"
-        let key = ObjectKey(typeName: type, identifier: identifier)
-        do {
-            let data = try cells.text(), isEncrypted = try cells.bool(), statusValue = try cells.int8()
-            guard let status = SyncStatus(rawValue: Int(statusValue)) else {
-                return .unreadable(key, .corruptData(typeName: type, identifier: identifier,
-                                                     reason: "unknown sync status \(statusValue)"))
-            }
-            let creationDate = try cells.float8(), modificationDate = try cells.float8(), revision = try cells.int8()
-            let isRoot = try cells.bool(), references = try cells.text(), claim = try cells.optionalText()
-            let claimedAt = try cells.optionalFloat8(), isDeleted = try cells.bool(), attempts = try cells.int8()
-            let lastError = try cells.optionalText(), retryAt = try cells.optionalFloat8(), base = try cells.optionalText()
-            let serverVersion = try cells.optionalText(), isRemote = try cells.bool()
-            var row = StoredRow(
-                key: key, data: data, isEncrypted: isEncrypted, syncStatus: status,
-                creationDate: Date(timeIntervalSince1970: creationDate), modificationDate: Date(timeIntervalSince1970: modificationDate),
-                revision: revision, isRoot: isRoot, references: references, claim: claim,
-                claimedAt: claimedAt.map(Date.init(timeIntervalSince1970:)), isDeleted: isDeleted, attempts: attempts,
-                lastError: lastError, retryAt: retryAt.map(Date.init(timeIntervalSince1970:)), isRemote: isRemote, base: base,
-                serverVersion: serverVersion)
-            // A claim's rows come with the xmin of the version it wrote (PostgresStatement.claimRows).
-            if cells.hasMore { row.rowVersion = try cells.int8() }
-            return .row(row)
-        } catch {
-            return .unreadable(key, .corruptData(typeName: type, identifier: identifier, reason: "a column can't be read (\(error))"))
-        }
-    }
-
-    /// The cells of a row, read in order, each in the binary format: every answer postgres-nio
-    /// asks for is binary, though a prepared statement's rows are labelled text (see
-    /// ``PooledConnection``). Reading the bytes here, rather than through `PostgresCell.decode`,
-    /// costs a fraction of it (a claim reads 19 cells of each of its rows, twice).
-    struct Cells {
-        private var cells: PostgresRow.Iterator
-
-        init(_ row: PostgresRow) {
-            cells = row.makeIterator()
-            count = row.count
-        }
-
-        /// The row's cells, and how many were read.
-        private let count: Int
-        private var read = 0
-
-        /// Whether a cell is left to read.
-        var hasMore: Bool { read < count }
-
-        /// Why a cell can't be read: its column, and what it holds.
-        struct Unreadable: Error, CustomStringConvertible {
-            var description: String
-        }
-
-        private mutating func next(_ type: PostgresDataType, _ expected: String) throws -> ByteBuffer? {
-            guard let cell = cells.next() else { throw Unreadable(description: "a column is missing") }
-            read += 1
-            guard cell.dataType == type else {
-                throw Unreadable(description: "\(cell.columnName) is \(cell.dataType), not \(expected)")
-            }
-            return cell.bytes
-        }
-
-        private mutating func value(_ type: PostgresDataType, _ expected: String) throws -> ByteBuffer {
-            guard let bytes = try next(type, expected) else { throw Unreadable(description: "a \(expected) column is NULL") }
-            return bytes
-        }
-
-        mutating func optionalText() throws -> String? {
-            try next(.text, "text").map { String(buffer: $0) }
-        }
-
-        mutating func text() throws -> String {
-            String(buffer: try value(.text, "text"))
-        }
-
-        mutating func int8() throws -> Int64 {
-            let bytes = try value(.int8, "bigint")
-            guard bytes.readableBytes == 8, let value = bytes.getInteger(at: bytes.readerIndex, as: Int64.self) else {
-                throw Unreadable(description: "a bigint is not 8 bytes")
-            }
-            return value
-        }
-
-        mutating func optionalFloat8() throws -> Double? {
-            guard let bytes = try next(.float8, "double precision") else { return nil }
-            guard bytes.readableBytes == 8, let bits = bytes.getInteger(at: bytes.readerIndex, as: UInt64.self) else {
-                throw Unreadable(description: "a double is not 8 bytes")
-            }
-            return Double(bitPattern: bits)
-        }
-
-        mutating func float8() throws -> Double {
-            guard let value = try optionalFloat8() else { throw Unreadable(description: "a double precision column is NULL") }
-            return value
-        }
-
-        mutating func bool() throws -> Bool {
-            let bytes = try value(.bool, "boolean")
-            guard bytes.readableBytes == 1, let byte = bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) else {
-                throw Unreadable(description: "a boolean is not 1 byte")
-            }
-            return byte != 0
-        }
-    }
-
-    func readRows(_ query: PostgresQuery) throws -> [RowRead] {
-        try run(query).rows.map(Self.readRow)
-    }
-
-    func readRows(_ statement: PostgresStatement, _ binds: [PostgresData]) throws -> [RowRead] {
-        try run(statement, binds).map(Self.readRow)
-    }
-
-    private func readRow(_ statement: PostgresStatement, _ key: ObjectKey) throws -> StoredRow? {
-        try run(statement, [PostgresData(string: key.typeName), PostgresData(string: key.identifier)])
-            .first.map { try Self.readRow($0).get() }
-    }
-
-    func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
-        if let locked = lockedRows[key] { return locked?.isDeleted == false ? locked : nil }
-        guard isLocking else { return try readRow(.liveRow, key) }
-        let row = try rowOrTombstone(key, for: purpose)
-        return row?.isDeleted == false ? row : nil
-    }
-
-    func rowOrTombstone(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
-        if let locked = lockedRows[key] { return locked }
-        // In the writer's transaction, a row read to be written is locked until the commit, so
-        // that a claim (which takes no schema lock) can't change it between the read and the write.
-        let row = try readRow(isLocking ? .rowForUpdate : .row, key)
-        if isLocking { lockedRows[key] = .some(row) }
-        return row
-    }
-
-    /// The row `key` as this transaction locked or wrote it (`.some(nil)`: no row), or `nil`
-    /// when it doesn't know.
-    func lockedRow(_ key: ObjectKey) -> StoredRow?? {
-        lockedRows[key]
-    }
-
-    /// Whether this access's reads of a row lock it: the writer, in a transaction, but a claim
-    /// (whose rows are locked by its `SKIP LOCKED` read; the rows its objects reference are read
-    /// without a lock, so that a claim never waits for a write).
-    private var isLocking: Bool { writes && depth > 0 && !isClaiming }
-
-    /// Records what the transaction wrote into the row `key` (`nil`: removed it), or, when
-    /// `row` is not given, forgets every row read (a statement changed rows it can't tell).
-    func wrote(_ key: ObjectKey? = nil, _ row: StoredRow?? = nil) {
-        // Outside a transaction nothing holds the row: nothing to remember.
-        guard depth > 0 else { return }
-        guard let key else {
-            lockedRows = [:]
-            return
-        }
-        if var row = row ?? nil {
-            row.provisional = nil
-            row.sealedFor = nil
-            lockedRows[key] = .some(row)
-        } else if row != nil {
-            lockedRows[key] = .some(nil)
-        } else {
-            lockedRows[key] = nil
-        }
-    }
-
-    func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead] {
-        try readRows("""
-            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects) WHERE type = \(type) AND NOT is_deleted ORDER BY identifier
-            """)
-    }
-
-    /// A page of 500 rows at a time, none held open across `body` (a connection runs one query
-    /// at a time, and `body` reads the rows a row references on the same connection); the next
-    /// page is asked for before `body` sees this one's rows, so the server reads it meanwhile.
-    func forEachRow(ofType type: String, for purpose: RowPurpose, _ body: (RowRead) throws -> Void) throws {
-        let limit = 500
-        func page(after identifier: String) throws -> EventLoopFuture<[PostgresRow]> {
-            try sendBufferedRows()
-            return try execute(.page, [
-                PostgresData(string: type), PostgresData(string: identifier), PostgresData(int64: Int64(limit))])
-        }
-        var next = try page(after: "")
-        while true {
-            let reads = try answer(after: next).map(Self.readRow)
-            let isLast = reads.count < limit
-            if !isLast, let last = reads.last { next = try page(after: last.key.identifier) }
-            for read in reads { try body(read) }
-            if isLast { return }
-        }
-    }
-
-    func rows(ofType type: String, after identifier: String?, limit: Int, for purpose: RowPurpose) throws -> [RowRead] {
-        try readRows(.page, [PostgresData(string: type), PostgresData(string: identifier ?? ""), PostgresData(int64: Int64(limit))])
-    }
-
-    func rows(ofType type: String, status: SyncStatus, for purpose: RowPurpose) throws -> [RowRead] {
-        try readRows("""
-            SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
-            WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type) AND NOT is_deleted
-            ORDER BY modification_date, identifier
-            """)
-    }
-
-    // MARK: - Counting
-
-    func count() throws -> Int {
-        try integer("SELECT count(*) FROM \(unescaped: objects) WHERE NOT is_deleted")
-    }
-
-    func count(ofType type: String) throws -> Int {
-        try integer("SELECT count(*) FROM \(unescaped: objects) WHERE type = \(type) AND NOT is_deleted")
-    }
-
-    func count(ofType type: String, status: SyncStatus) throws -> Int {
-        try integer("""
-            SELECT count(*) FROM \(unescaped: objects) WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type) AND NOT is_deleted
-            """)
-    }
-
-    func countsPerType(status: SyncStatus) throws -> [String: Int] {
-        var counts: [String: Int] = [:]
-        for row in try run("""
-            SELECT type, count(*) FROM \(unescaped: objects) WHERE sync_status = \(Int64(status.rawValue)) AND NOT is_deleted GROUP BY type
-            """).rows {
-            let (type, count) = try row.decode((String, Int64).self)
-            counts[type] = Int(count)
-        }
-        return counts
-    }
-
-    func identifiers(ofType type: String) throws -> [String] {
-        try strings("SELECT identifier FROM \(unescaped: objects) WHERE type = \(type) AND NOT is_deleted ORDER BY identifier")
-    }
-
-    func identifiers(ofType type: String, status: SyncStatus) throws -> [String] {
-        try strings("""
-            SELECT identifier FROM \(unescaped: objects) WHERE sync_status = \(Int64(status.rawValue)) AND type = \(type)
-                AND NOT is_deleted ORDER BY modification_date, identifier
-            """)
-    }
-
-    func types() throws -> [String] {
-        try strings("SELECT DISTINCT type FROM \(unescaped: objects) WHERE NOT is_deleted")
-    }
-
-    func stamps(ofType type: String, identifiers: [String]?) throws -> [String: RowStamp] {
-        let rows: [PostgresRow]
-        if let identifiers {
-            rows = try run("""
-                SELECT identifier, revision, modification_date, sync_status FROM \(unescaped: objects)
-                WHERE type = \(type) AND identifier = ANY(\(identifiers)) AND NOT is_deleted
-                """).rows
-        } else {
-            rows = try run("""
-                SELECT identifier, revision, modification_date, sync_status FROM \(unescaped: objects)
-                WHERE type = \(type) AND NOT is_deleted
-                """).rows
-        }
-        var stamps: [String: RowStamp] = [:]
-        for row in rows {
-            let (identifier, revision, date, status) = try row.decode((String, Int64, Double, Int64).self)
-            stamps[identifier] = RowStamp(revision: revision, modificationDate: date, syncStatus: status)
-        }
-        return stamps
-    }
-
-    func isReferenced(_ key: ObjectKey) throws -> Bool {
-        try integer("""
-            SELECT count(*) FROM (SELECT 1 FROM \(unescaped: references)
-                WHERE to_type = \(key.typeName) AND to_identifier = \(key.identifier)
-                AND NOT (from_type = \(key.typeName) AND from_identifier = \(key.identifier)) LIMIT 1) AS found
-            """) > 0
-    }
-
-    /// Only references to live objects: a reference that dangles already is no referrer of anything.
-    func references(toType type: String, identifier: String?) throws -> [(to: ObjectKey, from: ObjectKey)] {
-        let rows: [PostgresRow]
-        if let identifier {
-            rows = try run("""
-                SELECT r.to_identifier, r.from_type, r.from_identifier FROM \(unescaped: references) AS r
-                WHERE r.to_type = \(type) AND r.to_identifier = \(identifier) AND EXISTS (
-                    SELECT 1 FROM \(unescaped: objects) AS o WHERE o.type = r.to_type AND o.identifier = r.to_identifier AND NOT o.is_deleted)
-                ORDER BY r.from_type, r.from_identifier
-                """).rows
-        } else {
-            rows = try run("""
-                SELECT r.to_identifier, r.from_type, r.from_identifier FROM \(unescaped: references) AS r
-                WHERE r.to_type = \(type) AND EXISTS (
-                    SELECT 1 FROM \(unescaped: objects) AS o WHERE o.type = r.to_type AND o.identifier = r.to_identifier AND NOT o.is_deleted)
-                ORDER BY r.to_identifier, r.from_type, r.from_identifier
-                """).rows
-        }
-        return try rows.map { row in
-            let (to, fromType, fromIdentifier) = try row.decode((String, String, String).self)
-            return (ObjectKey(typeName: type, identifier: to), ObjectKey(typeName: fromType, identifier: fromIdentifier))
-        }
-    }
-
-    // MARK: - Claims
-
-    func claimableRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
-                       now: Date, maximumAttempts: Int) throws -> [RowRead] {
-        let reads = try readRows(.claimable, [
-            PostgresData(int64: Int64(status.rawValue)), PostgresData(string: type), PostgresData(double: now.timeIntervalSince1970),
-            PostgresData(int64: Int64(maximumAttempts)), PostgresData(int64: Int64(limit + excluding.count))])
-        return Array((excluding.isEmpty ? reads : reads.filter { !excluding.contains($0.key) }).prefix(limit))
-    }
-
-    /// The sync columns of `originals` written back as they were (``PostgresStatement/updateStatuses``):
-    /// the marking changed only those, and the rows are this claim's, locked.
-    func restoreClaimed(_ originals: [StoredRow], claim: String) throws {
-        wrote()
-        takenRows = takenRows.filter { taken in !originals.contains { $0.key == taken.key } }
-        try send(.restoreClaimed, [
-            PostgresArray.texts(originals.map(\.key.typeName)), PostgresArray.texts(originals.map(\.key.identifier)),
-            PostgresArray.int8s(originals.map { Int64($0.syncStatus.rawValue) }), PostgresArray.bools(originals.map(\.isRemote)),
-            PostgresArray.texts(originals.map(\.base)), PostgresData(string: claim)])
-    }
-
-    /// One statement (``PostgresStatement/claimRows``): the rows read, marked, and returned as
-    /// they were, in claim order (the statement returns them in the order it updated them).
-    /// Every row it takes is readable: the schema types each column, and the status is the one
-    /// asked for.
-    func claimRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
-                   claim: String, now: Date, maximumAttempts: Int) throws -> [RowRead] {
-        wrote()
-        claimID = claim
-        let reads = try readRows(.claimRows, [
-            PostgresData(int64: Int64(status.rawValue)), PostgresData(string: type), PostgresData(double: now.timeIntervalSince1970),
-            PostgresData(int64: Int64(maximumAttempts)), PostgresData(int64: Int64(limit)), PostgresData(string: claim),
-            PostgresArray.texts(excluding.map(\.identifier))])
-        takenRows += reads.compactMap { try? $0.get() }
-        // Readable rows in claim order, then any other by key (none: see above).
-        return reads.sorted { first, second in
-            switch (first, second) {
-            case (.row(let first), .row(let second)): return RowRules.claimOrder(first, second)
-            case (.row, .unreadable): return true
-            case (.unreadable, .row): return false
-            case (.unreadable, .unreadable): return first.key < second.key
-            }
-        }
-    }
-
-    func claimedRows() throws -> [(key: ObjectKey, claim: String)] {
-        try run("""
-            SELECT type, identifier, claim FROM \(unescaped: objects)
-            WHERE claim IS NOT NULL AND claimed_at IS NOT NULL ORDER BY type, identifier
-            """).rows.map { row in
-            let (type, identifier, claim) = try row.decode((String, String, String).self)
-            return (ObjectKey(typeName: type, identifier: identifier), claim)
-        }
-    }
-
-    func heldRows(ofType type: String, maximumAttempts: Int) throws -> [(identifier: String, attempts: Int, lastError: String?)] {
-        try run("""
-            SELECT identifier, attempts, last_error FROM \(unescaped: objects)
-            WHERE type = \(type) AND attempts >= \(Int64(maximumAttempts)) AND claim IS NULL ORDER BY modification_date, identifier
-            """).rows.map { row in
-            let (identifier, attempts, lastError) = try row.decode((String, Int64, String?).self)
-            return (identifier, Int(attempts), lastError)
-        }
-    }
-
-    // MARK: - Records
-
-    func records(ofType type: String?, after key: ObjectKey?, limit: Int) throws -> [RowRead] {
-        switch (type, key) {
-        case (nil, nil):
-            return try readRows("SELECT \(unescaped: Self.columns) FROM \(unescaped: objects) ORDER BY type, identifier LIMIT \(Int64(limit))")
-        case (nil, let key?):
-            return try readRows("""
-                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects) WHERE (type, identifier) > (\(key.typeName), \(key.identifier))
-                ORDER BY type, identifier LIMIT \(Int64(limit))
-                """)
-        case (let type?, nil):
-            return try readRows("""
-                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects) WHERE type = \(type) ORDER BY identifier LIMIT \(Int64(limit))
-                """)
-        case (let type?, let key?):
-            return try readRows("""
-                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
-                WHERE type = \(type) AND (type, identifier) > (\(key.typeName), \(key.identifier))
-                ORDER BY identifier LIMIT \(Int64(limit))
-                """)
-        }
-    }
-
-    func record(_ key: ObjectKey) throws -> RowRead? {
-        try rowOrTombstone(key, for: .all).map { .row($0) }
-    }
-
-    func typeStatistics(maximumAttempts: Int) throws -> [TypeStatistics] {
-        var statistics: [String: TypeStatistics] = [:]
-        for row in try run("""
-            SELECT type, sync_status, is_deleted, count(*), count(claim),
-                count(*) FILTER (WHERE attempts >= \(Int64(maximumAttempts)) AND claim IS NULL),
-                min(modification_date) FILTER (WHERE sync_status = \(Int64(SyncStatus.notSynced.rawValue))),
-                coalesce(sum(octet_length(data)), 0)::bigint, count(*) FILTER (WHERE is_encrypted)
-            FROM \(unescaped: objects) GROUP BY type, sync_status, is_deleted
-            """).rows {
-            let (type, statusValue, isDeleted, count, claims, held, oldest, size, encrypted) =
-                try row.decode((String, Int64, Bool, Int64, Int64, Int64, Double?, Int64, Int64).self)
-            var entry = statistics[type] ?? TypeStatistics(typeName: type)
-            entry.dataSize += Int(size)
-            if isDeleted {
-                entry.tombstones += Int(count)
-            } else {
-                entry.count += Int(count)
-                entry.countsByStatus[SyncStatus(rawValue: Int(statusValue)) ?? .undetermined, default: 0] += Int(count)
-                entry.encryptedCount += Int(encrypted)
-            }
-            entry.openClaims += Int(claims)
-            entry.heldObjects += Int(held)
-            if let oldest {
-                let date = Date(timeIntervalSince1970: oldest)
-                entry.oldestUnsyncedChange = min(entry.oldestUnsyncedChange ?? date, date)
-            }
-            statistics[type] = entry
-        }
-        return statistics.values.sorted { $0.typeName < $1.typeName }
-    }
-
-    func storageSize() throws -> (store: Int, log: Int) {
-        let size = try integer("""
-            SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class AS c
-            JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE n.nspname = \(schema) AND c.relkind = 'r'
-            """)
-        return (size, 0)
-    }
-
-    func formatVersion() throws -> Int {
-        try integer("SELECT version::bigint FROM \(unescaped: schema).garage_format")
-    }
-
-    // MARK: - Facts
-
-    func metadata(_ name: String) throws -> String? {
-        try run("SELECT value FROM \(unescaped: facts) WHERE name = \(name)").rows.first.map { try $0.decode(String.self) }
-    }
-
-    func encryptionCount() throws -> Int64 {
-        guard let value = try metadata("encryptions") else { return 0 }
-        return Int64(value) ?? 0
     }
 }

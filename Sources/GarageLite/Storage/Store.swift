@@ -87,8 +87,7 @@ final class Store: Sendable {
         _ body: @escaping @Sendable (StoreView) throws -> T
     ) -> StoreWork<T> {
         StoreWork(operation: operation(), access: .read { statements in
-            let view = StoreView(statements, pending: pending)
-            return snapshot || pending != nil ? try view.snapshot(body) : try body(view)
+            try Self.read(statements, pending: pending, snapshot: snapshot, body)
         })
     }
 
@@ -99,10 +98,15 @@ final class Store: Sendable {
         _ body: @escaping @Sendable (StoreView) throws -> T
     ) -> StoreWork<T> {
         StoreWork(operation: operation(), access: .read { statements in
-            let pending = pending.read { $0 }
-            let view = StoreView(statements, pending: pending)
-            return snapshot || pending != nil ? try view.snapshot(body) : try body(view)
+            try Self.read(statements, pending: pending.read { $0 }, snapshot: snapshot, body)
         })
+    }
+
+    /// Runs `body` on the view of `statements` with `pending` over them.
+    private static func read<T>(_ statements: any RowStatements, pending: ChangeSet?, snapshot: Bool,
+                                _ body: (StoreView) throws -> T) throws -> T {
+        let view = StoreView(statements, pending: pending)
+        return snapshot || pending != nil ? try view.snapshot(body) : try body(view)
     }
 
     // MARK: - Running work
