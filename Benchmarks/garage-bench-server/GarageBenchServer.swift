@@ -48,6 +48,9 @@ struct GarageBenchServer: AsyncParsableCommand {
     @Option(help: "How many uploads at once seed the million row's server (each to a scope of its own, all the device's).")
     var seedTasks = 1
 
+    @Option(help: "A SQLite file for the million row's server store, kept after the run: seeded when it doesn't exist, reused (unseeded, as it is) when it does. For measuring the sync again without seeding again.")
+    var seededStore: String?
+
     @Option(help: "How many idle live connections the idle row opens.")
     var connections = 1_000
 
@@ -101,7 +104,7 @@ struct GarageBenchServer: AsyncParsableCommand {
         }
         if named("million") {
             let count = objects ?? (quick ? 100_000 : 1_000_000)
-            let result = try await bench.million(count, seedBatch: seedBatch, seedTasks: seedTasks)
+            let result = try await bench.million(count, seedBatch: seedBatch, seedTasks: seedTasks, seededStore: seededStore)
             row("a fresh device syncs \(count) objects, end to end (seeding, untimed: \(String(format: "%.0f", result.seedingSeconds)) s)",
                 String(format: "%.0f objects/s (%.1f s); PowerSync publishes 27.6k rows/s into a desktop client", result.rate, result.syncSeconds))
             row("peak RSS during that sync (server and device in one process); RSS before",

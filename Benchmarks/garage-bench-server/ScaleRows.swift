@@ -32,19 +32,21 @@ extension Bench {
     /// device's upload is answered: each change's state, feed entry and scope counter), in
     /// batches of `seedBatch` changes, by `seedTasks` uploads at once, each to a scope of its own
     /// (`team0`, `team1`, …; the device reads them all): uploads to one scope race on its counter.
-    func million(_ count: Int, seedBatch: Int, seedTasks: Int) async throws -> MillionResult {
-        let store = try serverStore()
-        let garage = try store.open()
+    /// With `seededStore` (a SQLite file), the server's store is that file: seeded when it
+    /// doesn't exist yet, and kept; used as it is when it does (its objects must be `count`).
+    func million(_ count: Int, seedBatch: Int, seedTasks: Int, seededStore: String? = nil) async throws -> MillionResult {
+        let reused = seededStore.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        let garage = try seededStore.map { try Garage(path: $0) } ?? serverStore().open()
         let scopes = (0..<seedTasks).map { "team\($0)" }
         let seeding = ContinuousClock.now
         let server = try Self.server(garage)
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        if !reused { try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, scope) in scopes.enumerated() {
                 let share = count / seedTasks + (index < count % seedTasks ? 1 : 0)
                 group.addTask { try await seedQuickly(server, count: share, scope: scope, batch: seedBatch) }
             }
             try await group.waitForAll()
-        }
+        } }
         let seedingSeconds = seconds(since: seeding)
         return try await withInstances(1, store: { garage }) { urls, _ in
             let (device, engine) = try device(urls[0], scopes: scopes)

@@ -68,6 +68,27 @@ package struct GarageSnapshot {
     }
 
     /// The JSON of the objects of the stored type `typeName` under `identifiers`, as the store
+    /// holds it (decrypted), for each whose JSON Foundation's `JSONDecoder` (default strategies)
+    /// reads back as the garage would: the same value as decoding the object here and encoding
+    /// it with a default `JSONEncoder`, without either. `nil` for each missing, deleted, or
+    /// held in a form of the garage's own: an object that references others (its JSON holds
+    /// their stubs), one with a polymorphic value or a subclass (`@type`), or any object when
+    /// the garage writes dates other than as `JSONEncoder` does by default. (Data is base64, a
+    /// URL its string, a date its `timeIntervalSinceReferenceDate`: the garage's defaults are
+    /// `JSONEncoder`'s.) A sync server sends such JSON as it is.
+    package func foundationJSON(typeName: String, identifiers: [String]) throws -> [String?] {
+        guard case .deferredToDate = configuration.dateEncodingStrategy else { return identifiers.map { _ in nil } }
+        return try identifiers.map { identifier in
+            guard let row = try view.row(ObjectKey(typeName: typeName, identifier: identifier)), !row.isDeleted,
+                  row.references == "[]" || row.references.isEmpty else { return nil }
+            if row.isEncrypted && configuration.encryption.delegate == nil { return nil }
+            guard let json = try Garage.records([row], configuration.encryption).first?.json,
+                  !json.containsTypeMarker else { return nil }
+            return json
+        }
+    }
+
+    /// The JSON of the objects of the stored type `typeName` under `identifiers`, as the store
     /// holds it (decrypted); `nil` for each missing.
     package func json(typeName: String, identifiers: [String]) throws -> [String?] {
         try identifiers.map { identifier in
@@ -82,5 +103,20 @@ extension Garage {
     /// metrics. `nil` for SQLite.
     package var connectionPoolUse: ConnectionPoolUse? {
         (store.engine as? any PoolsConnections)?.connectionPoolUse
+    }
+}
+
+extension String {
+    /// Whether this JSON text holds the garage's type marker (`"@type"`) anywhere: a
+    /// polymorphic value or a subclass, which only the garage reads back as stored.
+    fileprivate var containsTypeMarker: Bool {
+        let marker: [UInt8] = Array("\"@type\"".utf8)
+        return utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count >= marker.count else { return false }
+            for index in 0 ... bytes.count - marker.count where bytes[index + 1] == 0x40 && bytes[index] == 0x22 {
+                if bytes[index ..< index + marker.count].elementsEqual(marker) { return true }
+            }
+            return false
+        } ?? contains("\"@type\"")
     }
 }

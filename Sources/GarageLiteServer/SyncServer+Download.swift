@@ -5,18 +5,39 @@ import GarageLite
 // reached in each scope's feed, as JSON (`{"team:1":17}`): opaque to the device, and the same
 // on every instance, since positions are the store's.
 extension ServedType {
+    /// Answers a download request sent as JSON with the page as JSON. Each object whose stored
+    /// JSON Foundation reads back as the garage would (``GarageSnapshot/foundationJSON(typeName:identifiers:)``)
+    /// is sent as the store holds it, neither decoded nor encoded here; any other is read as
+    /// `Object` and encoded.
     func download(json: Data, access: SyncAccess) async throws -> Data {
         let request = try JSONDecoder().decode(DownloadRequest<Object>.self, from: json)
-        return try JSONEncoder().encode(try await download(request, access: access))
+        let typeName = typeName, objects = objects
+        let page = try await reading(request, access: access) { snapshot, identifiers in
+            var found = try snapshot.foundationJSON(typeName: typeName, identifiers: identifiers)
+            let others = found.indices.filter { found[$0] == nil }
+            guard !others.isEmpty else { return found }
+            let encoder = JSONEncoder()
+            for (index, object) in zip(others, try objects.retrieveAll(snapshot, others.map { identifiers[$0] })) {
+                found[index] = try object.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+            }
+            return found
+        }
+        metrics.downloaded(typeName, page.changes.count, rebase: page.rebase)
+        return Data(page.json())
     }
 
     func download(_ request: DownloadRequest<Object>, access: SyncAccess) async throws -> DownloadBatch<Object> {
-        let batch = try await reading(request, access: access)
-        metrics.downloaded(typeName, batch.changes.count, rebase: batch.rebase)
-        return batch
+        let objects = objects
+        let page = try await reading(request, access: access) { snapshot, identifiers in try objects.retrieveAll(snapshot, identifiers) }
+        metrics.downloaded(typeName, page.changes.count, rebase: page.rebase)
+        return DownloadBatch(changes: page.changes.map { SyncChange(identifier: $0.identifier, object: $0.object, version: $0.version, changeID: $0.changeID) },
+                             cursor: page.cursor, hasMore: page.hasMore, rebase: page.rebase)
     }
 
-    private func reading(_ request: DownloadRequest<Object>, access: SyncAccess) async throws -> DownloadBatch<Object> {
+    /// The page after `request`'s cursor, its objects read by `read` (in the snapshot of
+    /// their states, for the identifiers of the live ones) as `Body`: the app's type, or JSON.
+    private func reading<Body: Sendable>(_ request: DownloadRequest<Object>, access: SyncAccess,
+                               read: @escaping @Sendable (GarageSnapshot, [String]) throws -> [Body?]) async throws -> FeedPage<Body> {
         let cursor = FeedCursor(request.cursor)
         var positions = cursor.positions, horizons = cursor.horizons
         // Tombstones purged since the download began, after the position it reached: the device
@@ -32,7 +53,7 @@ extension ServedType {
             }
         }
         let current = try await garage.retrieve(ScopeHorizon.self, identifiers: scopes).map { $0?.position ?? 0 }
-        if isBehind(current) { return DownloadBatch(changes: [], cursor: nil, hasMore: false, rebase: true) }
+        if isBehind(current) { return FeedPage(rebase: true) }
         for (scope, horizon) in zip(scopes, current) where (positions[scope] ?? 0) == 0 {
             horizons[scope] = horizon               // a new reader of the scope: from this horizon on
         }
@@ -59,9 +80,9 @@ extension ServedType {
         // A purge that committed between the horizons' read and the entries': the entries may
         // have skipped a tombstone this device needed.
         let after = try await garage.retrieve(ScopeHorizon.self, identifiers: scopes).map { $0?.position ?? 0 }
-        if after != current, isBehind(after) { return DownloadBatch(changes: [], cursor: nil, hasMore: false, rebase: true) }
-        return DownloadBatch(changes: try await changes(entries), cursor: FeedCursor(positions: positions, horizons: horizons).text,
-                             hasMore: hasMore)
+        if after != current, isBehind(after) { return FeedPage(rebase: true) }
+        return FeedPage(changes: try await changes(entries, read: read), cursor: FeedCursor(positions: positions, horizons: horizons).text,
+                        hasMore: hasMore)
     }
 
     /// The changes feed entries stand for: each object as the server has it, or its deletion,
@@ -72,9 +93,10 @@ extension ServedType {
     /// object for an older version would upload its next edit as based on it, over changes it
     /// never saw.) The object may have changed again since its entry was read: its new position
     /// sends it again.
-    private func changes(_ entries: [FeedEntry]) async throws -> [SyncChange<Object>] {
+    private func changes<Body: Sendable>(_ entries: [FeedEntry],
+                               read: @escaping @Sendable (GarageSnapshot, [String]) throws -> [Body?]) async throws -> [FeedChange<Body>] {
         guard !entries.isEmpty else { return [] }
-        let typeName = typeName, objects = objects
+        let typeName = typeName
         let stateIDs = entries.map { ObjectState.id(typeName: typeName, identifier: $0.identifier) }
         let (states, values) = try await garage.readingSnapshot("read \(entries.count) changes of \(typeName)'s feeds") { snapshot in
             let states = try snapshot.retrieve(ObjectState.self, typeName: ObjectState.storedTypeName, identifiers: stateIDs)
@@ -82,19 +104,72 @@ extension ServedType {
             let live = entries.indices.filter { index in
                 states[index].map { !$0.isDeleted && $0.scope == entries[index].scope } == true && !entries[index].isDeleted
             }
-            let values = try objects.retrieveAll(snapshot, live.map { entries[$0].identifier })
+            let values = try read(snapshot, live.map { entries[$0].identifier })
             return (states, Dictionary(uniqueKeysWithValues: zip(live, values)))
         }
         return entries.indices.map { index in
             let entry = entries[index], state = states[index]
             guard let state, let object = values[index] ?? nil else {
                 let version = state.map { max($0.version, entry.version) } ?? entry.version
-                return SyncChange(identifier: entry.identifier, object: nil, version: String(version), changeID: state?.change)
+                return FeedChange(identifier: entry.identifier, object: nil, version: String(version), changeID: state?.change)
             }
             // A merge is not the device's own change: it is news to that device too.
-            return SyncChange(identifier: entry.identifier, object: object, version: String(state.version),
+            return FeedChange(identifier: entry.identifier, object: object, version: String(state.version),
                               changeID: state.isMerge == true ? nil : state.change)
         }
+    }
+}
+
+/// A download's page as read: a ``DownloadBatch`` whose objects are `Body`, the app's type or
+/// the JSON sent for each.
+struct FeedPage<Body> {
+    var changes: [FeedChange<Body>] = []
+    var cursor: String?
+    var hasMore = false
+    var rebase = false
+}
+
+/// A change of a ``FeedPage``: a ``SyncChange`` whose object is `Body`.
+struct FeedChange<Body> {
+    var identifier: String
+    var object: Body?
+    var version: String?
+    var changeID: SyncChangeID?
+}
+
+extension FeedPage<String> {
+    /// The page as a `DownloadBatch`'s JSON, each object's JSON written as it is:
+    /// `{"changes":[{"identifier":…,"object":…,"version":…,"changeID":{…}}],"cursor":…,"hasMore":…,"rebase":…}`,
+    /// members without a value left out, as `JSONEncoder` leaves them.
+    func json() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(changes.reduce(64) { $0 + 96 + $1.identifier.utf8.count + ($1.object?.utf8.count ?? 0) })
+        out.append(contentsOf: #"{"changes":["#.utf8)
+        for (index, change) in changes.enumerated() {
+            out.append(contentsOf: (index == 0 ? #"{"identifier":"# : #",{"identifier":"#).utf8)
+            JSONWriter.writeString(change.identifier, into: &out)
+            if let object = change.object {
+                out.append(contentsOf: #","object":"#.utf8)
+                out.append(contentsOf: object.utf8)
+            }
+            if let version = change.version {
+                out.append(contentsOf: #","version":"#.utf8)
+                JSONWriter.writeString(version, into: &out)
+            }
+            if let changeID = change.changeID {
+                out.append(contentsOf: #","changeID":{"device":"#.utf8)
+                JSONWriter.writeString(changeID.device, into: &out)
+                out.append(contentsOf: #","revision":\#(changeID.revision)}"#.utf8)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: #"],"hasMore":\#(hasMore),"rebase":\#(rebase)"#.utf8)
+        if let cursor {
+            out.append(contentsOf: #","cursor":"#.utf8)
+            JSONWriter.writeString(cursor, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 }
 

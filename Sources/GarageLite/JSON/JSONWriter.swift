@@ -1,5 +1,6 @@
-/// Writes JSON: a ``JSONValue``, members in the order they are held.
-enum JSONWriter {
+/// Writes JSON: a ``JSONValue``, members in the order they are held; and strings, for a
+/// writer of its own (a sync server's download page).
+package enum JSONWriter {
     static func string(from value: JSONValue) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
@@ -64,7 +65,7 @@ enum JSONWriter {
         return false
     }
 
-    static func writeString(_ text: String, into out: inout [UInt8]) {
+    package static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copy them whole, scanning their UTF-8 in place (the
         // `contains(where:)` of the UTF-8 view cost as much again as the copy).

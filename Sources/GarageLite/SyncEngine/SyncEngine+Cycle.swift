@@ -253,9 +253,17 @@ extension SyncEngine {
         // This store's device (its uploads, before this download, chose it): read once, not a page.
         let device = try await garage.value(for: SyncEngineSettings.device)
         var received = 0
+        // The next page, asked for while this one is applied (the server reads and sends it
+        // while this store writes): `nil` when the loop asks itself.
+        var prefetched: DownloadBatch<T>?
         while true {
             try Task.checkCancellation()
-            let batch = try await transport.download(DownloadRequest<T>(typeName: typeName, cursor: cursor))
+            let batch: DownloadBatch<T>
+            if let next = prefetched {
+                (batch, prefetched) = (next, nil)
+            } else {
+                batch = try await transport.download(DownloadRequest<T>(typeName: typeName, cursor: cursor))
+            }
             // Still this engine's download (its lease renewed), from the cursor it asked after.
             guard try await holdsLock(), try await garage.value(for: key) == cursor else { return }
             if batch.rebase {
@@ -281,6 +289,10 @@ extension SyncEngine {
                 let id = RebaseNotes.prefix(typeName, rebase) + UUID().uuidString
                 notes.append((RebaseNotes(id: id, identifiers: edits.map(\.identifier)), id))
             }
+            // The next page, while this one is applied: it is asked after this page's cursor,
+            // which this page's transaction stores (checked above when it arrives).
+            let nextCursor = batch.hasMore && !batch.changes.isEmpty ? batch.cursor : nil, asksNext = nextCursor != nil
+            async let next = asksNext ? transport.download(DownloadRequest<T>(typeName: typeName, cursor: nextCursor)) : nil
             // The page and the cursor after it, in one transaction: a page is applied once,
             // whenever the process is killed, and the next request asks after it.
             let page = try await garage.applyDownloadPage(
@@ -294,6 +306,8 @@ extension SyncEngine {
             for change in batch.changes { leftOut?[change.identifier] = nil }
             received += batch.changes.count
             if received > 0 { update { $0.activity = .downloading(typeName: typeName, received: received) } }
+            prefetched = try await next
+            guard !asksNext else { continue }
             guard !batch.hasMore || batch.changes.isEmpty else { continue }
             guard let generation = rebase else { return }
             guard let gone = leftOut else {
