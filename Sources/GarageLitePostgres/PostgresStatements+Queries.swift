@@ -218,6 +218,22 @@ struct PostgresQueryCompiler {
     /// Appends the query's orders (ties in identifier order) and its limit.
     mutating func appendOrderAndLimit() {
         sql.appendLiteral(" ORDER BY ")
+        // First the fields the predicate pins to one value (`==`), in its order, unless one is
+        // the first order's field: sorting on them changes nothing, each being one value in
+        // every match, but it lets an index on them and then on the order's field give the
+        // order. PostgreSQL takes a column compared with `=` as constant, and leaves it out of
+        // the order it needs; not a column pinned by `IS NULL` (the other kinds' values of a
+        // pinned field), after which it would sort every match (a feed's page after a position
+        // read the rest of the feed). Named here, those columns are read in the index's order.
+        if let first = rowQuery.sortOrders.first, case .field(let sorted) = first.key {
+            let direction = first.order == .ascending ? "ASC" : "DESC"
+            for (field, comparison, value) in rowQuery.requiredComparisons
+            where comparison == .equal && field != sorted && value.rank != nil {
+                for expression in Self.sortExpressions(field, table: "o.") {
+                    sql.appendLiteral("\(expression) \(direction), ")
+                }
+            }
+        }
         for sort in rowQuery.sortOrders {
             let direction = sort.order == .ascending ? "ASC" : "DESC"
             switch sort.key {
