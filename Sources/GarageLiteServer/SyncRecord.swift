@@ -108,10 +108,10 @@ public enum SyncJSON: Codable, Sendable, Hashable {
 /// How a served type's objects are read and written: through the app's Swift type, or as
 /// records under a type name.
 struct ServedObjects<Object>: Sendable {
-    var retrieve: @Sendable (_ identifier: String) async throws -> Object?
     /// The objects under `identifiers`, read in `snapshot`; `nil` for each missing.
     var retrieveAll: @Sendable (_ snapshot: GarageSnapshot, _ identifiers: [String]) throws -> [Object?]
-    var park: @Sendable (_ object: Object, _ identifier: String) async throws -> Void
+    /// Parks each object under its identifier, in one call.
+    var parkAll: @Sendable (_ objects: [(object: Object, identifier: String)]) async throws -> Void
     var delete: @Sendable (_ identifier: String) async throws -> Void
     /// The identifier the object declares, or `nil` for none.
     var identifier: @Sendable (_ object: Object) throws -> String?
@@ -119,9 +119,8 @@ struct ServedObjects<Object>: Sendable {
 
 extension ServedObjects where Object: Codable & Identifiable & Sendable & SendableMetatype {
     static func typed(_ garage: Garage, typeName: String) -> Self {
-        Self(retrieve: { try await garage.retrieve(Object.self, identifier: $0) },
-             retrieveAll: { snapshot, identifiers in try snapshot.retrieve(Object.self, typeName: typeName, identifiers: identifiers) },
-             park: { object, _ in try await garage.park(object) },
+        Self(retrieveAll: { snapshot, identifiers in try snapshot.retrieve(Object.self, typeName: typeName, identifiers: identifiers) },
+             parkAll: { try await garage.parkAll($0.map(\.object)) },
              delete: { _ = try await garage.delete(Object.self, identifier: $0) },
              identifier: { try Garage.identifier(of: $0) })
     }
@@ -130,16 +129,15 @@ extension ServedObjects where Object: Codable & Identifiable & Sendable & Sendab
 extension ServedObjects where Object == SyncRecord {
     static func records(_ garage: Garage, typeName: String) -> Self {
         let key: @Sendable (String) -> ObjectKey = { ObjectKey(typeName: typeName, identifier: $0) }
-        return Self(retrieve: { identifier in
-                        try await garage.json(of: key(identifier)).map { try JSONDecoder().decode(SyncRecord.self, from: Data($0.utf8)) }
-                    },
-                    retrieveAll: { snapshot, identifiers in
+        return Self(retrieveAll: { snapshot, identifiers in
                         try snapshot.json(typeName: typeName, identifiers: identifiers).map { json in
                             try json.map { try JSONDecoder().decode(SyncRecord.self, from: Data($0.utf8)) }
                         }
                     },
-                    park: { record, identifier in
-                        try await garage.parkJSON(String(decoding: try JSONEncoder().encode(record), as: UTF8.self), as: key(identifier))
+                    parkAll: { records in
+                        for (record, identifier) in records {
+                            try await garage.parkJSON(String(decoding: try JSONEncoder().encode(record), as: UTF8.self), as: key(identifier))
+                        }
                     },
                     delete: { _ = try await garage.deleteObject(key($0)) },
                     identifier: { $0["id"]?.text })

@@ -41,9 +41,15 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
     /// start, each change decided again, when another instance changed what it read (an
     /// object's state, a feed's counter) before it committed.
     ///
+    /// The batch's states and objects are read at once, its changes decided in memory
+    /// (``UploadPlan``), then written with one call a kind of record: a handful of garage calls
+    /// a batch, not several a change (on PostgreSQL each is a snapshot, and round trips).
+    ///
     /// A change the store can't take as it is (an identifier it can't key, a value it refuses:
     /// U+0000) is answered ``UploadResult/failed(_:)`` with the reason, the batch's other changes
-    /// as usual; a failure of the store itself is thrown (nothing of the batch written).
+    /// as usual; a failure of the store itself is thrown (nothing of the batch written). When
+    /// the batch's write meets such a change, the batch is taken again one change at a time,
+    /// each written after it is decided, so that the refusal names its change.
     func upload(_ batch: UploadBatch<Object>, access: SyncAccess) async throws -> UploadResults<Object> {
         let results = try await taking(batch, access: access)
         metrics.uploaded(typeName, results)
@@ -52,16 +58,22 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
 
     private func taking(_ batch: UploadBatch<Object>, access: SyncAccess) async throws -> UploadResults<Object> {
         var attempt = 0
+        var oneByOne = false
         while true {
             attempt += 1
             do {
                 return try await garage.transaction {
+                    var plan = try await UploadPlan<Object>.reading(batch.changes.map(\.identifier), of: self)
                     var results = UploadResults<Object>()
                     for change in batch.changes {
-                        results[change.identifier] = try await take(change, access: access)
+                        results[change.identifier] = try await take(change, access: access, plan: &plan, writing: oneByOne)
                     }
+                    if !oneByOne { try await plan.write(self, continuing: false) }
                     return results
                 }
+            } catch where !oneByOne && Self.isRefusal(error) {
+                oneByOne = true
+                attempt -= 1
             } catch let error as GarageError {
                 guard case .staleObject = error, attempt < SyncServer.attempts else { throw error }
                 // Instances that raced on one scope's counter: not again in step.
@@ -70,18 +82,31 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         }
     }
 
-    /// Answers one change, inside the batch's transaction. A park or delete that throws has
-    /// written nothing, so that the refusal of one change leaves the others' writes whole.
-    private func take(_ change: SyncChange<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
+    /// Whether `error` is the store's refusal of one change's object (not a failure of the
+    /// store): the change is answered ``UploadResult/failed(_:)``.
+    static func isRefusal(_ error: any Error) -> Bool {
+        switch error {
+        case GarageError.invalidIdentifier, GarageError.corruptData: return true
+        case is EncodingError: return true
+        default: return false
+        }
+    }
+
+    /// Answers one change, inside the batch's transaction, into `plan`; with `writing`, writes
+    /// it at once. A change whose write throws has written nothing (its object is written
+    /// first), and `plan` is as before it, so that the refusal of one change leaves the
+    /// others' writes whole.
+    private func take(_ change: SyncChange<Object>, access: SyncAccess, plan: inout UploadPlan<Object>,
+                      writing: Bool) async throws -> UploadResult<Object> {
         if let problem = Self.problem(ofIdentifier: change.identifier) { return .failed(problem) }
+        let before = plan
         do {
-            return try await deciding(change, access: access)
-        } catch let error as GarageError {
-            switch error {
-            case .invalidIdentifier, .corruptData: return .failed("the store refuses it: \(error)")
-            default: throw error
-            }
-        } catch let error as EncodingError {
+            let result = try await deciding(change, access: access, plan: &plan)
+            if writing { try await plan.write(self, continuing: true) }
+            return result
+        } catch where Self.isRefusal(error) {
+            plan = before
+            plan.forgetWrites()
             return .failed("the store refuses it: \(error)")
         }
     }
@@ -97,9 +122,9 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         return "an identifier has 1 to \(maximumIdentifierLength) bytes and no U+0000"
     }
 
-    private func deciding(_ change: SyncChange<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
+    private func deciding(_ change: SyncChange<Object>, access: SyncAccess, plan: inout UploadPlan<Object>) async throws -> UploadResult<Object> {
         let stateID = ObjectState.id(typeName: typeName, identifier: change.identifier)
-        let state = try await garage.retrieve(ObjectState.self, identifier: stateID)
+        let state = plan.states[change.identifier] ?? nil
         // A deletion of an object the server never had (version 0, no scope, in no feed): kept
         // only so that the edit it follows, arriving late, doesn't bring the object back. To any
         // other device the object is new.
@@ -116,7 +141,7 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         // same kind: a device's deletion names the revision of the edit it deletes, so that it
         // follows it, and is not that edit sent again.)
         if let changeID = change.changeID, let state, state.change == changeID, state.isDeleted == (change.object == nil) {
-            if state.isMerge == true, let stored = try await objects.retrieve(change.identifier) {
+            if state.isMerge == true, let stored = try plan.object(change.identifier) {
                 return .merged(stored, version: current)
             }
             return .accepted(version: current)
@@ -126,13 +151,13 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
             // the device's edit it deletes may still be on its way (a request that outlived its
             // answer), and must not be taken after it.
             if state == nil, let changeID = change.changeID {
-                try await garage.park(ObjectState(id: stateID, typeName: typeName, identifier: change.identifier, scope: "", version: 0,
-                                                  isDeleted: true, change: changeID))
+                plan.set(ObjectState(id: stateID, typeName: typeName, identifier: change.identifier, scope: "", version: 0,
+                                     isDeleted: true, change: changeID))
                 return .accepted(version: "0")
             }
             return .accepted(version: current)
         }
-        let stored = state?.isDeleted == false ? try await objects.retrieve(change.identifier) : nil
+        let stored = state?.isDeleted == false ? try plan.object(change.identifier) : nil
         if let state, !isDeletionOfUnknown || change.changeID?.device == state.change?.device {
             // Based on the current version, or a later change of the device that made it (which
             // has seen its own change, whatever version it still names).
@@ -147,10 +172,10 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
             } ?? false
             if change.version != current && !isOwnLater {
                 guard let merge = rules.merge, let edit = change.object, let stored else { return .conflict(stored, version: current) }
-                return try await merging(change, edit, into: stored, state: state, with: merge, access: access)
+                return try await merging(change, edit, into: stored, state: state, with: merge, access: access, plan: &plan)
             }
         }
-        return try await writing(change, over: state, stored: stored, access: access)
+        return try writing(change, over: state, stored: stored, access: access, plan: &plan)
     }
 
     /// Merges `edit`, based on an older version than `state`'s, with `stored`, the server's copy:
@@ -158,9 +183,9 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
     /// ``UploadResult/merged(_:version:)``; the server's copy as it is when the merge is it. A
     /// merge that throws leaves the conflict to the device.
     private func merging(_ change: SyncChange<Object>, _ edit: Object, into stored: Object, state: ObjectState,
-                         with merge: SyncMerge<Object>, access: SyncAccess) async throws -> UploadResult<Object> {
+                         with merge: SyncMerge<Object>, access: SyncAccess, plan: inout UploadPlan<Object>) async throws -> UploadResult<Object> {
         var base: Object?
-        if let version = change.version.flatMap({ Int64($0) }) { base = try await baseObject(change.identifier, version: version) }
+        if let version = change.version.flatMap({ Int64($0) }) { base = try await baseObject(change.identifier, version: version, plan: plan) }
         guard let merged = try? merge.merge(base: base, local: edit, downloaded: stored).object else {
             return .conflict(stored, version: String(state.version))
         }
@@ -169,23 +194,25 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
             return .merged(stored, version: String(state.version))
         }
         let mergedChange = SyncChange(identifier: change.identifier, object: merged, version: String(state.version), changeID: change.changeID)
-        switch try await writing(mergedChange, over: state, stored: stored, access: access, isMerge: true) {
+        switch try writing(mergedChange, over: state, stored: stored, access: access, isMerge: true, plan: &plan) {
         case .accepted(let version): return .merged(merged, version: version)
         case let other: return other
         }
     }
 
-    /// The object as it was at `version`, when the server keeps it.
-    private func baseObject(_ identifier: String, version: Int64) async throws -> Object? {
+    /// The object as it was at `version`, when the server keeps it (this batch's versions first).
+    private func baseObject(_ identifier: String, version: Int64, plan: UploadPlan<Object>) async throws -> Object? {
         let id = ObjectVersion.id(typeName: typeName, identifier: identifier, version: version)
-        guard let kept = try await garage.retrieve(ObjectVersion.self, identifier: id) else { return nil }
+        let kept: ObjectVersion?
+        if let planned = plan.versions[id] { kept = planned } else { kept = try await garage.retrieve(ObjectVersion.self, identifier: id) }
+        guard let kept else { return nil }
         return try? JSONDecoder().decode(Object.self, from: Data(kept.json.utf8))
     }
 
-    /// Writes `change` of an object the server has (`state`) or not (`nil`), once decided;
-    /// `isMerge`: the change is the server's merge of the device's.
+    /// Writes `change` of an object the server has (`state`) or not (`nil`) into `plan`, once
+    /// decided; `isMerge`: the change is the server's merge of the device's.
     private func writing(_ change: SyncChange<Object>, over state: ObjectState?, stored: Object?, access: SyncAccess,
-                         isMerge: Bool = false) async throws -> UploadResult<Object> {
+                         isMerge: Bool = false, plan: inout UploadPlan<Object>) throws -> UploadResult<Object> {
         let scope = change.object.map(rules.scope) ?? state?.scope ?? ""
         guard access.writableScopes.contains(scope) else { return .failed(Self.refusal) }
         if let object = change.object, let declared = try objects.identifier(object), declared != change.identifier {
@@ -194,16 +221,12 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         if let reason = rules.validate(access, change.object, stored) { return .failed(reason) }
         let version = (state?.version ?? 0) + 1
         let isDeleted = change.object == nil
-        if let object = change.object {
-            try await objects.park(object, change.identifier)
-        } else {
-            try await objects.delete(change.identifier)
-        }
+        plan.set(change.object, of: change.identifier)
         if let state, state.scope != scope, !state.isDeleted {
             // Moved: a deletion in the scope it left, for the devices that read only that one.
-            try await record(change.identifier, in: state.scope, version: version, isDeleted: true)
+            plan.move(change.identifier, in: state.scope, version: version, isDeleted: true)
         }
-        try await record(change.identifier, in: scope, version: version, isDeleted: isDeleted)
+        plan.move(change.identifier, in: scope, version: version, isDeleted: isDeleted)
         var next = state ?? ObjectState(id: ObjectState.id(typeName: typeName, identifier: change.identifier),
                                         typeName: typeName, identifier: change.identifier, scope: scope, version: 0,
                                         isDeleted: false)
@@ -212,39 +235,21 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         next.isDeleted = isDeleted
         next.change = change.changeID
         next.isMerge = isMerge ? true : nil
-        try await garage.park(&next)
-        if rules.merge != nil { try await keep(change.object, of: change.identifier, at: version) }
+        plan.set(next)
+        if rules.merge != nil { try keep(change.object, of: change.identifier, at: version, plan: &plan) }
         return .accepted(version: String(version))
     }
 
     /// Keeps `object`, the object `identifier`'s version `version`, as the base of the changes
     /// based on it, and forgets the version that falls out of the kept ones; a deletion
     /// (`nil`) forgets them all.
-    private func keep(_ object: Object?, of identifier: String, at version: Int64) async throws {
+    private func keep(_ object: Object?, of identifier: String, at version: Int64, plan: inout UploadPlan<Object>) throws {
         func id(_ version: Int64) -> String { ObjectVersion.id(typeName: typeName, identifier: identifier, version: version) }
         guard let object else {
-            for old in max(1, version - Int64(keptVersions))..<version { _ = try await garage.delete(ObjectVersion.self, identifier: id(old)) }
+            for old in max(1, version - Int64(keptVersions))..<version { plan.versions[id(old)] = .some(nil) }
             return
         }
-        try await garage.park(ObjectVersion(id: id(version), json: String(decoding: try JSONEncoder().encode(object), as: UTF8.self)))
-        if version > Int64(keptVersions) {
-            _ = try await garage.delete(ObjectVersion.self, identifier: id(version - Int64(keptVersions)))
-        }
-    }
-
-    /// Moves the object `identifier` to the end of `scope`'s feed, at `version`.
-    private func record(_ identifier: String, in scope: String, version: Int64, isDeleted: Bool) async throws {
-        var counter = try await garage.retrieve(ScopeCounter.self, identifier: scope) ?? ScopeCounter(id: scope, position: 0)
-        counter.position += 1
-        counter.movedAt = Date().timeIntervalSince1970
-        try await garage.park(&counter)
-        let entryID = FeedEntry.id(typeName: typeName, scope: scope, identifier: identifier)
-        var entry = try await garage.retrieve(FeedEntry.self, identifier: entryID)
-            ?? FeedEntry(id: entryID, typeName: typeName, scope: scope, identifier: identifier, position: 0, version: 0, isDeleted: false)
-        entry.position = counter.position
-        entry.version = version
-        entry.isDeleted = isDeleted
-        entry.deletedAt = isDeleted ? Date().timeIntervalSince1970 : nil
-        try await garage.park(&entry)
+        plan.versions[id(version)] = ObjectVersion(id: id(version), json: String(decoding: try JSONEncoder().encode(object), as: UTF8.self))
+        if version > Int64(keptVersions) { plan.versions[id(version - Int64(keptVersions))] = .some(nil) }
     }
 }
