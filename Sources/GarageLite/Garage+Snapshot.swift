@@ -59,7 +59,7 @@ package struct GarageSnapshot {
     /// The objects `keys` names, as `T`, each with what it references; `nil` for each missing.
     func retrieve<T: Decodable & SendableMetatype>(_ type: T.Type, keys: [ObjectKey]) throws -> [T?] {
         let decoder = configuration.decoder(view)
-        return try keys.map { key in try view.row(key).map { try configuration.decode(T.self, $0, with: decoder) } }
+        return try view.rows(keys).map { row in try row.map { try configuration.decode(T.self, $0, with: decoder) } }
     }
 
     /// The objects of the stored type `typeName` under `identifiers`, as `T`; `nil` for each missing.
@@ -78,9 +78,8 @@ package struct GarageSnapshot {
     /// `JSONEncoder`'s.) A sync server sends such JSON as it is.
     package func foundationJSON(typeName: String, identifiers: [String]) throws -> [String?] {
         guard case .deferredToDate = configuration.dateEncodingStrategy else { return identifiers.map { _ in nil } }
-        return try identifiers.map { identifier in
-            guard let row = try view.row(ObjectKey(typeName: typeName, identifier: identifier)), !row.isDeleted,
-                  row.references == "[]" || row.references.isEmpty else { return nil }
+        return try view.rows(identifiers.map { ObjectKey(typeName: typeName, identifier: $0) }).map { row in
+            guard let row, !row.isDeleted, row.references == "[]" || row.references.isEmpty else { return nil }
             if row.isEncrypted && configuration.encryption.delegate == nil { return nil }
             guard let json = try Garage.records([row], configuration.encryption).first?.json,
                   !json.containsTypeMarker else { return nil }
@@ -91,8 +90,8 @@ package struct GarageSnapshot {
     /// The JSON of the objects of the stored type `typeName` under `identifiers`, as the store
     /// holds it (decrypted); `nil` for each missing.
     package func json(typeName: String, identifiers: [String]) throws -> [String?] {
-        try identifiers.map { identifier in
-            guard let row = try view.row(ObjectKey(typeName: typeName, identifier: identifier)), !row.isDeleted else { return nil }
+        try view.rows(identifiers.map { ObjectKey(typeName: typeName, identifier: $0) }).map { row in
+            guard let row, !row.isDeleted else { return nil }
             return try Garage.records([row], configuration.encryption).first?.json
         }
     }

@@ -142,6 +142,27 @@ extension PostgresStatements {
         return row?.isDeleted == false ? row : nil
     }
 
+    /// The rows `keys` names in one statement a type, when reads don't lock (in the writer's
+    /// transaction each read locks its row: one at a time, as ``row(_:for:)``).
+    func rows(_ keys: [ObjectKey], for purpose: RowPurpose) throws -> [StoredRow?] {
+        guard !isLocking, keys.count > 1 else { return try keys.map { try row($0, for: purpose) } }
+        var found: [ObjectKey: StoredRow] = [:]
+        for (type, group) in Dictionary(grouping: keys.filter { lockedRows[$0] == nil }, by: \.typeName) {
+            let identifiers = Array(Set(group.map(\.identifier)))
+            for read in try readRows("""
+                SELECT \(unescaped: Self.columns) FROM \(unescaped: objects)
+                WHERE type = \(type) AND identifier = ANY(\(identifiers)) AND NOT is_deleted
+                """) {
+                let row = try read.get()
+                found[row.key] = row
+            }
+        }
+        return keys.map { key in
+            if let locked = lockedRows[key] { return locked?.isDeleted == false ? locked : nil }
+            return found[key]
+        }
+    }
+
     func rowOrTombstone(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow? {
         if let locked = lockedRows[key] { return locked }
         // In the writer's transaction, a row read to be written is locked until the commit, so

@@ -39,6 +39,13 @@ struct StoreView {
         return try pending.row(key, in: statements, for: purpose, now: now)
     }
 
+    /// The rows `keys` names, in their order (`nil` for each missing): read at once when no
+    /// pending change can hide them (see ``RowStatements/rows(_:for:)``).
+    func rows(_ keys: [ObjectKey], for purpose: RowPurpose = .content) throws -> [StoredRow?] {
+        guard let pending, !pending.isEmpty else { return try statements.rows(keys, for: purpose) }
+        return try keys.map { try pending.row($0, in: statements, for: purpose, now: now) }
+    }
+
     /// The rows of `type`, in identifier order.
     func rows(ofType type: String, for purpose: RowPurpose = .content) throws -> [RowRead] {
         guard let pending, isPending(type) else { return try statements.rows(ofType: type, for: purpose) }

@@ -81,3 +81,10 @@ extension RowStatements {
         return try identifiers(matching: counted).count
     }
 }
+
+extension RowStatements {
+    /// One ``row(_:for:)`` a key: the rule for ``rows(_:for:)``.
+    package func rows(_ keys: [ObjectKey], for purpose: RowPurpose) throws -> [StoredRow?] {
+        try keys.map { try row($0, for: purpose) }
+    }
+}

@@ -78,6 +78,10 @@ package protocol RowStatements {
     func row(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow?
     /// The row `key`, a tombstone too (``StoredRow/isDeleted``), or `nil`.
     func rowOrTombstone(_ key: ObjectKey, for purpose: RowPurpose) throws -> StoredRow?
+    /// The rows `keys` names, in their order, as ``row(_:for:)`` reads each (`nil` for none).
+    /// Default: one ``row(_:for:)`` a key; an engine whose reads are round trips reads them in
+    /// one (a page of a sync server's feed is 500 of them).
+    func rows(_ keys: [ObjectKey], for purpose: RowPurpose) throws -> [StoredRow?]
     /// The rows of `type`, in identifier order.
     func rows(ofType type: String, for purpose: RowPurpose) throws -> [RowRead]
     /// Calls `body` with each row of `type`, in identifier order, as it is read: a row is let
