@@ -92,21 +92,23 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
         }
     }
 
-    /// Answers one change, inside the batch's transaction, into `plan`; with `writing`, writes
-    /// it at once. A change whose write throws has written nothing (its object is written
-    /// first), and `plan` is as before it, so that the refusal of one change leaves the
-    /// others' writes whole.
+    /// Answers one change, inside the batch's transaction, into `plan`. With `writing` (the
+    /// batch taken one change at a time), writes it at once, and a refusal of the store answers
+    /// the change ``UploadResult/failed(_:)``: its write throws before anything of it is
+    /// written (its object is written first), and `plan` is put back as it was before it.
+    /// Without, a refusal is thrown: the batch is then taken again one change at a time. (A copy
+    /// of `plan` kept before each change would be a copy of the whole batch's plan each time.)
     private func take(_ change: SyncChange<Object>, access: SyncAccess, plan: inout UploadPlan<Object>,
                       writing: Bool) async throws -> UploadResult<Object> {
         if let problem = Self.problem(ofIdentifier: change.identifier) { return .failed(problem) }
+        guard writing else { return try await deciding(change, access: access, plan: &plan) }
         let before = plan
         do {
             let result = try await deciding(change, access: access, plan: &plan)
-            if writing { try await plan.write(self, continuing: true) }
+            try await plan.write(self, continuing: true)
             return result
         } catch where Self.isRefusal(error) {
             plan = before
-            plan.forgetWrites()
             return .failed("the store refuses it: \(error)")
         }
     }
@@ -124,7 +126,7 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
 
     private func deciding(_ change: SyncChange<Object>, access: SyncAccess, plan: inout UploadPlan<Object>) async throws -> UploadResult<Object> {
         let stateID = ObjectState.id(typeName: typeName, identifier: change.identifier)
-        let state = plan.states[change.identifier] ?? nil
+        let state = try plan.state(change.identifier)
         // A deletion of an object the server never had (version 0, no scope, in no feed): kept
         // only so that the edit it follows, arriving late, doesn't bring the object back. To any
         // other device the object is new.

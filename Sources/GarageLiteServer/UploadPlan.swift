@@ -8,8 +8,8 @@ import GarageLite
 /// their feeds' entries and counters.
 struct UploadPlan<Object: Codable & Sendable & SendableMetatype>: Sendable {
     /// Each identifier's state, as the batch's changes so far leave it (`nil`: the server has
-    /// none).
-    private(set) var states: [String: ObjectState?]
+    /// none); or why it can't be read (the change that needs it is answered with it).
+    private var states: [String: Result<ObjectState?, any Error>]
     /// Each identifier's object, for those whose state is live, as the changes so far leave it;
     /// or why it can't be read (the change that needs it is answered with it).
     private var objects: [String: Result<Object?, any Error>]
@@ -25,19 +25,30 @@ struct UploadPlan<Object: Codable & Sendable & SendableMetatype>: Sendable {
     /// The states of `identifiers` and the objects of those live, read in one snapshot of the
     /// served type's garage (inside the batch's transaction: its pending changes included).
     static func reading(_ identifiers: [String], of served: ServedType<Object>) async throws -> Self {
-        let typeName = served.typeName, read = served.objects.retrieveAll
+        let typeName = served.typeName, retrieveAll = served.objects.retrieveAll
         let unique = Array(Set(identifiers))
         let stateIDs = unique.map { ObjectState.id(typeName: typeName, identifier: $0) }
         let (states, objects) = try await served.garage.readingSnapshot("read \(unique.count) states of \(typeName) for an upload") { snapshot in
-            let states = try snapshot.retrieve(ObjectState.self, typeName: ObjectState.storedTypeName, identifiers: stateIDs)
+            let read = { (identifiers: [String]) in
+                try snapshot.retrieve(ObjectState.self, typeName: ObjectState.storedTypeName, identifiers: identifiers)
+            }
+            // All at once; one at a time when one can't be read, which fails its own change only.
+            let states: [Result<ObjectState?, any Error>] = (try? read(stateIDs).map { .success($0) })
+                ?? stateIDs.map { id in Result { try read([id]).first ?? nil } }
+            let live = zip(unique, states).filter { (try? $0.1.get())?.map { !$0.isDeleted } == true }.map(\.0)
+            let all = try? retrieveAll(snapshot, live)
             var objects: [String: Result<Object?, any Error>] = [:]
-            for (identifier, state) in zip(unique, states) where state.map({ !$0.isDeleted }) == true {
-                // One at a time: an object that can't be read fails its own change only.
-                objects[identifier] = Result { try read(snapshot, [identifier]).first ?? nil }
+            for (index, identifier) in live.enumerated() {
+                objects[identifier] = all.map { .success($0[index]) } ?? Result { try retrieveAll(snapshot, [identifier]).first ?? nil }
             }
             return (states, objects)
         }
         return UploadPlan(states: Dictionary(uniqueKeysWithValues: zip(unique, states)), objects: objects)
+    }
+
+    /// The state of `identifier` as the batch's changes so far leave it (`nil`: none).
+    func state(_ identifier: String) throws -> ObjectState? {
+        try states[identifier]?.get() ?? nil
     }
 
     /// The object `identifier` as the batch's changes so far leave it (`nil`: none).
@@ -53,7 +64,7 @@ struct UploadPlan<Object: Codable & Sendable & SendableMetatype>: Sendable {
 
     /// Writes `state`.
     mutating func set(_ state: ObjectState) {
-        states[state.identifier] = state
+        states[state.identifier] = .success(state)
         if writing.insert(state.identifier).inserted { written.append(state.identifier) }
     }
 
@@ -62,8 +73,8 @@ struct UploadPlan<Object: Codable & Sendable & SendableMetatype>: Sendable {
         moves.append((identifier, scope, version, isDeleted))
     }
 
-    /// Forgets what is still to write (a change refused: its decisions undone).
-    mutating func forgetWrites() {
+    /// Forgets what is still to write, once written.
+    private mutating func forgetWrites() {
         written = []
         moves = []
         versions = [:]
@@ -87,12 +98,12 @@ struct UploadPlan<Object: Codable & Sendable & SendableMetatype>: Sendable {
         let kept = versions.values.compactMap { $0 }
         if !kept.isEmpty { try await garage.parkAll(kept) }
         for (id, version) in versions where version == nil { _ = try await garage.delete(ObjectVersion.self, identifier: id) }
-        let states = identifiers.compactMap { self.states[$0] ?? nil }
+        let states = identifiers.compactMap { try? self.states[$0]?.get() ?? nil }
         if !states.isEmpty { try await garage.parkAll(states) }
         if !moves.isEmpty { try await writeMoves(garage, typeName) }
         if continuing, !states.isEmpty {
             let read = try await garage.retrieve(ObjectState.self, identifiers: states.map(\.id))
-            for (state, stored) in zip(states, read) { self.states[state.identifier] = stored }
+            for (state, stored) in zip(states, read) { self.states[state.identifier] = .success(stored) }
         }
         forgetWrites()
     }

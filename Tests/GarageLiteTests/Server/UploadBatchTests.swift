@@ -113,3 +113,34 @@ struct UploadBatchTests {
         #expect(try await garage.retrieve(TeamNote.self, identifier: "n1").map { [$0.title, $0.body] } == ["title from A", "body from B"])
     }
 }
+
+extension UploadBatchTests {
+    /// A state the server can't read fails its own change, as it did when each change read its
+    /// own: the batch's other changes are written.
+    @Test func aStateTheServerCantReadFailsItsChangeOnly() async throws {
+        let garage = try TestEngine.garage()
+        let server = try SyncServerTests.server(garage)
+        _ = try await Self.upload(server, [SyncChange(identifier: "n1", object: Self.note("n1"), version: nil)])
+        let key = ObjectKey(typeName: "GarageLiteServer.ObjectState", identifier: "TeamNote\u{1F}n1")
+        try await garage.parkJSON(#"{"id":"TeamNote\u001fn1","typeName":"TeamNote","identifier":"n1","scope":17}"#, as: key)
+        let outcome: Result<[String: UploadResult<TeamNote>], any Error>
+        do {
+            outcome = .success(try await Self.upload(server, [
+                SyncChange(identifier: "n1", object: Self.note("n1", title: "edit"), version: "1"),
+                SyncChange(identifier: "n2", object: Self.note("n2"), version: nil),
+            ]))
+        } catch {
+            outcome = .failure(error)
+        }
+        switch outcome {
+        case .success(let results):
+            guard case .failed? = results["n1"] else { Issue.record("n1: \(String(describing: results["n1"]))"); return }
+            #expect(Self.version(results["n2"]) == "1")
+            #expect(try await Self.feed(server).changes.map(\.identifier) == ["n2"])
+        case .failure(let error):
+            // Not a refusal of the store (a decoding error): the request fails, naming the object.
+            #expect("\(error)".contains("n1"), "\(error)")
+            #expect(try await garage.retrieve(TeamNote.self, identifier: "n2") == nil, "nothing of the batch written")
+        }
+    }
+}
