@@ -28,7 +28,7 @@ struct BadStoreFileTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("garbage.sqlite")
         var bytes = Data("SQLite format 3\0".utf8)
-        bytes.append(Data((0..<8_192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }))
+        bytes.append(contentsOf: (0..<8_192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         try bytes.write(to: URL(fileURLWithPath: path))
         let error = try #require(throws: GarageError.self) { try Garage(path: path) }
         switch error {
