@@ -5,22 +5,22 @@ import Testing
 /// in one statement a type), reads as one `row(_:for:)` a key does, on every engine.
 @Suite("Rows by key")
 struct RowsByKeyTests {
-    struct Shelf: Codable, Identifiable, Equatable {
+    struct KeyedShelf: Codable, Identifiable, Equatable {
         var id: String
         var label: String
     }
 
-    struct Jar: Codable, Identifiable, Equatable {
+    struct KeyedJar: Codable, Identifiable, Equatable {
         var id: String
         var contents: String
     }
 
     @Test func manyKeysReadAsOneAtATime() async throws {
         let garage = try TestEngine.garage()
-        try await garage.parkAll((0..<40).map { Shelf(id: "s\($0)", label: "shelf \($0)") })
-        try await garage.parkAll((0..<10).map { Jar(id: "j\($0)", contents: "jam \($0)") })
-        _ = try await garage.delete(Shelf.self, identifier: "s3")
-        let shelf = try garage.storedTypeName(Shelf.self), jar = try garage.storedTypeName(Jar.self)
+        try await garage.parkAll((0..<40).map { KeyedShelf(id: "s\($0)", label: "shelf \($0)") })
+        try await garage.parkAll((0..<10).map { KeyedJar(id: "j\($0)", contents: "jam \($0)") })
+        _ = try await garage.delete(KeyedShelf.self, identifier: "s3")
+        let shelf = try garage.storedTypeName(KeyedShelf.self), jar = try garage.storedTypeName(KeyedJar.self)
         // Two types, missing keys, a deleted object, a key twice, in no order.
         let keys = [ObjectKey(typeName: shelf, identifier: "s7"), ObjectKey(typeName: jar, identifier: "j2"),
                     ObjectKey(typeName: shelf, identifier: "s3"), ObjectKey(typeName: shelf, identifier: "nothing"),
@@ -36,18 +36,18 @@ struct RowsByKeyTests {
         #expect(many[0]?.key.identifier == "s7" && many[1]?.key.identifier == "j2")
         #expect(many[2] == nil && many[3] == nil && many[4] == nil, "deleted, missing, of no such type")
         // Through a snapshot, as a server's page reads them.
-        let read = try await garage.retrieve(Shelf.self, identifiers: ["s1", "s3", "s39", "zz"])
-        #expect(read == [Shelf(id: "s1", label: "shelf 1"), nil, Shelf(id: "s39", label: "shelf 39"), nil])
+        let read = try await garage.retrieve(KeyedShelf.self, identifiers: ["s1", "s3", "s39", "zz"])
+        #expect(read == [KeyedShelf(id: "s1", label: "shelf 1"), nil, KeyedShelf(id: "s39", label: "shelf 39"), nil])
     }
 
     @Test func insideATransactionPendingChangesAreRead() async throws {
         let garage = try TestEngine.garage()
-        try await garage.parkAll((0..<5).map { Shelf(id: "s\($0)", label: "old") })
+        try await garage.parkAll((0..<5).map { KeyedShelf(id: "s\($0)", label: "old") })
         let read = try await garage.transaction {
-            try await garage.park(Shelf(id: "s1", label: "new"))
-            _ = try await garage.delete(Shelf.self, identifier: "s2")
-            try await garage.park(Shelf(id: "s9", label: "added"))
-            return try await garage.retrieve(Shelf.self, identifiers: ["s0", "s1", "s2", "s9"])
+            try await garage.park(KeyedShelf(id: "s1", label: "new"))
+            _ = try await garage.delete(KeyedShelf.self, identifier: "s2")
+            try await garage.park(KeyedShelf(id: "s9", label: "added"))
+            return try await garage.retrieve(KeyedShelf.self, identifiers: ["s0", "s1", "s2", "s9"])
         }
         #expect(read.map { $0?.label } == ["old", "new", nil, "added"])
     }
