@@ -78,20 +78,21 @@ package struct GarageSnapshot {
     /// `JSONEncoder`'s.) A sync server sends such JSON as it is.
     package func foundationJSON(typeName: String, identifiers: [String]) throws -> [String?] {
         guard case .deferredToDate = configuration.dateEncodingStrategy else { return identifiers.map { _ in nil } }
-        return try view.rows(identifiers.map { ObjectKey(typeName: typeName, identifier: $0) }).map { row in
-            guard let row, !row.isDeleted, row.references == "[]" || row.references.isEmpty else { return nil }
-            if row.isEncrypted && configuration.encryption.delegate == nil { return nil }
-            guard let json = try Garage.records([row], configuration.encryption).first?.json,
-                  !json.containsTypeMarker else { return nil }
-            return json
-        }
+        return try json(typeName: typeName, identifiers: identifiers) { row in
+            (row.references == "[]" || row.references.isEmpty) && !(row.isEncrypted && configuration.encryption.delegate == nil)
+        }.map { json in json.flatMap { $0.containsTypeMarker ? nil : $0 } }
     }
 
     /// The JSON of the objects of the stored type `typeName` under `identifiers`, as the store
     /// holds it (decrypted); `nil` for each missing.
     package func json(typeName: String, identifiers: [String]) throws -> [String?] {
+        try json(typeName: typeName, identifiers: identifiers) { _ in true }
+    }
+
+    /// The JSON of each live row under `identifiers` that `taking` takes, decrypted; `nil` for the others.
+    private func json(typeName: String, identifiers: [String], taking: (StoredRow) -> Bool) throws -> [String?] {
         try view.rows(identifiers.map { ObjectKey(typeName: typeName, identifier: $0) }).map { row in
-            guard let row, !row.isDeleted else { return nil }
+            guard let row, !row.isDeleted, taking(row) else { return nil }
             return try Garage.records([row], configuration.encryption).first?.json
         }
     }
@@ -106,16 +107,13 @@ extension Garage {
 }
 
 extension String {
-    /// Whether this JSON text holds the garage's type marker (`"@type"`) anywhere: a
-    /// polymorphic value or a subclass, which only the garage reads back as stored.
+    /// Whether this JSON text holds the garage's type marker (``RegisteredTypes/typeKey``, as
+    /// a JSON string) anywhere: a polymorphic value or a subclass, which only the garage reads
+    /// back as stored.
     fileprivate var containsTypeMarker: Bool {
-        let marker: [UInt8] = Array("\"@type\"".utf8)
+        let marker = Array("\"\(RegisteredTypes.typeKey)\"".utf8)
         return utf8.withContiguousStorageIfAvailable { bytes in
-            guard bytes.count >= marker.count else { return false }
-            for index in 0 ... bytes.count - marker.count where bytes[index + 1] == 0x40 && bytes[index] == 0x22 {
-                if bytes[index ..< index + marker.count].elementsEqual(marker) { return true }
-            }
-            return false
-        } ?? contains("\"@type\"")
+            bytes.count >= marker.count && (0 ... bytes.count - marker.count).contains { bytes[$0 ..< $0 + marker.count].elementsEqual(marker) }
+        } ?? contains("\"\(RegisteredTypes.typeKey)\"")
     }
 }

@@ -23,21 +23,21 @@ extension ServedType {
             return found
         }
         metrics.downloaded(typeName, page.changes.count, rebase: page.rebase)
-        return Data(page.json())
+        return Data(page.splicedJSON())
     }
 
     func download(_ request: DownloadRequest<Object>, access: SyncAccess) async throws -> DownloadBatch<Object> {
         let objects = objects
         let page = try await reading(request, access: access) { snapshot, identifiers in try objects.retrieveAll(snapshot, identifiers) }
         metrics.downloaded(typeName, page.changes.count, rebase: page.rebase)
-        return DownloadBatch(changes: page.changes.map { SyncChange(identifier: $0.identifier, object: $0.object, version: $0.version, changeID: $0.changeID) },
-                             cursor: page.cursor, hasMore: page.hasMore, rebase: page.rebase)
+        return page
     }
 
     /// The page after `request`'s cursor, its objects read by `read` (in the snapshot of
-    /// their states, for the identifiers of the live ones) as `Body`: the app's type, or JSON.
-    private func reading<Body: Sendable>(_ request: DownloadRequest<Object>, access: SyncAccess,
-                               read: @escaping @Sendable (GarageSnapshot, [String]) throws -> [Body?]) async throws -> FeedPage<Body> {
+    /// their states, for the identifiers of the live ones) as `Body`: the app's type, or the
+    /// JSON text of each (``DownloadBatch/splicedJSON()``).
+    private func reading<Body: Codable & Sendable>(_ request: DownloadRequest<Object>, access: SyncAccess,
+                               read: @escaping @Sendable (GarageSnapshot, [String]) throws -> [Body?]) async throws -> DownloadBatch<Body> {
         let cursor = FeedCursor(request.cursor)
         var positions = cursor.positions, horizons = cursor.horizons
         // Tombstones purged since the download began, after the position it reached: the device
@@ -53,7 +53,7 @@ extension ServedType {
             }
         }
         let current = try await garage.retrieve(ScopeHorizon.self, identifiers: scopes).map { $0?.position ?? 0 }
-        if isBehind(current) { return FeedPage(rebase: true) }
+        if isBehind(current) { return DownloadBatch(changes: [], cursor: nil, hasMore: false, rebase: true) }
         for (scope, horizon) in zip(scopes, current) where (positions[scope] ?? 0) == 0 {
             horizons[scope] = horizon               // a new reader of the scope: from this horizon on
         }
@@ -80,9 +80,9 @@ extension ServedType {
         // A purge that committed between the horizons' read and the entries': the entries may
         // have skipped a tombstone this device needed.
         let after = try await garage.retrieve(ScopeHorizon.self, identifiers: scopes).map { $0?.position ?? 0 }
-        if after != current, isBehind(after) { return FeedPage(rebase: true) }
-        return FeedPage(changes: try await changes(entries, read: read), cursor: FeedCursor(positions: positions, horizons: horizons).text,
-                        hasMore: hasMore)
+        if after != current, isBehind(after) { return DownloadBatch(changes: [], cursor: nil, hasMore: false, rebase: true) }
+        return DownloadBatch(changes: try await changes(entries, read: read), cursor: FeedCursor(positions: positions, horizons: horizons).text,
+                             hasMore: hasMore)
     }
 
     /// The changes feed entries stand for: each object as the server has it, or its deletion,
@@ -93,8 +93,8 @@ extension ServedType {
     /// object for an older version would upload its next edit as based on it, over changes it
     /// never saw.) The object may have changed again since its entry was read: its new position
     /// sends it again.
-    private func changes<Body: Sendable>(_ entries: [FeedEntry],
-                               read: @escaping @Sendable (GarageSnapshot, [String]) throws -> [Body?]) async throws -> [FeedChange<Body>] {
+    private func changes<Body: Codable & Sendable>(_ entries: [FeedEntry],
+                               read: @escaping @Sendable (GarageSnapshot, [String]) throws -> [Body?]) async throws -> [SyncChange<Body>] {
         guard !entries.isEmpty else { return [] }
         let typeName = typeName
         let stateIDs = entries.map { ObjectState.id(typeName: typeName, identifier: $0.identifier) }
@@ -111,37 +111,20 @@ extension ServedType {
             let entry = entries[index], state = states[index]
             guard let state, let object = values[index] ?? nil else {
                 let version = state.map { max($0.version, entry.version) } ?? entry.version
-                return FeedChange(identifier: entry.identifier, object: nil, version: String(version), changeID: state?.change)
+                return SyncChange(identifier: entry.identifier, object: nil, version: String(version), changeID: state?.change)
             }
             // A merge is not the device's own change: it is news to that device too.
-            return FeedChange(identifier: entry.identifier, object: object, version: String(state.version),
+            return SyncChange(identifier: entry.identifier, object: object, version: String(state.version),
                               changeID: state.isMerge == true ? nil : state.change)
         }
     }
 }
 
-/// A download's page as read: a ``DownloadBatch`` whose objects are `Body`, the app's type or
-/// the JSON sent for each.
-struct FeedPage<Body> {
-    var changes: [FeedChange<Body>] = []
-    var cursor: String?
-    var hasMore = false
-    var rebase = false
-}
-
-/// A change of a ``FeedPage``: a ``SyncChange`` whose object is `Body`.
-struct FeedChange<Body> {
-    var identifier: String
-    var object: Body?
-    var version: String?
-    var changeID: SyncChangeID?
-}
-
-extension FeedPage<String> {
-    /// The page as a `DownloadBatch`'s JSON, each object's JSON written as it is:
-    /// `{"changes":[{"identifier":…,"object":…,"version":…,"changeID":{…}}],"cursor":…,"hasMore":…,"rebase":…}`,
+extension DownloadBatch where Object == String {
+    /// The page as a `DownloadBatch`'s JSON, each object a JSON text written as it is (not as
+    /// a string): `{"changes":[{"identifier":…,"object":…,"version":…,"changeID":{…}}],"hasMore":…,"rebase":…,"cursor":…}`,
     /// members without a value left out, as `JSONEncoder` leaves them.
-    func json() -> [UInt8] {
+    func splicedJSON() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(changes.reduce(64) { $0 + 96 + $1.identifier.utf8.count + ($1.object?.utf8.count ?? 0) })
         out.append(contentsOf: #"{"changes":["#.utf8)
