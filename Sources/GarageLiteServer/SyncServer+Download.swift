@@ -5,14 +5,33 @@ import GarageLite
 // reached in each scope's feed, as JSON (`{"team:1":17}`): opaque to the device, and the same
 // on every instance, since positions are the store's.
 extension ServedType {
-    /// Answers a download request sent as JSON with the page as JSON. Each object whose stored
-    /// JSON Foundation reads back as the garage would (``GarageSnapshot/foundationJSON(typeName:identifiers:)``)
-    /// is sent as the store holds it, neither decoded nor encoded here; any other is read as
-    /// `Object` and encoded.
+    /// Answers a download request sent as JSON with the page as JSON: the page read ahead for
+    /// it, when the request before it started one (``ReadAhead``), or read now. A page with more
+    /// after it starts reading the next one, which the device asks for next.
     func download(json: Data, access: SyncAccess) async throws -> Data {
         let request = try JSONDecoder().decode(DownloadRequest<Object>.self, from: json)
+        let page: ReadAhead.Page
+        if let early = await readAhead.take(ReadAhead.Key(typeName: typeName, access: access, cursor: request.cursor)) {
+            page = early
+        } else {
+            page = try await pageJSON(after: request.cursor, access: access)
+        }
+        if let next = page.next {
+            readAhead.start(ReadAhead.Key(typeName: typeName, access: access, cursor: next)) { [self] in
+                try await pageJSON(after: next, access: access)
+            }
+        }
+        metrics.downloaded(typeName, page.changes, rebase: page.rebase)
+        return page.json
+    }
+
+    /// The page after `cursor` as JSON. Each object whose stored JSON Foundation reads back as
+    /// the garage would (``GarageSnapshot/foundationJSON(typeName:identifiers:)``) is sent as
+    /// the store holds it, neither decoded nor encoded here; any other is read as `Object` and
+    /// encoded.
+    private func pageJSON(after cursor: String?, access: SyncAccess) async throws -> ReadAhead.Page {
         let typeName = typeName, objects = objects
-        let page = try await reading(request, access: access) { snapshot, identifiers in
+        let page = try await reading(DownloadRequest<Object>(typeName: typeName, cursor: cursor), access: access) { snapshot, identifiers in
             var found = try snapshot.foundationJSON(typeName: typeName, identifiers: identifiers)
             let others = found.indices.filter { found[$0] == nil }
             guard !others.isEmpty else { return found }
@@ -22,8 +41,8 @@ extension ServedType {
             }
             return found
         }
-        metrics.downloaded(typeName, page.changes.count, rebase: page.rebase)
-        return Data(page.splicedJSON())
+        return ReadAhead.Page(json: Data(page.splicedJSON()), changes: page.changes.count, rebase: page.rebase,
+                              next: page.hasMore ? page.cursor : nil)
     }
 
     func download(_ request: DownloadRequest<Object>, access: SyncAccess) async throws -> DownloadBatch<Object> {

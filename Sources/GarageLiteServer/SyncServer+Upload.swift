@@ -17,12 +17,14 @@ struct ServedType<Object: Codable & Sendable & SendableMetatype>: ServedTypeProt
     let rules: SyncRules<Object>
     let objects: ServedObjects<Object>
     let metrics: SyncServerMetrics
+    let readAhead: ReadAhead
 
     init(server: SyncServer, typeName: String, rules: SyncRules<Object>, objects: ServedObjects<Object>) {
         garage = server.garage
         pageSize = server.pageSize
         keptVersions = server.keptVersions
         metrics = server.metrics
+        readAhead = server.readAhead
         self.typeName = typeName
         self.rules = rules
         self.objects = objects

@@ -50,6 +50,8 @@ public final class SyncServer: Sendable {
     let live: LiveFeeds
     let metrics: SyncServerMetrics
     let requests = RequestsInProgress()
+    /// The next pages of the downloads in progress, read before they are asked for.
+    let readAhead = ReadAhead()
 
     /// How many times a change is tried again when another instance changed what it read.
     static let attempts = 20
