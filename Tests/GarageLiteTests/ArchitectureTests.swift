@@ -2,19 +2,34 @@ import Foundation
 import Testing
 
 /// The rules of ARCHITECTURE.md that a reader of the sources can check: where GRDB and SQL
-/// may appear, and that no folder uses a folder that uses it.
+/// may appear, how long a file may be, that no folder of a library target uses a folder that
+/// uses it, and that the document's table of folders says what each one uses.
 @Suite("Architecture", .firstPassOnly)
 struct ArchitectureTests {
-    /// `Sources/GarageLite`, found from this file's path.
-    static let sources: URL = URL(fileURLWithPath: #filePath)
+    /// The package's `Sources`, found from this file's path.
+    static let allSources: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/GarageLite")
+        .appendingPathComponent("Sources")
 
-    /// Every Swift file of the library, by its path below `Sources/GarageLite`.
-    static func files() throws -> [(path: String, text: String)] {
-        let enumerator = try #require(FileManager.default.enumerator(atPath: sources.path))
+    /// `Sources/GarageLite`.
+    static let sources = allSources.appendingPathComponent("GarageLite")
+
+    /// The library targets: the folders of `Sources` without a `main.swift`.
+    static func libraryTargets() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: allSources.path).sorted().filter { name in
+            var isFolder: ObjCBool = false
+            let folder = allSources.appendingPathComponent(name)
+            return FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) && isFolder.boolValue
+                && !FileManager.default.fileExists(atPath: folder.appendingPathComponent("main.swift").path)
+        }
+    }
+
+    /// Every Swift file of a target (by default the library's), by its path below its folder.
+    static func files(of target: String = "GarageLite") throws -> [(path: String, text: String)] {
+        let folder = allSources.appendingPathComponent(target)
+        let enumerator = try #require(FileManager.default.enumerator(atPath: folder.path))
         return try enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.sorted().map {
-            ($0, try String(contentsOf: sources.appendingPathComponent($0), encoding: .utf8))
+            ($0, try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8))
         }
     }
 
@@ -24,6 +39,34 @@ struct ArchitectureTests {
         let parts = path.split(separator: "/").dropLast()
         if parts.isEmpty { return ["GarageError.swift", "ObjectKey.swift"].contains(path) ? "GarageError" : "(root)" }
         return parts.joined(separator: "/")
+    }
+
+    /// Which folders each folder of `files` uses, with the type names it uses of each: the
+    /// names its code (not its comments, nor the text of its strings: an error's description
+    /// may name a type for the reader) mentions of the types the other folders declare.
+    static func folderUses(_ files: [(path: String, text: String)]) throws -> [String: [String: Set<String>]] {
+        let declaration = try Regex(#"(?m)^(?:public |package |private |fileprivate |final |indirect )*(?:struct|class|enum|protocol|typealias)\s+(\w+)"#)
+        var declaredIn: [String: String] = [:]
+        for (path, text) in files {
+            for match in text.matches(of: declaration) {
+                if let name = match.output[1].substring { declaredIn[String(name)] = Self.folder(of: path) }
+            }
+        }
+        let stringLiteral = try Regex(#""(?:[^"\\\n]|\\.)*""#)
+        var uses: [String: [String: Set<String>]] = [:]
+        for (path, text) in files {
+            let folder = Self.folder(of: path)
+            let code = text.split(separator: "\n").map { line in
+                line.range(of: "//").map { String(line[..<$0.lowerBound]) } ?? String(line)
+            }.joined(separator: "\n").replacing(stringLiteral, with: "\"\"")
+            let words = Set(code.split { !($0.isLetter || $0.isNumber || $0 == "_") }.map(String.init))
+            for word in words {
+                if let other = declaredIn[word], other != folder {
+                    uses[folder, default: [:]][other, default: []].insert(word)
+                }
+            }
+        }
+        return uses
     }
 
     @Test func onlyTheSQLiteEngineImportsGRDBOrHoldsSQL() throws {
@@ -40,9 +83,13 @@ struct ArchitectureTests {
 
     /// ARCHITECTURE.md: no source file over 500 lines; split it where it holds two topics.
     @Test func noSourceFileIsLongerThan500Lines() throws {
-        for (path, text) in try Self.files() {
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count - 1
-            #expect(lines <= 500, "\(path) has \(lines) lines")
+        let targets = try FileManager.default.contentsOfDirectory(atPath: Self.allSources.path).sorted()
+        #expect(targets.contains("GarageLitePostgres") && targets.contains("garage"))
+        for target in targets {
+            for (path, text) in try Self.files(of: target) {
+                let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+                #expect(lines <= 500, "\(target)/\(path) has \(lines) lines")
+            }
         }
     }
 
@@ -96,41 +143,56 @@ struct ArchitectureTests {
         }
     }
 
+    /// In every library target, no folder uses a folder that uses it.
     @Test func noFolderUsesAFolderThatUsesIt() throws {
-        let files = try Self.files()
-        let declaration = try Regex(#"(?m)^(?:public |package |private |fileprivate |final |indirect )*(?:struct|class|enum|protocol|typealias)\s+(\w+)"#)
-        var declaredIn: [String: String] = [:]
-        for (path, text) in files {
-            for match in text.matches(of: declaration) {
-                if let name = match.output[1].substring { declaredIn[String(name)] = Self.folder(of: path) }
-            }
-        }
-        // Which folders each folder uses, by the type names its code (not its comments, nor the
-        // text of its strings: an error's description may name a type for the reader) mentions.
-        let stringLiteral = try Regex(#""(?:[^"\\\n]|\\.)*""#)
-        var uses: [String: [String: Set<String>]] = [:]
-        for (path, text) in files {
-            let folder = Self.folder(of: path)
-            let code = text.split(separator: "\n").map { line in
-                line.range(of: "//").map { String(line[..<$0.lowerBound]) } ?? String(line)
-            }.joined(separator: "\n").replacing(stringLiteral, with: "\"\"")
-            let words = Set(code.split { !($0.isLetter || $0.isNumber || $0 == "_") }.map(String.init))
-            for word in words {
-                if let other = declaredIn[word], other != folder {
-                    uses[folder, default: [:]][other, default: []].insert(word)
+        let targets = try Self.libraryTargets()
+        #expect(Set(targets).isSuperset(of: ["GarageLite", "GarageLitePostgres", "GarageLiteServer", "GarageLiteClient"]))
+        #expect(!targets.contains("garage-demo"))
+        for target in targets {
+            let uses = try Self.folderUses(try Self.files(of: target))
+            for (folder, used) in uses {
+                for (other, names) in used {
+                    if let back = uses[other]?[folder] {
+                        Issue.record("\(target): \(folder) uses \(other) (\(names.sorted())) and \(other) uses \(folder) (\(back.sorted()))")
+                    }
                 }
             }
+            guard target == "GarageLite" else { continue }
+            // The façade is on top; the error type and the threading helpers are at the bottom.
+            #expect(uses["GarageError"] == nil)
+            #expect(Set(uses["Threading"]?.keys ?? [:].keys) == ["GarageError"])
+            #expect(uses["Storage/Engine"]?["Storage"] == nil)
         }
-        for (folder, used) in uses {
-            for (other, names) in used {
-                if let back = uses[other]?[folder] {
-                    Issue.record("\(folder) uses \(other) (\(names.sorted())) and \(other) uses \(folder) (\(back.sorted()))")
-                }
+    }
+
+    /// ARCHITECTURE.md's table of folders: each row's "depends on" names exactly the folders
+    /// the folder's code uses (`GarageError` and `ObjectKey`, which every folder uses, left
+    /// out), written `the root`, `Storage/`…, or `—` for none.
+    @Test func theTableOfFoldersSaysWhatEachFolderUses() throws {
+        let document = try String(contentsOf: Self.allSources.deletingLastPathComponent().appendingPathComponent("ARCHITECTURE.md"),
+                                  encoding: .utf8)
+        let section = try #require(document.components(separatedBy: "\n## Folders\n").dropFirst().first?
+            .components(separatedBy: "\n## ").first)
+        let uses = try Self.folderUses(try Self.files())
+        var documented: [String: Set<String>] = [:]
+        for line in section.split(separator: "\n") where line.hasPrefix("| `") || line.hasPrefix("| *(root)*") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 3, let first = cells.first, !first.hasPrefix("`..") else { continue }
+            func name(_ cell: String) -> String {
+                let bare = cell.replacingOccurrences(of: "`", with: "").replacingOccurrences(of: "*", with: "")
+                    .trimmingCharacters(in: .whitespaces)
+                if bare == "the root" { return "(root)" }
+                return bare.hasSuffix("/") ? String(bare.dropLast()) : bare
             }
+            let dependsOn = try #require(cells.last)
+            documented[name(first)] = dependsOn == "—" ? [] : Set(dependsOn.split(separator: ",").map { name(String($0)) })
         }
-        // The façade is on top; the error type and the threading helpers are at the bottom.
-        #expect(uses["GarageError"] == nil)
-        #expect(Set(uses["Threading"]?.keys ?? [:].keys) == ["GarageError"])
-        #expect(uses["Storage/Engine"]?["Storage"] == nil)
+        let folders = Set(try Self.files().map { Self.folder(of: $0.path) }).subtracting(["GarageError"])
+        #expect(Set(documented.keys) == folders, "the table's rows are the folders")
+        for folder in folders.sorted() {
+            let used = Set(uses[folder]?.keys.map { $0 } ?? []).subtracting(["GarageError"])
+            #expect(documented[folder] == used,
+                    "ARCHITECTURE.md: \(folder) depends on \(used.isEmpty ? "—" : used.sorted().map { $0 == "(root)" ? "the root" : "`\($0)/`" }.joined(separator: ", "))")
+        }
     }
 }

@@ -60,18 +60,19 @@ final class TypeInfo: Sendable {
     let dropsMissingReferences: Bool
     /// The protocols through which an object decoded from a row takes the row's facts (or is
     /// checked against them), when the type adopts them: no dynamic cast of each object.
-    let syncable: (any Syncable.Type)?
-    let revisioned: (any Revisioned.Type)?
-    let identifiable: (any Identifiable.Type)?
+    /// (Held as ``TypeConformance``s: a protocol's metatype is not `Sendable`.)
+    let syncable: (any SyncableConformance)?
+    let revisioned: (any RevisionedConformance)?
+    let identifiable: (any IdentifiableConformance)?
 
     private init<T>(_ type: T.Type) {
         kind = ValueKind.classify(type)
         isClass = type is AnyClass
         legacyKeys = (type as? any LegacyKeyed.Type).map { $0.legacyKeys }
         dropsMissingReferences = (type as? any ReferenceCollection.Type)?.elementsAreReferences ?? false
-        syncable = type as? any Syncable.Type
-        revisioned = type as? any Revisioned.Type
-        identifiable = type as? any Identifiable.Type
+        syncable = (type as? any Syncable.Type).map { TypeConformance.syncable($0) }
+        revisioned = (type as? any Revisioned.Type).map { TypeConformance.revisioned($0) }
+        identifiable = (type as? any Identifiable.Type).map { TypeConformance.identifiable($0) }
     }
 
     static func of<T>(_ type: T.Type) -> TypeInfo {
@@ -131,6 +132,43 @@ final class TypeInfo: Sendable {
 
 // Reading and setting a value's row facts through its type's conformance, the value known to be
 // of that type (its ``TypeInfo``): without boxing it in an existential and casting it back.
+
+/// A type's ``Syncable`` conformance, as ``TypeInfo`` holds it.
+protocol SyncableConformance: Sendable {
+    func setSyncStatus<V>(_ status: SyncStatus, on value: inout V)
+}
+
+/// A type's ``Revisioned`` conformance, as ``TypeInfo`` holds it.
+protocol RevisionedConformance: Sendable {
+    func setRevision<V>(_ revision: Int64, on value: inout V)
+}
+
+/// A type's `Identifiable` conformance, as ``TypeInfo`` holds it.
+protocol IdentifiableConformance: Sendable {
+    func identifier<V>(ofValue value: V) throws -> String
+}
+
+/// A type's conformances as `Sendable` values: the type is a parameter of the value's type,
+/// not a stored metatype.
+enum TypeConformance {
+    static func syncable<S: Syncable>(_ type: S.Type) -> any SyncableConformance { Of<S>() }
+    static func revisioned<R: Revisioned>(_ type: R.Type) -> any RevisionedConformance { Of<R>() }
+    static func identifiable<I: Identifiable>(_ type: I.Type) -> any IdentifiableConformance { Of<I>() }
+
+    fileprivate struct Of<U>: Sendable {}
+}
+
+extension TypeConformance.Of: SyncableConformance where U: Syncable {
+    func setSyncStatus<V>(_ status: SyncStatus, on value: inout V) { U.setSyncStatus(status, on: &value) }
+}
+
+extension TypeConformance.Of: RevisionedConformance where U: Revisioned {
+    func setRevision<V>(_ revision: Int64, on value: inout V) { U.setRevision(revision, on: &value) }
+}
+
+extension TypeConformance.Of: IdentifiableConformance where U: Identifiable {
+    func identifier<V>(ofValue value: V) throws -> String { try U.identifier(ofValue: value) }
+}
 
 extension Syncable {
     static func setSyncStatus<V>(_ status: SyncStatus, on value: inout V) {
