@@ -8,8 +8,8 @@ import Testing
 struct ExplicitTransactionTests {
     @Test func changesJoinTheTransactionUntilItCommits() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("garage.sqlite"))
-        let other = try Garage(path: directory.path("garage.sqlite"))
+        let garage = try TestEngine.garage(path: directory.path("garage.sqlite"))
+        let other = try TestEngine.garage(path: directory.path("garage.sqlite"))
         try garage.park(Counter(id: 1, value: 1))
         #expect(!garage.isTransactionActive)
         try garage.beginTransaction()

@@ -34,8 +34,8 @@ struct SettingsObservationTests {
     @Test(.timeLimit(.minutes(1)))
     func aKeyIsObservedFromAnotherGarageOnTheFile() async throws {
         let directory = try TemporaryDirectory()
-        let writer = try Garage(path: directory.path("settings.garage"))
-        let observer = try Garage(path: directory.path("settings.garage"))
+        let writer = try TestEngine.garage(path: directory.path("settings.garage"))
+        let observer = try TestEngine.garage(path: directory.path("settings.garage"))
         var reader = STUpdateReader(observer.updates(for: Self.volume))
 
         try await writer.set(0.9, for: Self.volume)
