@@ -5,13 +5,13 @@ import GarageLite
 /// one it was just sent: a device that has more to download asks next for the page after the
 /// cursor it was given, and finds it read.
 ///
-/// A page read early is the answer a request at that moment would have had, and stays a right
-/// answer later: a change committed after it takes a position after every position the page
-/// reached (positions are taken one commit after the other), so the device's next request
-/// gets it; a purge after it is seen by that next request (the cursor's horizons). The page
-/// is only handed to a request of the same type, access (user and scopes) and cursor, once,
-/// and is dropped after ``lifetime`` unasked. At most ``capacity`` pages are held or being
-/// read: beyond, a download reads no page ahead.
+/// A page is only handed to a request of the same type, access (user and scopes) and cursor,
+/// once, and is dropped after ``lifetime`` unasked. At most ``capacity`` pages are held or
+/// being read: beyond, a download reads no page ahead. The download that takes a page hands it
+/// out only if no commit moved its scopes' counters since it was read (``Page/counters``):
+/// then it is the page a read at that moment would give. Otherwise it reads the page again: a
+/// page read before the device's own upload (the download stopped, the next sync uploaded
+/// first) would send back an older version of what it uploaded, as news.
 final class ReadAhead: Sendable {
     /// What a page read ahead answers: a download of this type, by this access, after this cursor.
     struct Key: Hashable, Sendable {
@@ -27,6 +27,9 @@ final class ReadAhead: Sendable {
         var rebase: Bool
         /// The cursor after it, when it has more: the next page's.
         var next: String?
+        /// The positions of the access's scopes' counters (in the order of the sorted scopes)
+        /// read before the page, when it was read ahead.
+        var counters: [Int64]? = nil
     }
 
     private struct Entry {
@@ -68,4 +71,9 @@ final class ReadAhead: Sendable {
 
     /// How many pages are held or being read.
     var count: Int { entries.read { $0.count } }
+
+    /// Returns once every page being read is read (or failed): for tests.
+    func settled() async {
+        for task in entries.read({ $0.values.map(\.task) }) { _ = try? await task.value }
+    }
 }

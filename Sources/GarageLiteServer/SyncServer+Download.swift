@@ -6,30 +6,41 @@ import GarageLite
 // on every instance, since positions are the store's.
 extension ServedType {
     /// Answers a download request sent as JSON with the page as JSON: the page read ahead for
-    /// it, when the request before it started one (``ReadAhead``), or read now. A page with more
-    /// after it starts reading the next one, which the device asks for next.
+    /// it, when the request before it started one (``ReadAhead``) and no commit moved its
+    /// scopes since, or read now. A page with more after it starts reading the next one, which
+    /// the device asks for next.
     func download(json: Data, access: SyncAccess) async throws -> Data {
         let request = try JSONDecoder().decode(DownloadRequest<Object>.self, from: json)
-        let page: ReadAhead.Page
-        if let early = await readAhead.take(ReadAhead.Key(typeName: typeName, access: access, cursor: request.cursor)) {
-            page = early
-        } else {
-            page = try await pageJSON(after: request.cursor, access: access)
+        var page = await readAhead.take(ReadAhead.Key(typeName: typeName, access: access, cursor: request.cursor))
+        if let early = page, try await counters(access) != early.counters {
+            page = nil          // a commit to its scopes since it was read: read it again
         }
-        if let next = page.next {
+        let answer: ReadAhead.Page
+        if let page { answer = page } else { answer = try await pageJSON(after: request.cursor, access: access, readingAhead: false) }
+        if let next = answer.next {
             readAhead.start(ReadAhead.Key(typeName: typeName, access: access, cursor: next)) { [self] in
-                try await pageJSON(after: next, access: access)
+                try await pageJSON(after: next, access: access, readingAhead: true)
             }
         }
-        metrics.downloaded(typeName, page.changes, rebase: page.rebase)
-        return page.json
+        metrics.downloaded(typeName, answer.changes, rebase: answer.rebase)
+        return answer.json
+    }
+
+    /// The positions of the counters of `access`'s scopes, in the order of the sorted scopes:
+    /// every commit to a scope moves its counter.
+    private func counters(_ access: SyncAccess) async throws -> [Int64] {
+        try await garage.retrieve(ScopeCounter.self, identifiers: access.scopes.sorted()).map { $0?.position ?? 0 }
     }
 
     /// The page after `cursor` as JSON. Each object whose stored JSON Foundation reads back as
     /// the garage would (``GarageSnapshot/foundationJSON(typeName:identifiers:)``) is sent as
     /// the store holds it, neither decoded nor encoded here; any other is read as `Object` and
     /// encoded.
-    private func pageJSON(after cursor: String?, access: SyncAccess) async throws -> ReadAhead.Page {
+    ///
+    /// `readingAhead`: the page is read before it is asked for; the counters of its scopes are
+    /// read first, so that the request that takes it can tell whether a commit followed.
+    private func pageJSON(after cursor: String?, access: SyncAccess, readingAhead: Bool) async throws -> ReadAhead.Page {
+        let counters = readingAhead ? try await counters(access) : nil
         let typeName = typeName, objects = objects
         let page = try await reading(DownloadRequest<Object>(typeName: typeName, cursor: cursor), access: access) { snapshot, identifiers in
             var found = try snapshot.foundationJSON(typeName: typeName, identifiers: identifiers)
@@ -42,7 +53,7 @@ extension ServedType {
             return found
         }
         return ReadAhead.Page(json: Data(page.splicedJSON()), changes: page.changes.count, rebase: page.rebase,
-                              next: page.hasMore ? page.cursor : nil)
+                              next: page.hasMore ? page.cursor : nil, counters: counters)
     }
 
     func download(_ request: DownloadRequest<Object>, access: SyncAccess) async throws -> DownloadBatch<Object> {

@@ -75,6 +75,31 @@ struct ReadAheadTests {
         #expect(server.readAhead.count == 0, "the last page has nothing after it: nothing is read ahead")
     }
 
+    /// A device's download stops with a page read ahead for it; its next sync uploads an edit
+    /// first, then downloads from the same cursor. The page read before the upload would send
+    /// the version before the edit back as news (over the device's own change, or a local edit
+    /// made since): it is read again.
+    @Test func aPageReadBeforeACommitToItsScopesIsReadAgain() async throws {
+        let server = try server(pageSize: 3)
+        let notes = (0..<8).map { AheadNote(id: "n\($0)", team: "a", text: "first") }
+        try await upload(server, notes.map { SyncChange(identifier: $0.id, object: $0, version: nil) }, scopes: ["a"])
+        let access = SyncAccess(user: "device", scopes: ["a"])
+        let first = try await page(server, access, after: nil)
+        await server.readAhead.settled()
+        #expect(server.readAhead.count == 1, "the second page is read, before the edit")
+        try await upload(server, [SyncChange(identifier: "n4", object: AheadNote(id: "n4", team: "a", text: "edited"), version: "1")],
+                         scopes: ["a"])
+        let second = try await page(server, access, after: first.cursor)
+        #expect(second.changes.allSatisfy { $0.object?.text != "first" || $0.identifier != "n4" },
+                "n4 as it was before the edit: \(second.changes.map(\.identifier))")
+        #expect(second.changes.map(\.identifier) == ["n3", "n5", "n6"], "n4 moved to the end of the feed")
+        await server.readAhead.settled()
+        #expect(server.readAhead.count == 1, "the third page, read ahead after the edit")
+        let third = try await page(server, access, after: second.cursor)
+        #expect(third.changes.map(\.identifier) == ["n7", "n4"] && third.changes.last?.object?.text == "edited" && !third.hasMore)
+        #expect(server.readAhead.count == 0, "taken, and the last page reads none ahead")
+    }
+
     @Test func aPageReadAheadGoesOnlyToTheSameAccessAndCursor() async throws {
         let server = try server(pageSize: 2)
         let notes = (0..<3).map { AheadNote(id: "a\($0)", team: "a", text: "a") } + (0..<3).map { AheadNote(id: "b\($0)", team: "b", text: "b") }

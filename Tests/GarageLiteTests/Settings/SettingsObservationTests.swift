@@ -48,25 +48,6 @@ struct SettingsObservationTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func aKeyIsObservedFromAnotherProcess() async throws {
-        let worker = try #require(stressWorkerExecutable(), "garage-stress-worker is built next to the tests")
-        let directory = try TemporaryDirectory()
-        let path = directory.path("settings.garage")
-        let observer = try Garage(path: path, busyTimeout: 30)
-        var reader = STUpdateReader(observer.updates(for: StressSettings.greeting))
-        func run(_ value: String) throws {
-            let process = try ChildProcess(executable: worker, arguments: [path, "setting", value])
-            process.waitUntilExit()
-            #expect(process.exitedCleanly)
-        }
-        try run("hello")
-        #expect(try await reader.next() == .persisted("hello"))
-        try run("-")
-        #expect(try await reader.next() == .removed)
-        #expect(try await observer.value(for: StressSettings.greeting) == "none")
-    }
-
-    @Test(.timeLimit(.minutes(1)))
     func anOptionalKeysUpdatesTellAStoredNilFromARemoval() async throws {
         let garage = try TestEngine.garage()
         let name = SettingsKey<GlobalSettings, String?>(id: "name", defaultValue: "Rex")
