@@ -11,12 +11,14 @@ extension ServedType {
     /// the device asks for next.
     func download(json: Data, access: SyncAccess) async throws -> Data {
         let request = try JSONDecoder().decode(DownloadRequest<Object>.self, from: json)
-        var page = await readAhead.take(ReadAhead.Key(typeName: typeName, access: access, cursor: request.cursor))
-        if let early = page, try await counters(access) != early.counters {
-            page = nil          // a commit to its scopes since it was read: read it again
-        }
         let answer: ReadAhead.Page
-        if let page { answer = page } else { answer = try await pageJSON(after: request.cursor, access: access, readingAhead: false) }
+        if let early = await readAhead.take(ReadAhead.Key(typeName: typeName, access: access, cursor: request.cursor)),
+           try await counters(access) == early.counters {
+            answer = early
+        } else {
+            // None read ahead, or a commit to its scopes since it was: read now.
+            answer = try await pageJSON(after: request.cursor, access: access, readingAhead: false)
+        }
         if let next = answer.next {
             readAhead.start(ReadAhead.Key(typeName: typeName, access: access, cursor: next)) { [self] in
                 try await pageJSON(after: next, access: access, readingAhead: true)

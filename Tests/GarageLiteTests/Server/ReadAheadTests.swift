@@ -50,12 +50,18 @@ struct ReadAheadTests {
         return server
     }
 
-    @Test func changesMadeAfterAPageWasReadAheadAreDownloadedAfterIt() async throws {
+    /// A server of 3 changes a page holding notes n0…n7 of scope a, and a device's first page of them.
+    func eightNotesAndTheirFirstPage() async throws
+        -> (server: SyncServer, notes: [AheadNote], access: SyncAccess, first: DownloadBatch<AheadNote>) {
         let server = try server(pageSize: 3)
         let notes = (0..<8).map { AheadNote(id: "n\($0)", team: "a", text: "first") }
         try await upload(server, notes.map { SyncChange(identifier: $0.id, object: $0, version: nil) }, scopes: ["a"])
         let access = SyncAccess(user: "device", scopes: ["a"])
-        let first = try await page(server, access, after: nil)
+        return (server, notes, access, try await page(server, access, after: nil))
+    }
+
+    @Test func changesMadeAfterAPageWasReadAheadAreDownloadedAfterIt() async throws {
+        let (server, notes, access, first) = try await eightNotesAndTheirFirstPage()
         #expect(first.hasMore && first.changes.count == 3)
         #expect(server.readAhead.count == 1, "the page after the first is read ahead")
         // Meanwhile: an edit of a note of the page read ahead, a deletion of another, a new note.
@@ -80,11 +86,7 @@ struct ReadAheadTests {
     /// the version before the edit back as news (over the device's own change, or a local edit
     /// made since): it is read again.
     @Test func aPageReadBeforeACommitToItsScopesIsReadAgain() async throws {
-        let server = try server(pageSize: 3)
-        let notes = (0..<8).map { AheadNote(id: "n\($0)", team: "a", text: "first") }
-        try await upload(server, notes.map { SyncChange(identifier: $0.id, object: $0, version: nil) }, scopes: ["a"])
-        let access = SyncAccess(user: "device", scopes: ["a"])
-        let first = try await page(server, access, after: nil)
+        let (server, _, access, first) = try await eightNotesAndTheirFirstPage()
         await server.readAhead.settled()
         #expect(server.readAhead.count == 1, "the second page is read, before the edit")
         try await upload(server, [SyncChange(identifier: "n4", object: AheadNote(id: "n4", team: "a", text: "edited"), version: "1")],
