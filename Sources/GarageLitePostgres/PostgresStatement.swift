@@ -112,9 +112,9 @@ enum PostgresStatement: Hashable, Sendable {
             let updates = PostgresStatements.upsertColumns.dropFirst(2)
                 .map { "\($0.name) = excluded.\($0.name)" }.joined(separator: ", ")
             return """
-                INSERT INTO \(objects) (\(names), references_known)
-                SELECT *, true FROM unnest(\(arrays))
-                ON CONFLICT (type, identifier) DO UPDATE SET \(updates), references_known = true
+                INSERT INTO \(objects) (\(names))
+                SELECT * FROM unnest(\(arrays))
+                ON CONFLICT (type, identifier) DO UPDATE SET \(updates)
                 """
         case .restoreClaimed:
             return """

@@ -2,52 +2,11 @@ import Foundation
 import GarageLite
 import PostgresNIO
 
-// The statements of `check()` and `collectGarbage()`: the rows' own problems, found by the
-// garage's readers (the same JSON reader a retrieve uses), not by PostgreSQL's, whose `jsonb`
-// refuses what the garage stores (`\u0000`). A check reads every row, a page at a time.
+// The fast paths of `check()` and `collectGarbage()`: the references that dangle, and the walk
+// of the reachable rows. The rows' own problems are found by the default (RowStatements+Integrity
+// in GarageLite: the garage's JSON reader, not PostgreSQL's, whose `jsonb` refuses what the garage
+// stores, such as `\u0000`), which reads every row a page at a time.
 extension PostgresStatements {
-    func integrityProblems(limit: Int) throws -> (problems: [IntegrityReport.Problem], isTruncated: Bool) {
-        var listProblems: [IntegrityReport.Problem] = []
-        var dataProblems: [IntegrityReport.Problem] = []
-        try forEachLiveRecord { row in
-            if let reason = RowChecks.referenceListProblem(row.references) {
-                listProblems.append(.invalidReferenceList(typeName: row.key.typeName, identifier: row.key.identifier, reason: reason))
-            }
-            if !row.isEncrypted {
-                if let reason = RowChecks.dataProblem(row.data) {
-                    dataProblems.append(.invalidJSON(typeName: row.key.typeName, identifier: row.key.identifier, reason: reason))
-                }
-            }
-            return listProblems.count + dataProblems.count <= limit
-        }
-        var problems = listProblems + dataProblems
-        if problems.count > limit { return (Array(problems.prefix(limit)), true) }
-        let room = limit - problems.count
-        let dangling = try danglingReferences(limit: room + 1)
-        let types = try types()
-        for (from, to) in dangling.prefix(room) {
-            var foundTypes: [String] = []
-            for type in types.sorted() where type != to.typeName {
-                if try row(ObjectKey(typeName: type, identifier: to.identifier), for: .metadata) != nil { foundTypes.append(type) }
-            }
-            problems.append(foundTypes.isEmpty
-                ? .danglingReference(fromType: from.typeName, fromIdentifier: from.identifier,
-                                     toType: to.typeName, toIdentifier: to.identifier)
-                : .wrongTypeReference(fromType: from.typeName, fromIdentifier: from.identifier,
-                                      toType: to.typeName, toIdentifier: to.identifier, foundTypes: foundTypes))
-        }
-        return (problems, dangling.count > room)
-    }
-
-    func firstInvalidReferenceList() throws -> (key: ObjectKey, reason: String)? {
-        var found: (key: ObjectKey, reason: String)?
-        try forEachLiveRecord { row in
-            if let reason = RowChecks.referenceListProblem(row.references) { found = (row.key, reason) }
-            return found == nil
-        }
-        return found
-    }
-
     /// References of live rows (whose lists are usable and exact) to rows that don't exist, in
     /// the order of the referencing rows, then of their lists. A reference to a deletion the
     /// server has (a `.synced` tombstone) is not dangling. One query for the targets of a page
@@ -108,14 +67,6 @@ extension PostgresStatements {
             """).rows.map { row in
             let (type, identifier) = try row.decode((String, String).self)
             return ObjectKey(typeName: type, identifier: identifier)
-        }
-    }
-
-    /// Calls `body` with every live row, in key order, a page at a time, until it returns `false`.
-    private func forEachLiveRecord(knownReferencesOnly: Bool = false, _ body: (StoredRow) throws -> Bool) throws {
-        try forEachLivePage(knownReferencesOnly: knownReferencesOnly) { page in
-            for row in page where try !body(row) { return false }
-            return true
         }
     }
 

@@ -10,7 +10,7 @@ extension PostgresStatements {
     /// The columns of the object table, in the order ``readRow(_:)`` reads them.
     static let columns = """
         type, identifier, data, is_encrypted, sync_status, creation_date, modification_date, revision, is_root, refs, \
-        claim, claimed_at, is_deleted, attempts, last_error, retry_at, base, server_version, is_remote
+        claim, claimed_at, is_deleted, attempts, last_error, retry_at, base, server_version, is_remote, references_known
         """
 
     /// Reads a row of ``columns``. The schema types every column, and forbids NULL where a value
@@ -30,7 +30,7 @@ extension PostgresStatements {
             let isRoot = try cells.bool(), references = try cells.text(), claim = try cells.optionalText()
             let claimedAt = try cells.optionalFloat8(), isDeleted = try cells.bool(), attempts = try cells.int8()
             let lastError = try cells.optionalText(), retryAt = try cells.optionalFloat8(), base = try cells.optionalText()
-            let serverVersion = try cells.optionalText(), isRemote = try cells.bool()
+            let serverVersion = try cells.optionalText(), isRemote = try cells.bool(), referencesKnown = try cells.bool()
             var row = StoredRow(
                 key: key, data: data, isEncrypted: isEncrypted, syncStatus: status,
                 creationDate: Date(timeIntervalSince1970: creationDate), modificationDate: Date(timeIntervalSince1970: modificationDate),
@@ -38,6 +38,7 @@ extension PostgresStatements {
                 claimedAt: claimedAt.map(Date.init(timeIntervalSince1970:)), isDeleted: isDeleted, attempts: attempts,
                 lastError: lastError, retryAt: retryAt.map(Date.init(timeIntervalSince1970:)), isRemote: isRemote, base: base,
                 serverVersion: serverVersion)
+            row.referencesKnown = referencesKnown
             // A claim's rows come with the xmin of the version it wrote (PostgresStatement.claimRows).
             if cells.hasMore { row.rowVersion = try cells.int8() }
             return .row(row)

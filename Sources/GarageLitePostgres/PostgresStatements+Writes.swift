@@ -13,13 +13,13 @@ extension PostgresStatements {
         wrote(row.key, .some(row))
     }
 
-    /// The columns ``PostgresStatement/upsert`` writes, and their types (`references_known`
-    /// aside: a row the garage writes knows its references).
+    /// The columns ``PostgresStatement/upsert`` writes, and their types.
     static let upsertColumns: [(name: String, type: String)] = [
         ("type", "text"), ("identifier", "text"), ("data", "text"), ("is_encrypted", "bool"), ("sync_status", "int8"),
         ("creation_date", "float8"), ("modification_date", "float8"), ("revision", "int8"), ("is_root", "bool"),
         ("refs", "text"), ("claim", "text"), ("claimed_at", "float8"), ("is_deleted", "bool"), ("is_remote", "bool"),
         ("attempts", "int8"), ("last_error", "text"), ("retry_at", "float8"), ("base", "text"), ("server_version", "text"),
+        ("references_known", "bool"),
     ]
 
     /// The columns ``PostgresStatement/updateStatuses`` writes (after the key), and their types.
@@ -55,7 +55,7 @@ extension PostgresStatements {
             PostgresArray.bools(rows.map(\.isDeleted)), PostgresArray.bools(rows.map(\.isRemote)),
             PostgresArray.int8s(rows.map(\.attempts)), PostgresArray.texts(rows.map(\.lastError)),
             PostgresArray.float8s(rows.map { $0.retryAt?.timeIntervalSince1970 }), PostgresArray.texts(rows.map(\.base)),
-            PostgresArray.texts(rows.map(\.serverVersion)),
+            PostgresArray.texts(rows.map(\.serverVersion)), PostgresArray.bools(rows.map(\.referencesKnown)),
         ]
     }
 
@@ -105,52 +105,6 @@ extension PostgresStatements {
             return try changes("DELETE FROM \(unescaped: objects)")
         }
         return try deleteAllByRule(ofType: type, now: now)
-    }
-
-    func renameType(from: String, to: String, reseal: RowResealer?) throws -> Int {
-        // The rules' way, which any engine can take: each row of `from` is stored under `to`
-        // (replacing the row of `to` with its identifier, but for a tombstone over a live object), then
-        // the references to them are rewritten.
-        var moved = 0
-        for row in try everyRow(ofType: from) {
-            let newKey = ObjectKey(typeName: to, identifier: row.key.identifier)
-            var renamed = row
-            renamed.key = newKey
-            if let reseal, row.isEncrypted, !row.data.isEmpty {
-                do {
-                    renamed.data = try reseal.reseal(row.data, row.key, newKey)
-                } catch {
-                    throw GarageError.decryptionFailed(
-                        typeName: from, identifier: row.key.identifier,
-                        reason: "it can't be re-encrypted for its new type \(to), so no \(from) was moved (\(error)); "
-                            + "delete it, or park it again, then move the others")
-                }
-                renamed.base = row.base.flatMap { try? reseal.reseal($0, row.key, newKey) }
-            }
-            if row.isDeleted, let existing = try record(newKey)?.get(), !existing.isDeleted {
-                // A tombstone of the old type doesn't replace a live object of the new one: it goes.
-                try purge(row.key)
-                continue
-            }
-            try purge(row.key)
-            try purge(newKey)
-            try putRow(renamed)
-            moved += 1
-        }
-        wrote()
-        let needle = "\"\(from)\""
-        for row in try run("""
-            SELECT type, identifier, refs FROM \(unescaped: objects) WHERE strpos(refs, \(needle)) > 0
-            """).rows {
-            let (type, identifier, refs) = try row.decode((String, String, String).self)
-            guard let keys = try? ReferenceList.decode(refs) else { continue }
-            let renamed = keys.map { $0.typeName == from ? ObjectKey(typeName: to, identifier: $0.identifier) : $0 }
-            try run("""
-                UPDATE \(unescaped: objects) SET refs = \(ReferenceList.encode(renamed))
-                WHERE type = \(type) AND identifier = \(identifier)
-                """)
-        }
-        return moved
     }
 
     func forgetAttempts(ofType type: String, identifiers: [String]?) throws -> Int {

@@ -41,7 +41,7 @@ struct AESGCMEncryptorTests {
             #expect(try await garage.retrieve(EAccount.self, identifier: "alice")?.owner == "Alice-Marker")
             #expect(try await garage.retrieve(ELedger.self, identifier: "l1")?.note == "Ledger-Marker")
         }
-        if !TestEngine.isPostgres {         // PostgreSQL's files: PostgresEncryptionTests
+        if TestEngine.hasFiles {            // PostgreSQL's files: PostgresEncryptionTests
             let bytes = storeFileBytes(path)
             for marker in ["Alice-Marker", "Bob-Marker", "Ledger-Marker", "\"owner\""] {
                 #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
@@ -69,7 +69,7 @@ struct AESGCMEncryptorTests {
         try garage.park(ELedger(id: "l1", note: "Ledger-Secret"))
         _ = try garage.deleteAll(ELedger.self)
         _ = try garage.collectGarbage(dryRun: false)
-        if !TestEngine.isPostgres {         // PostgreSQL's files: PostgresEncryptionTests
+        if TestEngine.hasFiles {            // PostgreSQL's files: PostgresEncryptionTests
             let bytes = storeFileBytes(path)
             for marker in ["Plaintext-Owner", "Deleted-Plaintext-Note", "Replaced-Plaintext", "New-Secret-Owner", "Ledger-Secret"] {
                 #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")
@@ -126,7 +126,7 @@ struct AESGCMEncryptorTests {
 /// The bytes of a SQLite store's files (the store, its `-wal` and `-shm`), for a test that looks
 /// for what they must not hold. A store without a file is a test that would pass without
 /// looking: it is recorded as an issue (on PostgreSQL, read the relation files, as
-/// `PostgresEncryptionTests` does, or skip the check where `TestEngine.isPostgres`).
+/// `PostgresEncryptionTests` does, or skip the check unless `TestEngine.hasFiles`).
 func storeFileBytes(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) -> Data {
     if !FileManager.default.fileExists(atPath: path) {
         Issue.record("no store file at \(path): the check would pass without looking", sourceLocation: sourceLocation)
@@ -207,7 +207,7 @@ struct AESGCMRewriteTests {
         #expect(try garage.retrieve(EAccount.self, identifier: "a0002")?.owner == "Edited")
         #expect(try garage.check().isOK)
         #expect(try garage.store.storedRow(ObjectKey(typeName: "EAccount", identifier: "a0001"))?.data != oldEnvelope)
-        if !TestEngine.isPostgres {         // PostgreSQL's files: PostgresEncryptionTests
+        if TestEngine.hasFiles {            // PostgreSQL's files: PostgresEncryptionTests
             #expect(storeFileBytes(path).range(of: Data(oldEnvelope.utf8)) == nil, "an old ciphertext is still on disk")
         }
     }

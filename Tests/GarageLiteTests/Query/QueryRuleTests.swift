@@ -13,6 +13,9 @@ import Testing
 /// of Unicode (controls, escapes, combining marks, astral characters; U+0000 refused at park and
 /// in queries), and paths up to six levels deep into a value of any shape (`Tree`).
 ///
+/// Issue 45: each runs on the test engine, and on the reference engine (the boundary's
+/// primitives only: its queries are the rule's default, every row read and matched in Swift).
+///
 /// `GARAGE_QUERY_SEEDS=200 swift test --filter QueryRuleTests` runs more stores (default 4).
 @Suite("Queries equal a filter in memory")
 struct QueryRuleTests {
@@ -603,11 +606,11 @@ struct QueryRuleTests {
         try garage.index(QueryNote.self, on: Field("place", "city"))
     }
 
-    @Test(arguments: [false, true])
-    func randomQueriesEqualAFilterInMemory(unsaved: Bool) throws {
+    @Test(arguments: [false, true], TestEngine.onReference)
+    func randomQueriesEqualAFilterInMemory(unsaved: Bool, onReference: Bool) throws {
         for seed in 0..<Self.seeds {
             var random = SplitMix64(state: 0x5175_6572 &+ UInt64(seed))
-            let garage = try TestEngine.garage()
+            let garage = try TestEngine.garage(onReference: onReference)
             try Self.declareIndexes(garage, seed: seed)
             let (notes, unsavedIdentifiers) = try Self.park((0..<40).map { Self.randomNote($0, &random) }, in: garage,
                                                             unsaved: unsaved, &random)
@@ -634,11 +637,11 @@ struct QueryRuleTests {
 
     /// Pages after cursors add up to the query's objects; objects parked and deleted between
     /// pages neither repeat an object nor skip one that was there throughout.
-    @Test(arguments: [false, true])
-    func pagesAddUpAndStayStableWhileTheStoreChanges(unsaved: Bool) throws {
+    @Test(arguments: [false, true], TestEngine.onReference)
+    func pagesAddUpAndStayStableWhileTheStoreChanges(unsaved: Bool, onReference: Bool) throws {
         for seed in 0..<Self.seeds {
             var random = SplitMix64(state: 0x5061_6765 &+ UInt64(seed))
-            let garage = try TestEngine.garage()
+            let garage = try TestEngine.garage(onReference: onReference)
             try Self.declareIndexes(garage, seed: seed)
             let parked = try Self.park((0..<40).map { Self.randomNote($0, &random) }, in: garage, unsaved: unsaved, &random)
             let notes = parked.notes

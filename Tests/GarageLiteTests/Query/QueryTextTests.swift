@@ -185,7 +185,7 @@ struct QueryTextTests {
         _ = try encrypted.encryptUnencryptedObjects()
         #expect(try encrypted.indexes().isEmpty)
         #expect(try encrypted.check().isOK)
-        if !TestEngine.isPostgres {
+        if TestEngine.hasFiles {
             let bytes = storeFileBytes(path)
             for marker in ["Zebramarker", "zebramarker", "Okapimarker", "okapimarker"] {
                 #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is in the files")

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GarageLite
+@testable import GarageLite
 import GarageLitePostgres
 import Testing
 
@@ -24,8 +24,37 @@ enum TestEngine {
         return true
     }()
 
+    /// Whether the garages of ``garage(path:busyTimeout:encryptionKey:)`` keep their store in the
+    /// file at the path (SQLite's), which a test may read: not on PostgreSQL, nor on the
+    /// reference engine, which keeps it in memory.
+    static var hasFiles: Bool { !isPostgres && !isReference }
+
+    /// Whether the behaviour suite runs on the reference engine (`GARAGE_TEST_ENGINE=reference`):
+    /// the boundary's primitives only, every other statement its default (``ReferenceEngine``).
+    static let isReference = ProcessInfo.processInfo.environment["GARAGE_TEST_ENGINE"] == "reference"
+
+    /// The reference engine's stores by path: the same path, the same store.
+    private static let referenceStores = Protected([String: ReferenceEngine.Store]())
+
+    /// A new, empty garage on the reference engine (``ReferenceEngine``: the boundary's
+    /// primitives only), which tests of a rule run beside the test engine's.
+    static func referenceGarage(encryptionKey: StoreKey? = nil) throws -> Garage {
+        try Garage(engine: GarageEngine(ReferenceEngine()), encryptionKey: encryptionKey)
+    }
+
+    /// The engines a test of a rule runs on, as whether each is the reference engine: the test
+    /// engine, and the reference engine in the first pass (the PostgreSQL pass would only run
+    /// it again).
+    static let onReference: [Bool] = isPostgres || isReference ? [false] : [false, true]
+
+    /// A new, empty garage: on the reference engine when `onReference`, else ``garage(encryptionKey:)``.
+    static func garage(onReference: Bool, encryptionKey: StoreKey? = nil) throws -> Garage {
+        onReference ? try referenceGarage(encryptionKey: encryptionKey) : try garage(encryptionKey: encryptionKey)
+    }
+
     /// A new, empty garage: in memory on SQLite, in a schema of its own on PostgreSQL.
     static func garage(encryptionKey: StoreKey? = nil) throws -> Garage {
+        if isReference { return try referenceGarage(encryptionKey: encryptionKey) }
         guard isPostgres, let url = postgresURL else { return try Garage(engine: .inMemory(), encryptionKey: encryptionKey) }
         return try Garage(engine: .postgres(url: schemaURL(url, schema: newSchemaName()), options: options), encryptionKey: encryptionKey)
     }
@@ -35,6 +64,16 @@ enum TestEngine {
     /// or with two garages, run on both engines.
     static func garage(path: String, busyTimeout: TimeInterval = GarageEngine.defaultBusyTimeout,
                        encryptionKey: StoreKey? = nil) throws -> Garage {
+        if isReference {
+            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            let store = referenceStores.write { stores in
+                if let store = stores[absolute] { return store }
+                let store = ReferenceEngine.Store()
+                stores[absolute] = store
+                return store
+            }
+            return try Garage(engine: GarageEngine(ReferenceEngine(sharing: store)), encryptionKey: encryptionKey)
+        }
         guard isPostgres, let url = postgresURL else {
             return try Garage(path: path, busyTimeout: busyTimeout, encryptionKey: encryptionKey)
         }
@@ -75,6 +114,6 @@ extension Trait where Self == ConditionTrait {
     /// PostgreSQL's own tests, which the first pass runs with the server): the PostgreSQL pass
     /// skips it, since it would only run it again as the first pass did.
     static var firstPassOnly: Self {
-        .disabled(if: TestEngine.isPostgres, "opens no garage of TestEngine: the first pass runs it")
+        .disabled(if: TestEngine.isPostgres || TestEngine.isReference, "opens no garage of TestEngine: the first pass runs it")
     }
 }

@@ -35,6 +35,19 @@ package enum RowChecks {
         }
     }
 
+    /// The `[type, identifier]` pairs of a reference list that are valid, in its order: what a
+    /// damaged list still says (the index of references holds those, and ``referenceListProblem(_:)``
+    /// reports the damage).
+    package static func validReferences(_ list: String) -> [ObjectKey] {
+        if list == ReferenceList.empty { return [] }
+        guard case .array(let elements)? = try? JSONReader.parse(list) else { return [] }
+        return elements.compactMap { element in
+            guard case .array(let pair) = element, pair.count == 2, case .string(let type) = pair[0],
+                  case .string(let identifier) = pair[1] else { return nil }
+            return ObjectKey(typeName: type, identifier: identifier)
+        }
+    }
+
     /// The name SQLite's `json_type` gives `value`.
     private static func sqliteTypeName(_ value: JSONValue) -> String {
         switch value {

@@ -85,13 +85,14 @@ package enum RowRules {
         row.sealedFor = nil
         row.provisional = nil
         guard changed || status != existing.syncStatus || existing.isDeleted || (payload.isRoot && !existing.isRoot)
-            || existing.references != payload.references || base != existing.base
+            || existing.references != payload.references || !existing.referencesKnown || base != existing.base
             || (payload.serverVersion != nil && payload.serverVersion != existing.serverVersion) else { return (row, false) }
         row.base = base
         row.serverVersion = payload.serverVersion ?? existing.serverVersion
         row.data = payload.data
         row.isEncrypted = payload.isEncrypted
         row.references = payload.references
+        row.referencesKnown = true
         row.isRoot = existing.isRoot || payload.isRoot
         row.syncStatus = status
         row.isRemote = existing.isRemote || status == .synced

@@ -57,18 +57,6 @@ extension RowWriteStatements {
                                         version: version, forgettingBase: forgettingBase))
     }
 
-    /// Every row of `type` (of every type when `nil`), tombstones too, with every column, in key order.
-    package func everyRow(ofType type: String?) throws -> [StoredRow] {
-        var rows: [StoredRow] = []
-        var after: ObjectKey?
-        while true {
-            let page = try records(ofType: type, after: after, limit: 500).map { try $0.get() }
-            guard let last = page.last else { return rows }
-            rows += page
-            after = last.key
-        }
-    }
-
     /// ``purgeSyncedTombstones(ofType:)`` by ``RowRules/isPurgeableTombstone(_:)`` and
     /// ``RowStatements/isReferenced(_:)``, a page of records at a time; an unreadable row stays.
     package func purgeSyncedTombstonesByRule(ofType type: String?) throws -> Int {
@@ -82,16 +70,6 @@ extension RowWriteStatements {
             }
             after = last.key
         }
-    }
-
-    /// ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)`` by
-    /// ``RowRules/isClaimable(_:status:now:maximumAttempts:)``, in ``RowRules/claimOrder(_:_:)``.
-    package func claimableRowsByRule(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
-                             now: Date, maximumAttempts: Int) throws -> [StoredRow] {
-        let claimable = try everyRow(ofType: type)
-            .filter { !excluding.contains($0.key) && RowRules.isClaimable($0, status: status, now: now, maximumAttempts: maximumAttempts) }
-            .sorted(by: RowRules.claimOrder)
-        return Array(claimable.prefix(limit))
     }
 
     /// ``releaseClaims(takenBefore:)`` by ``RowRules/releasingStaleClaim(_:takenBefore:)``.

@@ -64,13 +64,28 @@ package enum RowRead: Sendable {
 /// belongs, is ``GarageError/corruptData(typeName:identifier:reason:)`` naming the object and
 /// the column.
 package protocol RowStatements {
+    // MARK: Primitives: what an engine must implement
+
     /// The store fact `name` (`garage_meta`) as text, or `nil`.
     func metadata(_ name: String) throws -> String?
-    /// How many encryptions the store counted with its current key (0 without a count).
-    func encryptionCount() throws -> Int64
-
     /// Runs `body` in one read transaction: every statement in it reads one snapshot.
     func snapshot<T>(_ body: () throws -> T) throws -> T
+
+    /// Up to `limit` rows, tombstones too, with every column and ``StoredRow/isRemote``: of
+    /// `type` (or of every type), after the row `key` (`nil`: from the first), in key order.
+    /// A row whose key is not UTF-8 text is unreadable.
+    func records(ofType type: String?, after key: ObjectKey?, limit: Int) throws -> [RowRead]
+    /// The row `key`, a tombstone too, as ``records(ofType:after:limit:)`` reads it, or `nil`.
+    func record(_ key: ObjectKey) throws -> RowRead?
+    /// The store's format version (see `Schema`).
+    func formatVersion() throws -> Int
+
+    // MARK: Fast paths: each has a default built on the primitives (RowStatements+Defaults.swift,
+    // +Integrity, +Queries, RowWriteStatements+Rules.swift); an engine implements those it has a
+    // faster way to answer, and the tests hold it to the default (`RowRulesTests`, `EngineReportTests`).
+
+    /// How many encryptions the store counted with its current key (0 without a count).
+    func encryptionCount() throws -> Int64
 
     /// The row `key`, or `nil`, with the columns `purpose` needs. Tombstones (the rows of
     /// objects deleted while a copy may be on the server) are skipped by every read but
@@ -130,17 +145,9 @@ package protocol RowStatements {
     /// The rows of `identifiers(matching:)`, in its order, with the columns `purpose` needs.
     func rows(matching query: RowQuery, for purpose: RowPurpose) throws -> [StoredRow]
 
-    /// Up to `limit` rows, tombstones too, with every column and ``StoredRow/isRemote``: of
-    /// `type` (or of every type), after the row `key` (`nil`: from the first), in key order.
-    /// A row whose key is not UTF-8 text is unreadable.
-    func records(ofType type: String?, after key: ObjectKey?, limit: Int) throws -> [RowRead]
-    /// The row `key`, a tombstone too, as ``records(ofType:after:limit:)`` reads it, or `nil`.
-    func record(_ key: ObjectKey) throws -> RowRead?
     /// What each type's rows hold (counts, statuses, claims, held rows, tombstones), by type
     /// name; a row is held with `maximumAttempts` failed attempts or more.
     func typeStatistics(maximumAttempts: Int) throws -> [TypeStatistics]
-    /// The store's format version (see `Schema`).
-    func formatVersion() throws -> Int
 
     /// The stamps of the objects of `type` (tombstones excluded), by identifier: of every one,
     /// or of those `identifiers` names. Read leniently: a damaged column reads as `nil`.
@@ -168,13 +175,20 @@ package protocol RowStatements {
 
 /// The statements that change the object table, on the writer.
 package protocol RowWriteStatements: RowStatements {
+    // MARK: Primitives: what an engine must implement
+
     /// Replaces the store fact `name` (`garage_meta`), if its value is still `previous`
     /// (`nil`: if it has none), with `value` (`nil`: removes it). Returns whether it did.
     @discardableResult func replaceMetadata(_ name: String, previous: String?, with value: String?) throws -> Bool
-    /// Sets the store fact `name` to `value`.
-    func setMetadata(_ name: String, _ value: String) throws
-    /// Sets the store's count of encryptions with its current key (see ``RowStatements/encryptionCount()``).
-    func setEncryptionCount(_ count: Int64) throws
+    /// Runs `body` in one transaction that takes the write lock at once, committed when it
+    /// returns and rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T
+
+    /// Stores `row` as it is, every column (a tombstone, a claim, failed attempts too),
+    /// replacing the row with its key: what the rules' writes (``RowRules``) store.
+    func putRow(_ row: StoredRow) throws
+    /// Deletes the row, a tombstone too, leaving nothing; returns whether there was one.
+    @discardableResult func purge(_ key: ObjectKey) throws -> Bool
     /// Enforces `guard` (``EncryptionGuard``) from now on, on every write of a row by anyone,
     /// replacing the guard there was, and counts the encryptions of its current key (see
     /// ``RowStatements/encryptionCount()``); without a current key, forgets the count. A
@@ -182,10 +196,13 @@ package protocol RowWriteStatements: RowStatements {
     /// with ``EncryptionGuard/Refusal/garageError(path:)``.
     func setEncryptionGuard(_ guard: EncryptionGuard) throws
 
-    /// Runs `body` in one transaction that takes the write lock at once, committed when it
-    /// returns and rolled back when it throws.
-    func transaction<T>(_ body: () throws -> T) throws -> T
+    // MARK: Fast paths: each has a default built on the primitives (RowWriteStatements+Rules.swift,
+    // +Defaults); an engine implements those it has a faster way to make.
 
+    /// Sets the store fact `name` to `value`.
+    func setMetadata(_ name: String, _ value: String) throws
+    /// Sets the store's count of encryptions with its current key (see ``RowStatements/encryptionCount()``).
+    func setEncryptionCount(_ count: Int64) throws
     /// Inserts or updates the row: its revision and modification date change only when its
     /// data does; a row once parked as a root stays one. Returns whether the row changed (a
     /// park of what is stored already writes nothing).
@@ -207,11 +224,6 @@ package protocol RowWriteStatements: RowStatements {
     /// Inserts `row` as it is (every column but the claim), unless there is a row `key`
     /// already, a tombstone too, which it leaves as it is; returns whether it inserted.
     @discardableResult func insertRecord(_ key: ObjectKey, _ row: StoredRow) throws -> Bool
-    /// Stores `row` as it is, every column (a tombstone, a claim, failed attempts too),
-    /// replacing the row with its key: what the rules' writes (``RowRules``) store.
-    func putRow(_ row: StoredRow) throws
-    /// Deletes the row, a tombstone too, leaving nothing; returns whether there was one.
-    @discardableResult func purge(_ key: ObjectKey) throws -> Bool
     /// Turns the unclaimed row into a tombstone that is `.synced`, keeping its content: the
     /// server deleted the object, so nothing is to upload, but the referrers that still name it
     /// read without it (see `ReferenceCollection`), or, where a property that is not optional

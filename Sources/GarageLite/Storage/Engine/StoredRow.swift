@@ -65,6 +65,11 @@ package struct StoredRow: Sendable {
     /// of the version a claim wrote): a write conditioned on it applies only while nothing else
     /// wrote the row (``RowWriteStatements/endClaimsIfUnchanged(_:)``). Not a column.
     package var rowVersion: Int64? = nil
+    /// Whether ``references`` are the object's own, as the garage encoded them: `false` for an
+    /// object imported from GarageStorage, whose references are a guess (`Schema`'s version 3)
+    /// that the check of dangling references leaves out, until the object is parked again.
+    /// Read with every column (``RowStatements/record(_:)``); `true` elsewhere.
+    package var referencesKnown = true
 
     /// A row with these columns (an engine's reader makes them).
     package init(key: ObjectKey, data: String, isEncrypted: Bool, syncStatus: SyncStatus, creationDate: Date,

@@ -5,8 +5,8 @@ import GRDBSQLite
 // The statements of the record API (Garage+Records.swift): every column of every row, for
 // tools that look inside a store, export it and import it, and the store's statistics.
 extension SQLiteConnection {
-    /// The columns of ``columns``, then `isRemote` (18).
-    private static let recordColumns = columns + ", isRemote"
+    /// The columns of ``columns``, then `isRemote` (18) and `referencesKnown` (19).
+    private static let recordColumns = columns + ", isRemote, referencesKnown"
 
     func records(ofType type: String?, after key: ObjectKey?, limit: Int) throws -> [RowRead] {
         var rows: [RowRead] = []
@@ -70,6 +70,7 @@ extension SQLiteConnection {
                 reason: "its \(name) column is not UTF-8 text"))
         }
         row.isRemote = sqlite3_column_int64(handle, 18) != 0
+        row.referencesKnown = sqlite3_column_int64(handle, 19) != 0
         return .row(row)
     }
 
@@ -98,12 +99,13 @@ extension SQLiteConnection {
             row.creationDate.timeIntervalSince1970, row.modificationDate.timeIntervalSince1970, row.revision,
             row.isRoot, row.references, row.claim, row.claimedAt?.timeIntervalSince1970, row.isDeleted, row.isRemote,
             row.attempts, row.lastError, row.retryAt?.timeIntervalSince1970, row.base, row.serverVersion,
+            row.referencesKnown,
         ]
         try db.cachedStatement(sql: """
             UPDATE garage_object SET
                 data = ?3, isEncrypted = ?4, syncStatus = ?5, creationDate = ?6, modificationDate = ?7, revision = ?8,
                 isRoot = ?9, refs = ?10, claim = ?11, claimedAt = ?12, isDeleted = ?13, isRemote = ?14, attempts = ?15,
-                lastError = ?16, retryAt = ?17, base = ?18, serverVersion = ?19, referencesKnown = 1
+                lastError = ?16, retryAt = ?17, base = ?18, serverVersion = ?19, referencesKnown = ?20
             WHERE type = ?1 AND identifier = ?2
             """).execute(arguments: arguments)
         if db.changesCount > 0 { return }
@@ -111,7 +113,7 @@ extension SQLiteConnection {
             INSERT INTO garage_object
                 (type, identifier, data, isEncrypted, syncStatus, creationDate, modificationDate, revision, isRoot, refs,
                  claim, claimedAt, isDeleted, isRemote, attempts, lastError, retryAt, base, serverVersion, referencesKnown)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, 1)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
             """).execute(arguments: arguments)
     }
 

@@ -2,16 +2,19 @@ import Foundation
 import Testing
 @testable import GarageLite
 
-/// Issue 25: the encryption guard is described once (`EncryptionGuard`); SQLite enforces it
-/// with triggers generated from it, for every writer. Random writes of rows (unencrypted,
-/// encrypted with the current key, a key the store no longer uses, a retired one; new data or
-/// the same; tombstones' empty data) under random guards must be refused by the triggers
+/// Issue 25, issue 45: the encryption guard is described once (`EncryptionGuard`); SQLite and
+/// PostgreSQL enforce it with triggers generated from it, for every writer, and the reference
+/// engine in Swift. Random writes of rows (unencrypted, encrypted with the current key, a key the
+/// store no longer uses, a retired one; new data or the same; tombstones' empty data) under
+/// random guards must be refused by the test engine's triggers and by the reference engine
 /// exactly when the rule refuses them, with the same error, and count the same encryptions.
 ///
-/// `GARAGE_GUARD_SEQUENCES=2000 swift test --filter EncryptionGuardTests` runs more (default 60).
-@Suite("The encryption guard's triggers obey its rule", .firstPassOnly)
+/// `GARAGE_GUARD_SEQUENCES=2000 swift test --filter EncryptionGuardTests` runs more (default 60,
+/// 20 on PostgreSQL).
+@Suite("The encryption guard's triggers obey its rule")
 struct EncryptionGuardTests {
-    static let sequences = ProcessInfo.processInfo.environment["GARAGE_GUARD_SEQUENCES"].flatMap { Int($0) } ?? 60
+    static let sequences = ProcessInfo.processInfo.environment["GARAGE_GUARD_SEQUENCES"].flatMap { Int($0) }
+        ?? (TestEngine.isPostgres ? 20 : 60)
 
     static let guards: [EncryptionGuard] = [
         EncryptionGuard(current: (limit: 4, envelopePrefixes: ["AQ", "Ag"])),
@@ -25,11 +28,12 @@ struct EncryptionGuardTests {
         ("AQxyz", true), ("AQabc", true), ("Agxyz", true), ("Awold", true), ("Q9other", true), ("AQxyz", false),
     ]
 
-    @Test func randomWritesAreRefusedByTheTriggersAsByTheRule() throws {
+    /// The test engine's, then the reference engine's.
+    @Test(arguments: [false, true])
+    func randomWritesAreRefusedByTheTriggersAsByTheRule(onReference: Bool) throws {
         var random = SplitMix64(state: 0x4775_6172_64)
         for sequence in 0..<Self.sequences {
-            let garage = try Garage.inMemory()
-            let engine = garage.store.engine
+            let engine: any StorageEngine = onReference ? ReferenceEngine() : try TestEngine.garage().store.engine
             var history: [String] = []
             // Rows written before the guard, as a store being encrypted or decrypted has them.
             for identifier in ["a", "b"] {
@@ -69,7 +73,7 @@ struct EncryptionGuardTests {
                     if counts { encryptions += 1 }
                 case (.failure(let refusal), .failure(let error)):
                     let mapped = engine.garageError(error, operation: "guard") as? GarageError
-                    try #require(mapped == refusal.garageError(path: ":memory:"), context)
+                    try #require(mapped == refusal.garageError(path: engine.path ?? ":memory:"), context)
                 default:
                     Issue.record(Comment(rawValue: "rule: \(expected), triggers: \(outcome)\n" + context.rawValue))
                     return
