@@ -234,21 +234,6 @@ extension Garage {
         try await record("delete all objects", Self.deletingAllObjects, check: { try $0.count() })
     }
 
-    /// Deletes every object of every type (see ``deleteAllObjects()-6s113``), then calls
-    /// `completion`. GarageStorage's form: it deleted in the background and called
-    /// `completion` later, on the main queue; this one has deleted when it calls `completion`,
-    /// on the calling thread, before it returns, and throws when the deletion fails.
-    ///
-    /// ```swift
-    /// try garage.deleteAllObjects {
-    ///     print("signed out")
-    /// }
-    /// ```
-    public func deleteAllObjects(completion: () -> Void) throws {
-        try deleteAllObjects()
-        completion()
-    }
-
     private static var deletingAllObjects: ChangeSet {
         var changes = ChangeSet()
         changes.record(.deleteAll(type: nil))
@@ -353,27 +338,6 @@ extension Garage {
     public nonisolated(nonsending) func migrateAll<T>(fromOldClassName oldClassName: String, to type: T.Type) async throws -> Int {
         let (operation, changes, check) = try migrating(from: oldClassName, to: T.self)
         return try await record(operation, changes, check: check)
-    }
-
-    /// Moves every object parked under the name of `oldClass` to type `T` (see
-    /// ``migrateAll(fromOldClassName:to:)-73yt5``). GarageStorage's form: the old name is
-    /// `NSStringFromClass(oldClass)`, the name an Objective-C class's objects were stored
-    /// under (for a Swift class, `Module.ClassName`; a `Codable` Swift class's objects were
-    /// stored under its short name: pass that with `fromOldClassName:`).
-    ///
-    /// ```swift
-    /// try garage.migrateAll(from: LegacyPerson.self, to: Person.self)
-    /// ```
-    @discardableResult
-    public func migrateAll<T>(from oldClass: AnyClass, to type: T.Type) throws -> Int {
-        try migrateAll(fromOldClassName: Identity.className(oldClass), to: T.self)
-    }
-
-    /// Moves every object parked under the name of `oldClass` to type `T` (see
-    /// ``migrateAll(from:to:)-7kj8z``) without blocking the calling thread.
-    @discardableResult
-    public nonisolated(nonsending) func migrateAll<T>(from oldClass: AnyClass, to type: T.Type) async throws -> Int {
-        try await migrateAll(fromOldClassName: Identity.className(oldClass), to: T.self)
     }
 
     /// - throws: ``GarageError/ambiguousMigration(oldName:type:otherType:)`` when another type

@@ -70,24 +70,6 @@ extension Garage {
     /// Retrieves the objects of type `T` whose status is `syncStatus`, oldest change first.
     ///
     /// ```swift
-    /// let pending: [Person] = try garage.retrieveAll(withStatus: .notSynced)
-    /// ```
-    ///
-    /// Only rows of type `T` are read (GarageStorage scans every type, and fails on a
-    /// store holding several), through the index on status and type.
-    public func retrieveAll<T: Decodable & Syncable & SendableMetatype>(withStatus syncStatus: SyncStatus) throws -> [T] {
-        try run(retrievingAll(T.self, withStatus: syncStatus))
-    }
-
-    /// Retrieves the objects of type `T` whose status is `syncStatus` (see
-    /// ``retrieveAll(withStatus:)-9kb46``) without blocking the calling thread.
-    public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable & SendableMetatype>(withStatus syncStatus: SyncStatus) async throws -> [T] {
-        try await run(retrievingAll(T.self, withStatus: syncStatus))
-    }
-
-    /// Retrieves the objects of type `T` whose status is `syncStatus`, oldest change first.
-    ///
-    /// ```swift
     /// let pending = try garage.retrieveAll(Person.self, withStatus: .notSynced)
     /// ```
     public func retrieveAll<T: Decodable & Syncable & SendableMetatype>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> [T] {
@@ -102,7 +84,7 @@ extension Garage {
         try await run(retrievingAll(T.self, withStatus: syncStatus))
     }
 
-    private func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<[T]> {
+    func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<[T]> {
         let typeName = try storedTypeName(T.self, listing: "retrieve all")
         let configuration = configuration()
         return reading("retrieve \(typeName) with status \(syncStatus)") { view in

@@ -169,10 +169,6 @@ public final class Garage: Sendable {
         if store.isShared, !store.isReadOnly { _ = try? run(store.releasingClaimsOfEndedProcesses()) }
     }
 
-    /// The domain of the garage's errors bridged to `NSError`: ``GarageError/errorDomain``,
-    /// `"GarageStorage"`, as in GarageStorage.
-    public static let errorDomain = GarageError.errorDomain
-
     /// How long a write waits for the store by default: 10 seconds.
     public static let defaultBusyTimeout = GarageEngine.defaultBusyTimeout
 

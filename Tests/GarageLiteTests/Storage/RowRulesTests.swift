@@ -12,12 +12,12 @@ import Testing
 /// and the engine's claim query returns the rows the rule says, in the same order.
 ///
 /// `GARAGE_RULES_SEQUENCES=5000 swift test --filter RowRulesTests` runs more sequences
-/// (default 150, 40 on PostgreSQL); `GARAGE_RULES_SEED` repeats a run.
+/// (default 150, 25 on PostgreSQL); `GARAGE_RULES_SEED` repeats a run.
 @Suite("Each engine's fast paths write the rows the rules write",
        .disabled(if: TestEngine.isReference, "the reference engine is what the test compares with"))
 struct RowRulesTests {
     static let environment = ProcessInfo.processInfo.environment
-    static let sequences = environment["GARAGE_RULES_SEQUENCES"].flatMap { Int($0) } ?? (TestEngine.isPostgres ? 40 : 150)
+    static let sequences = environment["GARAGE_RULES_SEQUENCES"].flatMap { Int($0) } ?? (TestEngine.isPostgres ? 25 : 150)
     static let seed = environment["GARAGE_RULES_SEED"].flatMap { UInt64($0) } ?? 0x5275_6C65
 
     static let types = ["Note", "Tag"]

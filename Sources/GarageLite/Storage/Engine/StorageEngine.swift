@@ -4,7 +4,7 @@ import Foundation
 /// snapshot, or several in one snapshot) and one serialized writer, with the statements of
 /// ``RowStatements`` and ``RowWriteStatements``.
 ///
-/// SQLite through GRDB (``SQLiteEngine``) implements it today. ``Store`` is the only user:
+/// Each engine implements it in its own target or folder. ``Store`` is the only user:
 /// it adds what does not depend on the database (the pending changes a call sees, the
 /// reentrancy checks, sync and async runners). The names say what a statement does for the
 /// garage, not how a database spells it, so that another database can stand behind it.
@@ -208,10 +208,10 @@ package protocol RowWriteStatements: RowStatements {
     /// park of what is stored already writes nothing).
     @discardableResult func park(_ key: ObjectKey, _ payload: RowPayload, now: Date) throws -> Bool
     /// Says that the transaction will read and write the rows of `keys` (a claim's end): an engine
-    /// that pays per round trip (PostgreSQL) reads them at once; the others do nothing.
+    /// that pays per round trip reads them at once; the others do nothing.
     func prepareToWrite(_ keys: [ObjectKey]) throws
     /// Parks each row in order, as ``park(_:_:now:)`` does, and returns whether each changed: an
-    /// engine that pays per round trip (PostgreSQL) reads and writes the batch at once.
+    /// engine that pays per round trip reads and writes the batch at once.
     func park(_ rows: [(key: ObjectKey, payload: RowPayload)], now: Date) throws -> [Bool]
     /// Deletes the object: its row becomes a tombstone (`.notSynced`, for a sync job to
     /// upload) when a copy may be on the server, and goes otherwise. Returns whether there was
@@ -244,7 +244,7 @@ package protocol RowWriteStatements: RowStatements {
     func renameType(from: String, to: String, reseal: RowResealer?) throws -> Int
 
     /// Runs `body`, a claim, in one transaction: ``transaction(_:)``, or, on an engine whose
-    /// claims scale out (PostgreSQL), a transaction without the store's write lock, in which
+    /// claims scale out (several machines), a transaction without the store's write lock, in which
     /// ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)`` locks the rows it
     /// returns and skips those another transaction holds (`FOR UPDATE SKIP LOCKED`), and other
     /// reads lock nothing: claims of several jobs, on several machines, take disjoint rows
@@ -252,7 +252,7 @@ package protocol RowWriteStatements: RowStatements {
     /// claims under their rows' locks alone deadlocked with writes of the same rows.)
     func claimTransaction<T>(_ body: () throws -> T) throws -> T
     /// Runs `body`, the end of a claim, which writes only the claim's own rows, in one
-    /// transaction: ``transaction(_:)``, or, on an engine whose claims scale out (PostgreSQL),
+    /// transaction: ``transaction(_:)``, or, on an engine whose claims scale out,
     /// one that shuts out the store's writers but not the ends of other claims (the write lock
     /// taken shared): claims are disjoint, so several jobs end theirs side by side.
     func claimEndTransaction<T>(_ body: () throws -> T) throws -> T
@@ -274,8 +274,8 @@ package protocol RowWriteStatements: RowStatements {
     /// Takes up to `limit` of the rows ``claimableRows(ofType:status:limit:excluding:now:maximumAttempts:)``
     /// gives, marks those it can read claimed by `claim` at `now` (``markClaimed(_:claim:at:)``),
     /// and returns them as they were before, in ``RowRules/claimOrder(_:_:)``; a row it can't
-    /// read is returned unreadable, and left as it is. The default reads, then marks; PostgreSQL
-    /// does both in one statement.
+    /// read is returned unreadable, and left as it is. The default reads, then marks; an engine
+    /// may do both in one statement.
     func claimRows(ofType type: String, status: SyncStatus, limit: Int, excluding: Set<ObjectKey>,
                    claim: String, now: Date, maximumAttempts: Int) throws -> [RowRead]
     /// Gives back rows ``claimRows(ofType:status:limit:excluding:claim:now:maximumAttempts:)``
