@@ -70,16 +70,14 @@ struct TestSuiteLayoutTests {
     }
 
     /// Files of the behaviour suite that still open a SQLite store themselves (a path, a
-    /// read-only file, the SQLite engine). All but one are tests of processes sharing a store
-    /// (the workers open a file), run in the first pass only; `StoreKeyTests` checks errors that
-    /// name the store's file. Issue 45 empties this list, each such test moved to `SQLite/` or
-    /// opened through ``TestEngine`` (the workers given the test engine's store).
+    /// read-only file, the SQLite engine): tests of processes sharing a store (the workers open
+    /// a file), run in the first pass only. Issue 45 empties this list, each such test moved to
+    /// `SQLite/` or opened through ``TestEngine`` (the workers given the test engine's store).
     static let pinnedToSQLite: Set<String> = [
-        "Encryption/StoreKeyTests.swift",
         "Observation/SharedStoreObservationTests.swift",
         "Server/GarageServerProcessTests.swift", "Server/KilledFirstSyncTests.swift", "Server/ServerChaosTests.swift",
         "Sync/Engine/SyncEngineProcessTests.swift",
-        "Sync/LateSaveStressTests.swift", "Sync/SyncStressTests.swift", "SyncAsyncParityTests.swift",
+        "Sync/LateSaveStressTests.swift", "Sync/SyncStressTests.swift",
     ]
 
     /// The behaviour suite opens its garages through ``TestEngine`` (which picks the engine of

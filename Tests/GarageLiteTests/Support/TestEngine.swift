@@ -83,6 +83,40 @@ enum TestEngine {
                           encryptionKey: encryptionKey)
     }
 
+    /// Another garage on the store `garage` works on (one of ``garage(path:busyTimeout:encryptionKey:)``),
+    /// as another garage of the app would open it.
+    static func garage(reopening garage: Garage, encryptionKey: StoreKey? = nil) throws -> Garage {
+        if let engine = garage.store.engine as? ReferenceEngine, engine.isShared {
+            return try Garage(engine: GarageEngine(ReferenceEngine(sharing: engine.store)), encryptionKey: encryptionKey)
+        }
+        guard let path = garage.path else { throw GarageError.cannotOpenStore(path: ":memory:", reason: "a store in memory") }
+        guard isPostgres, let url = postgresURL else { return try Garage(path: path, encryptionKey: encryptionKey) }
+        let schema = URLComponents(string: path)?.queryItems?.first { $0.name == "schema" }?.value ?? ""
+        return try Garage(engine: .postgres(url: schemaURL(url, schema: schema), options: options), encryptionKey: encryptionKey)
+    }
+
+    /// Damages the store of `path` (of ``garage(path:busyTimeout:encryptionKey:)``) below the
+    /// garage: the row `invalidJSON` holds data that is not JSON, and, in a file, the row
+    /// `textDate` a creation date that is text (a typed column can't hold it: elsewhere it stays).
+    static func damage(_ garage: Garage, path: String, invalidJSON: ObjectKey, textDate: ObjectKey) throws {
+        if hasFiles { return try damageForParity(path, invalidJSON: invalidJSON, textDate: textDate) }
+        try garage.store.engine.write("damage") { statements in
+            guard var row = try statements.record(invalidJSON)?.get() else { return }
+            row.data = #"{"id": 2, "#
+            try statements.putRow(row)
+        }
+    }
+
+    /// How the garage's errors name the store of `path` (``garage(path:busyTimeout:encryptionKey:)``):
+    /// its file on SQLite; the schema's address on PostgreSQL (`postgres://user@host:port/database?schema=…`,
+    /// without the password); `:memory:` on the reference engine.
+    static func storeName(path: String) -> String {
+        if isReference { return ":memory:" }
+        guard isPostgres, let url = postgresURL, let components = URLComponents(string: url) else { return path }
+        return "postgres://\(components.user ?? "")@\(components.host ?? "localhost"):\(components.port ?? 5432)"
+            + "\(components.path)?schema=\(schemaName(path: path))"
+    }
+
     /// The schema a store path names on PostgreSQL.
     static func schemaName(path: String) -> String {
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path

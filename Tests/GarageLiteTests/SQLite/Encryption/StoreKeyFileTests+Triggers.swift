@@ -5,9 +5,10 @@ import Testing
 
 // The store's key as the SQLite store keeps it: its record and counts in `garage_meta`, and
 // the triggers that refuse rows no key could read, tried by writing through SQLite below the
-// library. Moved from Encryption/StoreKeyTests.swift (issue 25).
+// library. Moved from Encryption/StoreKeyTests.swift (issue 25); a part of `StoreKeyFileTests`
+// since issue 45, which runs `StoreKeyTests` on both engines.
 
-extension StoreKeyTests {
+extension StoreKeyFileTests {
     @Test func aPlaintextStoreOpenedWithAKeyIsEncryptedAndKeepsNoPlaintext() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("notes.sqlite")
