@@ -11,10 +11,11 @@ extension RowStatements {
     /// How many rows a default reads at a time.
     private var page: Int { 500 }
 
-    /// Calls `body` with each row of `type` (of every type when `nil`), tombstones too, with
-    /// every column, in key order, a page at a time, until it returns `false`.
-    package func forEachRecord(ofType type: String?, _ body: (RowRead) throws -> Bool) throws {
-        var after: ObjectKey?
+    /// Calls `body` with each row of `type` (of every type when `nil`) after the row `key` (`nil`:
+    /// from the first), tombstones too, with every column, in key order, a page at a time, until
+    /// it returns `false`.
+    package func forEachRecord(ofType type: String?, after key: ObjectKey? = nil, _ body: (RowRead) throws -> Bool) throws {
+        var after = key
         while true {
             let records = try records(ofType: type, after: after, limit: page)
             for record in records where try !body(record) { return }
@@ -37,17 +38,16 @@ extension RowStatements {
     /// order; an unreadable row throws its error.
     package func everyRow(ofType type: String?) throws -> [StoredRow] {
         var rows: [StoredRow] = []
-        try forEachRecord(ofType: type) { record in
-            rows.append(try record.get())
-            return true
-        }
+        try forEachRow(ofType: type, tombstones: true) { rows.append($0) }
         return rows
     }
 
     /// Every live row of `type` (of every type when `nil`), in key order; an unreadable row
     /// throws its error.
     package func liveRows(ofType type: String?) throws -> [StoredRow] {
-        try everyRow(ofType: type).filter { !$0.isDeleted }
+        var rows: [StoredRow] = []
+        try forEachRow(ofType: type, tombstones: false) { rows.append($0) }
+        return rows
     }
 
     // MARK: - Rows
@@ -253,14 +253,12 @@ extension RowStatements {
 
     package func rows(encrypted: Bool, after key: ObjectKey?, limit: Int) throws -> [(key: ObjectKey, data: String, base: String?)] {
         var found: [(key: ObjectKey, data: String, base: String?)] = []
-        var after = key
-        while found.count < limit {
-            let records = try records(ofType: nil, after: after, limit: page)
-            for case .row(let row) in records where row.isEncrypted == encrypted && !row.data.isEmpty && found.count < limit {
+        guard limit > 0 else { return found }
+        try forEachRecord(ofType: nil, after: key) { record in
+            if case .row(let row) = record, row.isEncrypted == encrypted, !row.data.isEmpty {
                 found.append((row.key, row.data, row.base))
             }
-            guard records.count == page, let last = records.last else { break }
-            after = last.key
+            return found.count < limit
         }
         return found
     }
