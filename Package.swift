@@ -188,10 +188,11 @@ let package = Package(
                 "GarageLite", "GarageLitePostgres", "GarageLiteClient", "GarageStressModels", .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The types the stress worker parks and the cross-process tests read.
+        // The types the stress worker parks and the cross-process tests read, and where the
+        // store a test names by path lives in every process (TestStores).
         .target(
             name: "GarageStressModels",
-            dependencies: ["GarageLite"]
+            dependencies: ["GarageLite", "GarageLitePostgres", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The types stored in the golden store files of Fixtures/: garage-fixtures writes them, the tests read them.
         .target(

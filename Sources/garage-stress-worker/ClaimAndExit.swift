@@ -11,7 +11,7 @@ func runClaimAndExit(storePath: String, count: String) -> Never {
         exit(2)
     }
     do {
-        let garage = try Garage(path: storePath, busyTimeout: 30)
+        let garage = try TestStores.open(path: storePath)
         let claim = try garage.claim(StressDocument.self, limit: count)
         print("CLAIMED \(claim.identifiers.joined(separator: ","))")
         withExtendedLifetime(garage) { exit(0) }

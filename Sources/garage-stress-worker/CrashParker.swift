@@ -33,6 +33,7 @@
 // ends otherwise.
 import Foundation
 import GarageLite
+import GarageStressModels
 
 /// A grandchild: its own row, referenced by its parent child.
 struct CrashGrandchild: Codable, Identifiable, Sendable {
@@ -114,7 +115,7 @@ func runCrashParker(storePath: String, seed: String, logPath: String) -> Never {
 
     let garage: Garage
     do {
-        garage = try Garage(path: storePath, busyTimeout: 30)
+        garage = try TestStores.open(path: storePath)
     } catch {
         print("ERROR crash \(seed): opening the store threw: \(error)")
         exit(1)

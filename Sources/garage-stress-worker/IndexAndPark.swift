@@ -9,7 +9,7 @@ import GarageStressModels
 /// declares its indexes at launch and quits. The test's own garage, open all along, parks next.
 func runIndexAndPark(storePath: String, identifier: String) -> Never {
     do {
-        try withExtendedLifetime(Garage(path: storePath, busyTimeout: 30)) { garage in
+        try withExtendedLifetime(TestStores.open(path: storePath)) { garage in
             try garage.index(StressDocument.self, on: Field("version"))
             try garage.textIndex(StressDocument.self, on: Field("body"))
             try garage.park(StressDocument(id: identifier, version: 1, body: "parked by opener \(identifier)",

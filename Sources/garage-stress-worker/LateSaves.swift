@@ -134,7 +134,7 @@ private func checkEverythingRetrieves(_ garage: Garage, errors: Errors, who: Str
 
 /// The late editor (see the top of this file).
 func runLateEditor(storePath: String, name: String, seed: String, rounds: Int, count: Int, errors: Errors) throws {
-    let garage = try Garage(path: storePath, busyTimeout: 30)
+    let garage = try TestStores.open(path: storePath)
     try prepareNotebook(garage, count: count)
     garage.isAutosaveEnabled = false
     var random = SplitMix64(seed: seed)
@@ -200,7 +200,7 @@ func runLateEditor(storePath: String, name: String, seed: String, rounds: Int, c
 
 /// The late downloader (see the top of this file).
 func runLateDownloader(storePath: String, name: String, seed: String, rounds: Int, count: Int, errors: Errors) throws {
-    let garage = try Garage(path: storePath, busyTimeout: 30)
+    let garage = try TestStores.open(path: storePath)
     try prepareNotebook(garage, count: count)
     var random = SplitMix64(seed: seed)
     var conflicts = 0
@@ -258,7 +258,7 @@ func runLateDownloader(storePath: String, name: String, seed: String, rounds: In
 
 /// One autosaved write of the cross-process tests: `append`, `rename` or `file` (see the top).
 func runNoteCommand(storePath: String, arguments: [String], errors: Errors) throws {
-    let garage = try Garage(path: storePath, busyTimeout: 30)
+    let garage = try TestStores.open(path: storePath)
     switch (arguments.first, arguments.count) {
     case ("append", 3):
         guard var note = try garage.retrieve(StressNote.self, identifier: arguments[1]) else {

@@ -13,7 +13,7 @@ func runParkAndExit(storePath: String, count: String) -> Never {
         exit(2)
     }
     do {
-        let garage = try Garage(path: storePath, busyTimeout: 30)
+        let garage = try TestStores.open(path: storePath)
         for index in 0..<count {
             try garage.park(StressDocument(id: "p\(index)", version: index, body: "parked before exit \(index)",
                                            syncStatus: .notSynced))

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GarageLite
+import GarageStressModels
 
 /// `garage-stress-worker <store-path> reencrypt <old> <new>`: moves every object of the store
 /// from the key of 32 bytes `<old>` (key id 1) to the key of 32 bytes `<new>` (key id 2), as
@@ -11,7 +12,7 @@ func runReencrypt(storePath: String, oldKeyByte: String, newKeyByte: String) -> 
         exit(2)
     }
     do {
-        let garage = try Garage(path: storePath, busyTimeout: 30)
+        let garage = try TestStores.open(path: storePath)
         garage.dataEncryptionDelegate = try AESGCMEncryptor(
             key: SymmetricKey(data: Data(repeating: new, count: 32)), keyID: 2,
             previousKeys: [1: SymmetricKey(data: Data(repeating: old, count: 32))])
@@ -28,8 +29,8 @@ func runReencrypt(storePath: String, oldKeyByte: String, newKeyByte: String) -> 
 /// (`rekey(to:)`), with the smallest PBKDF2 iteration count, for `ReencryptCrashTests`.
 func runRekey(storePath: String, oldPassphrase: String, newPassphrase: String) -> Never {
     do {
-        let garage = try Garage(path: storePath, busyTimeout: 30,
-                                encryptionKey: .passphrase(oldPassphrase, rounds: StoreKey.minimumRounds))
+        let garage = try TestStores.open(path: storePath, busyTimeout: 30,
+                                           encryptionKey: .passphrase(oldPassphrase, rounds: StoreKey.minimumRounds))
         print("DONE \(try garage.rekey(to: .passphrase(newPassphrase, rounds: StoreKey.minimumRounds)))")
         exit(0)
     } catch {

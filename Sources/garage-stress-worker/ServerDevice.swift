@@ -88,7 +88,7 @@ struct ServerDevice {
     let stopPath: String
 
     func run() async throws {
-        let garage = try Garage(path: storePath, busyTimeout: 30)
+        let garage = try TestStores.open(path: storePath)
         // Each device asks the instances in an order of its own.
         var random = SplitMix64(seed: seed)
         let transport = CheckingTransport(inner: HTTPSyncTransport(servers: urls.shuffled(using: &random)) { [token] in token },

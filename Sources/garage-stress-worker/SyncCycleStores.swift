@@ -31,7 +31,7 @@ extension SyncFiles {
     }
 
     private static func open(path: String, url: String?) throws -> Garage {
-        guard let url else { return try Garage(path: path, busyTimeout: 30) }
+        guard let url else { return try TestStores.open(path: path) }
         var options = PostgresGarageOptions()
         options.busyTimeout = 30
         // A process holds two garages: a few connections each are plenty.

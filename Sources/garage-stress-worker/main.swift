@@ -216,7 +216,7 @@ if arguments.count == 4, arguments[2] == "claim-and-exit" {
 if arguments.count == 4, arguments[2] == "setting" {
     // Sets `StressSettings.greeting` to the argument, or removes it for "-".
     do {
-        let garage = try Garage(path: arguments[1], busyTimeout: 30)
+        let garage = try TestStores.open(path: arguments[1])
         if arguments[3] == "-" {
             try garage.removeValue(for: StressSettings.greeting)
         } else {
@@ -261,7 +261,7 @@ let errors = Errors()
 /// quits (SQLite then checkpoints the WAL and removes it, if no other connection has the file).
 @MainActor func runRole() {
     do {
-    let garage = try Garage(path: storePath, busyTimeout: 30)
+    let garage = try TestStores.open(path: storePath)
     if role == "editor" {
         let edits = arguments.count > 5 ? Int(arguments[5]) ?? 10 : 10
         try runEditor(garage: garage, seed: seed, count: count, edits: edits, errors: errors)
@@ -274,7 +274,7 @@ let errors = Errors()
             print("ERROR cannot open \(storePath).claims")
             exit(1)
         }
-        let server = try Garage(path: storePath + ".server", busyTimeout: 30)
+        let server = try TestStores.open(path: storePath + ".server")
         try runJob(garage: garage, server: server, log: log, seed: jobSeed, emptyLimit: max(1, count), errors: errors)
     }
     } catch {

@@ -69,32 +69,15 @@ struct TestSuiteLayoutTests {
         }
     }
 
-    /// Files of the behaviour suite that still open a SQLite store themselves (a path, a
-    /// read-only file, the SQLite engine): tests of processes sharing a store (the workers open
-    /// a file), run in the first pass only. Issue 45 empties this list, each such test moved to
-    /// `SQLite/` or opened through ``TestEngine`` (the workers given the test engine's store).
-    static let pinnedToSQLite: Set<String> = [
-        "Observation/SharedStoreObservationTests.swift",
-        "Server/GarageServerProcessTests.swift", "Server/KilledFirstSyncTests.swift", "Server/ServerChaosTests.swift",
-        "Sync/Engine/SyncEngineProcessTests.swift",
-        "Sync/LateSaveStressTests.swift", "Sync/SyncStressTests.swift",
-    ]
-
     /// The behaviour suite opens its garages through ``TestEngine`` (which picks the engine of
-    /// the pass), but for the files of ``pinnedToSQLite``; a file that no longer opens SQLite
-    /// itself leaves the list.
+    /// the pass), and the processes it starts through `TestStores` (the same rule): a file that
+    /// opens a SQLite store itself (a path, a read-only file, the SQLite engine) belongs under
+    /// `SQLite/`.
     @Test func theBehaviourSuiteOpensItsGaragesThroughTheTestEngine() throws {
         let opensSQLite = try Regex(#"\bGarage\(path:|\bGarage\.readOnly\(path:|\.sqlite\(path:|\.inMemory\(|GarageEngine\.sqlite"#)
-        var pinned: Set<String> = []
         for (path, text) in try Self.files() where !path.hasPrefix(Self.sqliteFolder) && !path.hasPrefix(Self.postgresFolder)
-            && path != "Support/TestEngine.swift" && path != "TestSuiteLayoutTests.swift" {
-            if text.contains(opensSQLite) { pinned.insert(path) }
-        }
-        for path in pinned.subtracting(Self.pinnedToSQLite).sorted() {
+            && path != "Support/TestEngine.swift" && path != "TestSuiteLayoutTests.swift" && text.contains(opensSQLite) {
             Issue.record("\(path) opens a SQLite store itself: open it through TestEngine, or move the test to \(Self.sqliteFolder)")
-        }
-        for path in Self.pinnedToSQLite.subtracting(pinned).sorted() {
-            Issue.record("\(path) no longer opens SQLite itself: take it out of pinnedToSQLite")
         }
     }
 

@@ -198,7 +198,12 @@ final class CommitWatch: Sendable {
                 let current = try statements.stamps(
                     ofType: typeName, identifiers: watch.isWholeType ? nil : Array(watch.identifiers))
                 read[typeName] = current
-                guard committedElsewhere || watch.isNew, !watch.adoptsNextStamps else { continue }
+                // Compared whatever the counter says: what this look reads replaces the stamps
+                // held, so a commit made elsewhere that it reads must be told now, or never.
+                // The counter may not have moved for it yet (a notification on its way; a
+                // commit between reading the counter and this snapshot), and an object this
+                // garage did not change can only have changed elsewhere.
+                guard !watch.adoptsNextStamps else { continue }
                 let changes = differences(from: watch.stamps, to: current, typeName: typeName, skipping: here)
                 if !changes.isEmpty { found[typeName] = changes }
             }

@@ -45,13 +45,15 @@ private func change(_ identifier: String?, _ kind: GarageChange.Kind, _ type: St
     GarageChange(typeName: type, identifier: identifier, kind: kind)
 }
 
-@Suite("Observing commits made by other garages and other processes", .firstPassOnly)
+/// Two garages on one store, in one process or in two: each is told of the other's commits
+/// (a read-only file's observation is SQLite's: ReadOnlyObservationTests).
+@Suite("Observing commits made by other garages and other processes")
 struct SharedStoreObservationTests {
     @Test(.timeLimit(.minutes(2)))
     func anotherGaragesCommitsAreToldWithTheirKinds() async throws {
         let directory = try TemporaryDirectory()
-        let writer = try Garage(path: directory.path("store.garage"))
-        let observer = try Garage(path: directory.path("store.garage"))
+        let writer = try TestEngine.garage(path: directory.path("store.garage"))
+        let observer = try TestEngine.garage(path: directory.path("store.garage"))
         let changes = Collected(observer.changes(of: Memo.self))
 
         try await writer.park(Memo(id: "a", text: "1"))
@@ -76,8 +78,8 @@ struct SharedStoreObservationTests {
     @Test(.timeLimit(.minutes(2)))
     func theGaragesOwnCommitsAreToldOnceOnASharedStore() async throws {
         let directory = try TemporaryDirectory()
-        let other = try Garage(path: directory.path("store.garage"))
-        let garage = try Garage(path: directory.path("store.garage"))
+        let other = try TestEngine.garage(path: directory.path("store.garage"))
+        let garage = try TestEngine.garage(path: directory.path("store.garage"))
         let changes = Collected(garage.changes(of: Memo.self))
 
         try await garage.park(Memo(id: "mine", text: ""))
@@ -95,11 +97,34 @@ struct SharedStoreObservationTests {
         ])
     }
 
+    /// A look that reads a type's stamps for the garage's own commit compares them all, even
+    /// though the counter of others' commits has not moved yet: another garage's commit in
+    /// them is told (PostgreSQL's notification may arrive after it; taking the stamps without
+    /// comparing lost that park for good, as the PostgreSQL pass of the test above found).
+    @Test(.timeLimit(.minutes(2)))
+    func anotherGaragesCommitReadBeforeItsNewsIsTold() async throws {
+        let store = ReferenceEngine.Store()
+        let engine = ReferenceEngine(sharing: store)
+        engine.othersCommitCounterHeld.write { $0 = 0 }
+        let garage = try Garage(engine: GarageEngine(engine))
+        let other = try Garage(engine: GarageEngine(ReferenceEngine(sharing: store)))
+        let changes = Collected(garage.changes(of: Memo.self))
+        // The watch's first look (which compares whatever the counter says) is over before
+        // the other garage parks: waiting for one of its own commits to be told.
+        try await garage.park(Memo(id: "first", text: ""))
+        #expect(await changes.wait { $0.joined().contains(change("first", .parked)) })
+        try await Task.sleep(nanoseconds: 2 * CommitWatch.interval)
+        try await other.park(Memo(id: "theirs", text: ""))
+        try await garage.park(Memo(id: "mine", text: ""))
+        #expect(await changes.wait { $0.joined().contains(change("theirs", .parked)) })
+        #expect(changes.elements.read { $0.joined().filter { $0.identifier == "theirs" }.count } == 1)
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func oneObjectsValuesArriveFromAnotherGarage() async throws {
         let directory = try TemporaryDirectory()
-        let writer = try Garage(path: directory.path("store.garage"))
-        let observer = try Garage(path: directory.path("store.garage"))
+        let writer = try TestEngine.garage(path: directory.path("store.garage"))
+        let observer = try TestEngine.garage(path: directory.path("store.garage"))
         // Subscribed, then changed at once: the subscription read the object's stamp, so the
         // park is told even though it lands before the watch first looks.
         let values = Collected(try observer.changes(to: Memo.self, identifier: "n"))
@@ -116,8 +141,8 @@ struct SharedStoreObservationTests {
     @Test(.timeLimit(.minutes(2)))
     func aSyncJobInAnotherGarageIsToldAsStatusChanges() async throws {
         let directory = try TemporaryDirectory()
-        let job = try Garage(path: directory.path("store.garage"))
-        let app = try Garage(path: directory.path("store.garage"))
+        let job = try TestEngine.garage(path: directory.path("store.garage"))
+        let app = try TestEngine.garage(path: directory.path("store.garage"))
         try await app.parkAll([Memo(id: "a", text: ""), Memo(id: "b", text: "")])
         let changes = Collected(app.changes(of: Memo.self))
         let claim = try await job.claim(Memo.self, limit: 10)
@@ -130,8 +155,8 @@ struct SharedStoreObservationTests {
     @Test(.timeLimit(.minutes(2)))
     func aSubscriptionThatEndsStopsTheWatch() async throws {
         let directory = try TemporaryDirectory()
-        let writer = try Garage(path: directory.path("store.garage"))
-        let observer = try Garage(path: directory.path("store.garage"))
+        let writer = try TestEngine.garage(path: directory.path("store.garage"))
+        let observer = try TestEngine.garage(path: directory.path("store.garage"))
         do {
             let changes = Collected(observer.changes(of: Memo.self))
             try await writer.park(Memo(id: "a", text: ""))
@@ -146,23 +171,12 @@ struct SharedStoreObservationTests {
         #expect(!again.elements.read { $0.joined().contains(change("a", .parked)) })
     }
 
-    @Test(.timeLimit(.minutes(2)))
-    func aReadOnlyGarageObservesTheWritersCommits() async throws {
-        let directory = try TemporaryDirectory()
-        let writer = try Garage(path: directory.path("store.garage"))
-        try await writer.park(Memo(id: "a", text: "1"))
-        let reader = try Garage.readOnly(path: directory.path("store.garage"))
-        let values = Collected(try reader.changes(to: Memo.self, identifier: "a"))
-        try await writer.park(Memo(id: "a", text: "2"))
-        #expect(await values.wait { $0.last??.text == "2" })
-    }
-
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(3)), .acrossProcesses)
     func anotherProcesssParksAreObserved() async throws {
         let worker = try #require(stressWorkerExecutable(), "garage-stress-worker is built next to the tests")
         let directory = try TemporaryDirectory()
         let storePath = directory.path("store.garage")
-        let garage = try Garage(path: storePath, busyTimeout: 30)
+        let garage = try TestEngine.garage(path: storePath, busyTimeout: 30)
         let changes = Collected(garage.changes(of: StressDocument.self))
         let values = Collected(try garage.changes(to: StressDocument.self, identifier: "other-0"))
 

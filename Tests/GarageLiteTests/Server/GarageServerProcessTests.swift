@@ -15,7 +15,7 @@ import FoundationNetworking
 /// an attacker tries: forged, expired, unsigned and other-key tokens; another team's scope, cursor
 /// and identifiers; hostile type names and identifiers. Each is refused, and nothing is read,
 /// written or told.
-@Suite("garage-server", .ownThreads, .firstPassOnly)
+@Suite("garage-server", .ownThreads, .acrossProcesses)
 struct GarageServerProcessTests {
     struct ServedNote: Codable, Identifiable, Syncable, Sendable, Equatable {
         var id: String
@@ -37,7 +37,7 @@ struct GarageServerProcessTests {
         }
     }
 
-    /// A running `garage-server` on a store file of `directory`, serving both models by their
+    /// A running `garage-server` on the test engine's store of a path in `directory`, serving both models by their
     /// `team`; stopped (SIGTERM) by `stop()`.
     final class Server: Sendable {
         let process: ChildProcess
@@ -54,7 +54,7 @@ struct GarageServerProcessTests {
             output = URL(fileURLWithPath: directory.path("server.log"))
             let executable = try #require(ToolProcess.builtExecutable(named: "garage-server"))
             process = try ChildProcess(executable: executable, arguments: [
-                "--store", storePath, "--type", "ServedNote:team", "--type", "ServedNotebook:team",
+                "--store", TestEngine.location(path: storePath), "--type", "ServedNote:team", "--type", "ServedNotebook:team",
                 "--token-key-file", secretPath, "--port", "0",
             ], output: output)
             keys = JWTKeyCollection()
@@ -96,7 +96,7 @@ struct GarageServerProcessTests {
     }
 
     static func device(_ server: Server, scopes: [String], in directory: TemporaryDirectory) async throws -> (Garage, SyncEngine) {
-        let garage = try Garage(path: directory.path("device-\(UUID().uuidString).garage"))
+        let garage = try TestEngine.garage(path: directory.path("device-\(UUID().uuidString).garage"))
         let token = try await server.token(scopes)
         let transport = HTTPSyncTransport(servers: [server.url]) { token }
         return (garage, SyncEngine(garage: garage, transport: transport,
@@ -222,7 +222,7 @@ struct GarageServerProcessTests {
 
         // The store holds team 2's note as it was, and nothing the attacker sent.
         #expect(server.stop() == .exit(0))
-        let store = try Garage(path: server.storePath)
+        let store = try TestEngine.garage(path: server.storePath)
         let records = try await store.records(ofType: "ServedNote")
         #expect(records.map(\.identifier) == ["secret-note"])
         #expect(records.first?.json.contains("Secretmarker") == true)

@@ -15,15 +15,21 @@ import FoundationNetworking
 /// between the kill and the restart is kept and uploaded. The device is a process
 /// (`garage-stress-worker … server-device`, which only syncs when its stop file is there); the
 /// server a `garage-server` process, whose `/metrics` says how many objects it sent.
-@Suite("A killed first sync", .serialized, .ownThreads, .firstPassOnly)
+@Suite("A killed first sync", .serialized, .ownThreads, .acrossProcesses)
 struct KilledFirstSyncTests {
     static let count = 2_000
     static let pageSize = 100
 
-    /// How many ServerChaosNotes the device's store holds, read from outside its process.
-    static func held(_ path: String) -> Int? {
-        guard FileManager.default.fileExists(atPath: path), let reader = try? Garage.readOnly(path: path) else { return nil }
-        return try? reader.count(ServerChaosNote.self)
+    /// How many ServerChaosNotes the device's store holds, read from outside its process
+    /// (through `reader`, once the device has created its store).
+    static func held(_ path: String, _ reader: inout Garage?) -> Int? {
+        if reader == nil {
+            // The device creates its store: a file that exists, or (elsewhere) a store it
+            // may be creating now, which this process opens once the device has started.
+            if TestEngine.hasFiles, !FileManager.default.fileExists(atPath: path) { return nil }
+            reader = try? TestEngine.garage(path: path, busyTimeout: 30)
+        }
+        return try? reader?.count(ServerChaosNote.self)
     }
 
     @Test(.timeLimit(.minutes(5)))
@@ -32,11 +38,12 @@ struct KilledFirstSyncTests {
         let secret = "the killed sync test's secret, thirty-two bytes and more"
         let secretPath = folder.path("secret")
         try Data(secret.utf8).write(to: URL(fileURLWithPath: secretPath))
-        let store = TestEngine.isPostgres ? PostgresEngineTests.newSchema().url : folder.path("server.garage")
+        let serverPath = folder.path("server.garage")
+        let store = TestEngine.location(path: serverPath)
 
         // The scope's notes, through the server's own upload.
         do {
-            let garage = try TestEngine.isPostgres ? Garage(postgresURL: store) : Garage(path: store)
+            let garage = try TestEngine.garage(path: serverPath)
             let server = SyncServer(garage: garage)
             try server.serve(ServerChaosNote.self, rules: SyncRules(scope: { $0.team }))
             for start in stride(from: 0, to: Self.count, by: 500) {
@@ -66,14 +73,16 @@ struct KilledFirstSyncTests {
 
         // Killed once two pages are in: the next one is on its way, or being applied.
         var before = 0
+        var reader: Garage?
         for _ in 0..<6_000 {
-            before = Self.held(device.store) ?? 0
+            before = Self.held(device.store, &reader) ?? 0
             if before >= 2 * Self.pageSize || device.process?.isRunning != true { break }
             try await Task.sleep(for: .milliseconds(5))
         }
         device.process?.kill()
         device.process?.waitUntilExit()
-        let applied = try #require(Self.held(device.store))
+        let applied = try #require(Self.held(device.store, &reader))
+        reader = nil
         try #require(applied >= 2 * Self.pageSize && applied < Self.count,
                      "the kill did not land in the middle of the first sync: \(applied) of \(Self.count) notes were in")
         // Whole pages only: a page and its cursor commit together.
@@ -81,7 +90,7 @@ struct KilledFirstSyncTests {
 
         // An edit while the device is down.
         do {
-            let local = try Garage(path: device.store)
+            let local = try TestEngine.garage(path: device.store)
             var note = try #require(try await local.retrieve(ServerChaosNote.self, identifier: "n3"))
             note.title = "edited between the kill and the restart"
             try await local.park(note)
@@ -93,7 +102,7 @@ struct KilledFirstSyncTests {
         try #require(process.wait(timeout: 180) && process.exitedCleanly, "the device: \(log().suffix(3_000))")
 
         // Every note, once, and the edit on both sides.
-        let local = try Garage(path: device.store)
+        let local = try TestEngine.garage(path: device.store)
         let notes = try await local.retrieveAll(ServerChaosNote.self)
         #expect(notes.count == Self.count)
         #expect(Set(notes.map(\.id)) == Set((0..<Self.count).map { "n\($0)" }))
@@ -111,7 +120,7 @@ struct KilledFirstSyncTests {
 
         instance.process?.kill(SIGTERM)
         _ = instance.process?.wait(timeout: 60)
-        let server = try TestEngine.isPostgres ? Garage(postgresURL: store) : Garage(path: store)
+        let server = try TestEngine.garage(path: serverPath)
         #expect(try await server.retrieve(ServerChaosNote.self, identifier: "n3")?.title == "edited between the kill and the restart")
     }
 }

@@ -24,7 +24,7 @@ import Glibc
 /// with `pg_ctl restart -m immediate` among the faults) with `GARAGE_SERVER_CHAOS_POSTGRES=1`
 /// under `.ci/with-postgres`, alone. `GARAGE_SERVER_CHAOS_SECONDS` sets how long the chaos lasts
 /// (12 s by default; the full run: 300); `GARAGE_SERVER_CHAOS_KEEP=DIR` keeps the run's folder.
-@Suite("Sync server: chaos", .serialized, .ownThreads, .firstPassOnly)
+@Suite("Sync server: chaos", .serialized, .ownThreads, .acrossProcesses)
 struct ServerChaosTests {
     static let seconds = Double(ProcessInfo.processInfo.environment["GARAGE_SERVER_CHAOS_SECONDS"] ?? "") ?? 12
     static let onPostgres = ProcessInfo.processInfo.environment["GARAGE_SERVER_CHAOS_POSTGRES"] == "1"
@@ -117,12 +117,15 @@ struct ServerChaosTests {
         let secret = "the chaos test's secret, thirty-two bytes and more"
         let secretPath = folder.path("secret")
         try Data(secret.utf8).write(to: URL(fileURLWithPath: secretPath))
+        // The server's store: the test engine's (a file, or a schema in the PostgreSQL pass),
+        // or with GARAGE_SERVER_CHAOS_POSTGRES=1 a schema of the first pass's server.
+        let serverPath = folder.path("server.garage")
         let store: String
         if Self.onPostgres {
             try #require(PostgresEngineTests.server != nil, "GARAGE_SERVER_CHAOS_POSTGRES=1 needs .ci/with-postgres")
             store = PostgresEngineTests.newSchema().url
         } else {
-            store = folder.path("server.garage")
+            store = TestEngine.location(path: serverPath)
         }
         let instances = try (0..<3).map { index in
             Instance(port: try Self.freePort(), store: store, secret: secretPath, log: URL(fileURLWithPath: folder.path("instance\(index).log")))
@@ -200,14 +203,14 @@ struct ServerChaosTests {
         for instance in instances { _ = instance.process?.wait(timeout: 60) }
 
         // What the server holds, by identifier.
-        let server = try Self.onPostgres ? Garage(postgresURL: store) : Garage(path: store)
+        let server = try Self.onPostgres ? Garage(postgresURL: store) : TestEngine.garage(path: serverPath)
         let serverNotes = Dictionary(uniqueKeysWithValues: try await server.records(ofType: "ServerChaosNote", limit: 1_000_000)
             .filter { !$0.isDeleted }
             .map { ($0.identifier, try JSONDecoder().decode(ServerChaosNote.self, from: Data($0.json.utf8))) })
         var journal: [(device: String, kind: String, id: String, title: String)] = []
         var saves = 0, deletions = 0
         for device in devices {
-            let local = try Garage(path: device.store)
+            let local = try TestEngine.garage(path: device.store)
             let notes = Dictionary(uniqueKeysWithValues: try await local.retrieveAll(ServerChaosNote.self).map { ($0.id, $0) })
             let expected = serverNotes.filter { device.teams.contains($0.value.team) }
             #expect(Set(notes.keys) == Set(expected.keys), "\(device.name): \(Set(notes.keys).symmetricDifference(expected.keys).sorted().prefix(20))")

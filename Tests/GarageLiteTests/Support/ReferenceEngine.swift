@@ -37,6 +37,9 @@ final class ReferenceEngine: StorageEngine, WatchesOtherCommits {
     let isShared: Bool
     /// How many of the store's commits this engine made.
     private let ownCommits = Protected(0)
+    /// When set, the counter of others' commits stays at this value, as when the news of a
+    /// commit made elsewhere is on its way (PostgreSQL's notification): a test of the watch.
+    let othersCommitCounterHeld = Protected<Int?>(nil)
 
     var committed: Protected<Tables> { store.committed }
     private var writer: NSLock { store.writer }
@@ -124,7 +127,8 @@ final class ReferenceEngine: StorageEngine, WatchesOtherCommits {
         }
 
         func othersCommitCounter() throws -> Int {
-            engine.committed.read(\.commits) - engine.ownCommits.read { $0 }
+            if let held = engine.othersCommitCounterHeld.read({ $0 }) { return held }
+            return engine.committed.read(\.commits) - engine.ownCommits.read { $0 }
         }
 
         // MARK: Reads

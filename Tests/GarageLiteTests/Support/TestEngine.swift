@@ -1,7 +1,7 @@
-import Crypto
 import Foundation
 @testable import GarageLite
 import GarageLitePostgres
+import GarageStressModels
 import Testing
 
 /// The engine the behaviour suite runs on: SQLite, or, with `GARAGE_TEST_ENGINE=postgres`, the
@@ -74,13 +74,14 @@ enum TestEngine {
             }
             return try Garage(engine: GarageEngine(ReferenceEngine(sharing: store)), encryptionKey: encryptionKey)
         }
-        guard isPostgres, let url = postgresURL else {
-            return try Garage(path: path, busyTimeout: busyTimeout, encryptionKey: encryptionKey)
-        }
-        var options = Self.options
-        options.busyTimeout = busyTimeout
-        return try Garage(engine: .postgres(url: schemaURL(url, schema: schemaName(path: path)), options: options),
-                          encryptionKey: encryptionKey)
+        // The rule the processes a test starts follow too (garage-stress-worker).
+        return try TestStores.open(path: path, busyTimeout: busyTimeout, encryptionKey: encryptionKey)
+    }
+
+    /// The store of `path` (``garage(path:busyTimeout:encryptionKey:)``'s) as the tools take
+    /// it, for a test that starts `garage-server` on it: the file, or the schema's URL.
+    static func location(path: String) -> String {
+        TestStores.location(path: path)
     }
 
     /// Another garage on the store `garage` works on (one of ``garage(path:busyTimeout:encryptionKey:)``),
@@ -119,8 +120,7 @@ enum TestEngine {
 
     /// The schema a store path names on PostgreSQL.
     static func schemaName(path: String) -> String {
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-        return "p_" + SHA256.hash(data: Data(absolute.utf8)).map { String(format: "%02x", $0) }.joined().prefix(24)
+        TestStores.schemaName(path: path)
     }
 
     /// The tests' garages open at most 2 connections each: the suite runs many at once.
@@ -137,9 +137,7 @@ enum TestEngine {
 
     /// `url` with its `schema` query item set to `schema`.
     static func schemaURL(_ url: String, schema: String) -> String {
-        var components = URLComponents(string: url)!
-        components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: schema)]
-        return components.string!
+        TestStores.schemaURL(url, schema: schema)
     }
 }
 
@@ -149,5 +147,12 @@ extension Trait where Self == ConditionTrait {
     /// skips it, since it would only run it again as the first pass did.
     static var firstPassOnly: Self {
         .disabled(if: TestEngine.isPostgres || TestEngine.isReference, "opens no garage of TestEngine: the first pass runs it")
+    }
+
+    /// For a suite of processes that share the test engine's store (``TestStores``, which
+    /// `garage-stress-worker` and `garage-server` open too): every pass but the reference
+    /// engine's, whose stores live in this process.
+    static var acrossProcesses: Self {
+        .disabled(if: TestEngine.isReference, "processes share the store: the reference engine keeps its stores in this process")
     }
 }

@@ -11,7 +11,7 @@ import Testing
 ///
 /// `GARAGE_LATE_SAVE_ROUNDS` sets the rounds per process (default 200; the full run, 2000:
 /// `GARAGE_LATE_SAVE_ROUNDS=2000 swift test --filter LateSaveStressTests`).
-@Suite("Late saves across processes", .serialized, .ownThreads, .firstPassOnly)
+@Suite("Late saves across processes", .serialized, .ownThreads, .acrossProcesses)
 struct LateSaveStressTests {
     static let rounds = ProcessInfo.processInfo.environment["GARAGE_LATE_SAVE_ROUNDS"].flatMap { Int($0) } ?? 200
 
@@ -20,7 +20,7 @@ struct LateSaveStressTests {
         let directory = try TemporaryDirectory()
         let path = directory.path("notes.garage")
         // The notebook exists before the processes start, so that none of them creates it.
-        let garage = try Garage(path: path, busyTimeout: 30)
+        let garage = try TestEngine.garage(path: path, busyTimeout: 30)
         try garage.park(StressNotebook(id: "nb", title: "Notes", notes: (0..<6).map { StressNote(id: "n-\($0)", tokens: []) }))
 
         var processes: [WorkerProcess] = []
@@ -75,7 +75,7 @@ struct LateSaveStressTests {
 }
 
 /// Issue 24's sequences with the other writer in another process.
-@Suite("Changes are checked where they are written, against another process", .ownThreads, .firstPassOnly)
+@Suite("Changes are checked where they are written, against another process", .ownThreads, .acrossProcesses)
 struct CrossProcessWriteTimeCheckTests {
     struct Store {
         let directory: TemporaryDirectory
@@ -87,7 +87,7 @@ struct CrossProcessWriteTimeCheckTests {
             worker = try #require(stressWorkerExecutable(), "garage-stress-worker was not built: swift build --build-tests")
             directory = try TemporaryDirectory()
             path = directory.path("notes.garage")
-            garage = try Garage(path: path, busyTimeout: 30)
+            garage = try TestEngine.garage(path: path, busyTimeout: 30)
             try garage.park(StressNotebook(id: "nb", title: "Notes", notes: [
                 StressNote(id: "n-0", tokens: ["first"]), StressNote(id: "n-1", tokens: ["second"]),
             ]))

@@ -4,7 +4,8 @@ import Testing
 @testable import GarageLite
 
 // Stress tests of sync jobs: editors park, jobs claim, upload and complete or release, readers
-// retrieve, all at once; first as threads of this process, then as processes sharing a file.
+// retrieve, all at once; first as threads of this process, then as processes sharing a store
+// (a file, or a schema on PostgreSQL: TestStores).
 // The documents are GarageStressModels' types, which the worker (Sources/garage-stress-worker)
 // parks too.
 
@@ -28,13 +29,13 @@ private final class Threads: Sendable {
     }
 }
 
-@Suite("Sync stress", .serialized, .ownThreads, .firstPassOnly)
+@Suite("Sync stress", .serialized, .ownThreads)
 struct SyncStressTests {
     // MARK: - Threads of one process
 
     @Test func threadsEditClaimAndReadAtOnce() throws {
         let directory = try TemporaryDirectory()
-        let garage = try Garage(path: directory.path("stress.sqlite"), busyTimeout: 30)
+        let garage = try TestEngine.garage(path: directory.path("stress.sqlite"), busyTimeout: 30)
         let editors = 3, objectsPerEditor = 40, edits = 15, jobs = 2, readers = 2
 
         let failures = Protected<[String]>([])
@@ -199,9 +200,9 @@ struct SyncStressTests {
         #expect(uploaded.read { $0 } == last, "the server has every last edit")
     }
 
-    // MARK: - Processes sharing a file
+    // MARK: - Processes sharing a store
 
-    @Test func processesEditClaimAndReadOneFile() throws {
+    @Test(.acrossProcesses) func processesEditClaimAndReadOneFile() throws {
         let worker = try #require(stressWorkerExecutable(), """
             garage-stress-worker was not found next to the test binary (\(CommandLine.arguments.first ?? "?")) \
             or in its parent folders: build it with `swift build --build-tests`
@@ -213,8 +214,8 @@ struct SyncStressTests {
 
         // This process opens the stores too: it reads while the workers run, then drains.
         // (Several processes creating one new file at once is tested in ConcurrentOpeningTests.)
-        let garage = try Garage(path: storePath, busyTimeout: 30)
-        let server = try Garage(path: serverPath, busyTimeout: 30)
+        let garage = try TestEngine.garage(path: storePath, busyTimeout: 30)
+        let server = try TestEngine.garage(path: serverPath, busyTimeout: 30)
 
         // Editors first, so that the jobs find work; the jobs stop after 100 empty claims
         // in a row (about a second with nothing to claim).
@@ -348,7 +349,8 @@ struct SyncStressTests {
     /// claims, while the test kills one of them with SIGKILL every few hundred milliseconds and
     /// starts another. At quiescence the test syncs once more, then checks the server against
     /// the store, and replays the shared log (see SyncCycleReplay and the worker's SyncCycle.swift).
-    @Test func processesSyncWithDeletionsDownloadsFailuresAndKills() throws {
+    @Test(.acrossProcesses, .disabled(if: TestEngine.isPostgres, "PostgresStressTests runs the sync cycle on PostgreSQL, with a server restart"))
+    func processesSyncWithDeletionsDownloadsFailuresAndKills() throws {
         let worker = try #require(stressWorkerExecutable(), """
             garage-stress-worker was not found next to the test binary (\(CommandLine.arguments.first ?? "?")) \
             or in its parent folders: build it with `swift build --build-tests`
@@ -377,9 +379,9 @@ struct SyncStressTests {
         let staleInterval = 1.0
 
         // Both stores exist before the workers open them, and the test holds them for the end.
-        let garage = try Garage(path: storePath, busyTimeout: 30)
+        let garage = try TestEngine.garage(path: storePath, busyTimeout: 30)
         garage.maximumUploadAttempts = 3        // as in the jobs: a few objects get held
-        let server = try Garage(path: storePath + ".server", busyTimeout: 30)
+        let server = try TestEngine.garage(path: storePath + ".server", busyTimeout: 30)
         let log = try #require(SharedLogAppender(path: logPath))
         var random = SplitMix64(state: seed)
 

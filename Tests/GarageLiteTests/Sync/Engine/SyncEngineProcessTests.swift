@@ -34,18 +34,18 @@ struct AcceptingTransport: SyncTransport {
 }
 
 /// Issue 26: the engine syncs what another process edits. A `garage-stress-worker` editor edits
-/// documents in the store file, round after round, while an engine in this process runs on it:
+/// documents in the store (a file, or a schema on PostgreSQL), round after round, while an engine in this process runs on it:
 /// the engine sees the other process's commits, claims while it edits (some edits land on
 /// claimed rows, which complete as edited meanwhile, and are uploaded again), and the server
 /// ends with the last version of every document.
-@Suite("The sync engine and another process", .firstPassOnly)
+@Suite("The sync engine and another process", .acrossProcesses)
 struct SyncEngineProcessTests {
     @Test(.timeLimit(.minutes(3)))
     func theEditsOfAnotherProcessAreUploaded() async throws {
         let worker = try #require(stressWorkerExecutable(), "garage-stress-worker is built next to the tests")
         let directory = try TemporaryDirectory()
         let path = directory.path("shared.garage")
-        let garage = try Garage(path: path)
+        let garage = try TestEngine.garage(path: path)
         let server = AcceptingServer()
         var configuration = SyncEngine.Configuration()
         configuration.debounce = 0.01
