@@ -14,8 +14,8 @@ import Foundation
 /// try garage.delete(note, rule: .rowOnly)                       // GarageStorage's delete
 /// ```
 ///
-/// The rule applies to ``Garage/delete(_:rule:)-8wtma``, ``Garage/delete(_:identifier:rule:)-38tea``
-/// and ``Garage/deleteAll(_:rule:)-29g8``; the calls without a rule use the garage's
+/// The rule applies to ``Garage/delete(_:rule:)-3d3et``, ``Garage/delete(_:identifier:rule:)-7rl1b``
+/// and ``Garage/deleteAll(_:rule:)-12z6z``; the calls without a rule use the garage's
 /// ``Garage/deleteRule``. The referrers are found through the store's index of references,
 /// without reading the table, and the rule is applied in the transaction that deletes.
 public struct DeleteRule: Sendable, CustomStringConvertible {

@@ -6,90 +6,65 @@ import Foundation
 extension Garage {
     // MARK: - Deleting
 
-    /// Deletes `object`, applying the garage's ``deleteRule`` (``DeleteRule/deny`` by
-    /// default) to the objects that reference it. Objects it references stay parked.
+    /// Deletes `object`, applying `rule` (by default the garage's ``deleteRule``,
+    /// ``DeleteRule/deny`` unless set) to the objects that reference it. Objects it
+    /// references stay parked.
     ///
     /// ```swift
     /// try garage.delete(person)
+    /// try garage.delete(note, rule: .nullify(in: Notebook.self))
     /// ```
     ///
     /// When a copy of the object may be on the server (its row was claimed, or `.synced`,
     /// once), its row becomes a tombstone: gone from every read, but listed in the next claim's
     /// ``Claim/deletions`` for the sync job to upload. Otherwise the row goes.
     ///
+    /// - parameter object: The object to delete, as parked (its type and identifier name its
+    ///   row; a ``Revisioned`` copy's revision must be its row's).
+    /// - parameter rule: What happens to the objects that reference it (see ``DeleteRule``);
+    ///   `nil`: the garage's ``deleteRule``.
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when it is not parked (as in
     ///   GarageStorage); ``GarageError/deleteDenied(typeName:identifier:referrers:)`` when other
     ///   objects reference it and the rule is ``DeleteRule/deny``; the errors of
     ///   ``DeleteRule/nullify(in:)``. When it throws, nothing was deleted.
-    public func delete<T: Encodable>(_ object: T) throws {
-        try delete(object, rule: deleteRule)
-    }
-
-    /// Deletes `object` (see ``delete(_:)-3ek00``) without blocking the calling thread.
-    public nonisolated(nonsending) func delete<T: Encodable>(_ object: T) async throws {
-        try await delete(object, rule: deleteRule)
-    }
-
-    /// Deletes `object`, applying `rule` to the objects that reference it (see ``DeleteRule``).
-    ///
-    /// ```swift
-    /// try garage.delete(note, rule: .nullify(in: Notebook.self))
-    /// ```
-    ///
-    /// - throws: The errors of ``delete(_:)-3ek00``.
-    public func delete<T: Encodable>(_ object: T, rule: DeleteRule) throws {
+    public func delete<T: Encodable>(_ object: T, rule: DeleteRule? = nil) throws {
         _ = try delete(.object(try key(of: object, for: "delete"), mustExist: true,
-                               revision: ProvisionalRevisions.resolve((object as? any Revisioned)?.revision)), rule: rule)
+                               revision: ProvisionalRevisions.resolve((object as? any Revisioned)?.revision)), rule: rule ?? deleteRule)
     }
 
-    /// Deletes `object` applying `rule` (see ``delete(_:rule:)-8wtma``) without blocking the
-    /// calling thread.
-    public nonisolated(nonsending) func delete<T: Encodable>(_ object: T, rule: DeleteRule) async throws {
+    /// Deletes `object` (see ``delete(_:rule:)-3d3et``) without blocking the calling thread.
+    public nonisolated(nonsending) func delete<T: Encodable>(_ object: T, rule: DeleteRule? = nil) async throws {
         _ = try await delete(.object(try key(of: object, for: "delete"), mustExist: true,
-                                     revision: ProvisionalRevisions.resolve((object as? any Revisioned)?.revision)), rule: rule)
+                                     revision: ProvisionalRevisions.resolve((object as? any Revisioned)?.revision)),
+                             rule: rule ?? deleteRule)
     }
 
     /// Deletes the object of type `T` parked under `identifier`, without retrieving it first,
-    /// applying the garage's ``deleteRule``; returns whether there was one. Objects it
-    /// references stay parked.
+    /// applying `rule` (by default the garage's ``deleteRule``) to the objects that reference
+    /// it; returns whether there was one. Objects it references stay parked.
     ///
     /// ```swift
     /// try garage.delete(Note.self, identifier: "n1")
+    /// try garage.delete(Note.self, identifier: "n1", rule: .nullify(in: Notebook.self))
     /// ```
     ///
     /// - parameter type: The type of the object, which names its rows.
     /// - parameter identifier: A `String`, `UUID`, `Int` or other `LosslessStringConvertible`.
-    /// - throws: The errors of the rule (see ``delete(_:)-3ek00``).
+    /// - parameter rule: What happens to the objects that reference it; `nil`: the garage's
+    ///   ``deleteRule``.
+    /// - throws: The errors of the rule (see ``delete(_:rule:)-3d3et``).
     @discardableResult
-    public func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> Bool {
-        try delete(T.self, identifier: identifier, rule: deleteRule)
+    public func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID, rule: DeleteRule? = nil) throws -> Bool {
+        try delete(try key(T.self, identifier: identifier), rule: rule ?? deleteRule) > 0
     }
 
     /// Deletes the object of type `T` parked under `identifier` (see
-    /// ``delete(_:identifier:)-22cz2``) without blocking the calling thread.
-    @discardableResult
-    public nonisolated(nonsending) func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) async throws -> Bool {
-        try await delete(T.self, identifier: identifier, rule: deleteRule)
-    }
-
-    /// Deletes the object of type `T` parked under `identifier`, applying `rule` to the objects
-    /// that reference it; returns whether there was one.
-    ///
-    /// ```swift
-    /// try garage.delete(Note.self, identifier: "n1", rule: .nullify(in: Notebook.self))
-    /// ```
-    @discardableResult
-    public func delete<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID, rule: DeleteRule) throws -> Bool {
-        try delete(try key(T.self, identifier: identifier), rule: rule) > 0
-    }
-
-    /// Deletes the object of type `T` parked under `identifier` applying `rule` (see
-    /// ``delete(_:identifier:rule:)-38tea``) without blocking the calling thread.
+    /// ``delete(_:identifier:rule:)-7rl1b``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func delete<T, ID: GarageIdentifier>(
-        _ type: T.Type, identifier: ID, rule: DeleteRule
+        _ type: T.Type, identifier: ID, rule: DeleteRule? = nil
     ) async throws -> Bool {
-        try await delete(try key(T.self, identifier: identifier), rule: rule) > 0
+        try await delete(try key(T.self, identifier: identifier), rule: rule ?? deleteRule) > 0
     }
 
     private func key<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> DeletionTarget {
@@ -97,43 +72,30 @@ extension Garage {
                 mustExist: false, revision: nil)
     }
 
-    /// Deletes every object of type `T`, leaving tombstones as ``delete(_:)-3ek00`` does and
-    /// applying the garage's ``deleteRule`` to the objects of other types that reference
-    /// them; returns how many there were.
+    /// Deletes every object of type `T`, leaving tombstones as ``delete(_:rule:)-3d3et`` does
+    /// and applying `rule` (by default the garage's ``deleteRule``) to the objects of other
+    /// types that reference them; returns how many there were.
     ///
     /// ```swift
     /// try garage.deleteAll(Person.self)
-    /// ```
-    ///
-    /// - throws: The errors of the rule (see ``delete(_:)-3ek00``), for the first object
-    ///   referenced. When it throws, nothing was deleted.
-    @discardableResult
-    public func deleteAll<T>(_ type: T.Type) throws -> Int {
-        try deleteAll(T.self, rule: deleteRule)
-    }
-
-    /// Deletes every object of type `T` (see ``deleteAll(_:)-5al87``) without blocking the calling thread.
-    @discardableResult
-    public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type) async throws -> Int {
-        try await deleteAll(T.self, rule: deleteRule)
-    }
-
-    /// Deletes every object of type `T`, applying `rule` to the objects of other types that
-    /// reference them (see ``deleteAll(_:)-5al87``); returns how many there were.
-    ///
-    /// ```swift
     /// try garage.deleteAll(Tag.self, rule: .nullify(in: Note.self))
     /// ```
+    ///
+    /// - parameter type: The type whose objects are deleted.
+    /// - parameter rule: What happens to the objects that reference them; `nil`: the
+    ///   garage's ``deleteRule``.
+    /// - throws: The errors of the rule (see ``delete(_:rule:)-3d3et``), for the first object
+    ///   referenced. When it throws, nothing was deleted.
     @discardableResult
-    public func deleteAll<T>(_ type: T.Type, rule: DeleteRule) throws -> Int {
-        try delete(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule)
+    public func deleteAll<T>(_ type: T.Type, rule: DeleteRule? = nil) throws -> Int {
+        try delete(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule ?? deleteRule)
     }
 
-    /// Deletes every object of type `T` applying `rule` (see ``deleteAll(_:rule:)-29g8``)
-    /// without blocking the calling thread.
+    /// Deletes every object of type `T` (see ``deleteAll(_:rule:)-12z6z``) without blocking
+    /// the calling thread.
     @discardableResult
-    public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type, rule: DeleteRule) async throws -> Int {
-        try await delete(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule)
+    public nonisolated(nonsending) func deleteAll<T>(_ type: T.Type, rule: DeleteRule? = nil) async throws -> Int {
+        try await delete(.type(try storedTypeName(T.self, listing: "delete all")), rule: rule ?? deleteRule)
     }
 
     /// What a delete deletes: one object (which, for GarageStorage's `delete(_:)`, must
@@ -159,7 +121,7 @@ extension Garage {
     }
 
     /// Deletes the object of type `T` parked under `identifier` with the garage's
-    /// ``deleteRule``; returns whether there was one (see ``delete(_:identifier:)-22cz2``).
+    /// ``deleteRule``; returns whether there was one (see ``delete(_:identifier:rule:)-7rl1b``).
     func deleting<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) -> StoreCall<Bool> {
         .starting { deleting(try key(T.self, identifier: identifier), rule: deleteRule).map { $0 > 0 } }
     }
@@ -220,8 +182,8 @@ extension Garage {
     /// Deletes every object of every type; returns how many there were.
     ///
     /// This is a local reset, as when a user logs out: it leaves no tombstones, so no sync job
-    /// will tell the server. To delete objects the server must forget, use ``delete(_:)-3ek00``
-    /// or ``deleteAll(_:)-5al87``.
+    /// will tell the server. To delete objects the server must forget, use ``delete(_:rule:)-3d3et``
+    /// or ``deleteAll(_:rule:)-12z6z``.
     @discardableResult
     public func deleteAllObjects() throws -> Int {
         try record("delete all objects", Self.deletingAllObjects, check: { try $0.count() })

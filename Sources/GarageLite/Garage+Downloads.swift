@@ -21,7 +21,7 @@ extension Garage {
     /// transactions. An object those changes touch is a conflict whose local edit is kept,
     /// whatever `onConflict` says: it is written after the download, as an edit to upload.
     ///
-    /// - throws: The errors of ``park(_:)-7fg4m``, those of the `merge` closure, and those of
+    /// - throws: The errors of ``park(_:children:)-553ys``, those of the `merge` closure, and those of
     ///   decoding the local version for a merge; nothing is written then.
     @discardableResult
     public func parkDownloaded<T: Codable & SendableMetatype>(

@@ -84,7 +84,7 @@ extension Garage {
     ///
     /// Parking a parent parks the objects it references; parking it again without one of them,
     /// or deleting the parent, leaves that object behind, as in GarageStorage, and stores grow
-    /// forever. An object parked directly (with ``park(_:)-7fg4m`` or ``parkAll(_:)-9t5p5``) is a *root*,
+    /// forever. An object parked directly (with ``park(_:children:)-553ys`` or ``parkAll(_:children:)-9ulpr``) is a *root*,
     /// and stays one even when it is later parked as a reference too: it is never collected,
     /// nor is anything a root leads to, however long the chain. Unreachable objects that
     /// reference each other in a cycle are collected together.

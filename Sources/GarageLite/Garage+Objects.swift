@@ -11,34 +11,14 @@ extension Garage {
     /// is parked as its own row, and the whole graph is written in one transaction.
     ///
     /// ```swift
-    /// try garage.park(person)      // person, and person.brother as its own row
+    /// try garage.park(person)                           // person, and person.brother as its own row
+    /// try garage.park(notebook, children: .keepStored)  // a note the sync job changed stays
+    /// try garage.park(notebook, children: .onlyNew)     // notes already stored are left alone
     /// ```
     ///
     /// The identifier is the object's `id` when it is `Identifiable`, otherwise a hash of its
     /// content when it is `Hashable` (see ``identifier(for:)``). A ``Syncable`` object's
     /// status is stored in its row.
-    ///
-    /// - throws: ``GarageError/missingConformance(_:)`` when the object is neither
-    ///   `Identifiable` nor `Hashable`; ``GarageError/unsupportedIDConformance(_:)`` when an
-    ///   `Identifiable` ID anywhere in the graph is not a `String`, `UUID` or
-    ///   `LosslessStringConvertible`; `EncodingError`; the encryption delegate's errors;
-    ///   ``GarageError/storeBusy(operation:path:)``. When it throws, nothing was written.
-    public func park<T: Encodable>(_ object: T) throws {
-        try park(object, children: .refuseStale)
-    }
-
-    /// Parks `object` (see ``park(_:)-7fg4m``) without blocking the calling thread.
-    public nonisolated(nonsending) func park<T: Encodable>(_ object: T) async throws {
-        try await park(object, children: .refuseStale)
-    }
-
-    /// Parks `object` (see ``park(_:)-7fg4m``), choosing what happens to the objects it
-    /// references (its children) that changed since it was retrieved.
-    ///
-    /// ```swift
-    /// try garage.park(notebook, children: .keepStored)  // a note the sync job changed stays
-    /// try garage.park(notebook, children: .onlyNew)     // notes already stored are left alone
-    /// ```
     ///
     /// A ``Revisioned`` object (the root, or a child with ``ChildParking/refuseStale``) whose
     /// revision is not its row's refuses the park; the check and the write are one
@@ -46,17 +26,26 @@ extension Garage {
     /// child, has its row's new revision, so it can be edited and parked again; for a struct,
     /// use ``park(_:children:)-9607u``, which takes it `inout`.
     ///
-    /// - throws: ``GarageError/staleObject(typeName:identifier:parkedRevision:storedRevision:)``,
-    ///   and the errors of ``park(_:)-7fg4m``. When it throws, nothing was written.
+    /// - parameter object: The object to park: `Identifiable`, or `Hashable`.
+    /// - parameter children: What happens to the objects `object` references (its children)
+    ///   that changed since it was retrieved: by default (``ChildParking/refuseStale``) a
+    ///   stale ``Revisioned`` child refuses the park.
+    /// - returns: What the park wrote and left alone (``ParkReport``).
+    /// - throws: ``GarageError/missingConformance(_:)`` when the object is neither
+    ///   `Identifiable` nor `Hashable`; ``GarageError/unsupportedIDConformance(_:)`` when an
+    ///   `Identifiable` ID anywhere in the graph is not a `String`, `UUID` or
+    ///   `LosslessStringConvertible`;
+    ///   ``GarageError/staleObject(typeName:identifier:parkedRevision:storedRevision:)``;
+    ///   `EncodingError`; the encryption delegate's errors;
+    ///   ``GarageError/storeBusy(operation:path:)``. When it throws, nothing was written.
     @discardableResult
-    public func park<T: Encodable>(_ object: T, children: ChildParking) throws -> ParkReport {
+    public func park<T: Encodable>(_ object: T, children: ChildParking = .refuseStale) throws -> ParkReport {
         try run(parking([object], children: children))
     }
 
-    /// Parks `object` choosing what happens to its children (see ``park(_:children:)-553ys``)
-    /// without blocking the calling thread.
+    /// Parks `object` (see ``park(_:children:)-553ys``) without blocking the calling thread.
     @discardableResult
-    public nonisolated(nonsending) func park<T: Encodable>(_ object: T, children: ChildParking) async throws -> ParkReport {
+    public nonisolated(nonsending) func park<T: Encodable>(_ object: T, children: ChildParking = .refuseStale) async throws -> ParkReport {
         try await run(parking([object], children: children))
     }
 
@@ -106,12 +95,17 @@ extension Garage {
         }
     }
 
-    /// Parks every object of `objects` (see ``park(_:)-7fg4m``), all in one transaction: if one
-    /// fails, none is parked.
+    /// Parks every object of `objects` (see ``park(_:children:)-553ys``), all in one
+    /// transaction: if one fails, none is parked.
     ///
     /// ```swift
     /// try garage.parkAll([brother, sister, mom, dad])
+    /// try garage.parkAll(notebooks, children: .keepStored)
     /// ```
+    ///
+    /// Every ``Revisioned`` object parked is checked, in the transaction that writes (a
+    /// streaming one too): one stale object refuses them all. Afterwards, every
+    /// ``Revisioned`` class instance written has its row's new revision.
     ///
     /// From ``streamingThreshold`` objects on, when the call writes straight to the store
     /// (autosave on, nothing unsaved, outside a transaction), the rows are written on the
@@ -119,36 +113,20 @@ extension Garage {
     /// its lock on the store, then last as long as the encoding, and memory stays bounded. An
     /// `encode(to:)` or encryption delegate that parks into the garage meanwhile gets
     /// ``GarageError/reentrantCall(operation:)``.
-    public func parkAll<T: Encodable>(_ objects: [T]) throws {
-        try parkAll(objects, children: .refuseStale)
-    }
-
-    /// Parks every object of `objects` (see ``parkAll(_:)-9t5p5``) without blocking the calling
-    /// thread; large arrays stream as they do there, the writer waiting for the rows this
-    /// task encodes.
-    public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T]) async throws {
-        try await parkAll(objects, children: .refuseStale)
-    }
-
-    /// Parks every object of `objects` in one transaction (see ``parkAll(_:)-9t5p5``), choosing
-    /// what happens to the objects they reference (see ``park(_:children:)-553ys``).
     ///
-    /// ```swift
-    /// try garage.parkAll(notebooks, children: .keepStored)
-    /// ```
-    ///
-    /// Every ``Revisioned`` object parked is checked, in the transaction that writes (a
-    /// streaming one too): one stale object refuses them all. Afterwards, every
-    /// ``Revisioned`` class instance written has its row's new revision.
+    /// - parameter objects: The objects to park, of one type.
+    /// - parameter children: What happens to the objects they reference, as in
+    ///   ``park(_:children:)-553ys``.
     @discardableResult
-    public func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) throws -> ParkReport {
+    public func parkAll<T: Encodable>(_ objects: [T], children: ChildParking = .refuseStale) throws -> ParkReport {
         try run(parkingAll(objects, children: children))
     }
 
-    /// Parks every object of `objects` choosing what happens to their children (see
-    /// ``parkAll(_:children:)-9ulpr``) without blocking the calling thread.
+    /// Parks every object of `objects` (see ``parkAll(_:children:)-9ulpr``) without blocking
+    /// the calling thread; large arrays stream as they do there, the writer waiting for the
+    /// rows this task encodes.
     @discardableResult
-    public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T], children: ChildParking) async throws -> ParkReport {
+    public nonisolated(nonsending) func parkAll<T: Encodable>(_ objects: [T], children: ChildParking = .refuseStale) async throws -> ParkReport {
         try await run(parkingAll(objects, children: children))
     }
 
@@ -178,7 +156,7 @@ extension Garage {
     ///
     /// - throws: ``GarageError/invalidIdentifier(typeName:identifier:reason:)`` when `value` is
     ///   `Identifiable` with another `id`, or when `identifier` contains U+0000; the errors of
-    ///   ``park(_:)-7fg4m``.
+    ///   ``park(_:children:)-553ys``.
     @discardableResult
     public func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) throws -> String {
         try run(parking(value, identifier: identifier))

@@ -144,14 +144,31 @@ extension Garage {
 
     // MARK: - Counting
 
-    /// The number of objects of type `T`.
-    public func count<T>(_ type: T.Type) throws -> Int {
-        try run(counting(T.self))
+    /// The number of objects of type `T`, or of those with status `syncStatus`.
+    ///
+    /// ```swift
+    /// let notes = try garage.count(Note.self)
+    /// let backlog = try garage.count(Note.self, withStatus: .notSynced)
+    /// ```
+    ///
+    /// A count by status is counted in the index: its cost grows with the number of such
+    /// objects, not with the size of the store.
+    public func count<T>(_ type: T.Type, withStatus syncStatus: SyncStatus? = nil) throws -> Int {
+        try run(counting(T.self, withStatus: syncStatus))
     }
 
-    /// The number of objects of type `T`, without blocking the calling thread.
-    public nonisolated(nonsending) func count<T>(_ type: T.Type) async throws -> Int {
-        try await run(counting(T.self))
+    /// The number of objects of type `T`, or of those with status `syncStatus` (see
+    /// ``count(_:withStatus:)-705t5``), without blocking the calling thread.
+    public nonisolated(nonsending) func count<T>(_ type: T.Type, withStatus syncStatus: SyncStatus? = nil) async throws -> Int {
+        try await run(counting(T.self, withStatus: syncStatus))
+    }
+
+    private func counting<T>(_ type: T.Type, withStatus syncStatus: SyncStatus?) throws -> StoreWork<Int> {
+        guard let syncStatus else { return try counting(T.self) }
+        let typeName = try storedTypeName(T.self, listing: "count")
+        return reading("count \(typeName) with status \(syncStatus)") { view in
+            try view.count(ofType: typeName, status: syncStatus)
+        }
     }
 
     /// The number of objects of every type.

@@ -96,29 +96,6 @@ extension Garage {
 
     // MARK: - Job queries
 
-    /// The number of objects of type `T` with status `syncStatus`, counted in the index: the
-    /// cost grows with the number of such objects, not with the size of the store.
-    ///
-    /// ```swift
-    /// let backlog = try garage.count(Note.self, withStatus: .notSynced)
-    /// ```
-    public func count<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> Int {
-        try run(counting(T.self, withStatus: syncStatus))
-    }
-
-    /// The number of objects of type `T` with status `syncStatus` (see
-    /// ``count(_:withStatus:)-176gy``), without blocking the calling thread.
-    public nonisolated(nonsending) func count<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) async throws -> Int {
-        try await run(counting(T.self, withStatus: syncStatus))
-    }
-
-    private func counting<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<Int> {
-        let typeName = try storedTypeName(T.self, listing: "count")
-        return reading("count \(typeName) with status \(syncStatus)") { view in
-            try view.count(ofType: typeName, status: syncStatus)
-        }
-    }
-
     /// The identifiers of the objects of type `T` with status `syncStatus`, oldest change first.
     public func identifiers<T>(of type: T.Type, withStatus syncStatus: SyncStatus) throws -> [String] {
         try run(listingIdentifiers(T.self, withStatus: syncStatus))

@@ -146,10 +146,14 @@ final class PostgresEngine: StorageEngine, WatchesOtherCommits, PoolsConnections
         listener.wakeOnChange(wake)
     }
 
+    /// On the queue of the garage's writes, as the boundary asks: between two of them, after
+    /// the first has told its observers (which a look then skips), never while one commits
+    /// (a look that ran beside a write read its rows before the garage said they were its
+    /// own, and told them again as another garage's).
     func startWatch(_ body: @escaping @Sendable (Result<any CountsOtherCommits, any Error>) -> Void) {
         listener.start()
         let listener = self.listener
-        reads.async { [connections, schema] in
+        writes.async { [connections, schema] in
             do {
                 try connections.withConnection { connection in
                     body(.success(PostgresStatements(connection: connection, schema: schema, listener: listener)))

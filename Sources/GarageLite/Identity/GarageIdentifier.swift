@@ -1,7 +1,7 @@
 import Foundation
 
 /// A type whose values name parked objects in the calls that take an `identifier:`, such as
-/// ``Garage/retrieve(_:identifier:)-5uq1f`` and ``Garage/delete(_:identifier:)-22cz2``.
+/// ``Garage/retrieve(_:identifier:)-5uq1f`` and ``Garage/delete(_:identifier:rule:)-7rl1b``.
 ///
 /// ```swift
 /// let note = try garage.retrieve(Note.self, identifier: "n1")      // String

@@ -17,7 +17,7 @@
 /// ```
 ///
 /// The name is used wherever the garage names the type: its own rows, the references other
-/// objects hold to it, claims, observation, ``Garage/count(_:)-3b7nj`` and
+/// objects hold to it, claims, observation, ``Garage/count(_:withStatus:)-705t5`` and
 /// ``Garage/migrateAll(fromOldClassName:to:)-73yt5``. It is read once per process.
 ///
 /// Declaring a new name does not move the objects already stored under the old one: move them,

@@ -195,7 +195,7 @@ extension Garage {
     /// was removed (see ``set(_:for:)-5ws8a`` for when).
     ///
     /// - throws: The error of a `willSet` hook; the errors of
-    ///   ``delete(_:identifier:)-22cz2``. When it throws, nothing was removed.
+    ///   ``delete(_:identifier:rule:)-7rl1b``. When it throws, nothing was removed.
     @discardableResult
     public func removeValue<N, V>(for key: SettingsKey<N, V>) throws -> Bool {
         try run(removingValue(key.setting))

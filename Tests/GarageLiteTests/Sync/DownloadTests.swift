@@ -102,7 +102,7 @@ struct DownloadTests {
         let app = try TestEngine.garage(path: path), job = try TestEngine.garage(path: path)
         for round in 0..<100 {
             try await job.parkDownloaded([Self.book(1, "server \(round)")])
-            async let edit: Void = app.park(Self.book(1, "edit \(round)"))
+            async let edit = app.park(Self.book(1, "edit \(round)"))
             async let download = job.parkDownloaded([Self.book(1, "server \(round) again")])
             _ = try await (edit, download)
             let stored = try #require(try await app.retrieve(Book.self, identifier: 1).map { (title: $0.title, status: $0.syncStatus) })

@@ -4,15 +4,15 @@ import Testing
 @testable import GarageLite
 
 // A settings key observed while another process writes it: the process (garage-stress-worker)
-// opens the same SQLite file. Moved from Settings/SettingsObservationTests.swift (issue 45).
+// opens the same store (TestStores: the file, or the schema in the PostgreSQL pass).
 
 extension SettingsObservationTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(1)), .acrossProcesses)
     func aKeyIsObservedFromAnotherProcess() async throws {
         let worker = try #require(stressWorkerExecutable(), "garage-stress-worker is built next to the tests")
         let directory = try TemporaryDirectory()
         let path = directory.path("settings.garage")
-        let observer = try Garage(path: path, busyTimeout: 30)
+        let observer = try TestEngine.garage(path: path, busyTimeout: 30)
         var reader = STUpdateReader(observer.updates(for: StressSettings.greeting))
         func run(_ value: String) throws {
             let process = try ChildProcess(executable: worker, arguments: [path, "setting", value])
