@@ -46,29 +46,6 @@ extension Garage {
         try await run(claiming(T.self, limit: limit, status: status))
     }
 
-    /// The claim of `claim(_:limit:status:)`; `withBases`, with each object's version before
-    /// its edit (``Claim/bases``: the sync engine's, to name what a later download replaced).
-    func claiming<T: Decodable & SendableMetatype>(_ type: T.Type, limit: Int, status: SyncStatus,
-                                                   withBases: Bool = false) throws -> StoreWork<Claim<T>> {
-        let configuration = configuration()
-        var decodingBases: (@Sendable (StoreView) -> (StoredRow) throws -> T)?
-        if withBases {
-            decodingBases = { view in
-                // A decoder of its own: one instance per object, and the base is another version.
-                let decoder = configuration.decoder(view, bases: true)
-                return { row in try configuration.decode(T.self, row, with: decoder) }
-            }
-        }
-        return store.claiming(
-            try storedTypeName(T.self, listing: "claim"), limit: limit, status: status, maximumAttempts: maximumUploadAttempts,
-            decoding: { view in
-                let decoder = configuration.decoder(view)
-                return { row in try configuration.decode(T.self, row, with: decoder) }
-            },
-            decodingBases: decodingBases,
-            isRowFailure: { [store] in store.isRowFailure($0) })
-    }
-
     /// Ends a claim after a successful upload: each row whose content did not change since the
     /// claim becomes `.synced`; a row parked again with other content meanwhile goes back to
     /// `.notSynced`, so that its edit is uploaded next time; a row deleted meanwhile is skipped.
@@ -139,11 +116,6 @@ extension Garage {
         try await run(failing(claim, retryAfter: retryAfter, error: error))
     }
 
-    private func failing<T>(_ claim: Claim<T>, retryAfter: TimeInterval, error: (any Error)?) -> StoreWork<ClaimReport> {
-        let failure = Store.ClaimEnd.failed(error: error.map { "\($0)" }, retryAt: Date().addingTimeInterval(retryAfter))
-        return store.endingClaim(claim.ticket, "release") { _ in failure }
-    }
-
     /// Ends a claim after an upload the server took but for some objects, which it rejected:
     /// the others are completed (see ``complete(_:)-26tgn``); each rejected one counts a failed
     /// attempt, with its error, and is held back from claims for `retryAfter` seconds (a
@@ -172,14 +144,6 @@ extension Garage {
         _ claim: Claim<T>, rejected: [String: any Error], retryAfter: TimeInterval = 60
     ) async throws -> ClaimReport {
         try await run(completing(claim, rejected: rejected, retryAfter: retryAfter))
-    }
-
-    private func completing<T>(_ claim: Claim<T>, rejected: [String: any Error], retryAfter: TimeInterval) -> StoreWork<ClaimReport> {
-        let retryAt = Date().addingTimeInterval(retryAfter)
-        let errors = rejected.mapValues { "\($0)" }
-        return store.endingClaim(claim.ticket, "complete") { identifier in
-            errors[identifier].map { .failed(error: $0, retryAt: retryAt) } ?? .completed()
-        }
     }
 
     /// The objects of type `T` whose uploads failed ``maximumUploadAttempts`` times, which claims

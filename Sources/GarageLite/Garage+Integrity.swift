@@ -58,18 +58,6 @@ extension Garage {
         try await run(store.checking(limit: max(1, maximumProblems), open: decryptionCheck()))
     }
 
-    /// Opens a row with the garage's delegate, for ``check(maximumProblems:)-1n0z3``; `nil`
-    /// without a delegate (the JSON check reads unencrypted rows).
-    private func decryptionCheck() -> (@Sendable (StoredRow) throws -> Void)? {
-        let encryption = configuration().encryption
-        guard let delegate = encryption.delegate else { return nil }
-        // An unencrypted row's JSON is checked by the JSON check, unless the delegate refuses it.
-        let refusesUnencrypted = delegate is any RowBoundEncryptionDelegate
-        return { row in
-            if row.isEncrypted || refusesUnencrypted { _ = try encryption.open(row) }
-        }
-    }
-
     // MARK: - Collecting garbage
 
     /// Deletes the objects that were only ever parked as references and that no chain of

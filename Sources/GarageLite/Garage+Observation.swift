@@ -72,39 +72,7 @@ extension Garage {
     }
 }
 
-/// What distinguishes one value of an observed object from the next: its row's revision and,
-/// when the value holds it (a `Syncable` object), its sync status.
-struct ObservedVersion: Sendable, Equatable {
-    var revision: Int64
-    var syncStatus: SyncStatus?
-
-    /// The version of `row` as an object of type `T` sees it.
-    init<T>(_ row: StoredRow, as type: T.Type) {
-        revision = row.revision
-        syncStatus = T.self is any Syncable.Type ? row.syncStatus : nil
-    }
-}
-
 extension Garage {
-    /// The object `identifier` of type `T` and its version, read in one snapshot.
-    func observing<T: Decodable & SendableMetatype>(_ type: T.Type, identifier: String) throws -> StoreWork<(T?, ObservedVersion?)> {
-        let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: identifier)
-        let configuration = configuration()
-        return reading("retrieve \(key)") { view in
-            guard let row = try view.row(key, for: .all) else { return (nil, nil) }
-            let value = try configuration.decode(T.self, row, with: configuration.decoder(view))
-            return (value, ObservedVersion(row, as: T.self))
-        }
-    }
-
-    /// The version of the object `identifier` of type `T` (`nil` when there is none), without
-    /// its content: where ``changes(to:identifier:)`` starts.
-    func observedVersion<T>(_ type: T.Type, identifier: String) throws -> StoreWork<ObservedVersion?> {
-        let key = ObjectKey(typeName: try storedTypeName(T.self), identifier: identifier)
-        return reading("read the version of \(key)") { view in
-            try view.row(key, for: .metadata).map { ObservedVersion($0, as: T.self) }
-        }
-    }
 }
 
 /// The values of one object after each commit that changed it: see
@@ -156,5 +124,18 @@ public struct ObjectChanges<Object: Decodable & SendableMetatype>: AsyncSequence
         public mutating func next() async throws -> Object?? {
             try await next(isolation: nil)
         }
+    }
+}
+
+/// What distinguishes one value of an observed object from the next: its row's revision and,
+/// when the value holds it (a `Syncable` object), its sync status.
+struct ObservedVersion: Sendable, Equatable {
+    var revision: Int64
+    var syncStatus: SyncStatus?
+
+    /// The version of `row` as an object of type `T` sees it.
+    init<T>(_ row: StoredRow, as type: T.Type) {
+        revision = row.revision
+        syncStatus = T.self is any Syncable.Type ? row.syncStatus : nil
     }
 }

@@ -31,38 +31,6 @@ extension Garage {
         let start = try run(queryVersions(rowQuery))
         return QueryChanges(garage: self, query: rowQuery, start: start, changes: changes)
     }
-
-    /// The identifier, revision and status of each object `query` matches, in its order.
-    func queryVersions(_ query: RowQuery) -> StoreWork<[QueryVersion]> {
-        reading("query \(query.typeName)") { view in
-            try view.rows(matching: query, for: .metadata).map(QueryVersion.init)
-        }
-    }
-
-    /// The objects `query` matches and their versions, from one snapshot.
-    func observing<T: Decodable & SendableMetatype>(_ type: T.Type, _ query: RowQuery)
-        -> StoreWork<([T], [QueryVersion])> {
-        let configuration = configuration()
-        return reading("query \(query.typeName)") { view in
-            let decoder = configuration.decoder(view)
-            let rows = try view.rows(matching: query, for: .all)
-            return (try rows.map { try configuration.decode(T.self, $0, with: decoder) }, rows.map(QueryVersion.init))
-        }
-    }
-}
-
-/// What tells one answer of a query from the next: each object's identifier, row revision and
-/// sync status, in order.
-struct QueryVersion: Sendable, Equatable {
-    var identifier: String
-    var revision: Int64
-    var syncStatus: SyncStatus
-
-    init(_ row: StoredRow) {
-        identifier = row.key.identifier
-        revision = row.revision
-        syncStatus = row.syncStatus
-    }
 }
 
 /// A query's objects after each commit that changed them: see
@@ -105,5 +73,19 @@ public struct QueryChanges<Object: Decodable & SendableMetatype>: AsyncSequence,
         public mutating func next() async throws -> [Object]? {
             try await next(isolation: nil)
         }
+    }
+}
+
+/// What tells one answer of a query from the next: each object's identifier, row revision and
+/// sync status, in order.
+struct QueryVersion: Sendable, Equatable {
+    var identifier: String
+    var revision: Int64
+    var syncStatus: SyncStatus
+
+    init(_ row: StoredRow) {
+        identifier = row.key.identifier
+        revision = row.revision
+        syncStatus = row.syncStatus
     }
 }

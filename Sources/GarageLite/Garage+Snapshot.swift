@@ -32,23 +32,17 @@ extension Garage {
     ) async throws -> R {
         try await run(snapshotReading(operation, body))
     }
+}
 
-    /// The work of ``retrieve(_:identifiers:)-3d24p``, for either runner.
-    private func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(
-        _ type: T.Type, _ identifiers: [ID]
-    ) throws -> StoreWork<[T?]> {
-        let typeName = try storedTypeName(T.self)
-        let keys = try identifiers.map { ObjectKey(typeName: typeName, identifier: try Identity.string(fromID: $0)) }
-        return snapshotReading("retrieve \(keys.count) \(Identity.displayName(T.self)) objects") { snapshot in
-            try snapshot.retrieve(T.self, keys: keys)
-        }
+extension Garage {
+    /// The engine's pool of connections now, when it keeps one (PostgreSQL): for a server's
+    /// metrics. `nil` for SQLite.
+    package var connectionPoolUse: ConnectionPoolUse? {
+        (store.engine as? any PoolsConnections)?.connectionPoolUse
     }
+}
 
-    /// A read of one snapshot, with the garage's configuration read now (before the access).
-    private func snapshotReading<R>(_ operation: String, _ body: @escaping @Sendable (GarageSnapshot) throws -> R) -> StoreWork<R> {
-        let configuration = configuration()
-        return reading(operation) { view in try body(GarageSnapshot(view: view, configuration: configuration)) }
-    }
+extension String {
 }
 
 /// One snapshot of a garage's store, read inside ``Garage/readingSnapshot(_:_:)``.
@@ -90,30 +84,10 @@ package struct GarageSnapshot {
     }
 
     /// The JSON of each live row under `identifiers` that `taking` takes, decrypted; `nil` for the others.
-    private func json(typeName: String, identifiers: [String], taking: (StoredRow) -> Bool) throws -> [String?] {
+    func json(typeName: String, identifiers: [String], taking: (StoredRow) -> Bool) throws -> [String?] {
         try view.rows(identifiers.map { ObjectKey(typeName: typeName, identifier: $0) }).map { row in
             guard let row, !row.isDeleted, taking(row) else { return nil }
             return try Garage.records([row], configuration.encryption).first?.json
         }
-    }
-}
-
-extension Garage {
-    /// The engine's pool of connections now, when it keeps one (PostgreSQL): for a server's
-    /// metrics. `nil` for SQLite.
-    package var connectionPoolUse: ConnectionPoolUse? {
-        (store.engine as? any PoolsConnections)?.connectionPoolUse
-    }
-}
-
-extension String {
-    /// Whether this JSON text holds the garage's type marker (``RegisteredTypes/typeKey``, as
-    /// a JSON string) anywhere: a polymorphic value or a subclass, which only the garage reads
-    /// back as stored.
-    fileprivate var containsTypeMarker: Bool {
-        let marker = Array("\"\(RegisteredTypes.typeKey)\"".utf8)
-        return utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.count >= marker.count && (0 ... bytes.count - marker.count).contains { bytes[$0 ..< $0 + marker.count].elementsEqual(marker) }
-        } ?? contains("\"\(RegisteredTypes.typeKey)\"")
     }
 }

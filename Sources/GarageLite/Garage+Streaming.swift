@@ -50,11 +50,11 @@ extension Garage {
 
 /// Where an iteration of ``Garage/forEach(_:batchSize:_:)-7dzoi`` stands: the batch it read last,
 /// and the work that reads the next one.
-private struct Page<T: Decodable & SendableMetatype> {
+struct Page<T: Decodable & SendableMetatype> {
     let batchSize: Int
-    private var lastIdentifier: String?
-    private var offset = 0
-    private var isLast = false
+    var lastIdentifier: String?
+    var offset = 0
+    var isLast = false
 
     init(batchSize: Int) {
         self.batchSize = max(1, batchSize)

@@ -39,22 +39,6 @@ extension Garage {
         try await record(operation, changes, check: check)
     }
 
-    private func settingStatus<T>(
-        _ syncStatus: SyncStatus, of objects: [T]
-    ) throws -> (String, ChangeSet, @Sendable (StoreView) throws -> Void) {
-        let keys = try objects.map { try key(of: $0, for: "set the sync status of") }
-        var changes = ChangeSet()
-        for key in keys {
-            changes.record(.setSyncStatus(syncStatus), for: key)
-        }
-        return ("set the sync status of \(keys.first?.description ?? "nothing")", changes, { view in
-            // GarageStorage's error, which its users' code matches.
-            for key in keys where try !view.exists(key) {
-                throw GarageError.failedToRetrieveObject(key.typeName, key.identifier)
-            }
-        })
-    }
-
     /// The sync status of `object`'s row.
     ///
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when it is not parked.
@@ -84,16 +68,6 @@ extension Garage {
         try await run(retrievingAll(T.self, withStatus: syncStatus))
     }
 
-    func retrievingAll<T: Decodable & SendableMetatype>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<[T]> {
-        let typeName = try storedTypeName(T.self, listing: "retrieve all")
-        let configuration = configuration()
-        return reading("retrieve \(typeName) with status \(syncStatus)") { view in
-            let decoder = configuration.decoder(view)
-            return try view.rows(ofType: typeName, status: syncStatus)
-                .map { try configuration.decode(T.self, $0.get(), with: decoder) }
-        }
-    }
-
     // MARK: - Job queries
 
     /// The identifiers of the objects of type `T` with status `syncStatus`, oldest change first.
@@ -105,13 +79,6 @@ extension Garage {
     /// the calling thread.
     public nonisolated(nonsending) func identifiers<T>(of type: T.Type, withStatus syncStatus: SyncStatus) async throws -> [String] {
         try await run(listingIdentifiers(T.self, withStatus: syncStatus))
-    }
-
-    private func listingIdentifiers<T>(_ type: T.Type, withStatus syncStatus: SyncStatus) throws -> StoreWork<[String]> {
-        let typeName = try storedTypeName(T.self, listing: "list the identifiers of")
-        return reading("list identifiers of \(typeName) with status \(syncStatus)") { view in
-            try view.identifiers(ofType: typeName, status: syncStatus)
-        }
     }
 
     /// The number of objects per type name and status, for the given statuses, in one read.
@@ -135,10 +102,6 @@ extension Garage {
         _ statuses: Set<SyncStatus> = Set(SyncStatus.allCases)
     ) async throws -> [String: [SyncStatus: Int]] {
         try await run(countingPerStatus(statuses))
-    }
-
-    private func countingPerStatus(_ statuses: Set<SyncStatus>) -> StoreWork<[String: [SyncStatus: Int]]> {
-        reading("count objects per type and status") { view in try view.statusCounts(statuses) }
     }
 
     // MARK: - Metadata
@@ -173,16 +136,5 @@ extension Garage {
     public nonisolated(nonsending) func metadata<T>(for object: T) async throws -> ObjectMetadata {
         let key = try key(of: object, for: "read the metadata of")
         return try Self.required(await run(readingMetadata(key)), key)
-    }
-
-    func readingMetadata(_ key: ObjectKey) -> StoreWork<ObjectMetadata?> {
-        reading("read the metadata of \(key)") { view in
-            try view.row(key, for: .metadata).map(ObjectMetadata.init)
-        }
-    }
-
-    private static func required(_ metadata: ObjectMetadata?, _ key: ObjectKey) throws -> ObjectMetadata {
-        guard let metadata else { throw GarageError.failedToRetrieveObject(key.typeName, key.identifier) }
-        return metadata
     }
 }
