@@ -40,7 +40,8 @@ extension GarageEngine {
 
     /// PostgreSQL, at `url`: `postgres://user:password@host:port/database`, with the schema in a
     /// `schema` query item (`garage` without one) and TLS in `sslmode` (`disable`, `prefer`, the
-    /// default, or `require`); a Unix socket's folder goes in a `host` query item.
+    /// default, or `require`); a Unix socket's folder goes in a `host` query item, and how many
+    /// seconds a connection may take to be made in `connect_timeout` (10 without it).
     ///
     /// ```swift
     /// let garage = try Garage(engine: .postgres(url: "postgres://app@localhost/app?schema=notes"))
@@ -110,6 +111,14 @@ enum PostgresURL {
             }
             configuration = .init(host: components.host ?? "localhost", port: components.port ?? 5432,
                                   username: username, password: password, database: database, tls: tls)
+        }
+        // libpq's name: how many seconds a connection may take to be made (postgres-nio's
+        // default, 10, without it); a server under load may need more.
+        if let text = items["connect_timeout"] {
+            guard let seconds = Int64(text), seconds > 0 else {
+                throw refuse("its connect_timeout \(text) is not a positive number of seconds")
+            }
+            configuration.options.connectTimeout = .seconds(seconds)
         }
         return (configuration, schema)
     }
