@@ -50,7 +50,7 @@ final class ReaderConnections: Sendable {
         /// Lets the statements go, on the connection's queue, then closes it: it can't close
         /// while one of its statements is unfinalized (SQLITE_BUSY).
         func close() throws {
-            try queue.inDatabase { _ in statements.write { $0.removeAll() } }
+            queue.inDatabase { _ in statements.write { $0.removeAll() } }
             try queue.close()
         }
     }
