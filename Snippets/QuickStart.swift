@@ -26,6 +26,11 @@ try garage.park(sam)                             // Sam and Max, in one transact
 
 let retrieved = try garage.retrieve(Person.self, identifier: "Sam")
 print(retrieved?.brother?.name ?? "-")           // Max
+try garage.parkAll([Person(name: "Ann"), Person(name: "Bo")])     // several, one transaction
+print(try garage.count(Person.self), try garage.count(Person.self, withStatus: .notSynced))  // 4 4
+try garage.delete(Person.self, identifier: "Max", rule: .nullify(in: Person.self))  // Sam.brother: nil
+try garage.delete(sam)                           // by value; the default rule refuses a referenced one
+try garage.forEach(Person.self) { print($0.name) }  // in batches, each from one snapshot
 // snippet.end
 
 // snippet.records
@@ -42,4 +47,3 @@ struct Preferences: Codable {
 }
 
 print(preferences?.theme.rawValue ?? "-")       // dark
-try garage.forEach(Person.self) { person in print(person.name) }
