@@ -48,13 +48,34 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
+        // The GarageLite product is three targets; apps `import GarageLite`, which re-exports the core.
+        // The core: the values every layer names (keys, errors, statuses, queries, reports), the
+        // coders and JSON, and the engine boundary (`Engine/`: what a database must do, the rules
+        // of the rows once, and the defaults built on them). No database here.
         .target(
-            name: "GarageLite",
+            name: "GarageLiteCore",
             dependencies: [
+                // SHA-256, for the identifiers derived from a value (Identity/).
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The SQLite engine: the only target that imports GRDB, and the only SQL of the device's store.
+        .target(
+            name: "GarageLiteSQLite",
+            dependencies: [
+                "GarageLiteCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API: the hot statements that run on its handle (SQLiteConnection.swift), and
                 // the header read before opening a store (StoreFile.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        // The façade: `Garage`, its store and operations, observation, encryption, settings, sync.
+        .target(
+            name: "GarageLite",
+            dependencies: [
+                "GarageLiteCore",
+                "GarageLiteSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // PBKDF2, for a store locked with a passphrase (Encryption/Keyring.swift).
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -230,6 +251,8 @@ let package = Package(
             name: "GarageLiteTests",
             dependencies: [
                 "GarageLite",
+                "GarageLiteCore",
+                "GarageLiteSQLite",
                 "FaultVFS",
                 "GarageLitePostgres",
                 "GarageLiteServer",

@@ -3,7 +3,7 @@ import GarageLite
 import GRDBSQLite
 
 // The floor of the sync workloads (tombstones, downloads): a table with GarageLite's format-3
-// schema, and the statements GarageLite runs on it (Sources/GarageLite/Storage/SQLite/
+// schema, and the statements GarageLite runs on it (Sources/GarageLiteSQLite/
 // SQLiteConnection+Rows.swift and +Claims.swift, Storage/Store+Claims.swift and
 // Store+Downloads.swift), as SQL text, through SQLite's C API with prepared statements reused,
 // in the same transactions; JSONEncoder/JSONDecoder for the objects. It is created on first

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// What deleting an object does to the objects that reference it (its referrers), as Core
 /// Data's delete rules do.
@@ -14,7 +15,7 @@ import Foundation
 /// try garage.delete(note, rule: .rowOnly)                       // GarageStorage's delete
 /// ```
 ///
-/// The rule applies to ``Garage/delete(_:rule:)-3d3et``, ``Garage/delete(_:identifier:rule:)-7rl1b``
+/// The rule applies to ``Garage/delete(_:rule:)-3d3et``, ``Garage/delete(_:identifier:rule:)-14x5x``
 /// and ``Garage/deleteAll(_:rule:)-12z6z``; the calls without a rule use the garage's
 /// ``Garage/deleteRule``. The referrers are found through the store's index of references,
 /// without reading the table, and the rule is applied in the transaction that deletes.
@@ -38,7 +39,7 @@ public struct DeleteRule: Sendable, CustomStringConvertible {
     /// where it is not, until it is parked again without it. When the object may be on the
     /// server, its tombstone remembers the deletion, and the referrer reads as if the reference
     /// had been removed (an array, set or dictionary leaves it out, a required property reads
-    /// the version deleted; see <doc:ReferenceRule>). ``Garage/check(maximumProblems:)-1n0z3``
+    /// the version deleted; see <doc:ReferenceRule>). ``Garage/check(maximumProblems:)-3x71a``
     /// lists such references.
     public static let rowOnly = DeleteRule(kind: .rowOnly)
 

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Claims: how a sync job takes a batch of objects to upload, then completes or releases it,
 // without marking an edit made meanwhile as synced, and without two jobs taking one object.
@@ -29,7 +30,7 @@ extension Garage {
     /// claimed until ``complete(_:)-26tgn``, ``release(_:)-2mefx`` or ``releaseStaleClaims(olderThan:)-46uoc``
     /// ends its claim, even if the app parks it again meanwhile.
     ///
-    /// An object that can't be decoded (see ``retrieveAllLossy(_:)-4v2ti``) is not claimed: it is
+    /// An object that can't be decoded (see ``retrieveAllLossy(_:)-2impn``) is not claimed: it is
     /// listed in ``Claim/failures``, stays as it is, and the batch is filled with the next
     /// objects, so that one bad row can't stop every sync job.
     ///
@@ -39,7 +40,7 @@ extension Garage {
         try run(claiming(T.self, limit: limit, status: status))
     }
 
-    /// Claims objects (see ``claim(_:limit:status:)-99u7d``) without blocking the calling thread.
+    /// Claims objects (see ``claim(_:limit:status:)-8fs3h``) without blocking the calling thread.
     public nonisolated(nonsending) func claim<T: Decodable & SendableMetatype>(
         _ type: T.Type, limit: Int, status: SyncStatus = .notSynced
     ) async throws -> Claim<T> {
@@ -99,7 +100,7 @@ extension Garage {
     /// it. Every object of the batch counts this failure: when the server says which objects
     /// it rejected, end the claim with ``complete(_:rejected:retryAfter:)-7nkru`` instead, so that
     /// one object it always rejects can't hold the others back. List them with
-    /// ``heldObjects(_:)-1a0n``, with the last error; ``retryHeld(_:identifiers:)-5kutd`` lets claims take
+    /// ``heldObjects(_:)-1a0n``, with the last error; ``retryHeld(_:identifiers:)-5l9ef`` lets claims take
     /// them again, and so does parking an object with new content. A completed claim forgets
     /// the failed attempts. ``release(_:)-2mefx`` gives a batch back without counting a failure.
     @discardableResult
@@ -171,7 +172,7 @@ extension Garage {
         try run(store.retryingHeld(storedTypeName(T.self), identifiers: identifiers.map { try $0.map(Identity.string(fromID:)) }))
     }
 
-    /// Forgets the failed uploads of objects (see ``retryHeld(_:identifiers:)-5kutd``) without
+    /// Forgets the failed uploads of objects (see ``retryHeld(_:identifiers:)-5l9ef``) without
     /// blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func retryHeld<T, ID: GarageIdentifier>(_ type: T.Type, identifiers: [ID]? = nil as [String]?) async throws -> Int {

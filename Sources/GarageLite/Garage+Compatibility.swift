@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 extension Garage {
     /// Whose rules a garage follows where GarageLite's differ from GarageStorage's in what an

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Deleting objects under a delete rule, finding the objects that reference an object, and
 // renaming a type: thin entry points, each pair running one description of its work
@@ -59,7 +60,7 @@ extension Garage {
     }
 
     /// Deletes the object of type `T` parked under `identifier` (see
-    /// ``delete(_:identifier:rule:)-7rl1b``) without blocking the calling thread.
+    /// ``delete(_:identifier:rule:)-14x5x``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func delete<T, ID: GarageIdentifier>(
         _ type: T.Type, identifier: ID, rule: DeleteRule? = nil
@@ -156,14 +157,14 @@ extension Garage {
         try run(listingReferrers(try key(of: object, for: "list the referrers of")))
     }
 
-    /// The objects that reference `object` (see ``referrers(of:)-3abtn``), without blocking
+    /// The objects that reference `object` (see ``referrers(of:)-bseu``), without blocking
     /// the calling thread.
     public nonisolated(nonsending) func referrers<T: Encodable>(of object: T) async throws -> [ObjectKey] {
         try await run(listingReferrers(try key(of: object, for: "list the referrers of")))
     }
 
     /// The objects that reference the object of type `T` parked under `identifier` (see
-    /// ``referrers(of:)-3abtn``).
+    /// ``referrers(of:)-bseu``).
     ///
     /// ```swift
     /// let referrers = try garage.referrers(of: Note.self, identifier: "n1")
@@ -173,7 +174,7 @@ extension Garage {
     }
 
     /// The objects that reference the object of type `T` parked under `identifier` (see
-    /// ``referrers(of:identifier:)-i1l5``), without blocking the calling thread.
+    /// ``referrers(of:identifier:)-1hcxq``), without blocking the calling thread.
     public nonisolated(nonsending) func referrers<T, ID: GarageIdentifier>(of type: T.Type, identifier: ID) async throws -> [ObjectKey] {
         try await run(listingReferrers(ObjectKey(typeName: try storedTypeName(T.self), identifier: try Identity.string(fromID: identifier))))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Downloads: bringing the server's changes in without overwriting an edit it has not seen.
 extension Garage {
@@ -21,7 +22,7 @@ extension Garage {
     /// transactions. An object those changes touch is a conflict whose local edit is kept,
     /// whatever `onConflict` says: it is written after the download, as an edit to upload.
     ///
-    /// - throws: The errors of ``park(_:children:)-553ys``, those of the `merge` closure, and those of
+    /// - throws: The errors of ``park(_:children:)-3a5in``, those of the `merge` closure, and those of
     ///   decoding the local version for a merge; nothing is written then.
     @discardableResult
     public func parkDownloaded<T: Codable & SendableMetatype>(
@@ -30,7 +31,7 @@ extension Garage {
         try run(sealingWithCurrentKey { StoreCall(try self.parkingDownloaded(objects, onConflict: onConflict)) })
     }
 
-    /// Parks objects that came from the server (see ``parkDownloaded(_:onConflict:)-5otc``)
+    /// Parks objects that came from the server (see ``parkDownloaded(_:onConflict:)-74tja``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func parkDownloaded<T: Codable & SendableMetatype>(
@@ -79,7 +80,7 @@ extension Garage {
     }
 
     /// Deletes objects that were deleted on the server (see
-    /// ``deleteDownloaded(_:identifiers:onConflict:)-3x5xn``) without blocking the calling thread.
+    /// ``deleteDownloaded(_:identifiers:onConflict:)-116er``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func deleteDownloaded<T, ID: GarageIdentifier>(
         _ type: T.Type, identifiers: [ID], onConflict: ConflictResolution<T> = .keepLocal

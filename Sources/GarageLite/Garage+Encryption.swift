@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Encryption beyond the delegate's per-row work (Encryption/): rewriting every object's stored
 // data in place, to encrypt a store, to move it to the current key, or to decrypt it.

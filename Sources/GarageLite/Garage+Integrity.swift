@@ -1,10 +1,11 @@
 import Foundation
+import GarageLiteCore
 
 // Checking a store, and collecting the objects nothing leads to any more.
 extension Garage {
     // MARK: - Checking
 
-    /// The number of problems ``check(maximumProblems:)-1n0z3`` lists by default, as SQLite's
+    /// The number of problems ``check(maximumProblems:)-3x71a`` lists by default, as SQLite's
     /// `integrity_check` does.
     public static let defaultMaximumProblems = 100
 
@@ -25,7 +26,7 @@ extension Garage {
     /// - ``IntegrityReport/Problem/sqlite(_:)``: damage SQLite finds in the file (SQLite's
     ///   `integrity_check`), or a failure to read the rows because of it;
     /// - ``IntegrityReport/Problem/invalidReferenceList(typeName:identifier:reason:)``: a row
-    ///   whose list of references is unusable, which also stops ``collectGarbage(dryRun:)-6vqrl``;
+    ///   whose list of references is unusable, which also stops ``collectGarbage(dryRun:)-1yt3b``;
     /// - ``IntegrityReport/Problem/invalidJSON(typeName:identifier:reason:)``: an unencrypted
     ///   row whose data is not JSON (encrypted rows can't be checked without their key);
     /// - ``IntegrityReport/Problem/danglingReference(fromType:fromIdentifier:toType:toIdentifier:)``:
@@ -53,7 +54,7 @@ extension Garage {
         try run(store.checking(limit: max(1, maximumProblems), open: decryptionCheck()))
     }
 
-    /// Checks the store (see ``check(maximumProblems:)-1n0z3``) without blocking the calling thread.
+    /// Checks the store (see ``check(maximumProblems:)-3x71a``) without blocking the calling thread.
     public nonisolated(nonsending) func check(maximumProblems: Int = Garage.defaultMaximumProblems) async throws -> IntegrityReport {
         try await run(store.checking(limit: max(1, maximumProblems), open: decryptionCheck()))
     }
@@ -72,7 +73,7 @@ extension Garage {
     ///
     /// Parking a parent parks the objects it references; parking it again without one of them,
     /// or deleting the parent, leaves that object behind, as in GarageStorage, and stores grow
-    /// forever. An object parked directly (with ``park(_:children:)-553ys`` or ``parkAll(_:children:)-9ulpr``) is a *root*,
+    /// forever. An object parked directly (with ``park(_:children:)-3a5in`` or ``parkAll(_:children:)-58r2e``) is a *root*,
     /// and stays one even when it is later parked as a reference too: it is never collected,
     /// nor is anything a root leads to, however long the chain. Unreachable objects that
     /// reference each other in a cycle are collected together.
@@ -89,7 +90,7 @@ extension Garage {
     ///   lost with the object.
     /// - A reference names the type it was parked with. When the identifier it names is not
     ///   parked under that type but is under another (rows moved to another type name other
-    ///   than by ``migrateAll(fromOldClassName:to:)-73yt5``; ``check(maximumProblems:)-1n0z3`` reports a
+    ///   than by ``migrateAll(fromOldClassName:to:)-73yt5``; ``check(maximumProblems:)-3x71a`` reports a
     ///   wrong-type reference), the objects of that identifier are kept, as the reference may
     ///   still mean them.
     /// - An object claimed by a sync job is collected like any other; the job's
@@ -97,14 +98,14 @@ extension Garage {
     /// - Observers of ``changes(of:)`` receive `.deleted` for each collected object.
     ///
     /// - throws: ``GarageError/corruptData(typeName:identifier:reason:)`` when a row's list of
-    ///   references is unusable (``check(maximumProblems:)-1n0z3`` lists them all): what it leads to
+    ///   references is unusable (``check(maximumProblems:)-3x71a`` lists them all): what it leads to
     ///   can't be told, so nothing is deleted. ``GarageError/storeBusy(operation:path:)``.
     @discardableResult
     public func collectGarbage(dryRun: Bool = true) throws -> GarbageReport {
         GarbageReport(isDryRun: dryRun, objects: try run(store.collectingGarbage(dryRun: dryRun, transactions: transactionChanges())))
     }
 
-    /// Collects garbage (see ``collectGarbage(dryRun:)-6vqrl``) without blocking the calling thread.
+    /// Collects garbage (see ``collectGarbage(dryRun:)-1yt3b``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func collectGarbage(dryRun: Bool = true) async throws -> GarbageReport {
         GarbageReport(isDryRun: dryRun,

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Objects by key and JSON, for the package's sync server (GarageLiteServer), which serves a
 // store's types as records when it has no Swift type for them (`garage-server`). Parks and

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Parking objects: thin entry points, each pair running one description of its work (a
 // StoreCall, in Operations/Garage+Objects+Work.swift) synchronously or asynchronously.
@@ -24,7 +25,7 @@ extension Garage {
     /// revision is not its row's refuses the park; the check and the write are one
     /// transaction. After the park, every ``Revisioned`` class instance written, root or
     /// child, has its row's new revision, so it can be edited and parked again; for a struct,
-    /// use ``park(_:children:)-9607u``, which takes it `inout`.
+    /// use ``park(_:children:)-2bmtg``, which takes it `inout`.
     ///
     /// - parameter object: The object to park: `Identifiable`, or `Hashable`.
     /// - parameter children: What happens to the objects `object` references (its children)
@@ -43,13 +44,13 @@ extension Garage {
         try run(parking([object], children: children))
     }
 
-    /// Parks `object` (see ``park(_:children:)-553ys``) without blocking the calling thread.
+    /// Parks `object` (see ``park(_:children:)-3a5in``) without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func park<T: Encodable>(_ object: T, children: ChildParking = .refuseStale) async throws -> ParkReport {
         try await run(parking([object], children: children))
     }
 
-    /// Parks `object` (see ``park(_:children:)-553ys``), then sets it to what the store now
+    /// Parks `object` (see ``park(_:children:)-3a5in``), then sets it to what the store now
     /// holds, with the new revisions of its ``Revisioned`` parts: the way to edit and park a
     /// struct again and again.
     ///
@@ -61,12 +62,12 @@ extension Garage {
     /// try garage.park(&notebook)          // not stale: it knows the revision it wrote
     /// ```
     ///
-    /// The object is read back after the park, as ``retrieve(_:identifier:)-5uq1f`` would: a
+    /// The object is read back after the park, as ``retrieve(_:identifier:)-1mhtr`` would: a
     /// child left as stored (``ChildParking/keepStored``, ``ChildParking/onlyNew``) comes back
     /// as stored. A class instance is not replaced: its revision (and its children's) is set on
-    /// it, as ``park(_:children:)-553ys`` does.
+    /// it, as ``park(_:children:)-3a5in`` does.
     ///
-    /// - throws: the errors of ``park(_:children:)-553ys``, and of the read back (then the park
+    /// - throws: the errors of ``park(_:children:)-3a5in``, and of the read back (then the park
     ///   was written, and `object` is unchanged).
     @discardableResult
     public func park<T: Codable & SendableMetatype>(_ object: inout T, children: ChildParking = .refuseStale) throws -> ParkReport {
@@ -75,7 +76,7 @@ extension Garage {
         return report
     }
 
-    /// Parks `object` and sets it to what the store now holds (see ``park(_:children:)-9607u``)
+    /// Parks `object` and sets it to what the store now holds (see ``park(_:children:)-2bmtg``)
     /// without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func park<T: Codable & SendableMetatype>(
@@ -86,7 +87,7 @@ extension Garage {
         return report
     }
 
-    /// Parks every object of `objects` (see ``park(_:children:)-553ys``), all in one
+    /// Parks every object of `objects` (see ``park(_:children:)-3a5in``), all in one
     /// transaction: if one fails, none is parked.
     ///
     /// ```swift
@@ -107,13 +108,13 @@ extension Garage {
     ///
     /// - parameter objects: The objects to park, of one type.
     /// - parameter children: What happens to the objects they reference, as in
-    ///   ``park(_:children:)-553ys``.
+    ///   ``park(_:children:)-3a5in``.
     @discardableResult
     public func parkAll<T: Encodable>(_ objects: [T], children: ChildParking = .refuseStale) throws -> ParkReport {
         try run(parkingAll(objects, children: children))
     }
 
-    /// Parks every object of `objects` (see ``parkAll(_:children:)-9ulpr``) without blocking
+    /// Parks every object of `objects` (see ``parkAll(_:children:)-58r2e``) without blocking
     /// the calling thread; large arrays stream as they do there, the writer waiting for the
     /// rows this task encodes.
     @discardableResult
@@ -135,13 +136,13 @@ extension Garage {
     ///
     /// - throws: ``GarageError/invalidIdentifier(typeName:identifier:reason:)`` when `value` is
     ///   `Identifiable` with another `id`, or when `identifier` contains U+0000; the errors of
-    ///   ``park(_:children:)-553ys``.
+    ///   ``park(_:children:)-3a5in``.
     @discardableResult
     public func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) throws -> String {
         try run(parking(value, identifier: identifier))
     }
 
-    /// Parks `value` under `identifier` (see ``park(_:identifier:)-8mlg``) without blocking
+    /// Parks `value` under `identifier` (see ``park(_:identifier:)-7mhtc``) without blocking
     /// the calling thread.
     @discardableResult
     public nonisolated(nonsending) func park<T: Encodable, ID: GarageIdentifier>(_ value: T, identifier: ID) async throws -> String {

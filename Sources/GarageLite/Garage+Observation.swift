@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Observing changes: asynchronous sequences fed after each commit of this garage, and of the
 // other garages and processes that write the same file (Observation/CommitWatch.swift).

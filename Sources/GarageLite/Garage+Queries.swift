@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Queries: the objects of a type that match a predicate, sorted, counted or listed by
 // identifier (`Query/` describes them; each engine answers them, `StoreView+Queries`).

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Observing a query: its objects again after each commit that changed them.
 extension Garage {

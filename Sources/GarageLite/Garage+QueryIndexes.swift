@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // The indexes an app declares for its queries (Storage/Store+QueryIndexes.swift).
 extension Garage {

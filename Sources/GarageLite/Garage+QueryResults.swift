@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // A query's objects as an asynchronous sequence, read a page at a time.
 extension Garage {

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Records: the store's rows as they are, for tools that don't have the app's Swift types
 // (the `garage` command-line tool): listing, showing, exporting and importing objects, the
@@ -11,7 +12,7 @@ extension Garage {
     /// has its own format and migrations; SQLite is the default engine.)
     public static let formatVersion = GarageEngine.sqliteFormatVersion
 
-    /// The largest page ``records(ofType:after:limit:)-21lw8`` reads by default.
+    /// The largest page ``records(ofType:after:limit:)-4cy6i`` reads by default.
     public static let defaultRecordPageSize = 1_000
 
     /// Up to `limit` stored objects (tombstones too) as records: of the type `typeName`, or of
@@ -38,7 +39,7 @@ extension Garage {
         return try Self.records(rows, configuration().encryption)
     }
 
-    /// Up to `limit` stored objects as records (see ``records(ofType:after:limit:)-21lw8``),
+    /// Up to `limit` stored objects as records (see ``records(ofType:after:limit:)-4cy6i``),
     /// without blocking the calling thread.
     public nonisolated(nonsending) func records(ofType typeName: String? = nil, after key: ObjectKey? = nil,
                                                 limit: Int = Garage.defaultRecordPageSize) async throws -> [ObjectRecord] {
@@ -47,7 +48,7 @@ extension Garage {
     }
 
     /// The record of the object `key` (a tombstone too), or `nil` when the store has none (see
-    /// ``records(ofType:after:limit:)-21lw8``).
+    /// ``records(ofType:after:limit:)-4cy6i``).
     ///
     /// ```swift
     /// if let record = try garage.record(ObjectKey(typeName: "Person", identifier: "sam")) {
@@ -63,7 +64,7 @@ extension Garage {
         return try Self.records(row.map { [$0] } ?? [], configuration().encryption).first
     }
 
-    /// The record of the object `key` (see ``record(_:)-61y97``), without blocking the calling thread.
+    /// The record of the object `key` (see ``record(_:)-1wwbh``), without blocking the calling thread.
     public nonisolated(nonsending) func record(_ key: ObjectKey) async throws -> ObjectRecord? {
         var row = try await run(store.readingRecord(key))
         if row == nil, let composed = try Self.composed(key) { row = try await run(store.readingRecord(composed)) }
@@ -86,7 +87,7 @@ extension Garage {
     /// - In a garage with an encryption key or delegate, the JSON is encrypted. A record that
     ///   holds ciphertext (``ObjectRecord/isEncrypted``) is written as it is.
     /// - The references are taken as they are: importing some types without those they
-    ///   reference leaves references that ``check(maximumProblems:)-1n0z3`` reports.
+    ///   reference leaves references that ``check(maximumProblems:)-3x71a`` reports.
     ///
     /// - throws: Before writing anything, ``GarageError/invalidIdentifier(typeName:identifier:reason:)``
     ///   for an empty type name or identifier, or one that contains U+0000;
@@ -99,7 +100,7 @@ extension Garage {
         return Self.importReport(rows, written: try run(store.importingRecords(rows)))
     }
 
-    /// Writes `records` into the store (see ``importRecords(_:)-d01b``), without blocking the
+    /// Writes `records` into the store (see ``importRecords(_:)-233of``), without blocking the
     /// calling thread.
     @discardableResult
     public nonisolated(nonsending) func importRecords(_ records: [ObjectRecord]) async throws -> RecordImportReport {
@@ -122,7 +123,7 @@ extension Garage {
                    isEncrypted: try encryptionStatus().isEncrypted)
     }
 
-    /// The store's statistics (see ``statistics()-6gu77``), without blocking the calling thread.
+    /// The store's statistics (see ``statistics()-4mask``), without blocking the calling thread.
     public nonisolated(nonsending) func statistics() async throws -> StoreStatistics {
         statistics(try await run(store.readingStatistics(maximumAttempts: maximumUploadAttempts)),
                    isEncrypted: try await encryptionStatus().isEncrypted)

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Registering types: the types a garage reads back where another type is declared
 // (Identity/RegisteredTypes.swift), and the former names of renamed types.

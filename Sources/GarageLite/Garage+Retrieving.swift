@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Reading objects: by identifier, all of a type, by status; and counting them.
 extension Garage {
@@ -28,7 +29,7 @@ extension Garage {
         try run(retrieving(T.self, identifier: identifier))
     }
 
-    /// Retrieves an object (see ``retrieve(_:identifier:)-5uq1f``) without blocking the calling thread.
+    /// Retrieves an object (see ``retrieve(_:identifier:)-1mhtr``) without blocking the calling thread.
     public nonisolated(nonsending) func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) async throws -> T? {
         try await run(retrieving(T.self, identifier: identifier))
     }
@@ -41,7 +42,7 @@ extension Garage {
     /// ```
     ///
     /// It throws the error of the first object that can't be retrieved, which names its type
-    /// and identifier; ``retrieveAllLossy(_:)-4v2ti`` returns the others beside the failures.
+    /// and identifier; ``retrieveAllLossy(_:)-2impn`` returns the others beside the failures.
     public func retrieveAll<T: Decodable & SendableMetatype>(_ type: T.Type) throws -> [T] {
         try run(retrievingAll(T.self))
     }
@@ -69,7 +70,7 @@ extension Garage {
         try run(retrievingEach(T.self))
     }
 
-    /// Retrieves every object of type `T` that can be retrieved (see ``retrieveAllLossy(_:)-4v2ti``)
+    /// Retrieves every object of type `T` that can be retrieved (see ``retrieveAllLossy(_:)-2impn``)
     /// without blocking the calling thread.
     public nonisolated(nonsending) func retrieveAllLossy<T: Decodable & SendableMetatype>(_ type: T.Type) async throws -> LossyRetrieval<T> {
         try await run(retrievingEach(T.self))
@@ -91,7 +92,7 @@ extension Garage {
     }
 
     /// The number of objects of type `T`, or of those with status `syncStatus` (see
-    /// ``count(_:withStatus:)-705t5``), without blocking the calling thread.
+    /// ``count(_:withStatus:)-x947``), without blocking the calling thread.
     public nonisolated(nonsending) func count<T>(_ type: T.Type, withStatus syncStatus: SyncStatus? = nil) async throws -> Int {
         try await run(counting(T.self, withStatus: syncStatus))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Autosave, unsaved changes and transactions. How every call reaches the store (its work
 // described once, a `StoreWork` or changes with their check, run by one of two runners,
@@ -73,6 +74,7 @@ extension Garage {
     ///
     /// Autosave is off for the calls `body` makes from its own thread or task; other threads
     /// keep autosaving (and a change they make saves everything unsaved, this batch included).
+    @discardableResult
     public func withAutosaveDisabled<Result>(_ body: () throws -> Result) rethrows -> Result {
         try GarageScope.$current.withValue(GarageScope(garage: self, disablesAutosave: true)) {
             try body()
@@ -80,6 +82,7 @@ extension Garage {
     }
 
     /// Runs `body` with autosave off (see the synchronous variant), in `async` code.
+    @discardableResult
     public nonisolated(nonsending) func withAutosaveDisabled<Result>(
         _ body: nonisolated(nonsending) () async throws -> Result
     ) async rethrows -> Result {
@@ -104,6 +107,7 @@ extension Garage {
     /// outer one. With autosave off, the changes join the unsaved changes instead.
     ///
     /// - throws: The error `body` threw, or the error of the commit.
+    @discardableResult
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         let buffer = TransactionBuffer()
         let outcome = Swift.Result { try GarageScope.$current.withValue(scope(for: buffer), operation: body) }
@@ -119,6 +123,7 @@ extension Garage {
     ///     try await garage.park(person)     // both, or neither
     /// }
     /// ```
+    @discardableResult
     public nonisolated(nonsending) func transaction<Result>(
         _ body: nonisolated(nonsending) () async throws -> Result
     ) async throws -> Result {

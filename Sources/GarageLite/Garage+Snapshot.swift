@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Reading many objects by identifier in one access and one snapshot: a page of a sync server's
 // download (each object with the server's state of it), a screen of objects the app lists.
@@ -12,13 +13,13 @@ extension Garage {
     /// // [Note?]: notes[1] is nil when "n2" is not parked
     /// ```
     ///
-    /// - throws: The errors of ``retrieve(_:identifier:)-5uq1f``, for the first object that fails.
+    /// - throws: The errors of ``retrieve(_:identifier:)-1mhtr``, for the first object that fails.
     public func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(_ type: T.Type, identifiers: [ID]) throws -> [T?] {
         try run(retrieving(T.self, identifiers))
     }
 
     /// Retrieves the objects of type `T` parked under `identifiers` (see
-    /// ``retrieve(_:identifiers:)-3d24p``) without blocking the calling thread.
+    /// ``retrieve(_:identifiers:)-49eiq``) without blocking the calling thread.
     public nonisolated(nonsending) func retrieve<T: Decodable & SendableMetatype, ID: GarageIdentifier>(
         _ type: T.Type, identifiers: [ID]
     ) async throws -> [T?] {

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // An encrypted store's key: opening with it, changing it, rotating the data key, and what the
 // store says of its encryption. The record and its cryptography are in

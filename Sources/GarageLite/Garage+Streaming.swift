@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Streaming reads: visiting every object of a type without holding them all in memory.
 extension Garage {
@@ -17,7 +18,7 @@ extension Garage {
     /// deleted during the iteration may or may not be visited. The references of the
     /// objects of one batch are decoded once per batch.
     ///
-    /// - throws: The errors of ``retrieve(_:identifier:)-5uq1f``, and the errors `body` throws,
+    /// - throws: The errors of ``retrieve(_:identifier:)-1mhtr``, and the errors `body` throws,
     ///   which end the iteration.
     public func forEach<T: Decodable & SendableMetatype>(
         _ type: T.Type, batchSize: Int = 1000, _ body: (T) throws -> Void

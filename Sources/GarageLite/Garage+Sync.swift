@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Sync status: reading and changing it, retrieving and counting objects by status, and each
 // row's metadata. Sync jobs' claims are in Garage+Claims.swift.
@@ -14,7 +15,7 @@ extension Garage {
         try setSyncStatus(syncStatus, for: [object])
     }
 
-    /// Sets the sync status of `object`'s row (see ``setSyncStatus(_:for:)-15omj``) without
+    /// Sets the sync status of `object`'s row (see ``setSyncStatus(_:for:)-19jfs``) without
     /// blocking the calling thread.
     public nonisolated(nonsending) func setSyncStatus<T: Syncable>(_ syncStatus: SyncStatus, for object: T) async throws {
         try await setSyncStatus(syncStatus, for: [object])
@@ -22,7 +23,7 @@ extension Garage {
 
     /// Sets the sync status of the rows of `objects`, all or none.
     ///
-    /// A sync job should rather use ``claim(_:limit:status:)-99u7d`` and ``complete(_:)-26tgn``, which
+    /// A sync job should rather use ``claim(_:limit:status:)-8fs3h`` and ``complete(_:)-26tgn``, which
     /// don't mark an edit made during the upload as synced.
     ///
     /// - throws: ``GarageError/failedToRetrieveObject(_:_:)`` when one of them is not parked;
@@ -32,7 +33,7 @@ extension Garage {
         try record(operation, changes, check: check)
     }
 
-    /// Sets the sync status of the rows of `objects` (see ``setSyncStatus(_:for:)-4arfj``)
+    /// Sets the sync status of the rows of `objects` (see ``setSyncStatus(_:for:)-8k7b7``)
     /// without blocking the calling thread.
     public nonisolated(nonsending) func setSyncStatus<T: Syncable>(_ syncStatus: SyncStatus, for objects: [T]) async throws {
         let (operation, changes, check) = try settingStatus(syncStatus, of: objects)
@@ -61,7 +62,7 @@ extension Garage {
     }
 
     /// Retrieves the objects of type `T` whose status is `syncStatus` (see
-    /// ``retrieveAll(_:withStatus:)-6xgty``) without blocking the calling thread.
+    /// ``retrieveAll(_:withStatus:)-4p8mc``) without blocking the calling thread.
     public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable & SendableMetatype>(
         _ type: T.Type, withStatus syncStatus: SyncStatus
     ) async throws -> [T] {
@@ -96,7 +97,7 @@ extension Garage {
         try run(countingPerStatus(statuses))
     }
 
-    /// The number of objects per type name and status (see ``syncStatusCounts(_:)-19jni``), without
+    /// The number of objects per type name and status (see ``syncStatusCounts(_:)-63ltj``), without
     /// blocking the calling thread.
     public nonisolated(nonsending) func syncStatusCounts(
         _ statuses: Set<SyncStatus> = Set(SyncStatus.allCases)
@@ -118,7 +119,7 @@ extension Garage {
     }
 
     /// What the garage knows of an object besides its content (see
-    /// ``metadata(_:identifier:)-2rb47``), without blocking the calling thread.
+    /// ``metadata(_:identifier:)-7wod8``), without blocking the calling thread.
     public nonisolated(nonsending) func metadata<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) async throws -> ObjectMetadata? {
         try await run(readingMetadata(ObjectKey(typeName: storedTypeName(T.self), identifier: Identity.string(fromID: identifier))))
     }
@@ -131,7 +132,7 @@ extension Garage {
         return try Self.required(run(readingMetadata(key)), key)
     }
 
-    /// What the garage knows of `object`'s row besides its content (see ``metadata(for:)-3uao6``),
+    /// What the garage knows of `object`'s row besides its content (see ``metadata(for:)-3eft1``),
     /// without blocking the calling thread.
     public nonisolated(nonsending) func metadata<T>(for object: T) async throws -> ObjectMetadata {
         let key = try key(of: object, for: "read the metadata of")

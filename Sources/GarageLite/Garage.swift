@@ -1,4 +1,6 @@
 import Foundation
+import GarageLiteCore
+import GarageLiteSQLite
 
 /// A store of `Codable` object graphs in one SQLite file: you *park* objects in it and
 /// *retrieve* them later.
@@ -244,7 +246,7 @@ public final class Garage: Sendable {
     }
 
     /// How many failed uploads (``release(_:retryAfter:error:)-8n7ea``) hold an object back from
-    /// sync jobs' claims, until ``retryHeld(_:identifiers:)-5kutd`` or a new edit of it. Default 10.
+    /// sync jobs' claims, until ``retryHeld(_:identifiers:)-5l9ef`` or a new edit of it. Default 10.
     public var maximumUploadAttempts: Int {
         get { state.read { $0.maximumUploadAttempts } }
         set { state.write { $0.maximumUploadAttempts = max(1, newValue) } }
@@ -277,6 +279,7 @@ public final class Garage: Sendable {
     ///     try garage.park(event)
     /// }
     /// ```
+    @discardableResult
     public func withDateEncodingStrategy<Result>(
         _ strategy: JSONEncoder.DateEncodingStrategy, _ body: () throws -> Result
     ) rethrows -> Result {
@@ -295,6 +298,7 @@ public final class Garage: Sendable {
     ///     try garage.retrieve(Event.self, identifier: "launch")
     /// }
     /// ```
+    @discardableResult
     public func withDateDecodingStrategy<Result>(
         _ strategy: JSONDecoder.DateDecodingStrategy, _ body: () throws -> Result
     ) rethrows -> Result {
@@ -304,6 +308,7 @@ public final class Garage: Sendable {
     }
 
     /// Runs `body` with dates encoded by `strategy` (see the synchronous variant), in `async` code.
+    @discardableResult
     public nonisolated(nonsending) func withDateEncodingStrategy<Result>(
         _ strategy: JSONEncoder.DateEncodingStrategy, _ body: nonisolated(nonsending) () async throws -> Result
     ) async rethrows -> Result {
@@ -313,6 +318,7 @@ public final class Garage: Sendable {
     }
 
     /// Runs `body` with dates decoded by `strategy` (see the synchronous variant), in `async` code.
+    @discardableResult
     public nonisolated(nonsending) func withDateDecodingStrategy<Result>(
         _ strategy: JSONDecoder.DateDecodingStrategy, _ body: nonisolated(nonsending) () async throws -> Result
     ) async rethrows -> Result {

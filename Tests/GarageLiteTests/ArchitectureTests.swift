@@ -11,8 +11,9 @@ struct ArchitectureTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Sources")
 
-    /// `Sources/GarageLite`.
-    static let sources = allSources.appendingPathComponent("GarageLite")
+    /// The targets of the `GarageLite` product, from the bottom: the core (values, coders, the
+    /// engine boundary), the SQLite engine on it, the façade on both.
+    static let productTargets = ["GarageLiteCore", "GarageLiteSQLite", "GarageLite"]
 
     /// The library targets: the folders of `Sources` without a `main.swift`.
     static func libraryTargets() throws -> [String] {
@@ -33,29 +34,34 @@ struct ArchitectureTests {
         }
     }
 
-    /// The folder a file belongs to: `Storage/SQLite`, `Coding`, or `(root)`; the error type
-    /// and the key that names objects in errors are the bottom layer, `GarageError`.
-    static func folder(of path: String) -> String {
-        let parts = path.split(separator: "/").dropLast()
-        if parts.isEmpty { return ["GarageError.swift", "ObjectKey.swift"].contains(path) ? "GarageError" : "(root)" }
-        return parts.joined(separator: "/")
+    /// The folder a file belongs to, named from `Sources`: `GarageLiteCore/Coding`, `GarageLite`
+    /// (the façade's root), `GarageLiteSQLite`. The core's root holds the bottom layer, the error
+    /// type and the key that names objects in errors: `GarageLiteCore`.
+    static func folder(of path: String, in target: String) -> String {
+        ([target] + path.split(separator: "/").dropLast().map(String.init)).joined(separator: "/")
+    }
+
+    /// The Swift files of the product's targets, each with its folder.
+    static func productFiles() throws -> [(folder: String, path: String, text: String)] {
+        try productTargets.flatMap { target in
+            try files(of: target).map { (folder(of: $0.path, in: target), "\(target)/\($0.path)", $0.text) }
+        }
     }
 
     /// Which folders each folder of `files` uses, with the type names it uses of each: the
     /// names its code (not its comments, nor the text of its strings: an error's description
     /// may name a type for the reader) mentions of the types the other folders declare.
-    static func folderUses(_ files: [(path: String, text: String)]) throws -> [String: [String: Set<String>]] {
+    static func folderUses(_ files: [(folder: String, path: String, text: String)]) throws -> [String: [String: Set<String>]] {
         let declaration = try Regex(#"(?m)^(?:public |package |private |fileprivate |final |indirect )*(?:struct|class|enum|protocol|typealias)\s+(\w+)"#)
         var declaredIn: [String: String] = [:]
-        for (path, text) in files {
+        for (folder, _, text) in files {
             for match in text.matches(of: declaration) {
-                if let name = match.output[1].substring { declaredIn[String(name)] = Self.folder(of: path) }
+                if let name = match.output[1].substring { declaredIn[String(name)] = folder }
             }
         }
         let stringLiteral = try Regex(#""(?:[^"\\\n]|\\.)*""#)
         var uses: [String: [String: Set<String>]] = [:]
-        for (path, text) in files {
-            let folder = Self.folder(of: path)
+        for (folder, _, text) in files {
             let code = text.split(separator: "\n").map { line in
                 line.range(of: "//").map { String(line[..<$0.lowerBound]) } ?? String(line)
             }.joined(separator: "\n").replacing(stringLiteral, with: "\"\"")
@@ -69,15 +75,23 @@ struct ArchitectureTests {
         return uses
     }
 
+    /// GRDB is a dependency of the SQLite engine's target only (Package.swift); a target can still
+    /// import a module built beside it, so this reads the sources too. SQL of the object table
+    /// is the SQLite engine's, or PostgreSQL's.
     @Test func onlyTheSQLiteEngineImportsGRDBOrHoldsSQL() throws {
-        let files = try Self.files()
+        let files = try Self.productFiles()
         #expect(files.count > 40)
         // (The table's name in two parts: outside Tests/GarageLiteTests/SQLite/, no test file names
         // it; see TestSuiteLayoutTests.)
         let table = "garage_" + "object"
-        for (path, text) in files where !path.hasPrefix("Storage/SQLite/") {
+        for (folder, path, text) in files where folder != "GarageLiteSQLite" {
             #expect(!text.contains("import GRDB"), "\(path) imports GRDB")
-            #expect(!text.contains(table), "\(path) names the table: SQL belongs to Storage/SQLite")
+            #expect(!text.contains(table), "\(path) names the table: SQL belongs to GarageLiteSQLite")
+        }
+        for target in try Self.libraryTargets() where !Self.productTargets.contains(target) {
+            for (path, text) in try Self.files(of: target) {
+                #expect(!text.contains("import GRDB"), "\(target)/\(path) imports GRDB")
+            }
         }
     }
 
@@ -101,7 +115,7 @@ struct ArchitectureTests {
         struct Body { var isAsync: Bool; var lines: [String]; var path: String }
         let declaration = try Regex(#"\bfunc\s+(\w+)\s*(?:<[^>{]*>)?\s*\("#)
         var bodies: [String: [Body]] = [:]
-        for (path, text) in try Self.files() {
+        for (_, path, text) in try Self.productFiles() {
             let characters = Array(text)
             for match in text.matches(of: declaration) {
                 // The argument labels, to the matching parenthesis.
@@ -143,56 +157,68 @@ struct ArchitectureTests {
         }
     }
 
-    /// In every library target, no folder uses a folder that uses it.
+    /// In every library target, and across the product's three, no folder uses a folder that
+    /// uses it.
     @Test func noFolderUsesAFolderThatUsesIt() throws {
         let targets = try Self.libraryTargets()
-        #expect(Set(targets).isSuperset(of: ["GarageLite", "GarageLitePostgres", "GarageLiteServer", "GarageLiteClient"]))
+        #expect(Set(targets).isSuperset(of: Self.productTargets + ["GarageLitePostgres", "GarageLiteServer", "GarageLiteClient"]))
         #expect(!targets.contains("garage-demo"))
-        for target in targets {
-            let uses = try Self.folderUses(try Self.files(of: target))
+        func checkNoCycle(_ uses: [String: [String: Set<String>]], in name: String) {
             for (folder, used) in uses {
                 for (other, names) in used {
                     if let back = uses[other]?[folder] {
-                        Issue.record("\(target): \(folder) uses \(other) (\(names.sorted())) and \(other) uses \(folder) (\(back.sorted()))")
+                        Issue.record("\(name): \(folder) uses \(other) (\(names.sorted())) and \(other) uses \(folder) (\(back.sorted()))")
                     }
                 }
             }
-            guard target == "GarageLite" else { continue }
-            // The façade is on top; the error type and the threading helpers are at the bottom.
-            #expect(uses["GarageError"] == nil)
-            #expect(Set(uses["Threading"]?.keys ?? [:].keys) == ["GarageError"])
-            #expect(uses["Storage/Engine"]?["Storage"] == nil)
+        }
+        for target in targets where !Self.productTargets.contains(target) {
+            let files = try Self.files(of: target).map { (Self.folder(of: $0.path, in: target), $0.path, $0.text) }
+            checkNoCycle(try Self.folderUses(files), in: target)
+        }
+        let uses = try Self.folderUses(try Self.productFiles())
+        checkNoCycle(uses, in: "the GarageLite product")
+        // The façade is on top; the error type and the threading helpers are at the bottom.
+        #expect(uses["GarageLiteCore"] == nil)
+        #expect(Set(uses["GarageLiteCore/Threading"]?.keys ?? [:].keys) == ["GarageLiteCore"])
+        // The targets' order, which the compiler keeps too.
+        for (folder, used) in uses {
+            for other in used.keys {
+                let (from, to) = (folder.split(separator: "/")[0], other.split(separator: "/")[0])
+                #expect(Self.productTargets.firstIndex(of: String(to))! <= Self.productTargets.firstIndex(of: String(from))!,
+                        "\(folder) uses \(other)")
+            }
         }
     }
 
-    /// ARCHITECTURE.md's table of folders: each row's "depends on" names exactly the folders
-    /// the folder's code uses (`GarageError` and `ObjectKey`, which every folder uses, left
-    /// out), written `the root`, `Storage/`…, or `—` for none.
+    /// ARCHITECTURE.md's table of folders: a row for each folder of the product's targets, whose
+    /// "depends on" names exactly the folders its code uses (the core's root, `GarageError` and
+    /// `ObjectKey`, which every folder uses, left out), written `GarageLiteCore/Coding/`…, or `—`
+    /// for none.
     @Test func theTableOfFoldersSaysWhatEachFolderUses() throws {
         let document = try String(contentsOf: Self.allSources.deletingLastPathComponent().appendingPathComponent("ARCHITECTURE.md"),
                                   encoding: .utf8)
         let section = try #require(document.components(separatedBy: "\n## Folders\n").dropFirst().first?
             .components(separatedBy: "\n## ").first)
-        let uses = try Self.folderUses(try Self.files())
+        let files = try Self.productFiles()
+        let uses = try Self.folderUses(files)
         var documented: [String: Set<String>] = [:]
-        for line in section.split(separator: "\n") where line.hasPrefix("| `") || line.hasPrefix("| *(root)*") {
+        for line in section.split(separator: "\n") where line.hasPrefix("| `") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard cells.count >= 3, let first = cells.first, !first.hasPrefix("`..") else { continue }
+            guard cells.count >= 3, let first = cells.first else { continue }
             func name(_ cell: String) -> String {
-                let bare = cell.replacingOccurrences(of: "`", with: "").replacingOccurrences(of: "*", with: "")
-                    .trimmingCharacters(in: .whitespaces)
-                if bare == "the root" { return "(root)" }
+                let bare = cell.replacingOccurrences(of: "`", with: "").trimmingCharacters(in: .whitespaces)
                 return bare.hasSuffix("/") ? String(bare.dropLast()) : bare
             }
             let dependsOn = try #require(cells.last)
             documented[name(first)] = dependsOn == "—" ? [] : Set(dependsOn.split(separator: ",").map { name(String($0)) })
         }
-        let folders = Set(try Self.files().map { Self.folder(of: $0.path) }).subtracting(["GarageError"])
+        let folders = Set(files.map(\.folder)).subtracting(["GarageLiteCore"])
         #expect(Set(documented.keys) == folders, "the table's rows are the folders")
         for folder in folders.sorted() {
-            let used = Set(uses[folder]?.keys.map { $0 } ?? []).subtracting(["GarageError"])
+            let used = Set(uses[folder]?.keys.map { $0 } ?? []).subtracting(["GarageLiteCore"])
             #expect(documented[folder] == used,
-                    "ARCHITECTURE.md: \(folder) depends on \(used.isEmpty ? "—" : used.sorted().map { $0 == "(root)" ? "the root" : "`\($0)/`" }.joined(separator: ", "))")
+                    "ARCHITECTURE.md: \(folder) depends on \(used.isEmpty ? "—" : used.sorted().map { "`\($0)/`" }.joined(separator: ", "))")
         }
     }
 }

@@ -1,5 +1,7 @@
 import Crypto
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 import Foundation
 import Testing
 

@@ -22,7 +22,7 @@ struct TestSuiteLayoutTests {
     /// (the object table, the store's facts, the index of references, …).
     static func storeNames() throws -> Set<String> {
         let schema = tests.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/GarageLite/Storage/SQLite/Schema.swift")
+            .appendingPathComponent("Sources/GarageLiteSQLite/Schema.swift")
         let text = try String(contentsOf: schema, encoding: .utf8)
         return Set(text.matches(of: try Regex(#"\bgarage_[a-z_]+\b"#)).map { String(text[$0.range]) })
     }

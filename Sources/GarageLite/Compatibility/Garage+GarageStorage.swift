@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // GarageStorage's forms of the façade's operations, for apps coming from it (README, "Coming from
 // GarageStorage"): each is one call of the GarageLite form beside it. The rest of GarageStorage's
@@ -59,7 +60,7 @@ extension Garage {
     }
 
     /// Retrieves the objects of type `T` whose status is `syncStatus` (see
-    /// ``retrieveAll(withStatus:)-9kb46``) without blocking the calling thread.
+    /// ``retrieveAll(withStatus:)-40vqc``) without blocking the calling thread.
     public nonisolated(nonsending) func retrieveAll<T: Decodable & Syncable & SendableMetatype>(withStatus syncStatus: SyncStatus) async throws -> [T] {
         try await run(retrievingAll(T.self, withStatus: syncStatus))
     }

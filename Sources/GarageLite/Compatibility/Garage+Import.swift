@@ -1,7 +1,9 @@
 import Foundation
+import GarageLiteCore
+import GarageLiteSQLite
 
 // Importing the objects of a GarageStorage store: its file is read by `GarageStorageFile`
-// (Storage/SQLite), its rows checked and converted by `GarageStorageImport`, and written by
+// (GarageLiteSQLite), its rows checked and converted by `GarageStorageImport`, and written by
 // `Store.importing` (Storage/Store+Import.swift).
 extension Garage {
     /// Copies every object of the GarageStorage store at `url` into this garage, in one
@@ -47,7 +49,7 @@ extension Garage {
     }
 
     /// Copies every object of the GarageStorage store at `url` into this garage (see
-    /// ``importGarageStorageStore(at:)-290w2``), without blocking the calling thread.
+    /// ``importGarageStorageStore(at:)-1ia5l``), without blocking the calling thread.
     @discardableResult
     public nonisolated(nonsending) func importGarageStorageStore(at url: URL) async throws -> ImportReport {
         let prepared = try await Task.detached { [self] in try preparingImport(url) }.value

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 extension GarageError: CustomNSError {
     /// GarageStorage's error domain, `"GarageStorage"`: an app that checks the domain of the

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GarageLiteCore
 
 /// Encrypts each object with AES-256-GCM, bound to its row: the ready
 /// ``RowBoundEncryptionDelegate``.

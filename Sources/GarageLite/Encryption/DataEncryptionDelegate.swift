@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// Encrypts each object's JSON before it is written, and decrypts it when it is read.
 ///

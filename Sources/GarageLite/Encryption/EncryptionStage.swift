@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// The encryption step of an object's path: the rows the graph encoder produced become the
 /// payloads the store writes, and the rows the store reads become the JSON the graph decoder

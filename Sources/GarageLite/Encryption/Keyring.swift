@@ -1,6 +1,8 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import GarageLiteCore
+import GarageLiteSQLite
 
 /// An encrypted store's key record, kept in the store (`garage_meta`, under `"encryption"`),
 /// as JSON:

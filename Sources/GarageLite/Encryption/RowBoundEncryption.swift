@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// The row an encrypted object is stored in: what a ``RowBoundEncryptionDelegate`` binds its
 /// ciphertext to, so that a ciphertext copied into another row, of another object or type,

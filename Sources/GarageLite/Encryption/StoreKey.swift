@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GarageLiteCore
 
 /// The key an encrypted store is locked with: a passphrase, or 256 bits of key.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// The observers of one garage, and the delivery of each commit's changes to them: this
 /// garage's own commits as they happen, and those of other garages and other processes on the

@@ -1,4 +1,6 @@
 import Foundation
+import GarageLiteCore
+import GarageLiteSQLite
 
 /// Finds the commits that other garages and other processes make to a shared store, while
 /// someone observes it, and tells ``ChangeObservers`` what they changed.

@@ -1,3 +1,4 @@
+import GarageLiteCore
 /// A change to objects of one type, delivered to observers after the commit that made it.
 ///
 /// See ``Garage/changes(of:)``.

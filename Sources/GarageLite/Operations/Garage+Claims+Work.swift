@@ -1,6 +1,7 @@
 // The work behind the entry points of Garage+Claims.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
     /// The claim of `claim(_:limit:status:)`; `withBases`, with each object's version before

@@ -1,6 +1,7 @@
 // The work behind the entry points of Garage+Deleting.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
     func key<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) throws -> DeletionTarget {
@@ -31,7 +32,7 @@ extension Garage {
     }
 
     /// Deletes the object of type `T` parked under `identifier` with the garage's
-    /// ``deleteRule``; returns whether there was one (see ``delete(_:identifier:rule:)-7rl1b``).
+    /// ``deleteRule``; returns whether there was one (see ``delete(_:identifier:rule:)-14x5x``).
     func deleting<T, ID: GarageIdentifier>(_ type: T.Type, identifier: ID) -> StoreCall<Bool> {
         .starting { deleting(try key(T.self, identifier: identifier), rule: deleteRule).map { $0 > 0 } }
     }

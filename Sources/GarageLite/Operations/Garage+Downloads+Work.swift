@@ -1,6 +1,7 @@
 // The work behind the entry points of Garage+Downloads.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
     /// Parks downloaded `objects` with their server versions (the sync engine's downloads).
@@ -15,7 +16,7 @@ extension Garage {
         })
     }
 
-    /// Parks `objects`, as ``parkDownloaded(_:onConflict:)-5otc`` does, recording for each the
+    /// Parks `objects`, as ``parkDownloaded(_:onConflict:)-74tja`` does, recording for each the
     /// server's version `versions` gives (the sync engine's downloads).
     func parkingDownloaded<T: Codable & SendableMetatype>(
         _ objects: [T], versions: [String?] = [], ownRevisions: [ObjectKey: Int64] = [:], onConflict: ConflictResolution<T>

@@ -1,9 +1,10 @@
 // The work behind the entry points of Garage+Integrity.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
-    /// Opens a row with the garage's delegate, for ``check(maximumProblems:)-1n0z3``; `nil`
+    /// Opens a row with the garage's delegate, for ``check(maximumProblems:)-3x71a``; `nil`
     /// without a delegate (the JSON check reads unencrypted rows).
     func decryptionCheck() -> (@Sendable (StoredRow) throws -> Void)? {
         let encryption = configuration().encryption

@@ -1,6 +1,7 @@
 // The work behind the entry points of Garage+Objects.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
     /// Parks `object`, then reads it back when it is a struct (a class instance got its new

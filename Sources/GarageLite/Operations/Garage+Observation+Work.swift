@@ -1,6 +1,7 @@
 // The work behind the entry points of Garage+Observation.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
     /// The object `identifier` of type `T` and its version, read in one snapshot.

@@ -1,6 +1,7 @@
 // The work behind the entry points of Garage+Records.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
     /// `key` with its identifier composed as a park composes it, when that changes it.

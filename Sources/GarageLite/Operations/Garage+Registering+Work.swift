@@ -1,6 +1,7 @@
 // The work behind the entry points of Garage+Registering.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
     /// The moves of a read-only garage, which can't write them: every read sees them, as it

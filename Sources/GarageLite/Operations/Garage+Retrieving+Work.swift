@@ -1,6 +1,7 @@
 // The work behind the entry points of Garage+Retrieving.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
     /// An object without references is one statement; one with references is read again,

@@ -1,9 +1,10 @@
 // The work behind the entry points of Garage+Snapshot.swift (the façade, at the root): the store
 // calls they run and their helpers. Nothing here is public; the root files hold the API.
 import Foundation
+import GarageLiteCore
 
 extension Garage {
-    /// The work of ``retrieve(_:identifiers:)-3d24p``, for either runner.
+    /// The work of ``retrieve(_:identifiers:)-49eiq``, for either runner.
     func retrieving<T: Decodable & SendableMetatype, ID: GarageIdentifier>(
         _ type: T.Type, _ identifiers: [ID]
     ) throws -> StoreWork<[T?]> {

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Typed settings: a key's value read, set, removed and observed, each a row of its own
 // (`GarageLite.Setting`, the key's id) parked, retrieved, deleted and observed through the
@@ -13,11 +14,11 @@ extension Garage {
     /// ```
     ///
     /// Inside a transaction, or with autosave off, it reads the changes not committed yet, as
-    /// ``retrieve(_:identifier:)-5uq1f`` does.
+    /// ``retrieve(_:identifier:)-1mhtr`` does.
     ///
     /// - throws: ``SettingsError/valueMismatch(key:valueType:reason:)`` when the stored value
     ///   can't be read as `V` (never the default instead); the errors of
-    ///   ``retrieve(_:identifier:)-5uq1f`` (a failed decryption, a busy store).
+    ///   ``retrieve(_:identifier:)-1mhtr`` (a failed decryption, a busy store).
     public func value<N, V>(for key: SettingsKey<N, V>) throws -> V {
         try run(storedValue(key.setting)) ?? key.defaultValue
     }
@@ -63,7 +64,7 @@ extension Garage {
     /// back, with the transaction's other changes.
     ///
     /// - throws: The error of a `willSet` hook, or of the key's transformer; the errors of
-    ///   ``park(_:identifier:)-8mlg``. When it throws, nothing was written.
+    ///   ``park(_:identifier:)-7mhtc``. When it throws, nothing was written.
     public func set<N, V>(_ value: V, for key: SettingsKey<N, V>) throws {
         try run(setting(value, key.setting))
     }
@@ -195,7 +196,7 @@ extension Garage {
     /// was removed (see ``set(_:for:)-5ws8a`` for when).
     ///
     /// - throws: The error of a `willSet` hook; the errors of
-    ///   ``delete(_:identifier:rule:)-7rl1b``. When it throws, nothing was removed.
+    ///   ``delete(_:identifier:rule:)-14x5x``. When it throws, nothing was removed.
     @discardableResult
     public func removeValue<N, V>(for key: SettingsKey<N, V>) throws -> Bool {
         try run(removingValue(key.setting))
@@ -250,7 +251,7 @@ extension Garage {
     /// ``value(for:)-2fq5g``. The sequence ends when the task iterating it is cancelled.
     ///
     /// Iterating throws ``SettingsError/valueMismatch(key:valueType:reason:)`` for a value stored
-    /// that can't be read as `V`, and the errors of ``retrieve(_:identifier:)-5uq1f``.
+    /// that can't be read as `V`, and the errors of ``retrieve(_:identifier:)-1mhtr``.
     public func updates<N, V>(for key: SettingsKey<N, V>) -> SettingsUpdates<V> {
         updates(key.setting)
     }

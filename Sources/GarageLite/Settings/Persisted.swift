@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// A property whose value is a setting in a garage: reading it reads the setting, assigning it
 /// stores it.

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// The errors of settings that the garage's own errors don't cover: each names the key.
 ///

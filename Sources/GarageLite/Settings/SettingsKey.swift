@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// A typed setting: its id in a namespace, its value type and its default.
 ///

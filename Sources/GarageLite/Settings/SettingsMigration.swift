@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// A move of a setting's value from a legacy key to a new one, converting it: run with
 /// ``Garage/migrate(_:)-n30c``.

@@ -1,3 +1,4 @@
+import GarageLiteCore
 /// A group of settings keys: it prefixes their ids, and its hooks run around every change to
 /// them.
 ///

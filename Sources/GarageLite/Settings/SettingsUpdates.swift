@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// What a commit did to a setting: ``Garage/updates(for:)`` and ``Persister/updates``.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// The row of a setting: `{"value": …}` under the type name `GarageLite.Setting` and the
 /// key's id. Every value type shares the name, so a key's id names one row whatever its type.

@@ -1,4 +1,6 @@
 import Foundation
+import GarageLiteCore
+import GarageLiteSQLite
 
 /// A conversion of values, both ways: how a setting's value is stored when it is not stored as
 /// itself.

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// What a change recorded earlier assumed of its committed row: checked again in the
 /// transaction that writes it, so that changes held for a while (unsaved changes, a

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// Reading the store as it will be once a change set is written: how a garage reads its
 /// own unsaved changes (through ``StoreView``).

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// A change to one row, waiting to be written.
 enum RowChange: Sendable {

@@ -1,9 +1,10 @@
 import Foundation
+import GarageLiteCore
 
 /// A batch of objects a sync job has claimed: their rows are `.syncing` and no other job can
 /// claim them until ``Garage/complete(_:)-26tgn`` or ``Garage/release(_:)-2mefx`` ends the claim.
 ///
-/// See ``Garage/claim(_:limit:status:)-99u7d``.
+/// See ``Garage/claim(_:limit:status:)-8fs3h``.
 public struct Claim<Object> {
     /// Identifies the claim in the store: an opaque text (a unique identifier, and the process
     /// that took the claim), to compare, log or show, not to parse.

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 extension GarageEngine {
     /// What a commit the garage acknowledged survives: a crash of the app, or also a power cut
@@ -25,13 +26,5 @@ extension GarageEngine {
         /// milliseconds: it matters for many small commits (single parks, claims), not for
         /// `parkAll`. SQLite's `synchronous = FULL`.
         case full
-
-        /// SQLite's `synchronous` setting for this durability, in WAL mode.
-        var sqliteSynchronous: String {
-            switch self {
-            case .normal: "NORMAL"
-            case .full: "FULL"
-            }
-        }
     }
 }

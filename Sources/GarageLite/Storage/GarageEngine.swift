@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// The database a garage keeps its store in.
 ///

@@ -1,4 +1,6 @@
 import Foundation
+import GarageLiteCore
+import GarageLiteSQLite
 
 /// The revisions copies get from changes that are not saved yet (autosave off, or a
 /// transaction): provisional, negative numbers no row ever has, unique in the process.

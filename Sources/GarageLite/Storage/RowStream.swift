@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// Rows handed from the thread that encodes a large `parkAll` to the store's writer, which
 /// writes them in one transaction as they come: encoding and writing overlap.

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Claims: how a sync job takes a batch of rows, then completes or releases it, without
 // marking an edit made meanwhile as synced, and without two jobs taking one row.

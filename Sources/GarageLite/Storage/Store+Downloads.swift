@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Downloads: applying what the server sent without overwriting an edit it has not seen.
 // Each conflict is decided inside the write transaction that applies the download, so no app

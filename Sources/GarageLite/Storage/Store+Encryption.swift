@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Rewriting the rows' data in place: encrypting the unencrypted ones, re-encrypting the
 // encrypted ones with the current key, decrypting them (Garage+Encryption.swift).

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Importing a GarageStorage store: its rows, checked and converted (dates, statuses,
 // encryption, the references they may hold), written where the garage has no row yet.

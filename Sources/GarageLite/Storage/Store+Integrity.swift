@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Checking the store, and collecting the rows nothing leads to any more. Both read the
 // store's columns only, never the app's types.

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // An encrypted store's key record and its triggers (Encryption/Keyring.swift, Garage+StoreKey.swift).
 extension Store {

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Locks between the garages of a store (and their processes), kept as store facts
 // (`garage_meta`): a sync engine's download of a type, which two engines must not make at once

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // The indexes an app declares for its queries: created by the engine, and recorded in the
 // store's facts (`query_indexes`, a JSON array of their definitions), so that any garage on

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // The record API's work (Garage+Records.swift): rows as stored, every column, read and
 // written without the pending changes of any garage.

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Writing changes: a save of the unsaved changes with a call's own, and the streaming write
 // of a large `parkAll`.

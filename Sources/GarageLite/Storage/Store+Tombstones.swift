@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // The tombstones the store may forget: deletions the server has, which no other row
 // references any more (``RowRules/isPurgeableTombstone(_:)``).

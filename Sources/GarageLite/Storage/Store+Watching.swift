@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // What the watch of other connections' commits reads (`Observation/CommitWatch.swift`): the
 // stamps of the observed objects, and whether another connection committed since the last look.

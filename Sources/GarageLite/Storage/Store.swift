@@ -1,4 +1,6 @@
 import Foundation
+import GarageLiteCore
+import GarageLiteSQLite
 
 /// The store as the garage uses it, whatever database holds it: the runners that run one
 /// description of a call's work (a ``StoreWork``) synchronously or asynchronously, the

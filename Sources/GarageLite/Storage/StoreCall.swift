@@ -1,4 +1,6 @@
 import Foundation
+import GarageLiteCore
+import GarageLiteSQLite
 
 /// One public operation, described once: the accesses to the store it makes (``StoreWork``s,
 /// and the batches of a streaming write), and what it does between them on the calling

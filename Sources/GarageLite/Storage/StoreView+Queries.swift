@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // Queries through the view: the engine's SQL over the committed rows, or, when unsaved
 // changes touch the type, the rule over the merged rows.

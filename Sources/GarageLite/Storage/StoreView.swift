@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// The store as one call sees it: the committed rows, with the changes the call sees but the
 /// store does not have yet (unsaved changes, open transactions) applied over them.

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 // The sync engine's download pages: each applied with the cursor after it, in one transaction
 // (over the store's `applyingDownloadPage`), so that a page is applied once, whenever the
@@ -6,7 +7,7 @@ import Foundation
 extension Garage {
     /// One page of the sync engine's download, in one transaction: `edits` parked with their
     /// server `versions` (see ``parkDownloaded(_:versions:ownRevisions:onConflict:)``), the
-    /// objects `deletions` names deleted (see ``deleteDownloaded(_:identifiers:onConflict:)-3x5xn``),
+    /// objects `deletions` names deleted (see ``deleteDownloaded(_:identifiers:onConflict:)-116er``),
     /// and the engine's `settings` stored with them (the cursor after the page: a page is applied
     /// once, whenever the process is killed, and the next download asks after it). Returns the edits' report, then the deletions'.
     /// `rebasing`: the page is part of a rebase, which sends every object again: one whose

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// An edit this device uploaded whose changes a later version from the server holds otherwise:
 /// another device changed the same properties after it, or, in a conflict this device lost,

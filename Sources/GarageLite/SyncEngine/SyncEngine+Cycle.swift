@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// One type a ``SyncEngine`` syncs, and how it merges the conflicts of its objects.
 ///

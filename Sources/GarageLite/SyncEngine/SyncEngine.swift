@@ -1,4 +1,6 @@
 import Foundation
+import GarageLiteCore
+import GarageLiteSQLite
 
 /// Runs the whole sync cycle for the types an app registers, against its ``SyncTransport``:
 /// uploads the local changes and deletions in batches (claims, so that no other job or process

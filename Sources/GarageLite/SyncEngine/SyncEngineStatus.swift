@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// What a ``SyncEngine`` is doing, for the app to show: see ``SyncEngine/status`` and
 /// ``SyncEngine/statusUpdates()``.
@@ -27,13 +28,13 @@ public struct SyncEngineStatus: Sendable, Hashable, CustomStringConvertible {
     /// ``LiveSyncTransport`` connected): it downloads as soon as they move, and doesn't poll.
     public var isListening = false
     /// The objects held back after too many failed uploads (see ``Garage/heldObjects(_:)-1a0n``),
-    /// by type name: they wait for the app (``Garage/retryHeld(_:identifiers:)-5kutd``, or a new edit).
+    /// by type name: they wait for the app (``Garage/retryHeld(_:identifiers:)-5l9ef``, or a new edit).
     public var held: [String: [HeldObject]] = [:]
     /// The objects the server refused in the last sync (``UploadResult/failed(_:)``), with its
     /// reason: retried after ``SyncEngine/Configuration/retryAfter``, or at once when edited.
     public var refused: [ObjectKey: String] = [:]
     /// The objects with changes to upload that can't be read or decoded (see
-    /// ``Garage/retrieveAllLossy(_:)-4v2ti``), with why: no claim takes them until the app parks
+    /// ``Garage/retrieveAllLossy(_:)-2impn``), with why: no claim takes them until the app parks
     /// a valid object under their identifier, or deletes them.
     public var unreadable: [ObjectKey: String] = [:]
     /// This device's uploads that the last sync's downloads replaced before the device saw them

@@ -1,4 +1,5 @@
 import Foundation
+import GarageLiteCore
 
 /// The app's side of a ``SyncEngine``: how its objects reach the server, and how the server's
 /// changes come back. Two calls, for every type the engine syncs.

@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import Testing
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 
 @Suite("Encryption hook")
 struct EncryptionTests {

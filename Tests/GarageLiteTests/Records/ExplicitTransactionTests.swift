@@ -1,5 +1,7 @@
 import Foundation
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 import Testing
 
 /// Issue 13: transactions begun and ended by separate calls, for code that can't put its work

@@ -3,6 +3,8 @@ import GRDB
 import PropertyBased
 import Testing
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 
 /// Random and mutated input for the JSON reader, the reference-aware decoder and the row
 /// reader: each must give a value or a clear error, never crash, hang or damage other rows.

@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 import GarageStressModels
 import Testing
 

@@ -3,6 +3,8 @@ import GarageFixtureModels
 import GRDB
 import Testing
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 
 /// The format version of a store, its migrations, and the refusal of newer versions, on copies
 /// of the golden files of format version 1.

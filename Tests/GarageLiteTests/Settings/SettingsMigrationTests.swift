@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 
 enum STCity: String, Codable, Sendable {
     case paris, tokyo

@@ -1,5 +1,7 @@
 import Foundation
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 import Testing
 
 /// A node of a graph whose rows reference each other.

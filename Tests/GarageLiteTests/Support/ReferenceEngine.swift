@@ -1,5 +1,7 @@
 import Foundation
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 
 /// The reference engine: rows in memory, and only the primitives of the engine boundary
 /// (``RowStatements`` and ``RowWriteStatements``: a row by key, rows in key order, the store's

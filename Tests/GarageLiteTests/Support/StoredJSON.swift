@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 
 // The stored JSON of a row, read through the internal store: what the coding tests inspect.
 

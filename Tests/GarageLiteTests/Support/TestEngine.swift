@@ -1,5 +1,7 @@
 import Foundation
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 import GarageLitePostgres
 import GarageStressModels
 import Testing

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 
 @Suite("Sync jobs: claims")
 struct ClaimsTests {

@@ -1,4 +1,6 @@
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 import Foundation
 import Testing
 

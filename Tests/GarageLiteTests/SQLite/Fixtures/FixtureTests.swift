@@ -3,6 +3,8 @@ import Foundation
 import GarageFixtureModels
 import Testing
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 
 /// Today's GarageLite reads the stores that GarageLite wrote in format version 1.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 @testable import GarageLite
+@testable import GarageLiteCore
+@testable import GarageLiteSQLite
 
 /// The notebook the chaos test syncs: a class, as a view model holds it, not `Revisioned`.
 final class ChaosNotebook: Codable, Identifiable, Syncable, @unchecked Sendable {
