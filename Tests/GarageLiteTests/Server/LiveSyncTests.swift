@@ -100,10 +100,14 @@ struct LiveSyncTests {
         await deployment.running[1].stop()
         for index in 0..<5 { try await a.park(TeamNote(id: "n\(index)", team: "1", title: "while B was away")) }
         _ = try await engineA.sync()
-        // B connects to instance 0 (after its backoff), and downloads what it missed.
-        #expect(try await Self.eventually { try await b.retrieveAll(TeamNote.self).count == 5 })
+        // B connects to instance 0 (after its backoff), and downloads what it missed. Within 2
+        // minutes, not 30 s: in the PostgreSQL pass of a loaded 2-core machine (CI's), B took
+        // longer than 30 s twice (not yet explained; likely a request that met instance 1 as it
+        // stopped, waiting out its timeout, 45 s for the live connection, then the backoff); alone
+        // it takes 2 s. What is asserted is that B gets every change, not how soon.
+        #expect(try await Self.eventually(120) { try await b.retrieveAll(TeamNote.self).count == 5 })
         // And listens again once its download ends (it may still be downloading when the notes are in).
-        #expect(try await Self.eventually { engineB.status.isListening })
+        #expect(try await Self.eventually(120) { engineB.status.isListening })
         listening.cancel()
         _ = await listening.value
         await deployment.stop()
