@@ -25,8 +25,8 @@ struct ArchitectureTests {
         }
     }
 
-    /// Every Swift file of a target (by default the library's), by its path below its folder.
-    static func files(of target: String = "GarageLite") throws -> [(path: String, text: String)] {
+    /// Every Swift file of a target, by its path below its folder.
+    static func files(of target: String) throws -> [(path: String, text: String)] {
         let folder = allSources.appendingPathComponent(target)
         let enumerator = try #require(FileManager.default.enumerator(atPath: folder.path))
         return try enumerator.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.sorted().map {

@@ -1,7 +1,5 @@
 import Crypto
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Foundation
 import Testing
 

@@ -4,7 +4,7 @@
 /// Appending a key makes a small value, with no allocation: the path up to the previous key
 /// is shared as a node, made once per container (``node``), so a container with ten
 /// properties allocates one node, not ten arrays.
-package struct CodingPath: @unchecked Sendable {
+package struct CodingPath: Sendable {
     /// The path without its last key.
     private let parent: CodingPathNode?
     private let last: (any CodingKey)?
@@ -57,7 +57,7 @@ package struct CodingPath: @unchecked Sendable {
 }
 
 /// A shared prefix of coding paths.
-package final class CodingPathNode: @unchecked Sendable {
+package final class CodingPathNode: Sendable {
     package let parent: CodingPathNode?
     package let key: any CodingKey
     package let depth: Int

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Keyed, unkeyed and single-value containers, keys present, null or absent, enums with
 /// associated values and nested collections, written and read by the garage's coders.

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Dates through the default, numeric and ISO 8601 strategies, scoped and per garage, and the
 /// date strings the default decoder reads.

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Rows that no longer match their type (after `migrateAll`): a `DecodingError` with the
 /// path of the mismatch, and the row left readable as what it is.

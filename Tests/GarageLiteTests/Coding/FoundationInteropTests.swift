@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// The same models through Foundation's `JSONEncoder` and `JSONDecoder`: inline there,
 /// references in the garage, and the very same JSON when a model holds no reference.

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// `InlineIdentifiable` values stay in their parent's JSON wherever they are nested, while
 /// the values nested in them follow the reference rule (issue 11).

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// The document the graph decoder reads rows from (``JSONDocument``): its values read where
 /// they are agree with the tree the same bytes parse to, at every length and position the

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Foundation scalars (`Data`, `URL`, `Decimal`, `UUID`), integers at their extremes and
 /// non-finite numbers, which are refused before anything is written.

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Class hierarchies and other values written through super encoders (keyed, for a key,
 /// unkeyed, and one nothing is written into), in the layout Foundation's coders use.

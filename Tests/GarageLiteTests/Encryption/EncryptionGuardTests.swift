@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 25, issue 45: the encryption guard is described once (`EncryptionGuard`); SQLite and
 /// PostgreSQL enforce it with triggers generated from it, for every writer, and the reference

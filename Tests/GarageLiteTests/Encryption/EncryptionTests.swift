@@ -2,8 +2,6 @@ import Crypto
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 @Suite("Encryption hook")
 struct EncryptionTests {

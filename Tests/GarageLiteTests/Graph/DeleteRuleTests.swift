@@ -1,8 +1,6 @@
 import Crypto
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 // A notes app's graph: notebooks hold notes in an array, a pinned note in an optional, notes

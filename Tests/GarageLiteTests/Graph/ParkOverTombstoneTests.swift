@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 25, found by `RowRulesTests`: a park over a tombstone brings the object back, even
 /// when it parks the very content the tombstone kept (a parent parked again with a child the

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 @testable import GarageLite
 @testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // The stored type names of issue 11: `Billing.Item` and `Cart.Item` are both "Item".
 //

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// `check()` and `collectGarbage()` on real store files, damaged through separate SQLite
 /// connections where a test needs damage; and the `isRoot` column they rely on.

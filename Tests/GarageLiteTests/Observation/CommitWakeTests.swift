@@ -2,8 +2,6 @@ import Foundation
 import GarageLitePostgres
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// The watch of other commits looks at once when the engine hears of one (issue 44's live
 /// changes in milliseconds): the pause that a wake ends, and PostgreSQL's notifications that wake it.

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 24, item 8: `changes(to:)` starts from the object as stored at subscription, and
 /// yields only values that differ from it, the first one included.

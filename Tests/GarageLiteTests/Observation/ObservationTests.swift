@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 private func change(_ identifier: String?, _ kind: GarageChange.Kind) -> GarageChange {
     GarageChange(typeName: "Memo", identifier: identifier, kind: kind)

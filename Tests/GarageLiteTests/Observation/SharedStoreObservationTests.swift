@@ -2,8 +2,6 @@ import Foundation
 import GarageStressModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Collects what an observation delivers, on a task of its own, so that a test can wait for
 /// a condition without hanging when it never holds.

@@ -1,7 +1,6 @@
 import Foundation
 @testable import GarageLite
 @testable import GarageLiteCore
-@testable import GarageLiteSQLite
 @testable import GarageLitePostgres
 import Testing
 

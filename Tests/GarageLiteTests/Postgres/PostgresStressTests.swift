@@ -3,8 +3,6 @@ import GarageLitePostgres
 import GarageStressModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Issue 27's proof: the sync cycle of SyncStressTests (editors, jobs killed with SIGKILL, a
 // downloader, a fake server, a shared log replayed by SyncCycleReplay) on PostgreSQL, with a

@@ -1,8 +1,6 @@
 import Crypto
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 /// Issue 28: text search. Random notes and random searches, on the engine the suite runs on

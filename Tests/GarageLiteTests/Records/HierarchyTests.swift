@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 // A SwiftLocal-style hierarchy: people who are students or teachers, stored as `[HPerson]`.

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Bad input, from issue 5: each case gets a clear `GarageError` (or `DecodingError`) that names
 // the type, identifier or path and says what to do; nothing crashes; nothing partial is

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Bad input, from issue 5: rows damaged through SQLite below the library (JSON cut short, a
 // type name changed, a row's data replaced). Moved from Reliability/BadInputTests.swift

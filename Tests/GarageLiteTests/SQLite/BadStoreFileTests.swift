@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Bad input, from issue 5, in the store file itself: files that are no store, damaged,
 // truncated, unwritable or full, and columns of the wrong type, each written through SQLite

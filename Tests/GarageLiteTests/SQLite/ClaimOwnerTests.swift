@@ -2,8 +2,6 @@ import Foundation
 import GarageStressModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 26, "claims know their owner": a claim records the process that took it, so that the
 /// claim of a job that died with its process is released at once (by a garage that opens the

@@ -3,8 +3,6 @@ import GRDB
 import PropertyBased
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Random and mutated input for the JSON reader, the reference-aware decoder and the row
 /// reader: each must give a value or a clear error, never crash, hang or damage other rows.

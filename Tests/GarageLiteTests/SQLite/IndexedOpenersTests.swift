@@ -3,8 +3,6 @@ import GarageStressModels
 import GRDB
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 41, item 4: a long-lived garage that declared a value index and a text index, and
 /// only read meanwhile, was reported to fail its next park with "no such table: garage_object

@@ -1,7 +1,7 @@
 import Foundation
 @testable import GarageLite
 @testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 import Testing
 
 /// Issue 28: a query whose condition compares an indexed property reads the index (SQLite's

@@ -2,8 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 /// Synchronous reads of a file store go through the garage's own read-only connections
 /// (`ReaderConnections`); these tests check that nothing a reader sees is stale, and that

@@ -1,8 +1,6 @@
 import Crypto
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import GarageStressModels
 import Testing
 

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // A renamed type read through a read-only SQLite file, which stays as it was. Moved from
 // Records/ModelChangeTests.swift (issue 45).

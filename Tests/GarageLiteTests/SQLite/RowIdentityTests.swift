@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 /// Issue 14: a row's content is checked against the row's identity when it is read.

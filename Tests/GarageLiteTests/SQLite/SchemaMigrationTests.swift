@@ -3,8 +3,7 @@ import GarageFixtureModels
 import GRDB
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 /// The format version of a store, its migrations, and the refusal of newer versions, on copies
 /// of the golden files of format version 1.

@@ -1,8 +1,7 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 @Suite("Opening store files", .firstPassOnly)
 struct StoreFileTests {

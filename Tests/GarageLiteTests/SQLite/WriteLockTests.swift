@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Another SQLite connection holds the store's write lock: what the garage does while it waits
 // for SQLite's lock, or gives up. Moved from the behaviour suite (issue 25): each is an

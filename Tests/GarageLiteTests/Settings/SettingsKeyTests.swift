@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 13, typed settings: keys in namespaces, with defaults, read, set and removed on a
 /// garage as rows of their own.

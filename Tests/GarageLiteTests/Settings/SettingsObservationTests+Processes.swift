@@ -2,8 +2,6 @@ import Foundation
 import GarageStressModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // A settings key observed while another process writes it: the process (garage-stress-worker)
 // opens the same store (TestStores: the file, or the schema in the PostgreSQL pass).

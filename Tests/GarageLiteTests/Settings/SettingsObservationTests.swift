@@ -2,8 +2,6 @@ import Foundation
 import GarageStressModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 13: a settings key observed from another task, and from another garage on the file.
 @Suite("Settings: updates")

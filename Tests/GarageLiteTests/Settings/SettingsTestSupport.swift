@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Namespaces, values and helpers of the settings tests. Every name starts with `ST`: test
 // model names must be unique in the test target.

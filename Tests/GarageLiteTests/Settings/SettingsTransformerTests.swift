@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 13, transformers: conversions both ways, chained, and keys whose values are stored as
 /// a transformer's output.

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 45: the reports an engine answers in its own query (counts, identifiers, types, stamps,
 /// references, claims, held rows, statistics, pages of records, the rows of a rekey, the checks

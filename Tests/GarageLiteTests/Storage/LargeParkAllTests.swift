@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// `parkAll` of many objects writes rows while it encodes the next ones: the same results as
 /// a small `parkAll`, in one transaction.

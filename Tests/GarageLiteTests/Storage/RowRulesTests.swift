@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 25, issue 45: the rules of the object table are written once, in Swift (`RowRules`), as
 /// the boundary's default writes, which the reference engine (primitives only) runs; each

@@ -1,6 +1,4 @@
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 /// Issue 44: `RowStatements.rows(_:for:)`, the rows of many keys at once (PostgreSQL reads them

@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// A child process the tests start with `posix_spawn`, instead of Foundation's `Process`, whose
 /// `run()` on Linux (Swift 6.3.1) intermittently crashes the test process: it over-reads the

@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Types that exercise one rule each (identity, depth, generics, migration, size), apart from
 // the domain of TestModels.swift. Several tests check their stored type names as written here

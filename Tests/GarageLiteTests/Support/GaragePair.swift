@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Two garages on one file in a fresh directory: A, the app's screen, and B, another writer.
 struct GaragePair {

@@ -1,6 +1,4 @@
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Spelling JSON objects as dictionary literals in expectations.
 extension JSONValue {

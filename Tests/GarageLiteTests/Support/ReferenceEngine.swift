@@ -1,7 +1,6 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 /// The reference engine: rows in memory, and only the primitives of the engine boundary
 /// (``RowStatements`` and ``RowWriteStatements``: a row by key, rows in key order, the store's

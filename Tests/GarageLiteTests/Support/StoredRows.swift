@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // The rows of a garage's store as its engine holds them, read through the engine's statements
 // (`StorageEngine`, `RowStatements`): what the behaviour tests inspect below the public API,

@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// A `garage-stress-worker` process a test launched (a ``ChildProcess``), with its output
 /// (stdout and stderr) in a file, which the test can wait for or kill.

@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 /// Edits are never marked synced by mistake: the status a parked row gets depends on the row

@@ -2,8 +2,6 @@ import Foundation
 import GarageStressModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 24: unsaved changes saved late, by several processes at once, against downloads
 /// merged meanwhile. Each edit appends a token of its own to a note; at the end every token

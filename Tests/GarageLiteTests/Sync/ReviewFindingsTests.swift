@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 /// Sequences a review of issue 24's write-time checks, provisional revisions and downloaded

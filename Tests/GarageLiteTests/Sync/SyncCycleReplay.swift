@@ -2,8 +2,6 @@ import Foundation
 import GarageStressModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // The sync-cycle stress test's log, replayed: the worker's processes (SyncCycle.swift in
 // Sources/garage-stress-worker) and the test append one line per event to a shared file, and

@@ -2,8 +2,6 @@ import Foundation
 import GarageStressModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Stress tests of sync jobs: editors park, jobs claim, upload and complete or release, readers
 // retrieve, all at once; first as threads of this process, then as processes sharing a store

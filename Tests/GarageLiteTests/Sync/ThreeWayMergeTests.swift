@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// A note with a property for each side, for the three-way merges of `parkDownloaded`.
 private struct ThreeWayNote: Codable, Identifiable, Syncable, Equatable {

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 44: a device forgets the deletions the server has once nothing references them any
 /// more (issue 24 noted they were kept for ever): `Garage.purgeSyncedTombstones()`, and the

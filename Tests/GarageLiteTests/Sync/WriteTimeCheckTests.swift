@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 /// Issue 24: changes held for a while (unsaved, in a transaction) are checked again in the

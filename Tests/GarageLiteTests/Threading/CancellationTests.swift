@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 25: an `async` operation cancelled before its write commits writes nothing and
 /// throws `CancellationError`; long work stops between batches, leaving a consistent store

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // GarageStorage's behaviours on a row whose data was emptied through SQLite below the library
 // (GarageStorage's `gs_data` nil). Moved from Compatibility/ (issue 25).

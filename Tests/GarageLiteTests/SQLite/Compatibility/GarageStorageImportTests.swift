@@ -2,8 +2,6 @@ import Crypto
 import Foundation
 import GarageFixtureModels
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 /// Issue 12: a GarageStorage app that switches keeps its users' objects. The golden source,

@@ -2,8 +2,6 @@ import Crypto
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // Decrypting a store, as its SQLite file shows it: the plaintext back on disk. Moved from
 // Encryption/AESGCMEncryptorTests.swift (issue 45).

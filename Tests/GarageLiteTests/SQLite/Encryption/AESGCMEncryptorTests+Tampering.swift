@@ -2,8 +2,6 @@ import Crypto
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // The AES-GCM encryptor against rows tampered with through SQLite below the library:
 // ciphertexts moved, cut, replaced by plaintext. Moved from Encryption/AESGCMEncryptorTests.swift

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // The encryption hook as the SQLite store file shows it: no plaintext in the file or its
 // `-wal`. Moved from Encryption/EncryptionTests.swift (issue 45).

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // A rotation or a decryption stopped part-way by a storage failure, injected as an SQLite
 // trigger that fails the rewrite of one object. Moved from Encryption/OwnKeyChangeTests.swift

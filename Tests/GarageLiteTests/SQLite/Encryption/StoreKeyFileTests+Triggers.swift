@@ -2,8 +2,7 @@ import Crypto
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 // The store's key as the SQLite store keeps it: its record and counts in `garage_meta`, and
 // the triggers that refuse rows no key could read, tried by writing through SQLite below the

@@ -1,8 +1,6 @@
 import Crypto
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Testing
 
 /// Issue 14, SQLite's side: a store locked with a key, as SQLite's files, its read-only garages

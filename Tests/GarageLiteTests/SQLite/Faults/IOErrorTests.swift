@@ -1,6 +1,5 @@
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 import Foundation
 import Testing
 

@@ -1,6 +1,4 @@
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 import Foundation
 import Testing
 

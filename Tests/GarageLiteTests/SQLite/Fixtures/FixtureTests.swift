@@ -3,8 +3,7 @@ import Foundation
 import GarageFixtureModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 /// Today's GarageLite reads the stores that GarageLite wrote in format version 1.
 ///

@@ -3,8 +3,7 @@ import Foundation
 import GarageFixtureModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 /// The golden files of format version 2 (tombstones), and the move of every version 1 file to
 /// version 2. Each test opens copies (see `FixtureFile`).

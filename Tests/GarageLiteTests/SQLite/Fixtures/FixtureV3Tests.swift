@@ -2,8 +2,7 @@ import Foundation
 import GarageFixtureModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 /// The golden files of format version 3 (the index of references), and the move of every
 /// version 1 and version 2 file to version 3. Each test opens copies (see `FixtureFile`).

@@ -2,8 +2,7 @@ import Foundation
 import GarageFixtureModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 /// The golden files of format version 4 (the store's facts, `garage_meta`, which an encrypted
 /// store keeps its key record in), and the move of every earlier file to version 4. Each test

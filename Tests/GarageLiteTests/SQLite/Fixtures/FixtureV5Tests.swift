@@ -2,8 +2,7 @@ import Foundation
 import GarageFixtureModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
+import GarageLiteSQLite
 
 /// The golden files of format version 5 (the sync index holds `isDeleted`), and
 /// the move of every earlier file to version 5. Each test opens copies (see `FixtureFile`).

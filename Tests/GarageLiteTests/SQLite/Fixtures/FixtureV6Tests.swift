@@ -3,8 +3,6 @@ import Foundation
 import GarageFixtureModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// The golden files of format version 6 (the rows' bases, for three-way merges), and the move
 /// of every earlier file to version 6. Each test opens copies (see `FixtureFile`).

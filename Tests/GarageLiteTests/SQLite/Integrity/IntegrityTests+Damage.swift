@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 // `check()` and `collectGarbage()` on store files damaged through separate SQLite connections:
 // rows changed by SQL, pages overwritten. Moved from the behaviour suite (issue 25).

@@ -2,8 +2,6 @@ import Foundation
 import GRDB
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// A file store holding a graph of the test models, a second connection that overwrites its
 /// rows behind the garage's back, and what every row reads as before it is damaged.

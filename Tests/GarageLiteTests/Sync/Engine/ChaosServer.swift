@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// The notebook the chaos test syncs: a class, as a view model holds it, not `Revisioned`.
 final class ChaosNotebook: Codable, Identifiable, Syncable, @unchecked Sendable {

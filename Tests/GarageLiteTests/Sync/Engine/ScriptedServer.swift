@@ -1,7 +1,5 @@
 import Foundation
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// The note the sync engine's tests sync. Each side edits its own property (`a` on device A,
 /// `b` on device B, `s` on the server), and all of them `shared`: a three-way merge never loses

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 41's proof: the chaos loop of ``SyncEnginePropertyTests`` with two types, notebooks
 /// (a class) and notes filed in them (a row of their own), synced by each device's engine

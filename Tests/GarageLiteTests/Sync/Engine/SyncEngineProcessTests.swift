@@ -2,8 +2,6 @@ import Foundation
 import GarageStressModels
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// A server that takes every upload of `StressDocument`s, keeping the last one of each.
 actor AcceptingServer {

@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 26: two devices and the server edit and delete notes at random, while uploads fail,
 /// answers are lost and syncs are killed midway (a claim taken, maybe uploaded, never ended);

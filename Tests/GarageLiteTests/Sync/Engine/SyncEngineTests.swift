@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 @testable import GarageLite
-@testable import GarageLiteCore
-@testable import GarageLiteSQLite
 
 /// Issue 26: the ready sync engine, against a server in the test process that versions its
 /// notes and misbehaves on cue.
