@@ -28,6 +28,8 @@ final class FloorContender: Contender {
     var noteStatements: NoteStatements?
     /// The statements of the text rows (FloorContender+Queries.swift), prepared with the text index.
     var textStatements: TextStatements?
+    /// The statements and coders of the model rows (ModelWorkloads.swift), prepared on first use.
+    var modelState: FloorModelState?
     /// The key each person's JSON is encrypted with, when the workload encrypts: AES-256-GCM,
     /// a random nonce each time, the row's type and identifier authenticated, stored as base64,
     /// as GarageLite's `AESGCMEncryptor` does.
@@ -244,6 +246,8 @@ final class FloorContender: Contender {
         noteStatements = nil
         textStatements?.finalize()
         textStatements = nil
+        modelState?.finalize()
+        modelState = nil
         if let db {
             let rc = sqlite3_close_v2(db)
             guard rc == SQLITE_OK else { throw BenchFailure("floor: close failed: \(rc)") }

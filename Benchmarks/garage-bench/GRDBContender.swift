@@ -47,6 +47,11 @@ final class GRDBContender: Contender {
                     t.column("revision", .integer).notNull()
                 }
             }
+            try db.create(table: ModelRecord.databaseTableName) { t in
+                t.primaryKey("id", .text)
+                t.column("data", .text).notNull()
+                t.column("modificationDate", .datetime).notNull()
+            }
             try db.create(index: "person_sync", on: PersonRecord.databaseTableName,
                           columns: ["syncStatus", "modificationDate"])
         }

@@ -35,6 +35,13 @@ struct GarageBench: ParsableCommand {
             10 % of them deletions (tombstones, purged when completed); parkDownloaded of 10k \
             objects, 10 % of which conflict with a local edit (kept), in one call.
 
+            Model rows (named "model: …"; --filter model runs them alone): parkAll of 100k \
+            objects in one call, retrieve of the 100k by identifier in random order, and retrieveAll \
+            of 100k, for each of four models: an invoice (three dates under the default strategy, \
+            a nested struct, custom coding keys, an array of strings), an event (dates as ISO 8601 \
+            strings, every implementation's coders set so), a task (optionals, half of them nil, \
+            and enums) and a reading (arrays of doubles and of integers).
+
             Query workloads (rows named "query: …"; --filter query runs them alone), on stores of \
             10k and 1M notes (~254 bytes of JSON; quick: 2k and 20k), one notebook in N/300: \
             create a notebook index and a title index; retrieve the ~300 notes of one notebook \
@@ -365,6 +372,7 @@ struct Workloads {
                          retrieveAll, retrieveAllEncrypted, retrieveParent]
         workloads += sizes.syncStoreSizes.map(syncQuery)
         workloads += [countWithStatus, setSyncStatus, claimComplete, stream, claimCompleteDeletions, parkDownloaded]
+        workloads += modelRows
         return workloads
     }
 
