@@ -452,7 +452,7 @@ package final class GraphDecoder {
             return Date(timeIntervalSince1970: try number() / 1000)
         case .iso8601:
             let text = try string()
-            guard let date = ISO8601DateFormatter().date(from: text) else {
+            guard let date = ISO8601Text.date(from: text) else {
                 throw DecodingError.dataCorrupted(.init(
                     codingPath: codingPath.keys, debugDescription: "Expected an ISO 8601 date but found \"\(text)\"."))
             }

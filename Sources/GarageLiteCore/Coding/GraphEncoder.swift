@@ -403,7 +403,7 @@ package final class RowEncoding {
         case .millisecondsSince1970:
             return .value(try (date.timeIntervalSince1970 * 1000).jsonValue(codingPath: path))
         case .iso8601:
-            return .value(.string(ISO8601DateFormatter().string(from: date)))
+            return .value(.string(ISO8601Text.string(from: date)))
         case .custom(let encode):
             let encoder = ReferenceEncoder(row: self, path: path)
             try encode(date, encoder)
