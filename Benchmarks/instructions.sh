@@ -11,6 +11,10 @@
 #   Benchmarks/instructions.sh claim         # per row of claim/complete batches of 100 (10k rows)
 #   Benchmarks/instructions.sh teams         # per parent of a parkAll of 2k parents × 3 identifiable children
 #   Benchmarks/instructions.sh setStatus     # per setSyncStatus (1k, one commit each)
+#   Benchmarks/instructions.sh modelRetrieve MODEL     # a model row's retrieve by identifier (20k, random order)
+#   Benchmarks/instructions.sh modelRetrieveAll MODEL  # per object of a model row's retrieveAll of 20k
+#   Benchmarks/instructions.sh modelParkAll MODEL      # per object of a model row's parkAll of 20k (as parkAll)
+#     (MODEL: invoice, event, task or reading, garage-bench's model rows; invoice when left out)
 #
 # For GarageLite and the floor, it runs the --quick workload under callgrind, counting only the
 # instructions executed inside the contender's method (--toggle-collect: its thread only, so
@@ -33,7 +37,10 @@ case "${1:-}" in
     claim)       method='16claimAndComplete5limit'; filter='claim/complete batches of 100 until'; operations=10000 ;;
     teams)       method='7parkAll5teams';     filter='parents × 3'; operations=2000 ;;
     setStatus)   method='9setStatus';         filter='setSyncStatus of'; operations=1000 ;;
-    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll|encryptedParkAll|encryptedRetrieve|claim|teams|setStatus" >&2; exit 2 ;;
+    modelRetrieve)    method='8retrieve_2idqd__'; filter="model: ${2:-invoice} *by identifier, shuffled"; operations=20000 ;;
+    modelRetrieveAll) method='11retrieveAllySayqd__'; filter="model: ${2:-invoice} *retrieveAll 20k"; operations=20000 ;;
+    modelParkAll)     method='7parkAll6modelsySayqd__'; filter="model: ${2:-invoice} *parkAll 20k, one call"; operations=20000 ;;
+    *) echo "usage: $0 retrieve|park|retrieveAll|parkAll|encryptedParkAll|encryptedRetrieve|claim|teams|setStatus|modelRetrieve|modelRetrieveAll|modelParkAll [MODEL]" >&2; exit 2 ;;
 esac
 
 cd "$(dirname "$0")/.."
@@ -52,7 +59,7 @@ inside() {
     callgrind_annotate --inclusive=yes "$1" >"$1.inclusive" 2>/dev/null
     grep -m1 "ContenderCAA0.*P${method}" "$1.inclusive" | tr -d ',' | awk '{print $1}'
 }
-if [ "$1" = parkAll ] || [ "$1" = encryptedParkAll ] || [ "$1" = teams ]; then
+if [ "$1" = parkAll ] || [ "$1" = encryptedParkAll ] || [ "$1" = teams ] || [ "$1" = modelParkAll ]; then
     for who in ${GARAGE_INSTRUCTIONS_ONLY:-GarageLite floor}; do
         valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/$1-$who.out" \
             "$out/garage-bench" --quick --filter "$filter" --only "$who" >"$out/$1-$who.log" 2>&1

@@ -36,11 +36,12 @@ struct GarageBench: ParsableCommand {
             objects, 10 % of which conflict with a local edit (kept), in one call.
 
             Model rows (named "model: …"; --filter model runs them alone): parkAll of 100k \
-            objects in one call, retrieve of the 100k by identifier in random order, and retrieveAll \
-            of 100k, for each of four models: an invoice (three dates under the default strategy, \
+            objects in one call, retrieve of the 100k by identifier in a shuffled order, and retrieveAll \
+            of 100k, for each of five models: an invoice (three dates under the default strategy, \
             a nested struct, custom coding keys, an array of strings), an event (dates as ISO 8601 \
             strings, every implementation's coders set so), a task (optionals, half of them nil, \
-            and enums) and a reading (arrays of doubles and of integers).
+            and enums), a reading (arrays of doubles and of integers) and a profile (UUID, URL, \
+            Decimal, Data, a dictionary, a set, an array of structs, an enum with payloads).
 
             Query workloads (rows named "query: …"; --filter query runs them alone), on stores of \
             10k and 1M notes (~254 bytes of JSON; quick: 2k and 20k), one notebook in N/300: \
@@ -75,7 +76,7 @@ struct GarageBench: ParsableCommand {
     @Flag(help: "Smaller workloads (sync query on 10k and 100k rows only, streaming on 100k rows, query rows on 2k and 20k notes), one run per cell: under a minute.")
     var quick = false
 
-    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\", or ends with it when it ends with $ (\"random order$\"); \"query\" alone runs the query rows (\"query: …\"), not the sync query rows (\"sync query\"), \"text\" the text rows among them (\"query: text: …\"); repeat it for several.")
+    @Option(help: "Run only the workloads whose name contains this text (case-insensitive), e.g. \"sync\", \"retrieve\", \"park\", or ends with it when it ends with $ (\"random order$\"), or is matched whole when it holds * (\"model: task*retrieveAll*\"); \"query\" alone runs the query rows (\"query: …\"), not the sync query rows (\"sync query\"), \"text\" the text rows among them (\"query: text: …\"); repeat it for several.")
     var filter: [String] = []
 
     @Option(help: "Run only these implementations (GarageLite, floor, GRDB), e.g. to profile one: --only GarageLite.")
@@ -106,6 +107,8 @@ struct GarageBench: ParsableCommand {
             filters.isEmpty || filters.contains { filter in
                 // A group's name selects the group's rows, and no other.
                 if Self.groups.contains(filter.lowercased()) { return groups.contains(filter.lowercased()) }
+                // A filter with "*" is a pattern of the whole name: "model: task*retrieveAll*".
+                if filter.contains("*") { return fnmatch(filter.lowercased(), name.lowercased(), 0) == 0 }
                 // A filter ending with "$" matches the end of the name: "random order$" leaves out ", encrypted".
                 return filter.hasSuffix("$") ? name.lowercased().hasSuffix(filter.dropLast().lowercased())
                     : name.localizedCaseInsensitiveContains(filter)

@@ -170,9 +170,56 @@ struct BenchReading: BenchModel {
     }
 }
 
+/// Foundation's other value types, a dictionary, a set, an array of structs and an enum with
+/// associated values.
+struct BenchProfile: BenchModel {
+    struct Link: Codable, Equatable, Sendable {
+        var title: String
+        var url: URL
+    }
+
+    enum Contact: Codable, Equatable, Sendable {
+        case email(String)
+        case phone(country: Int, number: String)
+    }
+
+    var id: String
+    var uuid: UUID
+    var homepage: URL
+    var balance: Decimal
+    var avatar: Data
+    var settings: [String: String]
+    var roles: Set<String>
+    var links: [Link]
+    var contact: Contact
+
+    static let label = "profile"
+    static let summary = "UUID, URL, Decimal, Data, [String: String], Set, [struct], enum with payloads"
+
+    static func make(_ index: Int) -> BenchProfile {
+        var rng = SplitMix64(seed: BenchData.seed ^ 0x7072_6F66 ^ (UInt64(index) &* 0x2545_F491_4F6C_DD1D))
+        let user = "user\(Int.random(in: 1...99_999, using: &rng))"
+        let roles = ["admin", "editor", "viewer", "billing", "support", "owner"]
+        return BenchProfile(
+            id: BenchData.identifier("f", index),
+            uuid: UUID(uuid: (0..<16).reduce(into: [UInt8]()) { bytes, _ in bytes.append(UInt8.random(in: 0...255, using: &rng)) }
+                .withUnsafeBytes { $0.load(as: uuid_t.self) }),
+            homepage: URL(string: "https://example.com/\(user)")!,
+            balance: Decimal(Int.random(in: -100_000...1_000_000, using: &rng)) / 100,
+            avatar: Data((0..<24).map { _ in UInt8.random(in: 0...255, using: &rng) }),
+            settings: ["theme": ["dark", "light"].randomElement(using: &rng)!, "language": ["en", "fr", "de"].randomElement(using: &rng)!,
+                       "digest": Bool.random(using: &rng) ? "daily" : "weekly"],
+            roles: Set(roles.shuffled(using: &rng).prefix(2)),
+            links: (0..<2).map { k in Link(title: "Link \(k)", url: URL(string: "https://example.org/\(user)/\(k)")!) },
+            contact: Bool.random(using: &rng) ? .email("\(user)@example.com")
+                : .phone(country: Int.random(in: 1...99, using: &rng), number: String(Int.random(in: 1_000_000...9_999_999, using: &rng))))
+    }
+}
+
 /// The models of the model rows, in the table's order.
 enum BenchModels {
-    static let all: [any BenchModel.Type] = [BenchInvoice.self, BenchEvent.self, BenchTask.self, BenchReading.self]
+    static let all: [any BenchModel.Type] = [BenchInvoice.self, BenchEvent.self, BenchTask.self, BenchReading.self,
+                                             BenchProfile.self]
 }
 
 // MARK: - The implementations
@@ -354,7 +401,7 @@ extension Workloads {
             dropInputs: { objects.set(nil) })
         let identifiers = Input<[String]>()
         let retrieve = Workload(
-            name: "\(name): retrieve \(short(n)) by identifier, random order", unit: "objects/s", runs: sizes.readRuns,
+            name: "\(name): retrieve \(short(n)) by identifier, shuffled", unit: "objects/s", runs: sizes.readRuns,
             setup: { try build($0) },
             timed: { contender in
                 let models = contender.models
