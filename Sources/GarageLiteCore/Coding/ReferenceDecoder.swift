@@ -130,8 +130,33 @@ extension ReferenceDecoder {
         package func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try primitive(key) }
         package func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try primitive(key) }
 
+        // Without these, the standard library's defaults answer an optional primitive with
+        // three lookups of its key (contains, decodeNil, decode), through generic code.
+        package func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try presentPrimitive(key) }
+        package func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try presentPrimitive(key) }
+
+        private func presentPrimitive<P: JSONPrimitive>(_ key: Key) throws -> P? {
+            guard let value = members[key.stringValue], !value.isNull else { return nil }
+            return try primitive(value, key)
+        }
+
         private func primitive<P: JSONPrimitive>(_ key: Key) throws -> P {
-            let value = try value(for: key)
+            try primitive(try value(for: key), key)
+        }
+
+        private func primitive<P: JSONPrimitive>(_ value: JSONNode, _ key: Key) throws -> P {
             // The path is built only when there is an error to report.
             do {
                 return try P.decode(from: value, codingPath: .root)
