@@ -96,20 +96,19 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
 
     /// The base64 envelope of `data`, encrypted with the current key for the row `context` names.
     public func encrypt(_ data: Data, for context: EncryptionContext) throws -> String {
-        let row = context.associatedData
         // The MAC's input in one buffer, and its key set once (in `init`): each call into
         // Crypto costs thousands of instructions before it hashes a byte, keying its HMAC more.
         var input: [UInt8] = []
-        input.reserveCapacity(4 + row.count + data.count)
+        input.reserveCapacity(4 + context.associatedDataCount + data.count)
         withUnsafeBytes(of: keyID.bigEndian) { input.append(contentsOf: $0) }
-        input.append(contentsOf: row)
+        context.appendAssociatedData(to: &input)
         input.append(contentsOf: data)
         var mac = nonceMAC
         mac.update(data: input)
         let nonce = try mac.finalize().withUnsafeBytes { try AES.GCM.Nonce(data: $0.prefix(12)) }
         var envelope = Self.header(keyID: keyID, nonce: nonce)
         let box = try AES.GCM.seal(data, using: currentKey, nonce: nonce,
-                                   authenticating: Self.associatedData(header: envelope, row: row))
+                                   authenticating: Self.associatedData(header: envelope, context: context))
         envelope.reserveCapacity(Self.headerSize + data.count + Self.tagSize)
         envelope.append(contentsOf: box.ciphertext)
         envelope.append(contentsOf: box.tag)
@@ -137,7 +136,7 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
         // "combined" form, read at once (three slices cost as much again as the decryption).
         let box = try AES.GCM.SealedBox(combined: envelope.dropFirst(5))
         do {
-            return try AES.GCM.open(box, using: key, authenticating: Self.associatedData(header: header, row: context.associatedData))
+            return try AES.GCM.open(box, using: key, authenticating: Self.associatedData(header: header, context: context))
         } catch {
             // CryptoKit's authenticationFailure; on Linux, BoringSSL's error for it.
             throw EnvelopeError.authenticationFailed(keyID: id)
@@ -162,11 +161,11 @@ public final class AESGCMEncryptor: RowBoundEncryptionDelegate {
 
     /// What each ciphertext authenticates: its envelope's header (version, key id, nonce) and
     /// its row.
-    private static func associatedData<Header: Collection<UInt8>>(header: Header, row: Data) -> [UInt8] {
+    private static func associatedData<Header: Collection<UInt8>>(header: Header, context: EncryptionContext) -> [UInt8] {
         var data: [UInt8] = []
-        data.reserveCapacity(header.count + row.count)
+        data.reserveCapacity(header.count + context.associatedDataCount)
         data.append(contentsOf: header)
-        data.append(contentsOf: row)
+        context.appendAssociatedData(to: &data)
         return data
     }
 

@@ -4,7 +4,7 @@ import GarageLiteSQLite
 
 /// `SQLiteConnection.utf8Text`, which reads every text column of a row: the text when the bytes
 /// are UTF-8, `nil` for any other bytes, never a repaired text.
-@Suite("SQLite: UTF-8 columns")
+@Suite("SQLite: UTF-8 columns", .firstPassOnly)
 struct UTF8TextTests {
     private func text(_ bytes: [UInt8]) -> String? {
         bytes.withUnsafeBufferPointer { SQLiteConnection.utf8Text($0) }
