@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails when a retrieve by identifier, a retrieveAll object, a single park, a parkAll object, a claimed row, or an
-# object of the event model (ISO 8601 dates) parked or read by retrieveAll, of GarageLite executes
+# Fails when a retrieve by identifier, a retrieveAll object, a single park, a parkAll object or a claimed row of GarageLite
+# (or a model row's operation, OPERATION:MODEL, when the budgets list one) executes
 # more instructions than Benchmarks/instruction-budgets allows: a guard of the speed that doesn't
 # depend on the machine's load (callgrind counts instructions, not seconds). CI runs it; about two
 # minutes on this 2-core machine.
