@@ -11,10 +11,10 @@
 #   Benchmarks/instructions.sh claim         # per row of claim/complete batches of 100 (10k rows)
 #   Benchmarks/instructions.sh teams         # per parent of a parkAll of 2k parents × 3 identifiable children
 #   Benchmarks/instructions.sh setStatus     # per setSyncStatus (1k, one commit each)
-#   Benchmarks/instructions.sh modelRetrieve MODEL     # a model row's retrieve by identifier (20k, random order)
+#   Benchmarks/instructions.sh modelRetrieve MODEL     # a model row's retrieve by identifier (20k, shuffled)
 #   Benchmarks/instructions.sh modelRetrieveAll MODEL  # per object of a model row's retrieveAll of 20k
 #   Benchmarks/instructions.sh modelParkAll MODEL      # per object of a model row's parkAll of 20k (as parkAll)
-#     (MODEL: invoice, event, task or reading, garage-bench's model rows; invoice when left out)
+#     (MODEL: invoice, event, task, reading or profile, garage-bench's model rows; invoice when left out)
 #
 # For GarageLite and the floor, it runs the --quick workload under callgrind, counting only the
 # instructions executed inside the contender's method (--toggle-collect: its thread only, so

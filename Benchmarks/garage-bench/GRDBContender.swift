@@ -28,6 +28,8 @@ final class GRDBContender: Contender {
     private var dbPool: DatabasePool?
     let encoder = JSONEncoder()
     let decoder = JSONDecoder()
+    /// The model rows' coders (ModelWorkloads.swift).
+    let modelCoders = ModelCoders()
 
     private enum Columns {
         static let syncStatus = Column("syncStatus")

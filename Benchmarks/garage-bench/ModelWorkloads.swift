@@ -233,41 +233,51 @@ protocol ModelContender {
 }
 
 extension GarageLiteContender: ModelContender {
-    /// The garage with the model's date strategies, as an app with such a model sets them.
-    private func store<Model: BenchModel>(for _: Model.Type) throws -> Garage {
+    func parkAll<Model: BenchModel>(models objects: [Model]) throws {
         let garage = try store
+        // Set once, as an app with such a model sets them: every model row parks its objects
+        // (its setup, or its timed part) before it reads them.
         if Model.datesAreISO8601 {
             garage.dateEncodingStrategy = .iso8601
             garage.dateDecodingStrategy = .iso8601
         }
-        return garage
-    }
-
-    func parkAll<Model: BenchModel>(models objects: [Model]) throws {
-        try store(for: Model.self).parkAll(objects)
+        try garage.parkAll(objects)
     }
 
     func retrieve<Model: BenchModel>(_ type: Model.Type, id: String) throws -> Model? {
-        try store(for: type).retrieve(type, identifier: id)
+        try store.retrieve(type, identifier: id)
     }
 
     func retrieveAll<Model: BenchModel>(_ type: Model.Type) throws -> [Model] {
-        try store(for: type).retrieveAll(type)
+        try store.retrieveAll(type)
     }
+}
+
+/// Foundation's coders, set for a model's dates: made once per store, not per call.
+final class ModelCoders {
+    private let encoder = JSONEncoder()
+    private let decoder = JSONDecoder()
+    private let isoEncoder = JSONEncoder()
+    private let isoDecoder = JSONDecoder()
+
+    init() {
+        isoEncoder.dateEncodingStrategy = .iso8601
+        isoDecoder.dateDecodingStrategy = .iso8601
+    }
+
+    func encoder<Model: BenchModel>(for _: Model.Type) -> JSONEncoder { Model.datesAreISO8601 ? isoEncoder : encoder }
+    func decoder<Model: BenchModel>(for _: Model.Type) -> JSONDecoder { Model.datesAreISO8601 ? isoDecoder : decoder }
 }
 
 /// The floor's statements and coders for the model rows.
 final class FloorModelState {
     let select: FloorContender.Statement
     let selectAll: FloorContender.Statement
-    let isoEncoder = JSONEncoder()
-    let isoDecoder = JSONDecoder()
+    let coders = ModelCoders()
 
     init(_ floor: FloorContender) throws {
         select = try floor.prepare("SELECT data FROM floor_object WHERE type = ?1 AND identifier = ?2")
         selectAll = try floor.prepare("SELECT data FROM floor_object WHERE type = ?1 ORDER BY identifier")
-        isoEncoder.dateEncodingStrategy = .iso8601
-        isoDecoder.dateDecodingStrategy = .iso8601
     }
 
     func finalize() {
@@ -285,8 +295,7 @@ extension FloorContender: ModelContender {
     }
 
     func parkAll<Model: BenchModel>(models objects: [Model]) throws {
-        let coders = try models()
-        let encoder = Model.datesAreISO8601 ? coders.isoEncoder : encoder
+        let encoder = try models().coders.encoder(for: Model.self)
         try transaction {
             let now = Date().timeIntervalSinceReferenceDate
             for object in objects {
@@ -302,12 +311,12 @@ extension FloorContender: ModelContender {
         sqlite3_bind_text(s, 1, Model.label, -1, sqliteTransient)
         sqlite3_bind_text(s, 2, id, -1, sqliteTransient)
         guard try step(s) else { return nil }
-        return try (Model.datesAreISO8601 ? state.isoDecoder : decoder).decode(type, from: columnData(s, 0))
+        return try state.coders.decoder(for: type).decode(type, from: columnData(s, 0))
     }
 
     func retrieveAll<Model: BenchModel>(_ type: Model.Type) throws -> [Model] {
         let state = try models()
-        let decoder = Model.datesAreISO8601 ? state.isoDecoder : decoder
+        let decoder = state.coders.decoder(for: type)
         let s = state.selectAll.handle
         defer { sqlite3_reset(s) }
         sqlite3_bind_text(s, 1, Model.label, -1, sqliteTransient)
@@ -328,17 +337,8 @@ struct ModelRecord: Codable, FetchableRecord, PersistableRecord {
 }
 
 extension GRDBContender: ModelContender {
-    private func coders<Model: BenchModel>(for _: Model.Type) -> (JSONEncoder, JSONDecoder) {
-        guard Model.datesAreISO8601 else { return (encoder, decoder) }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return (encoder, decoder)
-    }
-
     func parkAll<Model: BenchModel>(models objects: [Model]) throws {
-        let (encoder, _) = coders(for: Model.self)
+        let encoder = modelCoders.encoder(for: Model.self)
         try pool.write { db in
             let now = Date()
             for object in objects {
@@ -349,13 +349,13 @@ extension GRDBContender: ModelContender {
     }
 
     func retrieve<Model: BenchModel>(_ type: Model.Type, id: String) throws -> Model? {
-        let (_, decoder) = coders(for: type)
+        let decoder = modelCoders.decoder(for: type)
         return try pool.read { db in try ModelRecord.fetchOne(db, key: id) }
             .map { try decoder.decode(type, from: Data($0.data.utf8)) }
     }
 
     func retrieveAll<Model: BenchModel>(_ type: Model.Type) throws -> [Model] {
-        let (_, decoder) = coders(for: type)
+        let decoder = modelCoders.decoder(for: type)
         return try pool.read { db in try ModelRecord.fetchAll(db) }
             .map { try decoder.decode(type, from: Data($0.data.utf8)) }
     }
@@ -431,8 +431,7 @@ extension Workloads {
 
     /// The average size of the model's JSON from JSONEncoder, over 100 objects.
     private func jsonBytes<Model: BenchModel>(_: Model.Type) -> Int {
-        let encoder = JSONEncoder()
-        if Model.datesAreISO8601 { encoder.dateEncodingStrategy = .iso8601 }
+        let encoder = ModelCoders().encoder(for: Model.self)
         let total = (0..<100).reduce(0) { $0 + ((try? encoder.encode(Model.make($1)))?.count ?? 0) }
         return total / 100
     }

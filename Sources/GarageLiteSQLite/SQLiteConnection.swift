@@ -300,7 +300,7 @@ package struct SQLiteConnection: RowWriteStatements, CountsOtherCommits, ErasesF
         let same = text.utf8.withContiguousStorageIfAvailable { stored in
             stored.count == 0 || memcmp(stored.baseAddress!, bytes.baseAddress!, stored.count) == 0
         }
-        return same ?? text.utf8.elementsEqual(bytes) ? text : nil
+        return (same ?? text.utf8.elementsEqual(bytes)) ? text : nil
     }
 }
 
