@@ -24,9 +24,8 @@ import GRDB
 /// the store's facts (`garage_meta`), which `locked.garage` uses for its key record. Version 5
 /// added `isDeleted` to the sync index, which every file holds. Version 6 added the rows'
 /// bases (the last synced content of an object with local changes): `bases.garage` holds them,
-/// and `sync.garage`'s edited `.synced` parcel and tombstone have one. Version 7 added the
-/// counts of live rows per status and type (`garage_count`), which every file holds.
-let formatVersion = 7
+/// and `sync.garage`'s edited `.synced` parcel and tombstone have one.
+let formatVersion = 6
 
 struct GeneratorError: Error, CustomStringConvertible {
     var description: String

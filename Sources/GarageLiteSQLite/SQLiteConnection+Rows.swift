@@ -65,33 +65,32 @@ extension SQLiteConnection {
 
     // MARK: - Counting
 
-    // The counts read `garage_count`, which the schema's triggers keep (``Schema``, version 7).
-
     package func count() throws -> Int {
-        try integer("SELECT coalesce(sum(live), 0) FROM garage_count", [])
+        try integer("SELECT COUNT(*) FROM garage_object WHERE isDeleted = 0", [])
     }
 
     package func count(ofType type: String) throws -> Int {
         try integer(Self.countOfTypeSQL, [type])
     }
 
-    /// Through each status: a row of any other status is unreadable, and not counted.
-    package static let countOfTypeSQL = "SELECT coalesce(sum(live), 0) FROM garage_count WHERE syncStatus IN ("
-        + SyncStatus.allCases.map { String($0.rawValue) }.joined(separator: ", ") + ") AND type = ?"
+    /// Through each status, so that the sync index answers alone (it holds `isDeleted`; the
+    /// primary key doesn't). A row of any other status is unreadable, and not counted.
+    package static let countOfTypeSQL = "SELECT COUNT(*) FROM garage_object WHERE syncStatus IN ("
+        + SyncStatus.allCases.map { String($0.rawValue) }.joined(separator: ", ") + ") AND type = ? AND isDeleted = 0"
 
     package func count(ofType type: String, status: SyncStatus) throws -> Int {
-        try integer("SELECT coalesce(sum(live), 0) FROM garage_count WHERE syncStatus = ? AND type = ?",
+        try integer("SELECT COUNT(*) FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0",
                     [status.rawValue, type])
     }
 
     package func countsPerType(status: SyncStatus) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         let rows = try Row.fetchCursor(
-            db.cachedStatement(sql: "SELECT CAST(type AS TEXT), live FROM garage_count WHERE syncStatus = ? AND live <> 0"),
+            db.cachedStatement(sql: "SELECT CAST(type AS TEXT), COUNT(*) FROM garage_object WHERE syncStatus = ? AND isDeleted = 0 GROUP BY type"),
             arguments: [status.rawValue])
         while let row = try rows.next() {
             // Type names are text by the primary key; a count is an integer.
-            counts[String.fromDatabaseValue(row[0]) ?? "?", default: 0] += Int.fromDatabaseValue(row[1]) ?? 0
+            counts[String.fromDatabaseValue(row[0]) ?? "?"] = Int.fromDatabaseValue(row[1]) ?? 0
         }
         return counts
     }

@@ -11,7 +11,7 @@ import GarageLiteCore
 /// switch to WAL mode, which SQLite does not wait for).
 package enum Schema {
     /// The format version this version of GarageLite writes, and the newest it reads.
-    package static let formatVersion = 7
+    package static let formatVersion = 6
 
     /// `"GarL"`, in SQLite's `application_id` header field.
     package static let applicationID: Int32 = 0x4761_724C
@@ -30,7 +30,6 @@ package enum Schema {
         (4, addMetadata),
         (5, addDeletedToSyncIndex),
         (6, addSyncColumns),
-        (7, addCounts),
     ]
 
     private static func createVersion1(_ db: Database) throws {
@@ -164,54 +163,6 @@ package enum Schema {
             ALTER TABLE garage_object ADD COLUMN base TEXT;
             ALTER TABLE garage_object ADD COLUMN serverVersion TEXT;
             """)
-    }
-
-    /// Version 7: the number of live rows per status and type, kept by triggers whatever writes
-    /// the rows, so that `count(withStatus:)` and the other counts read one row (or a few)
-    /// instead of a range of the sync index: 500,000 objects among 1M took 25 ms to count.
-    ///
-    /// `garage_count` holds, per raw `syncStatus` and `type`, the rows with `isDeleted = 0`;
-    /// tombstones are not counted. A row's count is kept at 0 rather than deleted (the counts
-    /// read skip zeros): a type that comes and goes doesn't make each write insert and delete.
-    /// The migration counts the rows there are.
-    private static func addCounts(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE garage_count (
-                syncStatus INTEGER NOT NULL,
-                type TEXT NOT NULL,
-                live INTEGER NOT NULL,
-                PRIMARY KEY (syncStatus, type)
-            ) WITHOUT ROWID;
-            CREATE TRIGGER garage_count_insert AFTER INSERT ON garage_object
-            WHEN new.isDeleted = 0
-            BEGIN
-                \(countOne("new", "+", when: "true"));
-            END;
-            CREATE TRIGGER garage_count_update AFTER UPDATE OF type, syncStatus, isDeleted ON garage_object
-            WHEN old.type IS NOT new.type OR old.syncStatus IS NOT new.syncStatus
-                OR (old.isDeleted = 0) IS NOT (new.isDeleted = 0)
-            BEGIN
-                \(countOne("old", "-", when: "old.isDeleted = 0"));
-                \(countOne("new", "+", when: "new.isDeleted = 0"));
-            END;
-            CREATE TRIGGER garage_count_delete AFTER DELETE ON garage_object
-            WHEN old.isDeleted = 0
-            BEGIN
-                \(countOne("old", "-", when: "true"));
-            END;
-            INSERT INTO garage_count (syncStatus, type, live)
-            SELECT syncStatus, type, COUNT(*) FROM garage_object WHERE isDeleted = 0 GROUP BY syncStatus, type;
-            """)
-    }
-
-    /// Adds one to (`sign` `+`) or takes one from (`-`) the count of `row`'s status and type,
-    /// when `condition` holds. (An upsert from a SELECT: its WHERE clause, even `true`, keeps
-    /// SQLite from reading `ON CONFLICT` as a join's.)
-    private static func countOne(_ row: String, _ sign: String, when condition: String) -> String {
-        """
-        INSERT INTO garage_count (syncStatus, type, live) SELECT \(row).syncStatus, \(row).type, \(sign)1
-            WHERE \(condition) ON CONFLICT (syncStatus, type) DO UPDATE SET live = live \(sign) 1
-        """
     }
 
     /// The triggers that enforce `guard` (``EncryptionGuard``, the rule), replacing any there

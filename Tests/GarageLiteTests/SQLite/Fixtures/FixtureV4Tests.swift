@@ -19,8 +19,7 @@ struct FixtureV4Tests {
         defer { try? file.close() }
         return (try file.int("PRAGMA user_version"),
                 try file.integrityCheck(),
-                // Version 7's counting triggers are FixtureV7Tests' business.
-                try file.strings("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name NOT LIKE 'garage_count%' ORDER BY name"),
+                try file.strings("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"),
                 try file.strings("SELECT name FROM garage_meta ORDER BY name"))
     }
 

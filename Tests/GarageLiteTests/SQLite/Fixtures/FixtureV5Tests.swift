@@ -58,15 +58,14 @@ struct FixtureV5Tests {
         new.expectOriginalUnchanged()
     }
 
-    /// Counting by status and type reads the sync index alone (a covering index: no row of the
-    /// table is read), in a store moved from version 4 too. (Since version 7 the garage's counts
-    /// read `garage_count`; a query's count by status still reads the index.)
+    /// The counts a sync job and an app ask for read the sync index alone (a covering index: no
+    /// row of the table is read), in a store moved from version 4 too.
     @Test(arguments: [4, 5])
     func countsReadTheSyncIndexOnly(version: Int) throws {
         let fixture = try FixtureFile("sync.garage", version: version)
         _ = try Garage(path: fixture.path)   // moves a version 4 file to version 5
         for sql in ["SELECT COUNT(*) FROM garage_object WHERE syncStatus = ? AND type = ? AND isDeleted = 0",
-                    "SELECT COUNT(*) FROM garage_object WHERE syncStatus IN (0, 1, 2, 3) AND type = ? AND isDeleted = 0"] {
+                    SQLiteConnection.countOfTypeSQL] {
             let arguments: SQLiteFile.Arguments = sql.contains("syncStatus = ?") ? [1, "Parcel"] : ["Parcel"]
             let plan = try Self.plan(fixture.path, sql, arguments)
             #expect(plan.contains("COVERING INDEX garage_object_sync"), "\(sql): \(plan)")
