@@ -13,49 +13,87 @@ import Foundation
 /// The table is bounded (two generations of ``generationSize`` rows each): a version read long
 /// ago, and forgotten since, is taken for an edit, as before this table existed. A decoder
 /// collects its rows in a ``Batch`` and adds them when it ends, under one lock.
+///
+/// Each generation is one flat array of slots (open addressing, linear probing, at most half
+/// full), a slot per version of a row: its key's hash, its JSON's hash, its revision, 24
+/// bytes. Retrieves note every row they decode here, at random places of the table: a small
+/// table, read and written in place, costs them fewer cache misses and no hashing beyond the
+/// two hashes they compute anyway.
 package final class HandedOutVersions: Sendable {
     /// Makes one, in its initial state.
     package init() {}
 
-    /// How many rows one generation remembers before the older one is dropped.
+    /// How many versions one generation remembers before the older one is dropped.
     package static let generationSize = 65_536
     /// How many versions of one row are remembered (several screens may hold several).
     package static let versionsPerRow = 4
 
-    private struct Versions {
-        var hashes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var revisions: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
-        var next = 0
+    /// A version of a row: `key` 0 marks an empty slot (``hash(_:)-(ObjectKey)`` is never 0).
+    private struct Slot {
+        var key: UInt64 = 0
+        var data: UInt64 = 0
+        var revision: Int64 = 0
+    }
 
-        func revision(of hash: UInt64) -> Int64? {
-            if hashes.0 == hash { return revisions.0 }
-            if hashes.1 == hash { return revisions.1 }
-            if hashes.2 == hash { return revisions.2 }
-            if hashes.3 == hash { return revisions.3 }
-            return nil
+    /// One generation: ``HandedOutVersions/generationSize`` versions at most, in twice as many
+    /// slots.
+    private struct Generation {
+        static let capacity = HandedOutVersions.generationSize * 2
+        static let mask = capacity - 1
+
+        var slots: [Slot]
+        var count = 0
+
+        init() { slots = [] }
+
+        /// The revision at which the row `key` was handed out with the JSON `data`.
+        func revision(key: UInt64, data: UInt64) -> Int64? {
+            guard count > 0 else { return nil }
+            return slots.withUnsafeBufferPointer { slots in
+                var index = Int(truncatingIfNeeded: key) & Self.mask
+                while slots[index].key != 0 {
+                    if slots[index].key == key, slots[index].data == data { return slots[index].revision }
+                    index = (index + 1) & Self.mask
+                }
+                return nil
+            }
         }
 
-        mutating func record(_ hash: UInt64, _ revision: Int64) {
-            switch hash {
-            case hashes.0: revisions.0 = max(revisions.0, revision); return
-            case hashes.1: revisions.1 = max(revisions.1, revision); return
-            case hashes.2: revisions.2 = max(revisions.2, revision); return
-            case hashes.3: revisions.3 = max(revisions.3, revision); return
-            default: break
+        /// Notes the version; `false` when it is a new one and the generation is full.
+        mutating func record(key: UInt64, data: UInt64, revision: Int64) -> Bool {
+            if slots.isEmpty { slots = Array(repeating: Slot(), count: Self.capacity) }
+            let full = count >= HandedOutVersions.generationSize
+            return slots.withUnsafeMutableBufferPointer { slots in
+                var index = Int(truncatingIfNeeded: key) & Self.mask
+                var versions = 0
+                var oldest: Int?
+                while slots[index].key != 0 {
+                    if slots[index].key == key {
+                        if slots[index].data == data {
+                            slots[index].revision = max(slots[index].revision, revision)
+                            return true
+                        }
+                        versions += 1
+                        if oldest.map({ slots[index].revision < slots[$0].revision }) ?? true { oldest = index }
+                    }
+                    index = (index + 1) & Self.mask
+                }
+                // A row's fifth version takes the place of its oldest (the lowest revision).
+                if versions >= HandedOutVersions.versionsPerRow, let oldest {
+                    slots[oldest] = Slot(key: key, data: data, revision: revision)
+                    return true
+                }
+                guard !full else { return false }
+                slots[index] = Slot(key: key, data: data, revision: revision)
+                count += 1
+                return true
             }
-            switch next {
-            case 0: (hashes.0, revisions.0) = (hash, revision)
-            case 1: (hashes.1, revisions.1) = (hash, revision)
-            case 2: (hashes.2, revisions.2) = (hash, revision)
-            default: (hashes.3, revisions.3) = (hash, revision)
-            }
-            next = (next + 1) % HandedOutVersions.versionsPerRow
         }
     }
 
     private struct Table {
-        var current: [UInt64: Versions] = [:]
-        var older: [UInt64: Versions] = [:]
+        var current = Generation()
+        var older = Generation()
     }
 
     private let table = Protected(Table())
@@ -63,6 +101,9 @@ package final class HandedOutVersions: Sendable {
     /// The rows one decoder handed out, added to the table when it ends.
     package struct Batch {
         fileprivate var entries: [(key: UInt64, data: UInt64, revision: Int64)] = []
+
+        /// An empty batch.
+        package init() {}
 
         /// Notes that the row `key`, whose JSON hashes to `dataHash`, was read at `revision`
         /// (a committed one: a row of unsaved changes has a provisional revision, below 1, and
@@ -78,14 +119,12 @@ package final class HandedOutVersions: Sendable {
     package func add(_ batch: Batch) {
         guard !batch.entries.isEmpty else { return }
         table.write { table in
-            for entry in batch.entries {
-                if table.current[entry.key] == nil, table.current.count >= Self.generationSize {
-                    table.older = table.current
-                    table.current = [:]
-                }
-                var versions = table.current[entry.key] ?? table.older[entry.key] ?? Versions()
-                versions.record(entry.data, entry.revision)
-                table.current[entry.key] = versions
+            for entry in batch.entries
+            where !table.current.record(key: entry.key, data: entry.data, revision: entry.revision) {
+                // The current generation is full: it becomes the older one, and a new one starts.
+                swap(&table.older, &table.current)
+                table.current = Generation()
+                _ = table.current.record(key: entry.key, data: entry.data, revision: entry.revision)
             }
         }
     }
@@ -96,11 +135,11 @@ package final class HandedOutVersions: Sendable {
         guard !rows.isEmpty else { return [:] }
         let keys = rows.map { Self.hash($0.key) }
         return table.read { table in
-            guard !table.current.isEmpty || !table.older.isEmpty else { return [:] }
+            guard table.current.count > 0 || table.older.count > 0 else { return [:] }
             var found: [Int: Int64] = [:]
             for (index, row) in rows.enumerated() {
-                let revision = table.current[keys[index]]?.revision(of: row.dataHash)
-                    ?? table.older[keys[index]]?.revision(of: row.dataHash)
+                let revision = table.current.revision(key: keys[index], data: row.dataHash)
+                    ?? table.older.revision(key: keys[index], data: row.dataHash)
                 if let revision { found[index] = revision }
             }
             return found
@@ -139,9 +178,10 @@ package final class HandedOutVersions: Sendable {
     }
 
     /// The hash of a row's key (the type name's and the identifier's, the first turned so that
-    /// swapping the two texts changes it).
+    /// swapping the two texts changes it). Never 0, which marks an empty slot.
     package static func hash(_ key: ObjectKey) -> UInt64 {
         let type = hash(key.typeName)
-        return ((type << 23) | (type >> 41)) ^ hash(key.identifier)
+        let combined = ((type << 23) | (type >> 41)) ^ hash(key.identifier)
+        return combined == 0 ? 1 : combined
     }
 }
