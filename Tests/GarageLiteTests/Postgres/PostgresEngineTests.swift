@@ -91,7 +91,7 @@ struct PostgresEngineTests {
         }
         let garage = try Garage(postgresURL: url)
         #expect(try garage.retrieve(Memo.self, identifier: "m1")?.text == "first")
-        #expect(try Self.psql("SELECT application || ' ' || version FROM \(schema).garage_format") == "GarageLite 1")
+        #expect(try Self.psql("SELECT application || ' ' || version FROM \(schema).garage_format") == "GarageLite 2")
         #expect(try garage.statistics().formatVersion == GarageEngine.postgresFormatVersion)
     }
 

@@ -9,7 +9,7 @@ import Testing
 /// the rows (issue 46 tried one, kept by triggers: see Benchmarks/README.md).
 @Suite("Counts kept by the store")
 struct CountsTests {
-    struct Card: Codable, Identifiable, Syncable, Sendable, Equatable {
+    struct CountedCard: Codable, Identifiable, Syncable, Sendable, Equatable {
         var id: String
         var text: String
         var syncStatus: SyncStatus = .notSynced
@@ -19,14 +19,14 @@ struct CountsTests {
     /// included): per type and status, per type, in all.
     private func expectCountsMatchRows(_ garage: Garage, after step: String) throws {
         let memos = try garage.retrieveAll(Memo.self).map(\.syncStatus)
-        let cards = try garage.retrieveAll(Card.self).map(\.syncStatus)
+        let cards = try garage.retrieveAll(CountedCard.self).map(\.syncStatus)
         #expect(try garage.count(Memo.self) == memos.count, "Memo after \(step)")
-        #expect(try garage.count(Card.self) == cards.count, "Card after \(step)")
+        #expect(try garage.count(CountedCard.self) == cards.count, "CountedCard after \(step)")
         for status in SyncStatus.allCases {
             #expect(try garage.count(Memo.self, withStatus: status) == memos.filter { $0 == status }.count,
                     "Memo, \(status) after \(step)")
-            #expect(try garage.count(Card.self, withStatus: status) == cards.filter { $0 == status }.count,
-                    "Card, \(status) after \(step)")
+            #expect(try garage.count(CountedCard.self, withStatus: status) == cards.filter { $0 == status }.count,
+                    "CountedCard, \(status) after \(step)")
         }
         #expect(try garage.count() == memos.count + cards.count, "all after \(step)")
     }
@@ -47,7 +47,7 @@ struct CountsTests {
                 try garage.park(Memo(id: id, text: "t\(step)", syncStatus: status))
             case 2:
                 name = "parkAll"
-                try garage.parkAll((0..<4).map { Card(id: "c\(Int.random(in: 0..<6, using: &random))", text: "t\(step)-\($0)",
+                try garage.parkAll((0..<4).map { CountedCard(id: "c\(Int.random(in: 0..<6, using: &random))", text: "t\(step)-\($0)",
                                                       syncStatus: status) })
             case 3:
                 name = "setSyncStatus \(id) \(status)"
@@ -75,13 +75,13 @@ struct CountsTests {
                 name = "purgeSyncedTombstones"
                 _ = try garage.purgeSyncedTombstones()
             case 11:
-                name = "deleteAll(Card)"
-                if Int.random(in: 0..<3, using: &random) == 0 { _ = try garage.deleteAll(Card.self) }
+                name = "deleteAll(CountedCard)"
+                if Int.random(in: 0..<3, using: &random) == 0 { _ = try garage.deleteAll(CountedCard.self) }
             case 12:
                 name = "unsaved parks, counted, then saved"
                 try garage.withAutosaveDisabled {
                     try garage.park(Memo(id: id, text: "unsaved \(step)", syncStatus: status))
-                    try garage.park(Card(id: "c-unsaved", text: "unsaved", syncStatus: status))
+                    try garage.park(CountedCard(id: "c-unsaved", text: "unsaved", syncStatus: status))
                     try expectCountsMatchRows(garage, after: name + " (before the save)")
                     try garage.save()
                 }
