@@ -29,6 +29,39 @@ struct LargeParkAllTests {
         #expect(try garage.retrieve(Counter.self, identifier: 0)?.value == -1)
     }
 
+    /// Each park of a large parkAll sees its row as stored, whichever part of a batch it falls in
+    /// (PostgreSQL reads a batch's rows a part ahead of the rules): a `.synced` object parked
+    /// unchanged stays `.synced` at its revision; one changed becomes `.notSynced` at the next;
+    /// one parked twice in the call ends as its second version, after its first.
+    @Test func everyParkSeesItsStoredRowInALargeParkAll() throws {
+        let garage = try TestEngine.garage()
+        let stored = (0..<count).map { Memo(id: "m\($0)", text: "server \($0)", syncStatus: .synced) }
+        try garage.parkDownloaded(stored)
+        var parks = stored.map { memo in
+            var memo = memo
+            if Int(memo.id.dropFirst())! % 3 == 0 { memo.text = "edited" }
+            return memo
+        }
+        parks += (0..<count).filter { $0 % 50 == 7 }.map { Memo(id: "m\($0)", text: "twice", syncStatus: .synced) }
+        parks.append(Memo(id: "new", text: "new", syncStatus: .synced))
+        try garage.parkAll(parks)
+        for index in 0..<count {
+            let id = "m\(index)"
+            let memo = try #require(try garage.retrieve(Memo.self, identifier: id))
+            let revision = try #require(try garage.metadata(Memo.self, identifier: id)?.revision)
+            if index % 50 == 7 {
+                #expect(memo.text == "twice" && memo.syncStatus == .notSynced, "\(id): \(memo)")
+                #expect(revision >= 2, "\(id) at revision \(revision)")
+            } else if index % 3 == 0 {
+                #expect(memo.text == "edited" && memo.syncStatus == .notSynced && revision == 2, "\(id): \(memo), \(revision)")
+            } else {
+                #expect(memo.text == "server \(index)" && memo.syncStatus == .synced && revision == 1, "\(id): \(memo), \(revision)")
+            }
+        }
+        #expect(try garage.retrieve(Memo.self, identifier: "new")?.syncStatus == .synced)
+        #expect(try garage.count(Memo.self) == count + 1)
+    }
+
     @Test func aFailureAfterSomeBatchesParksNothing() throws {
         let garage = try TestEngine.garage()
         try garage.park(Trip(id: "before", stops: []))
