@@ -193,8 +193,8 @@ enum PostgresSchema {
     /// Version 2: the row triggers run only for the rows they concern. A row trigger's `WHEN`
     /// is evaluated by the server without calling the function; version 1 called a PL/pgSQL
     /// function for every row written, twice (the index of references, and the encryption
-    /// guard, which did nothing in a store without a key), which cost a parkAll of flat
-    /// objects (no references) a third of the server's time beyond the floor's.
+    /// guard, which did nothing in a store without a key), about half of what the server spent
+    /// on a parkAll of flat objects (no references) beyond the floor's statements.
     ///
     /// The index of references: three triggers with one function, for an insert or a deletion
     /// of a row that holds references, and an update that changes its references or its key.

@@ -15,8 +15,8 @@ import Foundation
 /// collects its rows in a ``Batch`` and adds them when it ends, under one lock.
 ///
 /// Each generation is one flat array of slots (open addressing, linear probing, at most half
-/// full), a slot per version of a row: its key's hash, its JSON's hash, its revision, 24
-/// bytes. Retrieves note every row they decode here, at random places of the table: a small
+/// full, grown as it fills), a slot per version of a row: its key's hash, its JSON's hash, its
+/// revision, 24 bytes. Retrieves note every row they decode here, at random places of the table: a small
 /// table, read and written in place, costs them fewer cache misses and no hashing beyond the
 /// two hashes they compute anyway.
 package final class HandedOutVersions: Sendable {
@@ -35,25 +35,23 @@ package final class HandedOutVersions: Sendable {
         var revision: Int64 = 0
     }
 
-    /// One generation: ``HandedOutVersions/generationSize`` versions at most, in twice as many
-    /// slots.
+    /// One generation: ``HandedOutVersions/generationSize`` versions at most, in at least twice
+    /// as many slots (a power of two): 1,024 at first, doubled as it fills, so that a garage that
+    /// hands out a few objects keeps a small table.
     private struct Generation {
-        static let capacity = HandedOutVersions.generationSize * 2
-        static let mask = capacity - 1
-
-        var slots: [Slot]
+        static let smallest = 1_024
+        var slots: [Slot] = []
         var count = 0
-
-        init() { slots = [] }
 
         /// The revision at which the row `key` was handed out with the JSON `data`.
         func revision(key: UInt64, data: UInt64) -> Int64? {
             guard count > 0 else { return nil }
             return slots.withUnsafeBufferPointer { slots in
-                var index = Int(truncatingIfNeeded: key) & Self.mask
+                let mask = slots.count - 1
+                var index = Int(truncatingIfNeeded: key) & mask
                 while slots[index].key != 0 {
                     if slots[index].key == key, slots[index].data == data { return slots[index].revision }
-                    index = (index + 1) & Self.mask
+                    index = (index + 1) & mask
                 }
                 return nil
             }
@@ -61,10 +59,10 @@ package final class HandedOutVersions: Sendable {
 
         /// Notes the version; `false` when it is a new one and the generation is full.
         mutating func record(key: UInt64, data: UInt64, revision: Int64) -> Bool {
-            if slots.isEmpty { slots = Array(repeating: Slot(), count: Self.capacity) }
-            let full = count >= HandedOutVersions.generationSize
-            return slots.withUnsafeMutableBufferPointer { slots in
-                var index = Int(truncatingIfNeeded: key) & Self.mask
+            if slots.isEmpty { slots = Array(repeating: Slot(), count: Self.smallest) }
+            let recorded = slots.withUnsafeMutableBufferPointer { slots -> Bool in
+                let mask = slots.count - 1
+                var index = Int(truncatingIfNeeded: key) & mask
                 var versions = 0
                 var oldest: Int?
                 while slots[index].key != 0 {
@@ -76,18 +74,36 @@ package final class HandedOutVersions: Sendable {
                         versions += 1
                         if oldest.map({ slots[index].revision < slots[$0].revision }) ?? true { oldest = index }
                     }
-                    index = (index + 1) & Self.mask
+                    index = (index + 1) & mask
                 }
                 // A row's fifth version takes the place of its oldest (the lowest revision).
-                if versions >= HandedOutVersions.versionsPerRow, let oldest {
-                    slots[oldest] = Slot(key: key, data: data, revision: revision)
-                    return true
-                }
-                guard !full else { return false }
-                slots[index] = Slot(key: key, data: data, revision: revision)
-                count += 1
+                guard versions >= HandedOutVersions.versionsPerRow, let oldest else { return false }
+                slots[oldest] = Slot(key: key, data: data, revision: revision)
                 return true
             }
+            if recorded { return true }
+            guard count < HandedOutVersions.generationSize else { return false }
+            if (count + 1) * 2 > slots.count { grow() }
+            insert(Slot(key: key, data: data, revision: revision))
+            count += 1
+            return true
+        }
+
+        /// Puts `slot` in the first empty slot of its probe sequence.
+        private mutating func insert(_ slot: Slot) {
+            slots.withUnsafeMutableBufferPointer { slots in
+                let mask = slots.count - 1
+                var index = Int(truncatingIfNeeded: slot.key) & mask
+                while slots[index].key != 0 { index = (index + 1) & mask }
+                slots[index] = slot
+            }
+        }
+
+        /// Twice the slots, the versions placed again.
+        private mutating func grow() {
+            let old = slots
+            slots = Array(repeating: Slot(), count: old.count * 2)
+            for slot in old where slot.key != 0 { insert(slot) }
         }
     }
 
