@@ -30,7 +30,8 @@ extension Garage {
 
     /// The changes that park objects, and what a park needs of their encoding after it.
     struct Parking {
-        var operation: String
+        /// What the park does, in words, for errors: built only when one needs it.
+        var operation: @Sendable () -> String
         var changes: ChangeSet
         /// The encoder, which holds the ``Revisioned`` class instances to update.
         var graph: GraphEncoder
@@ -76,7 +77,8 @@ extension Garage {
     ) -> StoreCall<(ParkReport, [ObjectKey])> {
         sealingWithCurrentKey {
             let parking = try self.encoding(children: children, encode)
-            return self.recording(parking.operation, preparing: parking.guarding, skipping: nil) { (parking.finish($0), parking.roots) }
+            let operation = parking.operation
+            return self.recording(operation(), preparing: parking.guarding, skipping: nil) { (parking.finish($0), parking.roots) }
         }
     }
 
@@ -94,8 +96,8 @@ extension Garage {
             payload.keepsSyncing = configuration.keepsParkedSyncingStatus
             changes.record(.park(payload), for: key)
         }
-        let operation = graph.rows.first.map { "park \($0.key)" } ?? "park nothing"
-        return Parking(operation: operation, changes: changes, graph: graph, roots: roots)
+        let first = graph.rows.first?.key
+        return Parking(operation: { first.map { "park \($0)" } ?? "park nothing" }, changes: changes, graph: graph, roots: roots)
     }
 
     /// The batches of a streaming `parkAll`, encoded on demand, when the call writes straight
@@ -145,7 +147,7 @@ extension Garage {
     func key<T>(of object: T, for operation: @autoclosure () -> String) throws -> ObjectKey {
         try Identity.checkIsObject(T.self, operation: operation())
         let typeName = try storedTypeName(T.self)
-        if let identifier = try Identity.declaredIdentifier(of: object) {
+        if let identifier = try TypeInfo.declaredIdentifier(of: object) {
             return ObjectKey(typeName: typeName, identifier: identifier)
         }
         guard let encodable = object as? any Encodable else {

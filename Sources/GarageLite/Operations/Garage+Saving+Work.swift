@@ -120,27 +120,27 @@ extension Garage {
     /// ``recording(_:_:check:)``): `prepare` runs on the store as this call sees it, and decides
     /// which changes to record, or throws to refuse them all.
     func recording<T: Sendable>(
-        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
+        _ operation: @autoclosure @escaping @Sendable () -> String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
     ) -> StoreCall<T> {
-        recording(operation, preparing: prepare, skipping: nil) { $0 }
+        recording(operation(), preparing: prepare, skipping: nil) { $0 }
     }
 
     /// Records the changes `prepare` returns where they belong (see
     /// ``recording(_:preparing:)``), skipping the transaction `closed` (it ended); returns
     /// what `finish` makes of `prepare`'s result, on the calling thread.
     func recording<T: Sendable, Result>(
-        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T),
+        _ operation: @autoclosure @escaping @Sendable () -> String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T),
         skipping closed: TransactionBuffer?, finish: @escaping (T) throws -> Result
     ) -> StoreCall<Result> {
         let route = writeRoute(skipping: closed)
-        let (work, release) = route.work(operation, prepare, in: self)
+        let (work, release) = route.work(operation(), prepare, in: self)
         return StoreCall(work) { changes, result in
             // The check read the pending changes: let go of them before adding to them, so that
             // they are added to in place, not copied (a transaction of n calls cost n²).
             release()
             if route.keep(changes, in: self.store) { return .done(try finish(result)) }
             // The transaction ended meanwhile: record where the changes now belong.
-            return self.recording(operation, preparing: prepare, skipping: route.transaction, finish: finish)
+            return self.recording(operation(), preparing: prepare, skipping: route.transaction, finish: finish)
         }
     }
 
@@ -208,18 +208,18 @@ enum WriteRoute {
     /// call sees it, and for the store the write itself. Returns the changes with the result,
     /// and what lets go of the pending changes the check read, once it ran.
     func work<T>(
-        _ operation: String, _ prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T), in garage: Garage
+        _ operation: @autoclosure @escaping @Sendable () -> String, _ prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T), in garage: Garage
     ) -> (StoreWork<(ChangeSet, T)>, release: () -> Void) {
         switch self {
         case .store:
-            let work = garage.store.saving(operation) { view in
+            let work = garage.store.saving(operation()) { view in
                 let (changes, result) = try prepare(view)
                 return (changes, (changes, result))
             }
             return (work, {})
         case .transaction, .unsaved:
             let pending = Protected(garage.pendingChanges())
-            return (garage.store.reading(operation, pending: pending, snapshot: true, prepare), { pending.write { $0 = nil } })
+            return (garage.store.reading(operation(), pending: pending, snapshot: true, prepare), { pending.write { $0 = nil } })
         }
     }
 

@@ -14,18 +14,18 @@ extension Store {
     /// committing them, then forgetting them happen without another save in between. If the
     /// write fails, the unsaved changes stay unsaved.
     func saving<T>(
-        _ operation: String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
+        _ operation: @autoclosure @escaping @Sendable () -> String, _ changes: ChangeSet, check: @escaping @Sendable (StoreView) throws -> T
     ) -> StoreWork<T> {
-        saving(operation) { view in (changes, try check(view)) }
+        saving(operation()) { view in (changes, try check(view)) }
     }
 
     /// Writes the unsaved changes and the changes `prepare` returns in one transaction;
     /// `prepare` sees the unsaved changes, and throws to refuse them all. Returns what it
     /// returned besides the changes.
     func saving<T>(
-        _ operation: String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
+        _ operation: @autoclosure @escaping @Sendable () -> String, preparing prepare: @escaping @Sendable (StoreView) throws -> (ChangeSet, T)
     ) -> StoreWork<T> {
-        StoreWork(operation: operation, access: .write { [self] statements in
+        StoreWork(operation: operation(), access: .write { [self] statements in
             // Changes recorded from now on go to new segments, kept when these are saved.
             let (saved, epoch) = unsaved.write { state in
                 state.changes.seal()

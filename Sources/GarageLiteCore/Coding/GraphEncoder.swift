@@ -41,6 +41,24 @@ package final class GraphEncoder {
     /// How many references ``omits`` left out.
     package private(set) var omittedCount = 0
 
+    /// Whether rows are written by the ``StreamEncoder`` (falling back to the tree of
+    /// ``EncodedSlot``s for a row it can't stream); `false` builds every row as a tree, as tests
+    /// compare.
+    package var streams = true
+    /// How many rows the stream gave to the tree (see ``StreamEncoder``).
+    package private(set) var rowsGivenToTree = 0
+    /// The stream encoder, kept for the next row with its buffers.
+    private var stream: StreamEncoder?
+
+    /// The stream encoder, kept from row to row (a row's encoding never starts another's: the
+    /// rows it references wait in ``queue``).
+    private func streamEncoder(for row: RowEncoding) -> StreamEncoder {
+        if let stream { return stream }
+        let made = StreamEncoder(row: row)
+        stream = made
+        return made
+    }
+
     /// The types whose instances may be parked where another type is declared.
     package let registry: RegisteredTypes
     /// The identifier of a `Hashable` object, from its canonical JSON: keyed when the garage's
@@ -60,7 +78,7 @@ package final class GraphEncoder {
         try Identity.checkIsObject(T.self, operation: "park")
         let storedClass = registry.storedClass(of: T.self)
         let typeName = try storedClass?.name ?? Identity.typeName(T.self)
-        if let identifier = try Identity.declaredIdentifier(of: object) {
+        if let identifier = try TypeInfo.declaredIdentifier(of: object) {
             let key = ObjectKey(typeName: typeName, identifier: identifier)
             visited.insert(key)
             try store(object, key: key, isRoot: true, tagged: storedClass != nil)
@@ -94,7 +112,7 @@ package final class GraphEncoder {
     package func encodeRoot<T: Encodable>(_ object: T, identifier: String) throws -> ObjectKey {
         let storedClass = registry.storedClass(of: T.self)
         let key = ObjectKey(typeName: try storedClass?.name ?? Identity.typeName(T.self), identifier: identifier)
-        if let declared = try Identity.declaredIdentifier(of: object), declared != identifier {
+        if let declared = try TypeInfo.declaredIdentifier(of: object), declared != identifier {
             throw GarageError.invalidIdentifier(
                 typeName: key.typeName, identifier: identifier,
                 reason: "the object is Identifiable, with the id \(declared); park it with park(_:), under its id")
@@ -147,7 +165,7 @@ package final class GraphEncoder {
         return rows
     }
 
-    fileprivate func noteOmitted() {
+    func noteOmitted() {
         omittedCount += 1
     }
 
@@ -178,7 +196,7 @@ package final class GraphEncoder {
     /// The identifier `object` is parked under.
     package func identifier<T: Encodable>(of object: T) throws -> String {
         try Identity.checkIsObject(T.self, operation: "identify")
-        if let identifier = try Identity.declaredIdentifier(of: object) {
+        if let identifier = try TypeInfo.declaredIdentifier(of: object) {
             return identifier
         }
         guard object is any Hashable else {
@@ -245,11 +263,33 @@ package final class GraphEncoder {
     /// is computed from. Other rows keep the order their `encode(to:)` gave, which is the same
     /// on every park of the same type, and cheaper.
     private func encodeContent<T: Encodable>(_ object: T, canonical: Bool, tagged: Bool = false) throws -> Content {
-        let syncStatus = (object as? any Syncable)?.syncStatus
-        let revision = (object as? any Revisioned)?.revision
-        let row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil, storesRevisionInRow: revision != nil)
-        let slot = try row.box(object, at: .root, isRowObject: true, tagged: tagged)
-        let json = JSONWriter.bytes(from: slot, canonical: canonical)
+        let info = TypeInfo.of(T.self)
+        // Through the type's conformances (no box, no dynamic cast), or, for a value declared
+        // as a protocol or a superclass, by its dynamic type.
+        let isDeclaredType = type(of: object) == T.self
+        let syncStatus = info.syncable.map { $0.syncStatus(of: object) }
+            ?? (isDeclaredType ? nil : (object as? any Syncable)?.syncStatus)
+        let revision = info.revisioned.map { $0.revision(of: object) }
+            ?? (isDeclaredType ? nil : (object as? any Revisioned)?.revision)
+        var row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil, storesRevisionInRow: revision != nil)
+        var streamed: [UInt8]?
+        if !canonical, !tagged, streams {
+            let omitted = omittedCount
+            streamed = streamEncoder(for: row).encodeRow(object, of: row)
+            if streamed == nil {
+                // Encoded again with the tree, which also throws the error the stream met.
+                omittedCount = omitted
+                rowsGivenToTree += 1
+                row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil, storesRevisionInRow: revision != nil)
+            }
+        }
+        let json: [UInt8]
+        if let streamed {
+            json = streamed
+        } else {
+            let slot = try row.box(object, at: .root, isRowObject: true, tagged: tagged)
+            json = JSONWriter.bytes(from: slot, canonical: canonical)
+        }
         if let path = JSONWriter.pathOfNUL(in: json) {
             throw EncodingError.invalidValue(object, EncodingError.Context(
                 codingPath: path,
@@ -266,154 +306,6 @@ package final class GraphEncoder {
         var syncStatus: SyncStatus?
         var revision: Int64?
         var references: [ObjectKey]
-    }
-}
-
-/// The encoding state of one row: the graph it belongs to, and the references it holds.
-package final class RowEncoding {
-    package unowned let graph: GraphEncoder
-    /// The row's object is `Syncable`: its status lives in the row, not in its JSON.
-    package let storesSyncStatusInRow: Bool
-    /// The row's object is `Revisioned`: its revision lives in the row, not in its JSON.
-    package let storesRevisionInRow: Bool
-    package private(set) var references: [ObjectKey] = []
-    private var referenceSet: Set<ObjectKey> = []
-
-    package init(graph: GraphEncoder, storesSyncStatusInRow: Bool, storesRevisionInRow: Bool = false) {
-        self.graph = graph
-        self.storesSyncStatusInRow = storesSyncStatusInRow
-        self.storesRevisionInRow = storesRevisionInRow
-    }
-
-    /// Encodes one value at `path`. A nested `Identifiable` becomes a reference stub, unless it
-    /// is ``InlineIdentifiable``: that is encoded inline, as a value that is not identifiable.
-    ///
-    /// `tagged` writes the value with its type name even when it is of the type declared.
-    package func box<T: Encodable>(_ value: T, at path: CodingPath, isRowObject: Bool = false, tagged: Bool = false) throws -> EncodedSlot {
-        let info = TypeInfo.of(T.self)
-        let kind = info.kind
-        if case .primitive(let primitive) = kind {
-            return .value(try primitive.jsonValue(of: value, codingPath: path))
-        }
-        if path.depth >= JSONReader.maximumDepth {
-            throw EncodingError.invalidValue(value, .init(
-                codingPath: path.keys,
-                debugDescription: "The value is nested \(path.depth) levels deep; an object stores at most "
-                    + "\(JSONReader.maximumDepth). Make some nested values Identifiable, so that they are parked "
-                    + "as rows of their own."))
-        }
-        if path.depth & 7 == 0, ThreadStack.isShort {
-            // A deeply nested value on a thread with a small stack (see `ThreadStack`).
-            return try ThreadStack.run({ try box(value, at: path, isRowObject: isRowObject, tagged: tagged) }, context: graph.context)
-        }
-        switch kind {
-        case .date:
-            if let date = value as? Date { return try boxDate(date, at: path) }
-        case .data:
-            if let data = value as? Data { return .value(.string(data.base64EncodedString())) }
-        case .url:
-            if let url = value as? URL { return .value(.string(url.absoluteString)) }
-        case .decimal:
-            if let decimal = value as? Decimal {
-                guard decimal.isFinite else {
-                    throw EncodingError.invalidValue(decimal, .init(
-                        codingPath: path.keys, debugDescription: "Unable to encode Decimal.nan in JSON."))
-                }
-                return .value(.number(decimal.description))
-            }
-        case .identifiable where !isRowObject:
-            if let identifiable = value as? any Identifiable {
-                let (key, tagged) = try graph.key(of: identifiable, as: T.self)
-                graph.reference(value, key: key, tagged: tagged)
-                if referenceSet.insert(key).inserted {
-                    references.append(key)
-                }
-                return .value(.string(key.identifier))
-            }
-        default:
-            break
-        }
-        if info.isClass, tagged || type(of: value) != T.self {
-            let subclass: any Encodable.Type = type(of: value)
-            return try boxSubclassInstance(subclass, value, declared: T.self, at: path, isRowObject: isRowObject)
-        }
-        let encoder = ReferenceEncoder(row: self, path: path)
-        try value.encode(to: encoder)
-        if case .unordered(let valuesPerEntry) = kind, case .array(let builder)? = encoder.slot {
-            return .value(.array(Self.canonicalOrder(builder.elements.map(\.jsonValue), valuesPerEntry: valuesPerEntry)))
-        }
-        return encoder.slot ?? .value(.object([]))
-    }
-
-    /// An instance of a subclass where its class `declared` is declared: its type name, and its
-    /// value encoded as its own type, so that it reads back as what it is.
-    ///
-    /// - throws: ``GarageError/unregisteredType(typeName:declaredType:)`` unless the garage
-    ///   knows its type (``Garage/register(_:)``).
-    @inline(never)
-    private func boxSubclassInstance<U: Encodable>(_ subclass: U.Type, _ instance: Any, declared: Any.Type,
-                                                   at path: CodingPath, isRowObject: Bool) throws -> EncodedSlot {
-        // Opening an existential gives the type it was made from, not the instance's class.
-        let value = instance as! U
-        let name = try Identity.typeName(U.self)
-        guard graph.registry.contains(ObjectIdentifier(U.self), named: name) else {
-            throw GarageError.unregisteredType(typeName: Identity.fullName(U.self), declaredType: Identity.fullName(declared))
-        }
-        return try tagged(name, try box(value, at: path, isRowObject: isRowObject))
-    }
-
-    /// A value with its type name: `{"@type": name, "@value": value}`.
-    package func tagged(_ name: String, _ value: EncodedSlot) throws -> EncodedSlot {
-        let object = ObjectBuilder()
-        object.set(.value(.string(name)), for: RegisteredTypes.typeKey)
-        object.set(value, for: RegisteredTypes.valueKey)
-        return .object(object)
-    }
-
-    /// The entries of a set (or of a dictionary encoded as `[key, value, ...]`), sorted by
-    /// their JSON: their iteration order is seeded per process, and the stored JSON and a
-    /// `Hashable` object's identifier must not depend on it.
-    private static func canonicalOrder(_ values: [JSONValue], valuesPerEntry: Int) -> [JSONValue] {
-        guard valuesPerEntry > 0, values.count % valuesPerEntry == 0 else { return values }
-        let entries = stride(from: 0, to: values.count, by: valuesPerEntry).map {
-            Array(values[$0..<$0 + valuesPerEntry])
-        }
-        return entries
-            .map { (bytes: JSONWriter.bytes(from: .array($0)), values: $0) }
-            .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
-            .flatMap(\.values)
-    }
-
-    /// Whether `value` is a reference the graph leaves out (see ``GraphEncoder/omits``).
-    package func isOmitted<T: Encodable>(_ value: T) throws -> Bool {
-        guard let omits = graph.omits, case .identifiable = ValueKind.of(T.self),
-              let identifiable = value as? any Identifiable,
-              omits(try graph.key(of: identifiable, as: T.self).key)
-        else { return false }
-        graph.noteOmitted()
-        return true
-    }
-
-    private func boxDate(_ date: Date, at path: CodingPath) throws -> EncodedSlot {
-        switch graph.dateStrategy {
-        case .deferredToDate:
-            return .value(try date.timeIntervalSinceReferenceDate.jsonValue(codingPath: path))
-        case .secondsSince1970:
-            return .value(try date.timeIntervalSince1970.jsonValue(codingPath: path))
-        case .millisecondsSince1970:
-            return .value(try (date.timeIntervalSince1970 * 1000).jsonValue(codingPath: path))
-        case .iso8601:
-            return .value(.string(ISO8601Text.string(from: date)))
-        case .custom(let encode):
-            let encoder = ReferenceEncoder(row: self, path: path)
-            try encode(date, encoder)
-            return encoder.slot ?? .value(.object([]))
-        #if canImport(Darwin)
-        default:
-            // `.formatted` (on Linux, `.formatted` is a `.custom` closure) and future strategies.
-            return .value(try DateCoding.encodeWithFoundation(date, strategy: graph.dateStrategy, codingPath: path.keys))
-        #endif
-        }
     }
 }
 

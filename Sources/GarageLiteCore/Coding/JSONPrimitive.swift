@@ -5,6 +5,9 @@ import Foundation
 /// A single protocol lets the coders recognise every scalar with one dynamic cast.
 package protocol JSONPrimitive: Codable, SendableMetatype {
     func jsonValue(codingPath: CodingPath) throws -> JSONValue
+    /// Appends the value's JSON (the bytes of ``jsonValue(codingPath:)``) to `out`; `false`,
+    /// having written nothing, when it has none (a NaN): ``jsonValue(codingPath:)`` says why.
+    func writeJSON(into out: inout [UInt8]) -> Bool
     static func decode(from value: JSONNode, codingPath: CodingPath) throws -> Self
 }
 
@@ -15,6 +18,14 @@ extension JSONPrimitive {
         precondition(V.self == Self.self, "ValueKind classified \(V.self) as \(Self.self)")
         return try withUnsafePointer(to: value) { pointer in
             try pointer.withMemoryRebound(to: Self.self, capacity: 1) { try $0.pointee.jsonValue(codingPath: codingPath) }
+        }
+    }
+
+    /// ``writeJSON(into:)`` of `value`, whose type the caller knows to be `Self`.
+    package static func writeJSON<V>(of value: V, into out: inout [UInt8]) -> Bool {
+        precondition(V.self == Self.self, "ValueKind classified \(V.self) as \(Self.self)")
+        return withUnsafePointer(to: value) { pointer in
+            pointer.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee.writeJSON(into: &out) }
         }
     }
 
@@ -30,6 +41,10 @@ extension JSONPrimitive {
 
 extension String: JSONPrimitive {
     package func jsonValue(codingPath: CodingPath) -> JSONValue { .string(self) }
+    package func writeJSON(into out: inout [UInt8]) -> Bool {
+        JSONWriter.writeString(self, into: &out)
+        return true
+    }
     package static func decode(from value: JSONNode, codingPath: CodingPath) throws -> String {
         guard let string = value.stringValue else { throw typeMismatch(value, codingPath) }
         return string
@@ -38,6 +53,10 @@ extension String: JSONPrimitive {
 
 extension Bool: JSONPrimitive {
     package func jsonValue(codingPath: CodingPath) -> JSONValue { .bool(self) }
+    package func writeJSON(into out: inout [UInt8]) -> Bool {
+        out.append(contentsOf: self ? JSONWriter.trueBytes : JSONWriter.falseBytes)
+        return true
+    }
     package static func decode(from value: JSONNode, codingPath: CodingPath) throws -> Bool {
         guard let flag = value.bool else { throw typeMismatch(value, codingPath) }
         return flag
@@ -49,6 +68,14 @@ package protocol JSONInteger: JSONPrimitive, FixedWidthInteger {}
 
 extension JSONInteger {
     package func jsonValue(codingPath: CodingPath) -> JSONValue { .number(String(self)) }
+    package func writeJSON(into out: inout [UInt8]) -> Bool {
+        if Self.isSigned {
+            JSONWriter.writeInteger(Int64(truncatingIfNeeded: self), into: &out)
+        } else {
+            JSONWriter.writeInteger(UInt64(truncatingIfNeeded: self), into: &out)
+        }
+        return true
+    }
     package static func decode(from value: JSONNode, codingPath: CodingPath) throws -> Self {
         if let integer = value.integer(Self.self) { return integer }
         guard let text = value.numberText else { throw typeMismatch(value, codingPath) }
@@ -85,6 +112,12 @@ extension JSONFloat {
         return .number(description)
     }
 
+    package func writeJSON(into out: inout [UInt8]) -> Bool {
+        guard isFinite else { return false }
+        out.append(contentsOf: description.utf8)
+        return true
+    }
+
     package static func decode(from value: JSONNode, codingPath: CodingPath) throws -> Self {
         // A `Float` only when the `Double` is one: then it is also the `Float` nearest the text.
         if let exact = value.exactDouble, let number = Self(exactly: exact) { return number }
@@ -103,6 +136,10 @@ extension Float: JSONFloat {}
 /// A sync status is its raw value: decoding it needs no container.
 extension SyncStatus: JSONPrimitive {
     package func jsonValue(codingPath: CodingPath) -> JSONValue { .number(String(rawValue)) }
+    package func writeJSON(into out: inout [UInt8]) -> Bool {
+        JSONWriter.writeInteger(Int64(rawValue), into: &out)
+        return true
+    }
     package static func decode(from value: JSONNode, codingPath: CodingPath) throws -> SyncStatus {
         let rawValue = try Int.decode(from: value, codingPath: codingPath)
         guard let status = SyncStatus(rawValue: rawValue) else {
@@ -117,9 +154,30 @@ extension SyncStatus: JSONPrimitive {
 package protocol PrimitiveArray: SendableMetatype {
     /// The array `value`, an array, holds.
     static func decodeElements(from value: JSONNode, codingPath: CodingPath) throws -> Self
+    /// Appends the JSON of `value`, an array of this type, to `out`; `false` when an element has
+    /// none (a NaN), having written part of it: the caller encodes it again element by element,
+    /// which names the element.
+    static func writeElements<V>(of value: V, into out: inout [UInt8]) -> Bool
 }
 
 extension Array: PrimitiveArray where Element: JSONPrimitive {
+    package static func writeElements<V>(of value: V, into out: inout [UInt8]) -> Bool {
+        precondition(V.self == Self.self, "ValueKind classified \(V.self) as \(Self.self)")
+        return withUnsafePointer(to: value) { pointer in
+            pointer.withMemoryRebound(to: Self.self, capacity: 1) { array in
+                out.append(UInt8(ascii: "["))
+                var first = true
+                for element in array.pointee {
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    first = false
+                    guard element.writeJSON(into: &out) else { return false }
+                }
+                out.append(UInt8(ascii: "]"))
+                return true
+            }
+        }
+    }
+
     package static func decodeElements(from value: JSONNode, codingPath: CodingPath) throws -> [Element] {
         let count = value.count ?? 0
         var elements: [Element] = []

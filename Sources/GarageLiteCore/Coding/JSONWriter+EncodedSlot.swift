@@ -9,7 +9,8 @@ extension JSONWriter {
         return bytes
     }
 
-    private static func write(_ slot: EncodedSlot, canonical: Bool, into out: inout [UInt8]) {
+    /// Appends what an encoder built to `out` (see ``bytes(from:canonical:)``).
+    package static func write(_ slot: EncodedSlot, canonical: Bool, into out: inout [UInt8]) {
         switch slot {
         case .value(let value):
             write(value, into: &out)

@@ -75,6 +75,17 @@ package final class TypeInfo: Sendable {
         identifiable = (type as? any Identifiable.Type).map { TypeConformance.identifiable($0) }
     }
 
+    /// ``Identity/declaredIdentifier(of:)``, through the conformance of `T` when it is the
+    /// type that is `Identifiable`: no box, no dynamic cast.
+    package static func declaredIdentifier<T>(of value: T) throws -> String? {
+        if let identifiable = of(T.self).identifiable {
+            return try identifiable.identifier(ofValue: value)
+        }
+        // A value declared as a protocol, `Any` or a superclass that is not Identifiable.
+        guard type(of: value) != T.self else { return nil }
+        return try Identity.declaredIdentifier(of: value)
+    }
+
     package static func of<T>(_ type: T.Type) -> TypeInfo {
         let key = ObjectIdentifier(type)
         if let info = cache.read({ $0.find(key) }) {
@@ -136,11 +147,13 @@ package final class TypeInfo: Sendable {
 /// A type's ``Syncable`` conformance, as ``TypeInfo`` holds it.
 package protocol SyncableConformance: Sendable {
     func setSyncStatus<V>(_ status: SyncStatus, on value: inout V)
+    func syncStatus<V>(of value: V) -> SyncStatus
 }
 
 /// A type's ``Revisioned`` conformance, as ``TypeInfo`` holds it.
 package protocol RevisionedConformance: Sendable {
     func setRevision<V>(_ revision: Int64, on value: inout V)
+    func revision<V>(of value: V) -> Int64
 }
 
 /// A type's `Identifiable` conformance, as ``TypeInfo`` holds it.
@@ -160,10 +173,12 @@ package enum TypeConformance {
 
 extension TypeConformance.Of: SyncableConformance where U: Syncable {
     func setSyncStatus<V>(_ status: SyncStatus, on value: inout V) { U.setSyncStatus(status, on: &value) }
+    func syncStatus<V>(of value: V) -> SyncStatus { U.syncStatus(ofValue: value) }
 }
 
 extension TypeConformance.Of: RevisionedConformance where U: Revisioned {
     func setRevision<V>(_ revision: Int64, on value: inout V) { U.setRevision(revision, on: &value) }
+    func revision<V>(of value: V) -> Int64 { U.revision(ofValue: value) }
 }
 
 extension TypeConformance.Of: IdentifiableConformance where U: Identifiable {
@@ -179,7 +194,23 @@ extension Syncable {
     }
 }
 
+extension Syncable {
+    package static func syncStatus<V>(ofValue value: V) -> SyncStatus {
+        precondition(V.self == Self.self, "TypeInfo found \(V.self) Syncable as \(Self.self)")
+        return withUnsafePointer(to: value) { pointer in
+            pointer.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee.syncStatus }
+        }
+    }
+}
+
 extension Revisioned {
+    package static func revision<V>(ofValue value: V) -> Int64 {
+        precondition(V.self == Self.self, "TypeInfo found \(V.self) Revisioned as \(Self.self)")
+        return withUnsafePointer(to: value) { pointer in
+            pointer.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee.revision }
+        }
+    }
+
     package static func setRevision<V>(_ revision: Int64, on value: inout V) {
         precondition(V.self == Self.self, "TypeInfo found \(V.self) Revisioned as \(Self.self)")
         withUnsafeMutablePointer(to: &value) { pointer in

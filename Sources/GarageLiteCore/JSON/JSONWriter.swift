@@ -45,6 +45,36 @@ package enum JSONWriter {
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    package static let trueBytes: [UInt8] = Array("true".utf8)
+    package static let falseBytes: [UInt8] = Array("false".utf8)
+    package static let nullBytes: [UInt8] = Array("null".utf8)
+
+    /// Appends `value` in decimal, as `String(value)` writes it.
+    package static func writeInteger(_ value: Int64, into out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        writeInteger(value.magnitude, into: &out)
+    }
+
+    /// Appends `value` in decimal, as `String(value)` writes it.
+    package static func writeInteger(_ value: UInt64, into out: inout [UInt8]) {
+        if value < 10 {
+            out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
+        // UInt64.max has 20 digits: written backwards into 24 bytes on the stack.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var position = buffer.count
+            var rest = value
+            repeat {
+                let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
+                position -= 1
+                buffer[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remainder)
+                rest = quotient
+            } while rest != 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[position...]))
+        }
+    }
 
     /// Whether `utf8` holds a byte a JSON string escapes: a quote, a backslash, a control
     /// character. Eight bytes at a time (``StringScan``); bytes beyond ASCII are written as
