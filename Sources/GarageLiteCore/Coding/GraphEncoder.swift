@@ -50,13 +50,19 @@ package final class GraphEncoder {
     /// The stream encoder, kept for the next row with its buffers.
     private var stream: StreamEncoder?
 
-    /// The stream encoder, kept from row to row (a row's encoding never starts another's: the
-    /// rows it references wait in ``queue``).
-    private func streamEncoder(for row: RowEncoding) -> StreamEncoder {
-        if let stream { return stream }
-        let made = StreamEncoder(row: row)
-        stream = made
-        return made
+    /// `object`'s JSON written by the stream encoder, kept from row to row (a row's encoding
+    /// never starts another's: the rows it references wait in ``queue``); `nil` when it gave
+    /// the row to the tree, its omissions then uncounted.
+    private func stream<T: Encodable>(_ object: T, as row: RowEncoding) -> [UInt8]? {
+        let encoder = stream ?? StreamEncoder(row: row)
+        stream = encoder
+        let omitted = omittedCount
+        guard let json = encoder.encodeRow(object, of: row) else {
+            omittedCount = omitted
+            rowsGivenToTree += 1
+            return nil
+        }
+        return json
     }
 
     /// The types whose instances may be parked where another type is declared.
@@ -271,22 +277,17 @@ package final class GraphEncoder {
             ?? (isDeclaredType ? nil : (object as? any Syncable)?.syncStatus)
         let revision = info.revisioned.map { $0.revision(of: object) }
             ?? (isDeclaredType ? nil : (object as? any Revisioned)?.revision)
-        var row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil, storesRevisionInRow: revision != nil)
-        var streamed: [UInt8]?
-        if !canonical, !tagged, streams {
-            let omitted = omittedCount
-            streamed = streamEncoder(for: row).encodeRow(object, of: row)
-            if streamed == nil {
-                // Encoded again with the tree, which also throws the error the stream met.
-                omittedCount = omitted
-                rowsGivenToTree += 1
-                row = RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil, storesRevisionInRow: revision != nil)
-            }
+        func newRow() -> RowEncoding {
+            RowEncoding(graph: self, storesSyncStatusInRow: syncStatus != nil, storesRevisionInRow: revision != nil)
         }
+        var row = newRow()
         let json: [UInt8]
-        if let streamed {
+        if !canonical, !tagged, streams, let streamed = stream(object, as: row) {
             json = streamed
         } else {
+            // Anew: a stream that gave up may have noted references. The tree also throws the
+            // error the stream met.
+            row = newRow()
             let slot = try row.box(object, at: .root, isRowObject: true, tagged: tagged)
             json = JSONWriter.bytes(from: slot, canonical: canonical)
         }

@@ -37,26 +37,21 @@ extension StreamEncoder {
             try begin(key)
             try encoder.write(value, at: path(key))
         }
-        mutating func encode(_ value: Int, forKey key: Key) throws { try integer(Int64(value), key) }
-        mutating func encode(_ value: Int8, forKey key: Key) throws { try integer(Int64(value), key) }
-        mutating func encode(_ value: Int16, forKey key: Key) throws { try integer(Int64(value), key) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { try integer(Int64(value), key) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { try number(value, key) }
+        mutating func encode(_ value: Int8, forKey key: Key) throws { try number(value, key) }
+        mutating func encode(_ value: Int16, forKey key: Key) throws { try number(value, key) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { try number(value, key) }
         mutating func encode(_ value: Int64, forKey key: Key) throws {
             // The row's revision column is the truth (see `Revisioned`), as for `syncStatus`.
-            try integer(isRowRevision(key) ? 0 : value, key)
+            try number(isRowRevision(key) ? 0 : value, key)
         }
-        mutating func encode(_ value: UInt, forKey key: Key) throws { try unsigned(UInt64(value), key) }
-        mutating func encode(_ value: UInt8, forKey key: Key) throws { try unsigned(UInt64(value), key) }
-        mutating func encode(_ value: UInt16, forKey key: Key) throws { try unsigned(UInt64(value), key) }
-        mutating func encode(_ value: UInt32, forKey key: Key) throws { try unsigned(UInt64(value), key) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { try unsigned(value, key) }
+        mutating func encode(_ value: UInt, forKey key: Key) throws { try number(value, key) }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws { try number(value, key) }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws { try number(value, key) }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws { try number(value, key) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws { try number(value, key) }
 
-        private func integer(_ value: Int64, _ key: Key) throws {
-            try begin(key)
-            _ = value.writeJSON(into: &encoder.state.pointee.bytes)
-        }
-
-        private func unsigned(_ value: UInt64, _ key: Key) throws {
+        private func number<N: JSONInteger>(_ value: N, _ key: Key) throws {
             try begin(key)
             _ = value.writeJSON(into: &encoder.state.pointee.bytes)
         }
@@ -74,7 +69,7 @@ extension StreamEncoder {
                 return
             }
             if T.self == Int64.self, isRowRevision(key) {
-                return try integer(0, key)
+                return try number(Int64(0), key)
             }
             try encoder.member {
                 if try encoder.row.isOmitted(value) { return }
@@ -143,23 +138,18 @@ extension StreamEncoder {
             let position = try begin()
             try encoder.write(value, at: path(position))
         }
-        mutating func encode(_ value: Int) throws { try integer(Int64(value)) }
-        mutating func encode(_ value: Int8) throws { try integer(Int64(value)) }
-        mutating func encode(_ value: Int16) throws { try integer(Int64(value)) }
-        mutating func encode(_ value: Int32) throws { try integer(Int64(value)) }
-        mutating func encode(_ value: Int64) throws { try integer(value) }
-        mutating func encode(_ value: UInt) throws { try unsigned(UInt64(value)) }
-        mutating func encode(_ value: UInt8) throws { try unsigned(UInt64(value)) }
-        mutating func encode(_ value: UInt16) throws { try unsigned(UInt64(value)) }
-        mutating func encode(_ value: UInt32) throws { try unsigned(UInt64(value)) }
-        mutating func encode(_ value: UInt64) throws { try unsigned(value) }
+        mutating func encode(_ value: Int) throws { try number(value) }
+        mutating func encode(_ value: Int8) throws { try number(value) }
+        mutating func encode(_ value: Int16) throws { try number(value) }
+        mutating func encode(_ value: Int32) throws { try number(value) }
+        mutating func encode(_ value: Int64) throws { try number(value) }
+        mutating func encode(_ value: UInt) throws { try number(value) }
+        mutating func encode(_ value: UInt8) throws { try number(value) }
+        mutating func encode(_ value: UInt16) throws { try number(value) }
+        mutating func encode(_ value: UInt32) throws { try number(value) }
+        mutating func encode(_ value: UInt64) throws { try number(value) }
 
-        private func integer(_ value: Int64) throws {
-            _ = try begin()
-            _ = value.writeJSON(into: &encoder.state.pointee.bytes)
-        }
-
-        private func unsigned(_ value: UInt64) throws {
+        private func number<N: JSONInteger>(_ value: N) throws {
             _ = try begin()
             _ = value.writeJSON(into: &encoder.state.pointee.bytes)
         }
@@ -221,23 +211,18 @@ extension StreamEncoder {
             let slot = try begin()
             try encoder.write(value, at: path(slot))
         }
-        mutating func encode(_ value: Int) throws { try integer(Int64(value)) }
-        mutating func encode(_ value: Int8) throws { try integer(Int64(value)) }
-        mutating func encode(_ value: Int16) throws { try integer(Int64(value)) }
-        mutating func encode(_ value: Int32) throws { try integer(Int64(value)) }
-        mutating func encode(_ value: Int64) throws { try integer(value) }
-        mutating func encode(_ value: UInt) throws { try unsigned(UInt64(value)) }
-        mutating func encode(_ value: UInt8) throws { try unsigned(UInt64(value)) }
-        mutating func encode(_ value: UInt16) throws { try unsigned(UInt64(value)) }
-        mutating func encode(_ value: UInt32) throws { try unsigned(UInt64(value)) }
-        mutating func encode(_ value: UInt64) throws { try unsigned(value) }
+        mutating func encode(_ value: Int) throws { try number(value) }
+        mutating func encode(_ value: Int8) throws { try number(value) }
+        mutating func encode(_ value: Int16) throws { try number(value) }
+        mutating func encode(_ value: Int32) throws { try number(value) }
+        mutating func encode(_ value: Int64) throws { try number(value) }
+        mutating func encode(_ value: UInt) throws { try number(value) }
+        mutating func encode(_ value: UInt8) throws { try number(value) }
+        mutating func encode(_ value: UInt16) throws { try number(value) }
+        mutating func encode(_ value: UInt32) throws { try number(value) }
+        mutating func encode(_ value: UInt64) throws { try number(value) }
 
-        private func integer(_ value: Int64) throws {
-            _ = try begin()
-            _ = value.writeJSON(into: &encoder.state.pointee.bytes)
-        }
-
-        private func unsigned(_ value: UInt64) throws {
+        private func number<N: JSONInteger>(_ value: N) throws {
             _ = try begin()
             _ = value.writeJSON(into: &encoder.state.pointee.bytes)
         }

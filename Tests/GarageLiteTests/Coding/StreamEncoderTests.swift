@@ -157,7 +157,7 @@ struct StreamEncoderTests {
     /// and the trees without a repeated key are streamed.
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func randomShapesAreWrittenAsTheTreeWritesThem(seed: UInt64) throws {
-        var generator = StreamRandom(seed: seed)
+        var generator = SplitMix64(state: seed)
         var streamedCount = 0
         for index in 0..<40 {
             let node = StreamNode.random(depth: 0, using: &generator)
@@ -427,7 +427,7 @@ indirect enum StreamNode: Codable {
         }
     }
 
-    static func random(depth: Int, using generator: inout StreamRandom) -> StreamNode {
+    static func random(depth: Int, using generator: inout SplitMix64) -> StreamNode {
         let choice = depth > 4 ? 3 + Int(generator.next() % 3) : Int(generator.next() % 6)
         switch choice {
         case 0, 2:
@@ -481,17 +481,4 @@ indirect enum StreamNode: Codable {
 struct StreamRoot: Codable, Identifiable {
     var id: String
     var node: StreamNode
-}
-
-/// SplitMix64, so that each seed gives the same shapes.
-struct StreamRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
